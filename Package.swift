@@ -1,0 +1,32 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Dependencies point one way: CConcurrencyKit <- MNScheduler <- FastMailbox <- ring-bench.
+// MallocCounter is test/benchmark support only (it interposes malloc to count allocations).
+let package = Package(
+    name: "FastMailbox",
+    products: [
+        .library(name: "FastMailbox", targets: ["FastMailbox"]),
+        .library(name: "MNScheduler", targets: ["MNScheduler"]),
+        .executable(name: "ring-bench", targets: ["ring-bench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CConcurrencyKit",
+            path: "Sources/CConcurrencyKit"
+            // Debian's libck-dev installs into /usr/include and the default library path,
+            // so no pkgConfig: "ck" here: ck.pc's Cflags carry -D__x86_64__, which SwiftPM
+            // rejects with a warning on every build. scripts/bootstrap installs libck-dev.
+        ),
+        .target(name: "MallocCounter", path: "Sources/MallocCounter"),
+        .target(name: "MNScheduler", dependencies: ["CConcurrencyKit"]),
+        .target(name: "FastMailbox", dependencies: ["MNScheduler"]),
+        .executableTarget(
+            name: "ring-bench",
+            dependencies: ["FastMailbox", "MNScheduler", "CConcurrencyKit", "MallocCounter"]
+        ),
+        .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit"]),
+        .testTarget(name: "FastMailboxTests", dependencies: ["FastMailbox", "MNScheduler", "MallocCounter"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

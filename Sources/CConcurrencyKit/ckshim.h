@@ -1,0 +1,192 @@
+/*
+ * ckshim.h — Concurrency Kit for Swift, plus the thin shims Swift cannot write itself.
+ *
+ * What is here and why:
+ *  - ck_ring's pointer-sized operations (spsc, spmc, mpsc, mpmc) re-exported as
+ *    `static inline` wrappers. Swift imports static inline C functions and clang inlines
+ *    them into the Swift caller at -O (checked in the disassembly of
+ *    `RawRing.enqueueMultiProducer` in ring-bench: no `call ckshim_*`/`_ck_ring_*`, the
+ *    `lock cmpxchg` of ck's CAS sits directly in the Swift function body).
+ *  - ThreadSanitizer annotations. TSan cannot see ck's x86 inline-assembly atomics, so a
+ *    correct ring looks racy to it. When built with -DCKSHIM_TSAN=1 (pass
+ *    `-Xcc -DCKSHIM_TSAN=1` to SwiftPM together with --sanitize=thread; the Swift importer
+ *    does not see __has_feature(thread_sanitizer)) every enqueue publishes with
+ *    __tsan_release(ring) first and every successful dequeue ends with
+ *    __tsan_acquire(ring): the happens-before edge the ring really provides.
+ *  - Things Swift cannot call: the variadic syscall(2) (futex), the CPU_* macros of
+ *    sched_getaffinity, ck_pr macros (we use the ck_pr_md_* functions underneath).
+ *
+ * Nothing here allocates or takes a lock.
+ */
+#ifndef CKSHIM_H
+#define CKSHIM_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <ck_ring.h>
+#include <ck_pr.h>
+#include <ck_md.h>
+#include <ck_spinlock.h>
+#include <ck_backoff.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <unistd.h>
+#include <time.h>
+#include <sched.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+/* ---------------------------------------------------------------- TSan */
+
+#if defined(CKSHIM_TSAN) && CKSHIM_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define CKSHIM_TSAN_ACQUIRE(a) __tsan_acquire((void *)(a))
+#define CKSHIM_TSAN_RELEASE(a) __tsan_release((void *)(a))
+#define CKSHIM_TSAN_ENABLED 1
+#else
+#define CKSHIM_TSAN_ACQUIRE(a) ((void)0)
+#define CKSHIM_TSAN_RELEASE(a) ((void)0)
+#define CKSHIM_TSAN_ENABLED 0
+#endif
+
+/** 1 when this build carries the ThreadSanitizer annotations. */
+static inline int ckshim_tsan_enabled(void) { return CKSHIM_TSAN_ENABLED; }
+
+/** Explicit happens-before edges for Swift code that synchronises through ck memory. */
+static inline void ckshim_tsan_acquire(const void *addr) { CKSHIM_TSAN_ACQUIRE(addr); (void)addr; }
+static inline void ckshim_tsan_release(const void *addr) { CKSHIM_TSAN_RELEASE(addr); (void)addr; }
+
+/* ---------------------------------------------------------------- ck_ring */
+
+/** sizeof(struct ck_ring): two cache-line-padded heads plus size and mask. */
+static inline size_t ckshim_ring_header_size(void) { return sizeof(struct ck_ring); }
+/** The cache line size ck was built for. */
+static inline size_t ckshim_cacheline(void) { return CK_MD_CACHELINE; }
+
+static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) { ck_ring_init(ring, size); }
+static inline unsigned int ckshim_ring_size(const ck_ring_t *ring) { return ck_ring_size(ring); }
+static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
+
+/* Single producer, single consumer. */
+static inline bool ckshim_ring_enqueue_spsc(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
+    CKSHIM_TSAN_RELEASE(r);
+    return ck_ring_enqueue_spsc(r, b, e);
+}
+static inline bool ckshim_ring_dequeue_spsc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    bool ok = ck_ring_dequeue_spsc(r, b, out);
+    if (ok) CKSHIM_TSAN_ACQUIRE(r);
+    return ok;
+}
+
+/* Multi producer, single consumer. */
+static inline bool ckshim_ring_enqueue_mpsc(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
+    CKSHIM_TSAN_RELEASE(r);
+    return ck_ring_enqueue_mpsc(r, b, e);
+}
+static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    bool ok = ck_ring_dequeue_mpsc(r, b, out);
+    if (ok) CKSHIM_TSAN_ACQUIRE(r);
+    return ok;
+}
+
+/* Single producer, multi consumer (the owner pushes; owner and thieves pop). */
+static inline bool ckshim_ring_enqueue_spmc(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
+    CKSHIM_TSAN_RELEASE(r);
+    return ck_ring_enqueue_spmc(r, b, e);
+}
+static inline bool ckshim_ring_dequeue_spmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    bool ok = ck_ring_dequeue_spmc(r, b, out);
+    if (ok) CKSHIM_TSAN_ACQUIRE(r);
+    return ok;
+}
+static inline bool ckshim_ring_trydequeue_spmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    bool ok = ck_ring_trydequeue_spmc(r, b, out);
+    if (ok) CKSHIM_TSAN_ACQUIRE(r);
+    return ok;
+}
+
+/* Multi producer, multi consumer. */
+static inline bool ckshim_ring_enqueue_mpmc(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
+    CKSHIM_TSAN_RELEASE(r);
+    return ck_ring_enqueue_mpmc(r, b, e);
+}
+static inline bool ckshim_ring_dequeue_mpmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    bool ok = ck_ring_dequeue_mpmc(r, b, out);
+    if (ok) CKSHIM_TSAN_ACQUIRE(r);
+    return ok;
+}
+static inline bool ckshim_ring_trydequeue_mpmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    bool ok = ck_ring_trydequeue_mpmc(r, b, out);
+    if (ok) CKSHIM_TSAN_ACQUIRE(r);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- ck_pr */
+
+static inline void ckshim_stall(void) { ck_pr_stall(); }
+
+/* ---------------------------------------------------------------- futex */
+
+/**
+ * Sleep while *addr == expected (FUTEX_WAIT_PRIVATE). timeout_ns < 0 waits forever.
+ * Returns 0 when woken (or spuriously), else errno (EAGAIN: value differed, ETIMEDOUT, EINTR).
+ */
+static inline int ckshim_futex_wait(uint32_t *addr, uint32_t expected, int64_t timeout_ns) {
+    struct timespec ts, *tp = NULL;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000LL);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000LL);
+        tp = &ts;
+    }
+    long r = syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, tp, NULL, 0);
+    return r == 0 ? 0 : errno;
+}
+
+/** Wake up to `count` threads sleeping on addr. Returns how many were woken. */
+static inline int ckshim_futex_wake(uint32_t *addr, int count) {
+    long r = syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+    return r < 0 ? 0 : (int)r;
+}
+
+/* ---------------------------------------------------------------- CPUs */
+
+/** Number of CPUs in this thread's affinity mask (taskset), or -1 on error. */
+static inline int ckshim_affinity_cpu_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+    return CPU_COUNT(&set);
+}
+
+/** The index of the n-th CPU (0-based) in this thread's affinity mask, or -1. */
+static inline int ckshim_affinity_nth_cpu(int n) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &set)) {
+            if (seen == n) return cpu;
+            seen++;
+        }
+    }
+    return -1;
+}
+
+/** Pin the calling thread to one CPU. Returns 0 or an errno value. */
+static inline int ckshim_pin_current_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/** The kernel thread id of the caller. */
+static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid); }
+
+#endif /* CKSHIM_H */

@@ -1,0 +1,132 @@
+// RawRing — Concurrency Kit's ck_ring of raw pointers, in one cache-aligned allocation.
+//
+// Layout: [ struct ck_ring (136 bytes, c_head and p_tail/p_head on their own cache lines),
+//           padded to a multiple of 64 ] [ capacity × 8-byte slots ].
+// The block comes from posix_memalign(64): a C struct declared aligned(64) does not import
+// into Swift, and ring state kept in Swift globals would cost exclusivity checks.
+//
+// ck_ring facts every caller must respect:
+//  - capacity is a power of two ≥ 4 and the ring holds at most capacity − 1 entries
+//    (one slot tells full from empty);
+//  - the multi-producer enqueue claims a ticket with a CAS on p_head, writes its slot,
+//    then spins until p_tail reaches its ticket before publishing: commits happen in
+//    ticket order, so a producer preempted between claim and commit stalls the producers
+//    behind it and hides their entries from the consumer until it runs again;
+//  - "sp"/"sc" operations assume exactly one thread on that side at a time; the caller
+//    guarantees it (the mailbox consumer is the one actor turn, a run queue's producer is
+//    its owning worker).
+// Memory ordering is ck's: a store fence before the p_tail publish, a load fence after
+// reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible.
+// Under CKSHIM_TSAN the ckshim wrappers add __tsan_release/__tsan_acquire on the ring
+// address for ThreadSanitizer, which cannot see ck's inline assembly.
+
+import CConcurrencyKit
+
+/// Why a ring capacity was refused.
+public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The capacity that was asked for.
+    public let requested: Int
+    public var description: String {
+        "ring capacity \(requested) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (ck_ring holds capacity − 1 entries)"
+    }
+}
+
+/// A bounded FIFO of non-nil raw pointers on `ck_ring`.
+///
+/// A value type holding two pointers into one allocation: copying it copies the handle,
+/// not the ring. `deallocate()` must be called exactly once, when no thread uses it.
+/// Every operation is lock-free; `enqueueMultiProducer` may spin while an earlier producer
+/// finishes its commit (see the file comment).
+package struct RawRing: @unchecked Sendable {
+    /// Largest capacity accepted (2^30 slots = 8 GiB of slots; ck's counters are 32-bit).
+    package static let maximumCapacity = 1 << 30
+
+    @usableFromInline let ring: UnsafeMutablePointer<ck_ring_t>
+    @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
+
+    /// Bytes of the header region: sizeof(ck_ring) rounded up to a cache line.
+    package static var headerBytes: Int {
+        let line = Int(ckshim_cacheline())
+        return (Int(ckshim_ring_header_size()) + line - 1) / line * line
+    }
+
+    /// Bytes one ring of `capacity` slots allocates.
+    package static func allocationSize(capacity: Int) -> Int {
+        headerBytes + capacity * MemoryLayout<ck_ring_buffer_t>.stride
+    }
+
+    /// Checks a capacity: a power of two in 4...maximumCapacity.
+    package static func validate(capacity: Int) throws(RingCapacityError) {
+        guard capacity >= 4, capacity <= maximumCapacity, capacity & (capacity - 1) == 0 else {
+            throw RingCapacityError(requested: capacity)
+        }
+    }
+
+    /// Allocates and initialises a ring. `capacity` must already be valid.
+    package init(capacity: Int) {
+        precondition((try? RawRing.validate(capacity: capacity)) != nil,
+                     RingCapacityError(requested: capacity).description)
+        var raw: UnsafeMutableRawPointer?
+        let size = RawRing.allocationSize(capacity: capacity)
+        guard posix_memalign(&raw, Int(ckshim_cacheline()), size) == 0, let block = raw else {
+            fatalError("RawRing: posix_memalign(\(size)) failed")
+        }
+        ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
+        buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
+        buffer.initialize(repeating: ck_ring_buffer_t(value: nil), count: capacity)
+        ckshim_ring_init(ring, UInt32(capacity))
+    }
+
+    /// Frees the ring. Entries still inside are not touched: drain them first.
+    package func deallocate() {
+        free(UnsafeMutableRawPointer(ring))
+    }
+
+    /// Slots in the ring (it holds at most `capacity - 1`).
+    @inlinable package var capacity: Int { Int(ckshim_ring_capacity(ring)) }
+
+    /// Entries currently published (a snapshot; exact only when no thread is active).
+    @inlinable package var count: Int { Int(ckshim_ring_size(ring)) }
+
+    // MARK: single producer
+
+    /// Enqueue from the one producer thread. Wait-free; false when full.
+    @inlinable @inline(__always)
+    package func enqueueSingleProducer(_ pointer: UnsafeMutableRawPointer) -> Bool {
+        ckshim_ring_enqueue_spsc(ring, buffer, pointer)
+    }
+
+    // MARK: multi producer
+
+    /// Enqueue from any thread. Lock-free claim, then an in-order commit (may spin behind a
+    /// preempted earlier producer). False when full.
+    @inlinable @inline(__always)
+    package func enqueueMultiProducer(_ pointer: UnsafeMutableRawPointer) -> Bool {
+        ckshim_ring_enqueue_mpmc(ring, buffer, pointer)
+    }
+
+    // MARK: consumers
+
+    /// Dequeue from the one consumer thread. Wait-free; nil when empty.
+    @inlinable @inline(__always)
+    package func dequeueSingleConsumer() -> UnsafeMutableRawPointer? {
+        var out: UnsafeMutableRawPointer? = nil
+        return ckshim_ring_dequeue_spsc(ring, buffer, &out) ? out : nil
+    }
+
+    /// Dequeue with other consumers racing (stealing). Lock-free: retries its CAS until it
+    /// takes an entry or sees the ring empty. Nil when empty.
+    @inlinable @inline(__always)
+    package func dequeueMultiConsumer() -> UnsafeMutableRawPointer? {
+        var out: UnsafeMutableRawPointer? = nil
+        return ckshim_ring_dequeue_mpmc(ring, buffer, &out) ? out : nil
+    }
+
+    /// One attempt at a multi-consumer dequeue: nil when empty *or* when another consumer
+    /// won the race (the caller may retry or move on — used by thieves).
+    @inlinable @inline(__always)
+    package func tryDequeueMultiConsumer() -> UnsafeMutableRawPointer? {
+        var out: UnsafeMutableRawPointer? = nil
+        return ckshim_ring_trydequeue_mpmc(ring, buffer, &out) ? out : nil
+    }
+}

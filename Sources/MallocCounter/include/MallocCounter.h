@@ -1,0 +1,22 @@
+/*
+ * MallocCounter — counts heap allocations made by the calling thread.
+ *
+ * Test and benchmark support only (never linked into FastMailbox or MNScheduler).
+ * The target defines malloc/calloc/realloc/posix_memalign/aligned_alloc/memalign, which
+ * interpose glibc's for the whole process; each bumps a thread-local counter and calls
+ * glibc's __libc_* implementation. A thread-local counter keeps other threads' noise out
+ * of a measurement: read it, do N operations on this thread, read it again.
+ *
+ * Under ThreadSanitizer (CKSHIM_TSAN) TSan owns malloc, so the interposer is compiled
+ * out and malloc_counter_active() returns 0: callers must skip their assertion then.
+ */
+#ifndef MALLOC_COUNTER_H
+#define MALLOC_COUNTER_H
+#include <stdint.h>
+
+/** Allocations made by the calling thread since it started. */
+uint64_t malloc_counter_thread_allocations(void);
+/** 1 when the interposer is compiled in and has counted at least one allocation. */
+int malloc_counter_active(void);
+
+#endif

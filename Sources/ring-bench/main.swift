@@ -1,0 +1,2 @@
+import FastMailbox
+print("ring-bench")
