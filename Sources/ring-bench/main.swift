@@ -1,2 +1,4 @@
+// ring-bench — FastMailbox's benchmark tool. See README.md and `ring-bench --help`.
 import FastMailbox
-print("ring-bench")
+
+RingBench.main(CommandLine.arguments)

@@ -1,0 +1,5 @@
+import FastMailbox
+
+enum MailboxBenchmarks {
+    static func run(_ options: BenchOptions) -> [BenchTable] { [] }
+}
