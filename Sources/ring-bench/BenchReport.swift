@@ -66,7 +66,7 @@ struct BenchReport {
     mutating func add(_ more: [BenchTable]) {
         for table in more {
             print(table.markdown)
-            fflush(stdout)
+            fflush(nil)
             tables.append(table)
         }
     }
