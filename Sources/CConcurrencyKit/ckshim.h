@@ -21,10 +21,6 @@
 #ifndef CKSHIM_H
 #define CKSHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
-#endif
-
 #include <ck_ring.h>
 #include <ck_pr.h>
 #include <ck_md.h>
@@ -36,7 +32,6 @@
 #include <errno.h>
 #include <unistd.h>
 #include <time.h>
-#include <sched.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
@@ -127,6 +122,17 @@ static inline bool ckshim_ring_trydequeue_mpmc(ck_ring_t *r, const ck_ring_buffe
     return ok;
 }
 
+/**
+ * True when every claimed slot has been consumed: p_head == c_head. Unlike an empty
+ * dequeue, this also rules out a producer that claimed a ticket and has not committed
+ * yet. Only meaningful from the single consumer (c_head is stable there).
+ */
+static inline bool ckshim_ring_is_quiescent(ck_ring_t *r) {
+    unsigned int consumer = ck_pr_load_uint(&r->c_head);
+    ck_pr_fence_load();
+    return ck_pr_load_uint(&r->p_head) == consumer;
+}
+
 /* ---------------------------------------------------------------- ck_pr */
 
 static inline void ckshim_stall(void) { ck_pr_stall(); }
@@ -156,21 +162,34 @@ static inline int ckshim_futex_wake(uint32_t *addr, int count) {
 
 /* ---------------------------------------------------------------- CPUs */
 
+/*
+ * Affinity through the raw syscalls with our own mask: the glibc CPU_* macros and
+ * pthread_setaffinity_np need _GNU_SOURCE, which clashes with Swift's Glibc module.
+ */
+#define CKSHIM_CPU_WORDS 64 /* 4096 CPUs */
+
+static inline int ckshim__affinity_mask(unsigned long *mask) {
+    for (int i = 0; i < CKSHIM_CPU_WORDS; i++) mask[i] = 0;
+    long r = syscall(SYS_sched_getaffinity, 0, sizeof(unsigned long) * CKSHIM_CPU_WORDS, mask);
+    return r < 0 ? -1 : 0;
+}
+
 /** Number of CPUs in this thread's affinity mask (taskset), or -1 on error. */
 static inline int ckshim_affinity_cpu_count(void) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
-    return CPU_COUNT(&set);
+    unsigned long mask[CKSHIM_CPU_WORDS];
+    if (ckshim__affinity_mask(mask) != 0) return -1;
+    int n = 0;
+    for (int i = 0; i < CKSHIM_CPU_WORDS; i++) n += __builtin_popcountl(mask[i]);
+    return n;
 }
 
 /** The index of the n-th CPU (0-based) in this thread's affinity mask, or -1. */
 static inline int ckshim_affinity_nth_cpu(int n) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
-    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, &set)) {
+    unsigned long mask[CKSHIM_CPU_WORDS];
+    if (ckshim__affinity_mask(mask) != 0) return -1;
+    const int bits = (int)(sizeof(unsigned long) * 8);
+    for (int cpu = 0, seen = 0; cpu < CKSHIM_CPU_WORDS * bits; cpu++) {
+        if (mask[cpu / bits] & (1UL << (cpu % bits))) {
             if (seen == n) return cpu;
             seen++;
         }
@@ -180,10 +199,13 @@ static inline int ckshim_affinity_nth_cpu(int n) {
 
 /** Pin the calling thread to one CPU. Returns 0 or an errno value. */
 static inline int ckshim_pin_current_thread(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    unsigned long mask[CKSHIM_CPU_WORDS];
+    const int bits = (int)(sizeof(unsigned long) * 8);
+    if (cpu < 0 || cpu >= CKSHIM_CPU_WORDS * bits) return EINVAL;
+    for (int i = 0; i < CKSHIM_CPU_WORDS; i++) mask[i] = 0;
+    mask[cpu / bits] = 1UL << (cpu % bits);
+    long r = syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+    return r == 0 ? 0 : errno;
 }
 
 /** The kernel thread id of the caller. */

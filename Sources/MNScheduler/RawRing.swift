@@ -45,7 +45,7 @@ package struct RawRing: @unchecked Sendable {
     @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
 
     /// Bytes of the header region: sizeof(ck_ring) rounded up to a cache line.
-    package static var headerBytes: Int {
+    @inlinable package static var headerBytes: Int {
         let line = Int(ckshim_cacheline())
         return (Int(ckshim_ring_header_size()) + line - 1) / line * line
     }
@@ -77,6 +77,19 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
+    /// Rebuilds the handle from `block` (what `block` returned); no allocation.
+    @inlinable package init(block: UnsafeMutableRawPointer) {
+        ring = block.assumingMemoryBound(to: ck_ring_t.self)
+        buffer = (block + RawRing.headerBytes).assumingMemoryBound(to: ck_ring_buffer_t.self)
+    }
+
+    /// The start of the allocation (the ck_ring header); see `init(block:)`.
+    @inlinable package var block: UnsafeMutableRawPointer { UnsafeMutableRawPointer(ring) }
+
+    /// True when no producer holds a claimed-but-uncommitted slot and nothing is left to
+    /// dequeue. Consumer side only.
+    @inlinable package var isQuiescent: Bool { ckshim_ring_is_quiescent(ring) }
+
     /// Frees the ring. Entries still inside are not touched: drain them first.
     package func deallocate() {
         free(UnsafeMutableRawPointer(ring))
@@ -87,6 +100,26 @@ package struct RawRing: @unchecked Sendable {
 
     /// Entries currently published (a snapshot; exact only when no thread is active).
     @inlinable package var count: Int { Int(ckshim_ring_size(ring)) }
+
+    // MARK: word-sized entries (any 64-bit pattern, zero included)
+
+    /// Multi-producer enqueue of a raw 64-bit word. False when full.
+    @inlinable @inline(__always)
+    package func enqueueMultiProducer(word: UInt) -> Bool {
+        ckshim_ring_enqueue_mpmc(ring, buffer, UnsafeRawPointer(bitPattern: word))
+    }
+
+    /// Single-producer enqueue of a raw 64-bit word. False when full.
+    @inlinable @inline(__always)
+    package func enqueueSingleProducer(word: UInt) -> Bool {
+        ckshim_ring_enqueue_spsc(ring, buffer, UnsafeRawPointer(bitPattern: word))
+    }
+
+    /// Single-consumer dequeue of a raw word into `word`. False when empty.
+    @inlinable @inline(__always)
+    package func dequeueSingleConsumer(word: inout UInt) -> Bool {
+        withUnsafeMutablePointer(to: &word) { ckshim_ring_dequeue_spsc(ring, buffer, $0) }
+    }
 
     // MARK: single producer
 
