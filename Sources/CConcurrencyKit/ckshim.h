@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <pthread.h>
+#include <malloc.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 
@@ -207,6 +208,9 @@ static inline int ckshim_pin_current_thread(int cpu) {
     long r = syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
     return r == 0 ? 0 : errno;
 }
+
+/** Bytes the allocator reserved for a live heap block (malloc_usable_size). */
+static inline size_t ckshim_heap_block_size(void *p) { return malloc_usable_size(p); }
 
 /** The kernel thread id of the caller. */
 static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid); }

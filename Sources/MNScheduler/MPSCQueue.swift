@@ -62,9 +62,10 @@ import Synchronization
 /// Thread-safety: `enqueue`, `isClosed`, `approximateCount` and `markClosed` from any thread;
 /// `drain`, `close` and `closeAndTakeAll` only from the single consumer (one thread at a time, with a
 /// happens-before edge between successive consumers, as a scheduler's run queue gives).
+@usableFromInline
 package final class MPSCQueue: @unchecked Sendable {
     /// What an enqueue did.
-    package enum EnqueueResult: Equatable, Sendable {
+    @usableFromInline package enum EnqueueResult: Equatable, Sendable {
         /// Accepted; `becameNonEmpty` is true for exactly the enqueue that took the count
         /// from 0 to 1: its caller must get the consumer running.
         case accepted(becameNonEmpty: Bool)
@@ -73,7 +74,7 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// What a drain left behind.
-    package enum DrainOutcome: Equatable, Sendable {
+    @usableFromInline package enum DrainOutcome: Equatable, Sendable {
         /// Count reached 0: the consumer must stop until the next `becameNonEmpty`.
         case empty
         /// Items remain (or are still being committed): run the consumer again later.
@@ -259,7 +260,7 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// True once `close()` ran.
-    package var isClosed: Bool { state.load(ordering: .acquiring) & MPSCQueue.closedBit != 0 }
+    @usableFromInline package var isClosed: Bool { state.load(ordering: .acquiring) & MPSCQueue.closedBit != 0 }
 
     /// Items counted and not yet drained (a snapshot).
     package var approximateCount: Int { state.load(ordering: .relaxed) & MPSCQueue.countMask }

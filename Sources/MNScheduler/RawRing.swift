@@ -37,6 +37,7 @@ public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Send
 /// not the ring. `deallocate()` must be called exactly once, when no thread uses it.
 /// Every operation is lock-free; `enqueueMultiProducer` may spin while an earlier producer
 /// finishes its commit (see the file comment).
+@usableFromInline
 package struct RawRing: @unchecked Sendable {
     /// Largest capacity accepted (2^30 slots = 8 GiB of slots; ck's counters are 32-bit).
     package static let maximumCapacity = 1 << 30

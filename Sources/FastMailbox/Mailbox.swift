@@ -1,0 +1,166 @@
+// Mailbox — the typed, many-producer / one-consumer message queue of every actor.
+//
+// A thin typed layer over MNScheduler's MPSCQueue (ck_ring + ordered overflow; its file
+// comment has the algorithm, invariants and memory-ordering argument) plus
+// MessageEncoding (how a message fits a 64-bit slot without allocating).
+//
+// Guarantees, all tested in MailboxTests / MailboxStressTests:
+//  - send is lock-free from any thread while the ring has room: one ck_ring enqueue and
+//    one atomic increment. A full ring never loses, reorders or blocks: the message goes
+//    to an ordered overflow list (one short critical section, counted by
+//    `overflowSendCount`), and the ring is used again once the consumer has emptied it.
+//  - per-sender FIFO: what one thread sends arrives in the order sent; senders interleave.
+//  - exactly one send is told `becameNonEmpty` per empty → non-empty transition; the
+//    consumer learns from drain() when the mailbox is empty again.
+//  - close(): later sends return `.closed(message)` (the message is handed back, not
+//    dropped); what was inside is still drained or returned by `closeAndDrain()`.
+//  - memory: an idle mailbox is two small objects (see `idleFootprintBytes`); the ring,
+//    RawRing.headerBytes (192) + 8 × capacity bytes, is allocated by the first send.
+//
+// ck_ring facts that shape it: capacity is a power of two ≥ 4 and holds capacity − 1
+// entries; a producer preempted between claiming and committing its slot hides the slots
+// behind it. drain() then returns `.more` without having taken them; the consumer comes
+// back later instead of spinning (the actor layer re-queues the actor).
+
+import MNScheduler
+
+/// Why a mailbox could not be created.
+public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// The capacity is not a power of two between 4 and 2^30.
+    case invalidCapacity(Int)
+
+    public var description: String {
+        switch self {
+        case .invalidCapacity(let n):
+            return "mailbox capacity \(n) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (the ring holds capacity − 1 messages before overflowing)"
+        }
+    }
+}
+
+/// A lock-free, unbounded, multi-producer single-consumer FIFO of messages.
+///
+/// - Thread-safety: ``send(_:)``, ``trySend(_:)``, ``close()``, ``isClosed`` and
+///   ``count`` may be called from any thread. ``drain(max:_:)`` and ``closeAndDrain()``
+///   belong to the single consumer: one thread at a time, with a happens-before edge
+///   between successive consumers (a scheduler run queue provides one).
+/// - Ordering: messages from one sender are drained in the order sent.
+/// - Full: ``send(_:)`` never fails or blocks for space (ordered overflow beyond the ring);
+///   ``trySend(_:)`` returns ``TrySendResult/full(_:)`` instead.
+/// - Closed: sends are refused with the message handed back; nothing is dropped silently.
+/// - Allocation: 0 per message for class references and trivial values of ≤ 8 bytes,
+///   exactly 1 for other values (a box freed on drain).
+public final class Mailbox<Message: Sendable>: @unchecked Sendable {
+    // @unchecked: all shared state is inside MPSCQueue (atomics, a Mutex, consumer-only
+    // fields whose single-consumer rule is documented above).
+
+    /// The result of ``send(_:)``.
+    public enum SendResult: Sendable {
+        /// Accepted. `becameNonEmpty` is true for exactly the send that made the mailbox
+        /// non-empty: its caller is the one that must schedule the consumer.
+        case accepted(becameNonEmpty: Bool)
+        /// The mailbox is closed; the message is handed back untouched.
+        case closed(Message)
+
+        /// True when the message was accepted.
+        public var isAccepted: Bool { if case .accepted = self { true } else { false } }
+        /// True when this send took the mailbox from empty to non-empty.
+        public var becameNonEmpty: Bool { if case .accepted(true) = self { true } else { false } }
+    }
+
+    /// The result of ``trySend(_:)``.
+    public enum TrySendResult: Sendable {
+        case accepted(becameNonEmpty: Bool)
+        /// The ring is full (or the overflow is in use): nothing was enqueued.
+        case full(Message)
+        case closed(Message)
+    }
+
+    /// What ``drain(max:_:)`` left behind.
+    public enum DrainOutcome: Equatable, Sendable {
+        /// The mailbox is empty; the next send reports `becameNonEmpty`.
+        case empty
+        /// Messages remain (or a preempted sender is still committing one): drain again later.
+        case more
+    }
+
+    @usableFromInline let queue: MPSCQueue
+
+    /// Creates an empty mailbox whose ring has `capacity` slots (a power of two ≥ 4; it
+    /// holds `capacity − 1` messages before sends overflow). No ring is allocated until
+    /// the first send.
+    /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
+    public init(capacity: Int = 256) throws(MailboxError) {
+        do { queue = try MPSCQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
+    }
+
+    deinit {
+        // Release whatever is still inside so boxed/retained payloads are not leaked.
+        _ = queue.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word) }
+    }
+
+    /// Sends `message` from any thread. Lock-free while the ring has room; never blocks and
+    /// never drops. See ``SendResult``.
+    @inlinable @inline(__always)
+    public func send(_ message: Message) -> SendResult {
+        if queue.isClosed { return .closed(message) }
+        let word = MessageEncoding<Message>.encode(message)
+        switch queue.enqueue(word: word) {
+        case .accepted(let first): return .accepted(becameNonEmpty: first)
+        case .closed: return .closed(MessageEncoding<Message>.decode(word))
+        }
+    }
+
+    /// Sends only if the ring has room right now; never takes the overflow path. Wait-free
+    /// apart from ck_ring's in-order commit.
+    @inlinable
+    public func trySend(_ message: Message) -> TrySendResult {
+        if queue.isClosed { return .closed(message) }
+        let word = MessageEncoding<Message>.encode(message)
+        switch queue.tryEnqueue(word: word) {
+        case .accepted(let first)?: return .accepted(becameNonEmpty: first)
+        case .closed?: return .closed(MessageEncoding<Message>.decode(word))
+        case nil: return .full(MessageEncoding<Message>.decode(word))
+        }
+    }
+
+    /// Consumer only: hands up to `max` messages to `body`, oldest first per sender.
+    /// One atomic load and one atomic subtract per batch.
+    @inlinable
+    public func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
+        switch queue.drain(max: max, { (word: UInt) in body(MessageEncoding<Message>.decode(word)) }) {
+        case .empty: return .empty
+        case .more: return .more
+        }
+    }
+
+    /// Refuses every later send with `.closed`. Any thread; idempotent. Messages already
+    /// inside stay there for ``drain(max:_:)`` or ``closeAndDrain()``.
+    public func close() { queue.markClosed() }
+
+    /// Consumer only: closes the mailbox and returns everything inside, in order.
+    public func closeAndDrain() -> [Message] {
+        queue.closeAndTakeAll().map { MessageEncoding<Message>.decode($0) }
+    }
+
+    /// True once ``close()`` or ``closeAndDrain()`` ran.
+    public var isClosed: Bool { queue.isClosed }
+
+    /// Messages accepted and not yet drained (a snapshot).
+    public var count: Int { queue.approximateCount }
+
+    /// Ring slots (it holds `capacity − 1` before overflowing).
+    public var capacity: Int { queue.capacity }
+
+    /// How many sends took the overflow path because the ring was full. 0 means every
+    /// send so far was lock-free.
+    public var overflowSendCount: Int { queue.overflowAppends }
+
+    /// Bytes of the ring, 0 until the first send.
+    public var ringBytes: Int { queue.ringBytes }
+
+    /// Heap bytes of an idle mailbox (the Mailbox and MPSCQueue objects, no ring), as
+    /// reported by the allocator (malloc_usable_size).
+    public var idleFootprintBytes: Int {
+        heapBlockSize(of: self) + heapBlockSize(of: queue)
+    }
+}
