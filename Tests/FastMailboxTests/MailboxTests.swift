@@ -1,2 +1,165 @@
 import Testing
+import Synchronization
+import MallocCounter
 @testable import FastMailbox
+
+/// A class payload whose deinit is counted, to prove nothing leaks or is freed twice.
+final class Tracked: Sendable {
+    static let live = Atomic<Int>(0)
+    let value: Int
+    init(_ value: Int) { self.value = value; Tracked.live.wrappingAdd(1, ordering: .relaxed) }
+    deinit { Tracked.live.wrappingSubtract(1, ordering: .relaxed) }
+}
+
+struct Payload: Sendable, Equatable { var a: Int; var b: Int; var text: String }
+enum Command: Sendable, Equatable { case start, stop, pause }
+
+@Suite("Mailbox", .serialized) struct MailboxTests {
+    func drainAll<M>(_ mailbox: Mailbox<M>) -> [M] {
+        var out: [M] = []
+        while mailbox.drain(max: 7, { out.append($0) }) == .more {}
+        return out
+    }
+
+    @Test("messages from one sender arrive in the order sent")
+    func fifo() throws {
+        let mailbox = try Mailbox<Int>(capacity: 1024)
+        for i in 0..<500 { #expect(mailbox.send(i).isAccepted) }
+        #expect(drainAll(mailbox) == Array(0..<500))
+    }
+
+    @Test("a capacity that is not a power of two of at least 4 is refused with an error naming it")
+    func badCapacity() {
+        for bad in [0, 1, 2, 3, 6, 1000, -4] {
+            #expect(throws: MailboxError.invalidCapacity(bad)) { try Mailbox<Int>(capacity: bad) }
+        }
+        #expect(MailboxError.invalidCapacity(6).description.contains("6"))
+        #expect(MailboxError.invalidCapacity(6).description.contains("power of two"))
+        #expect(throws: Never.self) { try Mailbox<Int>(capacity: 4) }
+    }
+
+    @Test("only the send that makes an empty mailbox non-empty is told so")
+    func becameNonEmpty() throws {
+        let mailbox = try Mailbox<Int>(capacity: 8)
+        #expect(mailbox.send(1).becameNonEmpty)
+        #expect(!mailbox.send(2).becameNonEmpty)
+        #expect(!mailbox.send(3).becameNonEmpty)
+        var seen: [Int] = []
+        #expect(mailbox.drain(max: 2) { seen.append($0) } == .more)
+        #expect(!mailbox.send(4).becameNonEmpty, "still non-empty: one message left")
+        #expect(mailbox.drain(max: 10) { seen.append($0) } == .empty)
+        #expect(seen == [1, 2, 3, 4])
+        #expect(mailbox.send(5).becameNonEmpty, "empty again: this send must schedule the consumer")
+    }
+
+    @Test("a full ring overflows in order, loses nothing, and returns to the ring once drained")
+    func fullRingOverflowsInOrder() throws {
+        let mailbox = try Mailbox<Int>(capacity: 4)
+        for i in 0..<100 { #expect(mailbox.send(i).isAccepted) }
+        #expect(mailbox.overflowSendCount == 97, "the ring holds capacity − 1 = 3")
+        #expect(mailbox.count == 100)
+        #expect(drainAll(mailbox) == Array(0..<100))
+        for i in 100..<103 { #expect(mailbox.send(i).isAccepted) }
+        #expect(mailbox.overflowSendCount == 97, "after draining, sends use the ring again")
+        #expect(drainAll(mailbox) == [100, 101, 102])
+    }
+
+    @Test("trySend on a full ring hands the message back and enqueues nothing")
+    func trySendFull() throws {
+        let mailbox = try Mailbox<Int>(capacity: 4)
+        for i in 0..<3 { guard case .accepted = mailbox.trySend(i) else { Issue.record("refused \(i)"); return } }
+        guard case .full(let back) = mailbox.trySend(99) else { Issue.record("expected .full"); return }
+        #expect(back == 99)
+        #expect(mailbox.count == 3)
+        #expect(drainAll(mailbox) == [0, 1, 2])
+    }
+
+    @Test("after close a send is refused and hands the message back, and what was inside can still be drained")
+    func close() throws {
+        let mailbox = try Mailbox<Payload>(capacity: 8)
+        _ = mailbox.send(Payload(a: 1, b: 1, text: "one"))
+        _ = mailbox.send(Payload(a: 2, b: 2, text: "two"))
+        mailbox.close()
+        #expect(mailbox.isClosed)
+        guard case .closed(let back) = mailbox.send(Payload(a: 3, b: 3, text: "three")) else {
+            Issue.record("a send after close was accepted"); return
+        }
+        #expect(back.text == "three")
+        guard case .closed = mailbox.trySend(Payload(a: 4, b: 4, text: "four")) else { Issue.record("trySend accepted"); return }
+        #expect(mailbox.closeAndDrain().map(\.text) == ["one", "two"])
+        #expect(mailbox.count == 0)
+    }
+
+    @Test("drain hands out at most max messages per batch and says more remain")
+    func batchLimit() throws {
+        let mailbox = try Mailbox<Int>(capacity: 64)
+        for i in 0..<10 { _ = mailbox.send(i) }
+        var batch: [Int] = []
+        #expect(mailbox.drain(max: 4) { batch.append($0) } == .more)
+        #expect(batch == [0, 1, 2, 3])
+        #expect(mailbox.drain(max: 100) { batch.append($0) } == .empty)
+        #expect(batch == Array(0..<10))
+    }
+
+    @Test("class, trivial, enum and boxed messages round-trip and none leaks")
+    func encodings() throws {
+        #expect(MessageEncoding<Tracked>.kind == .object)
+        #expect(MessageEncoding<Int>.kind == .inline)
+        #expect(MessageEncoding<Command>.kind == .inline)
+        #expect(MessageEncoding<Payload>.kind == .boxed)
+        #expect(MessageEncoding<String>.kind == .boxed)
+        let before = Tracked.live.load(ordering: .relaxed)
+        do {
+            let objects = try Mailbox<Tracked>(capacity: 4)
+            for i in 0..<20 { _ = objects.send(Tracked(i)) }
+            var got: [Int] = []
+            _ = objects.drain(max: 5) { got.append($0.value) }
+            #expect(got == [0, 1, 2, 3, 4])
+            // the other 15 are still inside when the mailbox is released: deinit frees them
+        }
+        #expect(Tracked.live.load(ordering: .relaxed) == before, "a mailbox released with messages inside must release them")
+        let commands = try Mailbox<Command>(capacity: 4)
+        for c in [Command.start, .pause, .stop] { _ = commands.send(c) }
+        #expect(drainAll(commands) == [.start, .pause, .stop])
+        let zeros = try Mailbox<Int>(capacity: 4)
+        _ = zeros.send(0); _ = zeros.send(0)
+        #expect(drainAll(zeros) == [0, 0], "a zero word is a message, not an empty slot")
+    }
+
+    @Test("a class message costs no allocation, a small trivial value none, any other value exactly one")
+    func allocationsPerMessage() throws {
+        guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
+        let n = 1000
+        func allocations(_ body: () -> Void) -> Double {
+            let start = malloc_counter_thread_allocations()
+            body()
+            return Double(malloc_counter_thread_allocations() - start) / Double(n)
+        }
+        let ints = try Mailbox<Int>(capacity: 2048)
+        _ = ints.send(-1); _ = ints.drain(max: 1) { _ in }  // allocate the ring outside the count
+        #expect(allocations { for i in 0..<n { _ = ints.send(i) } } == 0)
+        #expect(allocations { _ = ints.drain(max: n) { _ in } } == 0)
+
+        let object = Tracked(7)
+        let objects = try Mailbox<Tracked>(capacity: 2048)
+        _ = objects.send(object); _ = objects.drain(max: 1) { _ in }
+        #expect(allocations { for _ in 0..<n { _ = objects.send(object) } } == 0)
+        #expect(allocations { _ = objects.drain(max: n) { _ in } } == 0)
+
+        let payloads = try Mailbox<Payload>(capacity: 2048)
+        let p = Payload(a: 1, b: 2, text: "a string long enough to live on the heap")
+        _ = payloads.send(p); _ = payloads.drain(max: 1) { _ in }
+        #expect(allocations { for _ in 0..<n { _ = payloads.send(p) } } == 1)
+        #expect(allocations { _ = payloads.drain(max: n) { _ in } } == 0)
+    }
+
+    @Test("an idle mailbox allocates no ring and stays small; the first send allocates it")
+    func idleFootprint() throws {
+        let mailbox = try Mailbox<Int>(capacity: 1024)
+        #expect(mailbox.ringBytes == 0)
+        #expect(mailbox.idleFootprintBytes > 0)
+        #expect(mailbox.idleFootprintBytes <= 256, "idle mailbox costs \(mailbox.idleFootprintBytes) bytes")
+        _ = mailbox.send(1)
+        #expect(mailbox.ringBytes == RawRing.headerBytes + 1024 * 8)
+    }
+}
