@@ -1,0 +1,104 @@
+// MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
+//
+// Algorithm: the executor *is* a ScheduledUnit. enqueue(job) puts the job (an UnownedJob,
+// pointer-sized) on an MPSCQueue (ck_ring + ordered overflow, lock-free on the hot path);
+// the enqueue that takes the queue from empty to non-empty schedules the unit. A turn
+// drains up to `throughput` jobs in FIFO order and runs each synchronously on this
+// executor; .empty → the unit goes idle (the next becameNonEmpty schedules it again),
+// otherwise it goes to the back of the run queue. Serial execution follows from the
+// scheduler's rule that a unit never runs on two workers at once.
+//
+// The fast path: a caller running on the same scheduler's workers (a Task started with
+// `Task(executorPreference: scheduler.taskExecutor)`, or another MN actor) enqueues from a
+// worker, so the actor lands in that worker's next slot and runs right after the caller
+// suspends, on the same core; the reply hops back the same way. A caller on Swift's
+// default pool pays a cross-thread wake-up per call instead (the injection queue and a
+// futex wake). Prefer the task executor for callers of MN actors.
+//
+// Isolation: the runtime asks isIsolatingCurrentContext() (then checkIsolated()) when
+// its own tracking cannot tell; we answer from the worker's "current unit" (set by the
+// worker around runTurn), so assumeIsolated/preconditionIsolated succeed inside this
+// executor's turns and fail, naming the executor and thread, anywhere else.
+
+import Synchronization
+
+/// A serial executor on an MNScheduler, for native Swift actors:
+///
+/// ```swift
+/// actor Counter {
+///     let executor = MNSerialExecutor(scheduler: .shared)
+///     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+/// }
+/// ```
+///
+/// Thread-safety: `enqueue` from any thread. Jobs run one at a time, in enqueue order per
+/// enqueuing thread, on the scheduler's workers. Misuse: enqueuing after the scheduler has
+/// shut down traps (the job could never run and its task would hang).
+public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
+    // @unchecked (restated from ScheduledUnit): `scheduler` and `jobs` are immutable
+    // references to thread-safe objects; the job queue's consumer side is the unit's turn.
+    /// The scheduler whose workers run this executor's jobs.
+    public let scheduler: Scheduler
+
+    /// Jobs (UnownedJob bit patterns). Producers: any thread; consumer: this unit's turn.
+    let jobs: MPSCQueue
+
+    /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
+    public static let jobQueueCapacity = 64
+
+    public init(scheduler: Scheduler) {
+        self.scheduler = scheduler
+        do {
+            jobs = try MPSCQueue(capacity: MNSerialExecutor.jobQueueCapacity)
+        } catch {
+            preconditionFailure("MNSerialExecutor: \(error)")
+        }
+        super.init()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
+        switch jobs.enqueue(raw) {
+        case .accepted(becameNonEmpty: true):
+            do {
+                try scheduler.schedule(self)
+            } catch {
+                fatalError("MNSerialExecutor: a job was enqueued after its scheduler shut down; it can never run")
+            }
+        case .accepted(becameNonEmpty: false):
+            break
+        case .closed:
+            fatalError("MNSerialExecutor: job enqueued on a closed executor")
+        }
+    }
+
+    public override func runTurn(budget: Int) -> TurnOutcome {
+        let executor = asUnownedSerialExecutor()
+        let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
+            unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
+        }
+        return outcome == .empty ? .idle : .more
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// True exactly when the calling thread is a worker inside this executor's turn.
+    public func isIsolatingCurrentContext() -> Bool? {
+        guard let worker = Worker.current else { return false }
+        return worker.currentUnit == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Traps unless the caller runs inside this executor's turn, naming where it is instead.
+    public func checkIsolated() {
+        if isIsolatingCurrentContext() == true { return }
+        let location: String
+        if let index = Scheduler.currentWorkerIndex {
+            location = "MNScheduler worker \(index) running another unit"
+        } else {
+            location = "a thread outside every MNScheduler pool"
+        }
+        preconditionFailure("Incorrect actor executor assumption: expected MNSerialExecutor \(ObjectIdentifier(self)), but the caller runs on \(location)")
+    }
+}

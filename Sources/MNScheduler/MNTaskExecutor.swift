@@ -1,0 +1,88 @@
+// MNTaskExecutor — a TaskExecutor that runs Swift tasks on MNScheduler's workers.
+//
+// Algorithm: jobs of tasks are not serial, so one queue-and-unit would serialise them.
+// Instead the executor has 4×W *lanes*; each lane is a ScheduledUnit with an MPSCQueue of
+// jobs, exactly like MNSerialExecutor. A job goes to the next lane in round-robin order
+// (a per-worker cursor on a worker, an atomic cursor from outside), so independent tasks
+// spread over lanes and lanes spread over workers by stealing, while a task resumed by a
+// worker still lands in that worker's next slot (the lane is usually idle, so schedule()
+// puts it there): the request–reply path stays on one core.
+// A lane runs up to `throughput` jobs per turn.
+
+import Synchronization
+
+/// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`
+/// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
+/// (nonisolated) code on the scheduler's workers. This is the fast way to call actors that
+/// use an `MNSerialExecutor` of the same scheduler.
+///
+/// Thread-safety: `enqueue` from any thread. Misuse: enqueuing after the scheduler has shut
+/// down traps (the job could never run).
+public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `scheduler` is written once, in Scheduler.init, before the executor is
+    // published; `lanes` is immutable; `outsideCursor` is atomic.
+
+    final class Lane: ScheduledUnit, @unchecked Sendable {
+        let jobs: MPSCQueue
+        unowned(unsafe) let owner: MNTaskExecutor
+
+        init(owner: MNTaskExecutor) {
+            self.owner = owner
+            do {
+                jobs = try MPSCQueue(capacity: MNSerialExecutor.jobQueueCapacity)
+            } catch {
+                preconditionFailure("MNTaskExecutor: \(error)")
+            }
+            super.init()
+        }
+
+        override func runTurn(budget: Int) -> TurnOutcome {
+            let executor = owner.asUnownedTaskExecutor()
+            let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
+                unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
+            }
+            return outcome == .empty ? .idle : .more
+        }
+    }
+
+    /// The scheduler; set once by Scheduler.init (which owns this executor, hence unowned).
+    private(set) unowned(unsafe) var scheduler: Scheduler! = nil
+    private var lanes: [Lane] = []
+    /// Lane cursor for enqueues from outside the pool. Any thread, relaxed: only spreading.
+    private let outsideCursor = Atomic<Int>(0)
+
+    init(laneCount: Int) {
+        lanes = (0..<max(laneCount, 1)).map { _ in Lane(owner: self) }
+    }
+
+    func attach(to scheduler: Scheduler) {
+        self.scheduler = scheduler
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
+        let lane: Lane
+        if let worker = Worker.current, worker.schedulerID == scheduler.id {
+            worker.laneCursor &+= 1
+            lane = lanes[(worker.index &+ worker.laneCursor) % lanes.count]
+        } else {
+            lane = lanes[outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+        }
+        switch lane.jobs.enqueue(raw) {
+        case .accepted(becameNonEmpty: true):
+            do {
+                try scheduler.schedule(lane)
+            } catch {
+                fatalError("MNTaskExecutor: a task job was enqueued after its scheduler shut down; it can never run")
+            }
+        case .accepted(becameNonEmpty: false):
+            break
+        case .closed:
+            fatalError("MNTaskExecutor: job enqueued on a closed lane")
+        }
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+}

@@ -1,0 +1,236 @@
+// SchedulerConfiguration — the scheduler's knobs, where each value comes from, and the
+// validation that stops start-up on a bad value.
+//
+// Precedence: defaults < environment < code. A property set in code (non-nil) wins;
+// otherwise the MN_* environment variable, read once when a Scheduler is created (for
+// `Scheduler.shared`: once per process); otherwise the built-in default. Code wins because
+// a program that sets a value means it (tests pin `workers: 2`); the environment tunes
+// everything the program left open. `readsEnvironment: false` ignores the environment.
+//
+//   setting            variable               default                allowed
+//   workers            MN_WORKERS             usable CPUs (*)        1...1024, or "auto"
+//   throughput         MN_THROUGHPUT          64                     1...1_000_000
+//   spinCount          MN_SPIN                64                     0...1_000_000
+//   runQueueCapacity   MN_RUNQUEUE_CAPACITY   256                    power of two in 4...65536
+//   pinWorkers         MN_PIN                 false                  1/0, true/false, yes/no, on/off
+//   (*) CPUAvailability: affinity mask, cgroup quota (v2 cpu.max, v1 cfs), online CPUs.
+//
+// Resolution is a pure function of the configuration, an environment dictionary and a
+// CPUAvailability, so every bad value is testable without setenv.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The scheduler's tuning knobs. `nil` means "not set in code": the environment variable
+/// decides, else the default (precedence: defaults < environment < code).
+///
+/// A value type; thread-safe to copy and share.
+public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertible {
+    /// Worker threads (MN_WORKERS). Default: the CPUs this process may run on.
+    public var workers: Int?
+    /// Most items a unit processes per turn before it yields its worker (MN_THROUGHPUT).
+    public var throughput: Int?
+    /// Search rounds an idle worker spins before it sleeps (MN_SPIN).
+    public var spinCount: Int?
+    /// Slots in each worker's local run queue, a power of two (MN_RUNQUEUE_CAPACITY).
+    /// The injection queue's ring has 4× as many, and spills in order beyond that.
+    public var runQueueCapacity: Int?
+    /// Pin worker i to the i-th CPU of the affinity mask (MN_PIN).
+    public var pinWorkers: Bool?
+    /// Whether MN_* variables are consulted for the properties left nil (default true).
+    public var readsEnvironment: Bool
+
+    public init(workers: Int? = nil, throughput: Int? = nil, spinCount: Int? = nil,
+                runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil, readsEnvironment: Bool = true) {
+        self.workers = workers
+        self.throughput = throughput
+        self.spinCount = spinCount
+        self.runQueueCapacity = runQueueCapacity
+        self.pinWorkers = pinWorkers
+        self.readsEnvironment = readsEnvironment
+    }
+
+    // MARK: settings
+
+    /// One knob: its environment variable, property name, default and allowed range.
+    public enum Setting: String, CaseIterable, Sendable {
+        case workers, throughput, spinCount, runQueueCapacity, pinWorkers
+
+        /// The environment variable that sets it.
+        public var environmentVariable: String {
+            switch self {
+            case .workers: return "MN_WORKERS"
+            case .throughput: return "MN_THROUGHPUT"
+            case .spinCount: return "MN_SPIN"
+            case .runQueueCapacity: return "MN_RUNQUEUE_CAPACITY"
+            case .pinWorkers: return "MN_PIN"
+            }
+        }
+
+        /// The property that sets it in code.
+        public var codeName: String { "SchedulerConfiguration.\(rawValue)" }
+
+        /// The allowed values, in words (used in error messages).
+        public var allowed: String {
+            switch self {
+            case .workers: return "an integer in \(SchedulerConfiguration.workerRange) or \"auto\""
+            case .throughput: return "an integer in 1...1000000"
+            case .spinCount: return "an integer in 0...1000000"
+            case .runQueueCapacity: return "a power of two in 4...65536"
+            case .pinWorkers: return "one of 1, 0, true, false, yes, no, on, off"
+            }
+        }
+    }
+
+    /// Where an effective value came from.
+    public enum Source: String, Sendable, Equatable {
+        case `default`, environment, code
+    }
+
+    public static let workerRange = 1...1024
+    public static let throughputRange = 1...1_000_000
+    public static let spinRange = 0...1_000_000
+    public static let runQueueCapacityRange = 4...65536
+    public static let defaultThroughput = 64
+    public static let defaultSpinCount = 64
+    public static let defaultRunQueueCapacity = 256
+    public static let defaultPinWorkers = false
+
+    public var description: String {
+        func show<T>(_ v: T?) -> String { v.map { "\($0)" } ?? "unset" }
+        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), readsEnvironment: \(readsEnvironment))"
+    }
+
+    // MARK: resolution
+
+    /// The MN_* variables of this process (only those that are set).
+    public static func processEnvironment() -> [String: String] {
+        var out: [String: String] = [:]
+        for setting in Setting.allCases {
+            if let raw = getenv(setting.environmentVariable) {
+                out[setting.environmentVariable] = String(cString: raw)
+            }
+        }
+        return out
+    }
+
+    /// Resolves against this process's environment and CPUs.
+    public func resolved() throws(SchedulerConfigurationError) -> ResolvedSchedulerConfiguration {
+        try resolved(environment: readsEnvironment ? SchedulerConfiguration.processEnvironment() : [:],
+                     cpus: CPUAvailability.current())
+    }
+
+    /// Resolves against the given environment and CPUs: a pure function.
+    /// Throws for the first malformed or out-of-range value, environment or code, naming it.
+    public func resolved(environment: [String: String], cpus: CPUAvailability) throws(SchedulerConfigurationError)
+        -> ResolvedSchedulerConfiguration
+    {
+        let env = readsEnvironment ? environment : [:]
+        var sources: [Setting: Source] = [:]
+
+        func integer(_ setting: Setting, code: Int?, range: ClosedRange<Int>, default def: Int,
+                     accept: (Int) -> Bool = { _ in true }) throws(SchedulerConfigurationError) -> Int {
+            if let code {
+                guard range.contains(code), accept(code) else {
+                    throw SchedulerConfigurationError(variable: setting.codeName, value: String(code), allowed: setting.allowed)
+                }
+                sources[setting] = .code
+                return code
+            }
+            if let text = env[setting.environmentVariable] {
+                if setting == .workers, text.lowercased() == "auto" {
+                    sources[setting] = .environment
+                    return def
+                }
+                guard let value = Int(text), range.contains(value), accept(value) else {
+                    throw SchedulerConfigurationError(variable: setting.environmentVariable, value: text, allowed: setting.allowed)
+                }
+                sources[setting] = .environment
+                return value
+            }
+            sources[setting] = .default
+            return def
+        }
+
+        let workers = try integer(.workers, code: self.workers, range: SchedulerConfiguration.workerRange,
+                                  default: min(cpus.usableCPUs, SchedulerConfiguration.workerRange.upperBound))
+        let throughput = try integer(.throughput, code: self.throughput, range: SchedulerConfiguration.throughputRange,
+                                     default: SchedulerConfiguration.defaultThroughput)
+        let spin = try integer(.spinCount, code: self.spinCount, range: SchedulerConfiguration.spinRange,
+                               default: SchedulerConfiguration.defaultSpinCount)
+        let capacity = try integer(.runQueueCapacity, code: self.runQueueCapacity,
+                                   range: SchedulerConfiguration.runQueueCapacityRange,
+                                   default: SchedulerConfiguration.defaultRunQueueCapacity,
+                                   accept: { $0 & ($0 - 1) == 0 })
+        let pin: Bool
+        if let code = self.pinWorkers {
+            pin = code
+            sources[.pinWorkers] = .code
+        } else if let text = env[Setting.pinWorkers.environmentVariable] {
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": pin = true
+            case "0", "false", "no", "off": pin = false
+            default:
+                throw SchedulerConfigurationError(variable: Setting.pinWorkers.environmentVariable, value: text,
+                                                  allowed: Setting.pinWorkers.allowed)
+            }
+            sources[.pinWorkers] = .environment
+        } else {
+            pin = SchedulerConfiguration.defaultPinWorkers
+            sources[.pinWorkers] = .default
+        }
+        return ResolvedSchedulerConfiguration(
+            workers: workers, throughput: throughput, spinCount: spin, runQueueCapacity: capacity,
+            pinWorkers: pin, sources: sources, cpus: cpus)
+    }
+}
+
+/// The effective configuration of a scheduler: every value, and where it came from.
+public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringConvertible {
+    public let workers: Int
+    public let throughput: Int
+    public let spinCount: Int
+    public let runQueueCapacity: Int
+    public let pinWorkers: Bool
+    /// Where each value came from (default, environment, code).
+    public let sources: [SchedulerConfiguration.Setting: SchedulerConfiguration.Source]
+    /// The CPUs seen when the default worker count was computed.
+    public let cpus: CPUAvailability
+
+    /// The same values as a configuration with every property set (so passing it to a new
+    /// Scheduler reproduces them whatever the environment says).
+    public var configuration: SchedulerConfiguration {
+        SchedulerConfiguration(workers: workers, throughput: throughput, spinCount: spinCount,
+                               runQueueCapacity: runQueueCapacity, pinWorkers: pinWorkers)
+    }
+
+    /// The source of one setting.
+    public func source(of setting: SchedulerConfiguration.Setting) -> SchedulerConfiguration.Source {
+        sources[setting] ?? .default
+    }
+
+    /// One line per setting: name, value, source and variable. Used by `ring-bench --print-config`.
+    public var description: String {
+        let rows: [(SchedulerConfiguration.Setting, String)] = [
+            (.workers, String(workers)), (.throughput, String(throughput)), (.spinCount, String(spinCount)),
+            (.runQueueCapacity, String(runQueueCapacity)), (.pinWorkers, String(pinWorkers)),
+        ]
+        var out = "MNScheduler configuration (precedence: defaults < environment < code)\n"
+        for (setting, value) in rows {
+            let name = setting.rawValue.padding(toLength: 17)
+            let shown = value.padding(toLength: 7)
+            out += "  \(name) \(shown) from \(source(of: setting).rawValue.padding(toLength: 11)) (\(setting.environmentVariable))\n"
+        }
+        out += "  CPUs: \(cpus)"
+        return out
+    }
+}
+
+extension String {
+    fileprivate func padding(toLength n: Int) -> String {
+        count >= n ? self : self + String(repeating: " ", count: n - count)
+    }
+}

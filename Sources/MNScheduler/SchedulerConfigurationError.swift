@@ -1,0 +1,24 @@
+// SchedulerConfigurationError — a configuration value out of range or malformed.
+
+/// A scheduler setting (from the environment or from code) that is malformed or out of
+/// range. The description names the variable, the value and the allowed range, e.g.
+/// `MN_WORKERS="0" is invalid: allowed is an integer in 1...1024 or "auto"`.
+public struct SchedulerConfigurationError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The environment variable (`MN_WORKERS`) or the code property
+    /// (`SchedulerConfiguration.workers`) that held the bad value.
+    public let variable: String
+    /// The value as given.
+    public let value: String
+    /// The allowed values, in words.
+    public let allowed: String
+
+    public init(variable: String, value: String, allowed: String) {
+        self.variable = variable
+        self.value = value
+        self.allowed = allowed
+    }
+
+    public var description: String {
+        "invalid scheduler configuration: \(variable)=\"\(value)\" is invalid: allowed is \(allowed)"
+    }
+}

@@ -1,0 +1,252 @@
+// Worker — one OS thread of the pool: where units run, in what order, and when it sleeps.
+//
+// Each worker owns a *next slot*, a bounded *local run queue* (RunQueue) and a *parker*.
+// One iteration of its loop ("a tick"):
+//   1. Every 61st tick, first poll the injection queue (Go and tokio use 61: a prime, so it
+//      does not fall into step with other periodic patterns), so outside work is never
+//      starved by a busy local queue.
+//   2. The next slot: the unit most recently made runnable by this worker's running unit
+//      (request–reply stays on this core, in cache). At most 3 consecutive runs come from
+//      the next slot; then its occupant goes to the back of the local queue, so a
+//      ping-pong pair cannot starve the queue (tokio's MAX_LIFO_POLLS_PER_TICK).
+//   3. The local queue, FIFO.
+//   4. Search (IdleWorkers W2): the injection queue (taking a batch: 1/W of it, at most half
+//      a local queue, into the local queue), then steal half of another worker's local
+//      queue, victims visited from a random start. Repeated `spinCount` rounds with a short
+//      pause between rounds.
+//   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
+// Running a unit: pop (owning the queue's retain) → T3 scheduled→running → runTurn(budget:
+// throughput) → T4/T5; a unit that must run again goes to the back of the local queue
+// (and, if this worker now holds more than one runnable unit, a sleeper is woken to steal).
+// schedule() from this worker's thread puts the unit in the next slot; a previous occupant
+// moves to the back of the local queue and a sleeper is woken (there is stealable work).
+// A full local queue moves its older half and the new entry to the injection queue.
+// Shutdown: the loop checks `closed` each tick and after every wake-up; a turn in progress
+// finishes; whatever is queued stays where it is for Scheduler.shutdown to hand back.
+//
+// Thread-confinement: every `var` below is touched only by the worker's own thread, except
+// by Scheduler.shutdown after it joined this thread (the join orders the accesses).
+
+import CConcurrencyKit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The pthread key whose value is the current thread's Worker (unretained), nil off-pool.
+private let currentWorkerKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key, nil)
+    precondition(rc == 0, "MNScheduler: pthread_key_create failed (\(rc))")
+    return key
+}()
+
+/// One worker thread's state. See the file comment.
+final class Worker: @unchecked Sendable {
+    // @unchecked: `local` and `parker` are shared by design (lock-free ring, futex word);
+    // every other mutable field is confined to the worker's own thread (file comment).
+
+    /// Consecutive next-slot runs allowed before the local queue gets a turn.
+    static let maxNextStreak = 3
+    /// Ticks between forced polls of the injection queue.
+    static let injectionPollInterval: UInt32 = 61
+
+    let index: Int
+    let schedulerID: Int
+    let local: RunQueue
+    let parker = Parker()
+    let throughput: Int
+    let spinCount: Int
+
+    /// Set once by Scheduler.init before the thread starts; the scheduler outlives its
+    /// workers (the thread retains it), hence unowned(unsafe).
+    unowned(unsafe) var scheduler: Scheduler! = nil
+
+    // Owner-thread-only state.
+    var nextSlot: UnsafeMutableRawPointer?
+    var nextStreak = 0
+    var tick: UInt32 = 0
+    var searching = false
+    /// The unit whose turn is running on this thread (for isolation checks), unretained.
+    var currentUnit: UnsafeMutableRawPointer?
+    /// Round-robin cursor for MNTaskExecutor lane choice from this worker.
+    var laneCursor = 0
+    private var random: UInt64
+
+    init(index: Int, schedulerID: Int, configuration: ResolvedSchedulerConfiguration) {
+        self.index = index
+        self.schedulerID = schedulerID
+        self.local = RunQueue(capacity: configuration.runQueueCapacity)
+        self.throughput = configuration.throughput
+        self.spinCount = configuration.spinCount
+        self.random = 0x9E37_79B9_7F4A_7C15 &* UInt64(index + 1)
+    }
+
+    deinit { local.deallocate() }
+
+    /// The calling thread's worker, nil off-pool.
+    @inline(__always)
+    static var current: Worker? {
+        guard let raw = pthread_getspecific(currentWorkerKey) else { return nil }
+        return Unmanaged<Worker>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    // MARK: the loop
+
+    func run(pin: Bool) {
+        pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(currentWorkerKey, nil) }
+        if pin {
+            let count = Int(ckshim_affinity_cpu_count())
+            if count > 0 {
+                let cpu = ckshim_affinity_nth_cpu(Int32(index % count))
+                if cpu >= 0 { _ = ckshim_pin_current_thread(cpu) }
+            }
+        }
+        let scheduler = self.scheduler!
+        while !scheduler.closed.load(ordering: .acquiring) {
+            if let unit = localWork() {
+                runUnit(unit)
+            } else if let unit = search() {
+                runUnit(unit)
+            } else if !scheduler.closed.load(ordering: .acquiring) {
+                park()
+            }
+        }
+    }
+
+    /// Steps 1–3 of the file comment.
+    @inline(__always)
+    private func localWork() -> UnsafeMutableRawPointer? {
+        tick &+= 1
+        if tick % Worker.injectionPollInterval == 0, let unit = scheduler.injection.pop() {
+            return unit
+        }
+        if let unit = nextSlot {
+            nextSlot = nil
+            if nextStreak < Worker.maxNextStreak {
+                nextStreak += 1
+                return unit
+            }
+            pushLocal(unit)
+        }
+        nextStreak = 0
+        return local.pop()
+    }
+
+    /// Step 4: search the injection queue and the other workers, spinning `spinCount` rounds.
+    private func search() -> UnsafeMutableRawPointer? {
+        if !searching { searching = scheduler.idle.transitionToSearching() }
+        var round = 0
+        while true {
+            if let unit = takeFromInjection() ?? steal() {
+                if searching {
+                    searching = false
+                    if scheduler.idle.transitionFromSearching() { scheduler.notifyParked() }
+                }
+                return unit
+            }
+            if round >= spinCount || scheduler.closed.load(ordering: .relaxed) { return nil }
+            round += 1
+            for _ in 0..<16 { ckshim_stall() }
+        }
+    }
+
+    /// The oldest injected unit, plus a batch of up to 1/W of the rest into the local queue.
+    private func takeFromInjection() -> UnsafeMutableRawPointer? {
+        let injection = scheduler.injection
+        guard let first = injection.pop() else { return nil }
+        let batch = min(injection.count / scheduler.workers.count, local.usableCapacity / 2 - local.count)
+        var moved = 0
+        while moved < batch, let unit = injection.pop() {
+            pushLocal(unit)
+            moved += 1
+        }
+        return first
+    }
+
+    /// Half of some other worker's local queue, victims from a random start.
+    private func steal() -> UnsafeMutableRawPointer? {
+        let workers = scheduler.workers
+        let n = workers.count
+        guard n > 1 else { return nil }
+        random ^= random << 13
+        random ^= random >> 7
+        random ^= random << 17
+        let start = Int(random % UInt64(n))
+        for k in 0..<n {
+            let victim = (start + k) % n
+            if victim == index { continue }
+            if let unit = workers[victim].local.stealHalf(into: local) { return unit }
+        }
+        return nil
+    }
+
+    /// Step 5. Returns when woken (as a searcher) or when the scheduler closes.
+    private func park() {
+        let scheduler = self.scheduler!
+        let wasSearching = searching
+        searching = false
+        if scheduler.idle.transitionToParked(worker: index, isSearching: wasSearching) {
+            // Last searcher: Dekker's second half (IdleWorkers W2).
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if scheduler.hasQueuedWork() { scheduler.notifyParked() }
+        }
+        while true {
+            parker.park()
+            if scheduler.closed.load(ordering: .acquiring) { return }
+            if !scheduler.idle.isParked(worker: index) {
+                searching = true  // the waker counted us as searching (W1)
+                return
+            }
+        }
+    }
+
+    // MARK: running and queueing
+
+    @inline(__always)
+    private func runUnit(_ pointer: UnsafeMutableRawPointer) {
+        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
+        unit.transitionToRunning()
+        currentUnit = pointer
+        let outcome = unit.runTurn(budget: throughput)
+        currentUnit = nil
+        if unit.transitionAfterTurn(outcome) {
+            pushLocal(Unmanaged.passRetained(unit).toOpaque())
+            if nextSlot != nil || local.count > 1 { scheduler.notifyParked() }
+        }
+    }
+
+    /// schedule() from this worker's own thread: the next slot, displacing its occupant.
+    @inline(__always)
+    func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
+        if let previous = nextSlot {
+            nextSlot = unit
+            pushLocal(previous)
+            scheduler.notifyParked()
+        } else {
+            nextSlot = unit
+        }
+    }
+
+    /// Back of the local queue; when full, the older half and `unit` go to the injection
+    /// queue in order.
+    @inline(__always)
+    func pushLocal(_ unit: UnsafeMutableRawPointer) {
+        if local.push(unit) { return }
+        overflow(unit)
+    }
+
+    @inline(never)
+    private func overflow(_ unit: UnsafeMutableRawPointer) {
+        var batch: [UnsafeMutableRawPointer] = []
+        let half = local.usableCapacity / 2
+        batch.reserveCapacity(half + 1)
+        while batch.count < half, let older = local.pop() { batch.append(older) }
+        batch.append(unit)
+        scheduler.injection.push(contentsOf: batch)
+        scheduler.notifyParked()
+    }
+}

@@ -1,0 +1,212 @@
+import Testing
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import MNScheduler
+
+@Suite struct SchedulerTests {
+    @Test("a unit scheduled from outside the pool runs once on one of the scheduler's workers")
+    func runsFromOutside() throws {
+        let scheduler = try makeScheduler()
+        defer { scheduler.shutdown() }
+        let ranOnWorker = Atomic<Int>(-1)
+        let unit = ClosureUnit { _, _ in
+            ranOnWorker.store(Scheduler.currentWorkerIndex ?? -2, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        try scheduler.schedule(unit)
+        #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect((0..<2).contains(ranOnWorker.load(ordering: .sequentiallyConsistent)))
+        #expect(Scheduler.currentWorkerIndex == nil)
+        #expect(!scheduler.isCurrentThreadWorker)
+        #expect(scheduler.workerCount == 2)
+        #expect(scheduler.configuration.workers == 2)
+        #expect(scheduler.resolvedConfiguration.source(of: .workers) == .code)
+    }
+
+    @Test("isCurrentThreadWorker is true only on this scheduler's own workers")
+    func currentThreadWorker() throws {
+        let a = try makeScheduler(workers: 1)
+        let b = try makeScheduler(workers: 1)
+        defer { a.shutdown(); b.shutdown() }
+        let seen = Atomic<Int>(0)
+        let unit = ClosureUnit { _, _ in
+            seen.store((a.isCurrentThreadWorker ? 1 : 0) | (b.isCurrentThreadWorker ? 2 : 0) | 4, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        try a.schedule(unit)
+        #expect(waitUntil { seen.load(ordering: .sequentiallyConsistent) != 0 })
+        #expect(seen.load(ordering: .sequentiallyConsistent) == 5)
+    }
+
+    @Test("a schedule that arrives during a turn makes the unit run again")
+    func notifiedWhileRunning() throws {
+        let scheduler = try makeScheduler()
+        defer { scheduler.shutdown() }
+        let unit = ClosureUnit { unit, run in
+            if run == 1 { try? scheduler.schedule(unit) }  // running → notified
+            return .idle
+        }
+        try scheduler.schedule(unit)
+        #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 2 })
+        #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
+        #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 2)
+    }
+
+    @Test("scheduling an already scheduled unit is a no-op: it runs once")
+    func scheduledTwiceRunsOnce() throws {
+        let scheduler = try makeScheduler(workers: 1)
+        defer { scheduler.shutdown() }
+        let gate = Atomic<Bool>(false)
+        let blocker = ClosureUnit { _, _ in
+            while !gate.load(ordering: .sequentiallyConsistent) { sched_yield() }
+            return .idle
+        }
+        let unit = ClosureUnit()
+        try scheduler.schedule(blocker)
+        #expect(waitUntil { blocker.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        try scheduler.schedule(unit)
+        try scheduler.schedule(unit)
+        try scheduler.schedule(unit)
+        gate.store(true, ordering: .sequentiallyConsistent)
+        #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
+        #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 1)
+    }
+
+    @Test("a turn gets the configured throughput as its budget, and .more re-queues the unit")
+    func budgetIsThroughput() throws {
+        let scheduler = try makeScheduler(workers: 1, throughput: 7)
+        defer { scheduler.shutdown() }
+        let unit = MailboxUnit()
+        try unit.send(100, via: scheduler)
+        #expect(waitUntil { unit.processed.load(ordering: .sequentiallyConsistent) == 100 })
+        #expect(unit.maxBudgetSeen.load(ordering: .relaxed) == 7)
+        #expect(unit.turns.load(ordering: .relaxed) >= 15)  // ⌈100 / 7⌉
+    }
+
+    @Test("a flooding unit does not starve another unit, whether it was injected or scheduled from a worker")
+    func floodDoesNotStarve() throws {
+        let scheduler = try makeScheduler(workers: 1, throughput: 4)
+        defer { scheduler.shutdown() }
+        let stop = Atomic<Bool>(false)
+        let victimFromOutside = ClosureUnit()
+        let victimFromWorker = ClosureUnit()
+        let flood = ClosureUnit { _, run in
+            if run == 10 { try? scheduler.schedule(victimFromWorker) }
+            return stop.load(ordering: .sequentiallyConsistent) ? .idle : .more
+        }
+        try scheduler.schedule(flood)
+        #expect(waitUntil { flood.runs.load(ordering: .sequentiallyConsistent) > 100 })
+        try scheduler.schedule(victimFromOutside)
+        let ran = waitUntil {
+            victimFromOutside.runs.load(ordering: .sequentiallyConsistent) == 1
+                && victimFromWorker.runs.load(ordering: .sequentiallyConsistent) == 1
+        }
+        stop.store(true, ordering: .sequentiallyConsistent)
+        #expect(ran)
+    }
+
+    @Test("a ping-pong pair through the next slot does not starve a unit in the local queue")
+    func nextSlotIsCapped() throws {
+        let scheduler = try makeScheduler(workers: 1)
+        defer { scheduler.shutdown() }
+        let stop = Atomic<Bool>(false)
+        let waiting = ClosureUnit()
+        final class Pair: @unchecked Sendable { var other: ClosureUnit? }
+        let pair = Pair()
+        let ping = ClosureUnit { _, run in
+            if run == 1 { try? scheduler.schedule(waiting) }  // waiting → next slot, then displaced to local
+            if !stop.load(ordering: .sequentiallyConsistent), let other = pair.other { try? scheduler.schedule(other) }
+            return .idle
+        }
+        let pong = ClosureUnit { _, _ in
+            if !stop.load(ordering: .sequentiallyConsistent) { try? scheduler.schedule(ping) }
+            return .idle
+        }
+        pair.other = pong
+        try scheduler.schedule(ping)
+        let ran = waitUntil { waiting.runs.load(ordering: .sequentiallyConsistent) == 1 }
+        stop.store(true, ordering: .sequentiallyConsistent)
+        #expect(ran)
+    }
+
+    @Test("shutdown is idempotent, and scheduling afterwards throws .shutDown")
+    func shutdownTwice() throws {
+        let scheduler = try makeScheduler()
+        #expect(!scheduler.isShutDown)
+        #expect(scheduler.shutdown().isEmpty)
+        #expect(scheduler.isShutDown)
+        #expect(scheduler.shutdown().isEmpty)
+        let unit = ClosureUnit()
+        #expect(throws: SchedulerError.shutDown) { try scheduler.schedule(unit) }
+        #expect(unit.stateSnapshot == ScheduledUnit.idle)
+        #expect(SchedulerError.shutDown.description.contains("shut down"))
+    }
+
+    @Test("shutdown lets the running turn finish and hands back queued units without running them")
+    func shutdownHandsBack() throws {
+        let scheduler = try makeScheduler(workers: 1, capacity: 4)
+        let entered = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
+        let blocker = ClosureUnit { _, _ in
+            entered.store(true, ordering: .sequentiallyConsistent)
+            while !release.load(ordering: .sequentiallyConsistent) { sched_yield() }
+            finished.store(true, ordering: .sequentiallyConsistent)
+            return .more  // asks to run again: must be handed back, not run
+        }
+        try scheduler.schedule(blocker)
+        #expect(waitUntil { entered.load(ordering: .sequentiallyConsistent) })
+        let queued = (0..<20).map { _ in ClosureUnit() }  // more than the local ring: injection + spill
+        for unit in queued { try scheduler.schedule(unit) }
+        // Release the turn only once shutdown has begun, so nothing queued can run after it.
+        let releaser = Thread {
+            _ = waitUntil { scheduler.isShutDown }
+            release.store(true, ordering: .sequentiallyConsistent)
+        }
+        let handedBack = scheduler.shutdown()
+        releaser.join()
+        let turnFinished = finished.load(ordering: .sequentiallyConsistent)
+        #expect(turnFinished)
+        #expect(blocker.runs.load(ordering: .sequentiallyConsistent) == 1)
+        let ids = Set(handedBack.map { ObjectIdentifier($0) })
+        #expect(ids.count == handedBack.count)
+        #expect(ids.contains(ObjectIdentifier(blocker)))
+        for unit in queued {
+            let ran = unit.runs.load(ordering: .sequentiallyConsistent)
+            // Units run before shutdown began, or are handed back: never both, never lost.
+            #expect((ran == 1) != ids.contains(ObjectIdentifier(unit)))
+        }
+        for unit in handedBack { #expect(unit.stateSnapshot == ScheduledUnit.idle) }
+    }
+
+    @Test("scheduling from a worker into a full local queue spills to the injection queue without losing units")
+    func localOverflow() throws {
+        let scheduler = try makeScheduler(workers: 2, capacity: 4)
+        defer { scheduler.shutdown() }
+        let children = (0..<200).map { _ in ClosureUnit() }
+        let parent = ClosureUnit { _, _ in
+            for child in children { try? scheduler.schedule(child) }
+            return .idle
+        }
+        try scheduler.schedule(parent)
+        #expect(waitUntil { children.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 } })
+    }
+}
+
+/// A joinable OS thread for tests.
+final class Thread: @unchecked Sendable {
+    private var thread = pthread_t()
+    init(_ body: @escaping @Sendable () -> Void) {
+        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        let rc = pthread_create(&thread, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, box)
+        precondition(rc == 0)
+    }
+    func join() { pthread_join(thread, nil) }
+}

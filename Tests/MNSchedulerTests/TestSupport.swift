@@ -1,0 +1,98 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import MNScheduler
+
+/// A scheduler for one test: fixed size, environment ignored, spins little so it parks fast.
+func makeScheduler(workers: Int = 2, throughput: Int = 64, spin: Int = 8, capacity: Int = 256) throws -> Scheduler {
+    try Scheduler(configuration: SchedulerConfiguration(
+        workers: workers, throughput: throughput, spinCount: spin, runQueueCapacity: capacity,
+        pinWorkers: false, readsEnvironment: false))
+}
+
+/// Waits (yielding the CPU) until `condition` holds or `seconds` pass. Returns whether it held.
+/// A generous bound: a failure means "never happened", not "was slow".
+func waitUntil(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    let deadline = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 + seconds
+    var spins = 0
+    while !condition() {
+        spins += 1
+        if spins < 1000 { sched_yield(); continue }
+        usleep(100)
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        if Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 > deadline { return condition() }
+    }
+    return true
+}
+
+/// A mailbox-like unit: producers add to `pending` then schedule; a turn takes at most
+/// `budget` of the pending items. An in-use flag trips if two turns ever overlap.
+final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
+    let pending = Atomic<Int>(0)
+    let processed = Atomic<Int>(0)
+    let turns = Atomic<Int>(0)
+    let inUse = Atomic<Bool>(false)
+    let overlaps = Atomic<Int>(0)
+    let maxBudgetSeen = Atomic<Int>(0)
+
+    func send(_ n: Int = 1, via scheduler: Scheduler) throws(SchedulerError) {
+        pending.wrappingAdd(n, ordering: .sequentiallyConsistent)
+        try scheduler.schedule(self)
+    }
+
+    override func runTurn(budget: Int) -> TurnOutcome {
+        if inUse.exchange(true, ordering: .acquiringAndReleasing) { overlaps.wrappingAdd(1, ordering: .relaxed) }
+        defer { inUse.store(false, ordering: .releasing) }
+        turns.wrappingAdd(1, ordering: .relaxed)
+        if budget > maxBudgetSeen.load(ordering: .relaxed) { maxBudgetSeen.store(budget, ordering: .relaxed) }
+        var taken = 0
+        while taken < budget {
+            let p = pending.load(ordering: .sequentiallyConsistent)
+            if p == 0 { break }
+            let want = min(p, budget - taken)
+            if pending.compareExchange(expected: p, desired: p - want, ordering: .sequentiallyConsistent).exchanged {
+                taken += want
+            }
+        }
+        processed.wrappingAdd(taken, ordering: .sequentiallyConsistent)
+        return pending.load(ordering: .sequentiallyConsistent) > 0 ? .more : .idle
+    }
+}
+
+/// Runs `body` once per turn; counts turns.
+final class ClosureUnit: ScheduledUnit, @unchecked Sendable {
+    let runs = Atomic<Int>(0)
+    let body: @Sendable (ClosureUnit, Int) -> TurnOutcome
+    init(_ body: @escaping @Sendable (ClosureUnit, Int) -> TurnOutcome = { _, _ in .idle }) {
+        self.body = body
+    }
+    override func runTurn(budget: Int) -> TurnOutcome {
+        let n = runs.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+        return body(self, n)
+    }
+}
+
+/// Starts `count` OS threads running `body(index)` and joins them.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    final class Box: @unchecked Sendable {
+        let body: @Sendable (Int) -> Void
+        let index: Int
+        init(_ body: @escaping @Sendable (Int) -> Void, _ index: Int) { self.body = body; self.index = index }
+    }
+    var threads: [pthread_t] = []
+    for i in 0..<count {
+        var t = pthread_t()
+        let box = Unmanaged.passRetained(Box(body, i)).toOpaque()
+        let rc = pthread_create(&t, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body(box.index)
+            return nil
+        }, box)
+        precondition(rc == 0)
+        threads.append(t)
+    }
+    for t in threads { pthread_join(t, nil) }
+}
