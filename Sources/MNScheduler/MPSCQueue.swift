@@ -99,7 +99,7 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline let overflowActive = Atomic<Bool>(false)
 
     /// Overflow items in arrival order, and the number of overflow appends ever made.
-    @usableFromInline let overflow = Mutex<(items: [UInt], appends: Int)>(([], 0))
+    @usableFromInline let overflow = Lock<(items: [UInt], appends: Int)>(([], 0))
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
     package let capacity: Int

@@ -1,5 +1,132 @@
+// The first table: raw ck_ring against Mailbox with the same threads.
+//
+// Every cell runs its producers and one busy-polling consumer on real threads, times from a
+// common start barrier to the consumer's last message, and reports the median rate of
+// `runs` runs (and the max/min spread). Raw rings retry a full enqueue (spinning), as does
+// Mailbox.trySend; Mailbox.send never retries: a full ring overflows (the overflow count is
+// shown, so it is visible when the lock-free path was left).
+import Foundation
+import Synchronization
 import FastMailbox
+import MNScheduler
+import CConcurrencyKit
 
 enum MailboxBenchmarks {
-    static func run(_ options: BenchOptions) -> [BenchTable] { [] }
+    static let capacity = 1024
+
+    /// Start line for `parties` threads: all spin until the last arrives.
+    final class StartLine: Sendable {
+        let arrived = Atomic<Int>(0)
+        let parties: Int
+        init(parties: Int) { self.parties = parties }
+        func wait() {
+            arrived.wrappingAdd(1, ordering: .acquiringAndReleasing)
+            while arrived.load(ordering: .acquiring) < parties { ckshim_stall() }
+        }
+    }
+
+    /// Runs `producers` threads calling `produce(i)` for i in 0..<perProducer and the
+    /// calling thread as consumer calling `consume()` (returns items taken) until
+    /// `producers * perProducer` were taken. Returns items per second.
+    static func timed(producers: Int, perProducer: Int,
+                      produce: @escaping @Sendable (Int) -> Void,
+                      consume: () -> Int) -> Double {
+        let start = StartLine(parties: producers + 1)
+        let group = DispatchGroup()
+        for _ in 0..<producers {
+            group.enter()
+            Thread {
+                start.wait()
+                for i in 0..<perProducer { produce(i) }
+                group.leave()
+            }.start()
+        }
+        let total = producers * perProducer
+        start.wait()
+        let t0 = Measure.now()
+        var taken = 0
+        while taken < total { taken += consume() }
+        let elapsed = Measure.now() - t0
+        group.wait()
+        return Double(total) / (Double(elapsed) / 1e9)
+    }
+
+    static func rawRing(producers: Int, ops: Int, singleProducer: Bool) -> Double {
+        let ring = RawRing(capacity: capacity)
+        defer { ring.deallocate() }
+        let per = ops / producers
+        return timed(producers: producers, perProducer: per, produce: { i in
+            let word = UInt(i) | 1 << 40
+            if singleProducer {
+                while !ring.enqueueSingleProducer(word: word) { ckshim_stall() }
+            } else {
+                while !ring.enqueueMultiProducer(word: word) { ckshim_stall() }
+            }
+        }, consume: {
+            var word: UInt = 0
+            var n = 0
+            while n < 64, ring.dequeueSingleConsumer(word: &word) { n += 1 }
+            if n == 0 { ckshim_stall() }
+            return n
+        })
+    }
+
+    static func mailbox(producers: Int, ops: Int, trySend: Bool) -> (rate: Double, overflow: Int) {
+        let mailbox = try! Mailbox<Int>(capacity: capacity)
+        let per = ops / producers
+        let rate = timed(producers: producers, perProducer: per, produce: { i in
+            if trySend {
+                while true {
+                    if case .full = mailbox.trySend(i) { ckshim_stall(); continue }
+                    break
+                }
+            } else {
+                _ = mailbox.send(i)
+            }
+        }, consume: {
+            var n = 0
+            _ = mailbox.drain(max: 64) { _ in n += 1 }
+            if n == 0 { ckshim_stall() }
+            return n
+        })
+        return (rate, mailbox.overflowSendCount)
+    }
+
+    static func run(_ options: BenchOptions) -> [BenchTable] {
+        var table = BenchTable(
+            name: "mailbox",
+            title: "Mailbox vs raw ck_ring (capacity \(capacity), Int messages, 1 consumer)",
+            columns: ["workload", "producers", "raw ck_ring M/s", "Mailbox.send M/s", "Mailbox.trySend M/s",
+                      "send / raw", "trySend / raw", "overflow sends (median run)", "spread raw/send"])
+        let cases: [(name: String, producers: Int, sp: Bool)] = [
+            ("spsc", 1, true), ("mpsc", 1, false), ("mpsc", 2, false), ("mpsc, oversubscribed", 4, false),
+        ]
+        for c in cases {
+            let raw = Measure.medianRate(runs: options.runs) {
+                rawRing(producers: c.producers, ops: options.operations, singleProducer: c.sp)
+            }
+            var overflows: [Int] = []
+            let send = Measure.medianRate(runs: options.runs) {
+                let r = mailbox(producers: c.producers, ops: options.operations, trySend: false)
+                overflows.append(r.overflow)
+                return r.rate
+            }
+            let trySend = Measure.medianRate(runs: options.runs) {
+                mailbox(producers: c.producers, ops: options.operations, trySend: true).rate
+            }
+            overflows.sort()
+            table.rows.append([
+                c.name, "\(c.producers)", Measure.mops(raw.median), Measure.mops(send.median),
+                Measure.mops(trySend.median), Measure.ratio(send.median / raw.median),
+                Measure.ratio(trySend.median / raw.median), "\(overflows[overflows.count / 2])",
+                String(format: "%.1f/%.1f", raw.spread, send.spread),
+            ])
+            table.bars.append(("raw \(c.name) P=\(c.producers)", raw.median / 1e6))
+            table.bars.append(("Mailbox.send \(c.name) P=\(c.producers)", send.median / 1e6))
+            table.bars.append(("Mailbox.trySend \(c.name) P=\(c.producers)", trySend.median / 1e6))
+        }
+        table.notes.append("Medians of \(options.runs) runs of \(options.operations) messages each; ratios are of medians from the same run of ring-bench. "
+            + "'spread' is max/min rate across runs. The spsc row compares raw ck_ring's single-producer enqueue with Mailbox (always multi-producer safe) on one producer thread.")
+        return [table]
+    }
 }

@@ -1,0 +1,42 @@
+// Lock — a pthread mutex for the few slow paths that need mutual exclusion (a mailbox's
+// overflow list, configuration of shared state). Never on a message's hot path.
+//
+// Why not Synchronization.Mutex: on Linux its futex lives in the standard library, which
+// ThreadSanitizer does not instrument, so TSan cannot see the happens-before edge it
+// provides and reports the data it protects as racy. pthread_mutex_lock/unlock are
+// intercepted by TSan, so the suite can run under --sanitize=thread with no false reports.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A non-recursive mutual-exclusion lock (pthread_mutex). Thread-safe; `withLock` must
+/// not be re-entered on the same thread (that deadlocks, as pthread's default mutex does).
+@usableFromInline
+package final class Lock<State>: @unchecked Sendable {
+    // @unchecked: `state` is only touched between pthread_mutex_lock and unlock.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var state: State
+
+    package init(_ initial: State) {
+        state = initial
+        mutex = .allocate(capacity: 1)
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the protected state.
+    @usableFromInline
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+}
