@@ -14,6 +14,16 @@ import CConcurrencyKit
 enum MailboxBenchmarks {
     static let capacity = 1024
 
+    /// Waits a little: spins first, then yields the CPU. On a 2-core machine a pure spin
+    /// starves the very thread it waits for (a preempted producer or consumer).
+    struct Backoff {
+        var spins = 0
+        mutating func pause() {
+            spins += 1
+            if spins < 64 { ckshim_stall() } else { sched_yield(); spins = 0 }
+        }
+    }
+
     /// Start line for `parties` threads: all spin until the last arrives.
     final class StartLine: Sendable {
         let arrived = Atomic<Int>(0)
@@ -21,7 +31,8 @@ enum MailboxBenchmarks {
         init(parties: Int) { self.parties = parties }
         func wait() {
             arrived.wrappingAdd(1, ordering: .acquiringAndReleasing)
-            while arrived.load(ordering: .acquiring) < parties { ckshim_stall() }
+            var backoff = Backoff()
+            while arrived.load(ordering: .acquiring) < parties { backoff.pause() }
         }
     }
 
@@ -30,7 +41,7 @@ enum MailboxBenchmarks {
     /// `producers * perProducer` were taken. Returns items per second.
     static func timed(producers: Int, perProducer: Int,
                       produce: @escaping @Sendable (Int) -> Void,
-                      consume: () -> Int) -> Double {
+                      consume: (inout Backoff) -> Int) -> Double {
         let start = StartLine(parties: producers + 1)
         let group = DispatchGroup()
         for _ in 0..<producers {
@@ -45,7 +56,8 @@ enum MailboxBenchmarks {
         start.wait()
         let t0 = Measure.now()
         var taken = 0
-        while taken < total { taken += consume() }
+        var backoff = Backoff()
+        while taken < total { taken += consume(&backoff) }
         let elapsed = Measure.now() - t0
         group.wait()
         return Double(total) / (Double(elapsed) / 1e9)
@@ -57,16 +69,17 @@ enum MailboxBenchmarks {
         let per = ops / producers
         return timed(producers: producers, perProducer: per, produce: { i in
             let word = UInt(i) | 1 << 40
+            var backoff = Backoff()
             if singleProducer {
-                while !ring.enqueueSingleProducer(word: word) { ckshim_stall() }
+                while !ring.enqueueSingleProducer(word: word) { backoff.pause() }
             } else {
-                while !ring.enqueueMultiProducer(word: word) { ckshim_stall() }
+                while !ring.enqueueMultiProducer(word: word) { backoff.pause() }
             }
-        }, consume: {
+        }, consume: { backoff in
             var word: UInt = 0
             var n = 0
             while n < 64, ring.dequeueSingleConsumer(word: &word) { n += 1 }
-            if n == 0 { ckshim_stall() }
+            if n == 0 { backoff.pause() }
             return n
         })
     }
@@ -76,17 +89,18 @@ enum MailboxBenchmarks {
         let per = ops / producers
         let rate = timed(producers: producers, perProducer: per, produce: { i in
             if trySend {
+                var backoff = Backoff()
                 while true {
-                    if case .full = mailbox.trySend(i) { ckshim_stall(); continue }
+                    if case .full = mailbox.trySend(i) { backoff.pause(); continue }
                     break
                 }
             } else {
                 _ = mailbox.send(i)
             }
-        }, consume: {
+        }, consume: { backoff in
             var n = 0
             _ = mailbox.drain(max: 64) { _ in n += 1 }
-            if n == 0 { ckshim_stall() }
+            if n == 0 { backoff.pause() }
             return n
         })
         return (rate, mailbox.overflowSendCount)
