@@ -1,16 +1,20 @@
 // InjectionQueue — the shared queue for work submitted from outside the pool and for
 // overflow from full local queues.
 //
-// Algorithm: a multi-producer, multi-consumer ck_ring (lock-free enqueue and dequeue;
-// the enqueue may spin while an earlier producer commits), backed by an ordered spill
-// list for when the ring is full, so the queue is unbounded and never refuses work.
-// Spill order: a producer that finds the ring full, or finds `spilled > 0`, appends to
-// the spill list under its lock; while the spill is non-empty every producer appends,
-// so one producer's later entries never overtake its earlier spilled ones. A consumer
-// that finds the ring empty takes the spill's oldest entry and, in the same critical
-// section, moves as many more as fit into the ring, oldest first, then publishes the new
-// spill size. Consumers are workers: at every 61st turn, when their own queues are empty,
-// and while searching.
+// Algorithm: a ck_ring with one producer side and many consumers, backed by an ordered
+// spill list so the queue is unbounded and never refuses work.
+//  - Producers (outside threads, overflowing workers) serialise on `producers`, a Mutex,
+//    and use ck's single-producer enqueue. Why not ck's multi-producer enqueue: it claims a
+//    ticket, then *spins* until every earlier ticket is committed, so a producer preempted
+//    between claim and commit stalls all the others for a whole timeslice — on an
+//    oversubscribed machine (many submitting threads, few cores) that convoy dominated.
+//    A Mutex waiter sleeps instead and the holder's critical section is a few stores.
+//  - Consumers (workers) take entries with ck's multi-consumer dequeue: lock-free, no lock
+//    on the hot path.
+//  - Spill: a producer that finds the ring full, or finds the spill non-empty, appends to
+//    the spill list (same lock), so one producer's later entries never overtake its earlier
+//    spilled ones. A consumer that finds the ring empty and `spilled > 0` takes the lock,
+//    takes the oldest spilled entry and refills the ring from the spill, oldest first.
 // Entries are retained ScheduledUnit pointers, owned by whoever pops them.
 
 import CConcurrencyKit
@@ -18,18 +22,18 @@ import Synchronization
 
 /// The scheduler's injection queue. Every method may be called from any thread.
 final class InjectionQueue: @unchecked Sendable {
-    // @unchecked: `ring` is shared under ck_ring's MPMC protocol; `spill` is a Mutex.
+    // @unchecked: `ring` is written only under `producers`' lock (single-producer side)
+    // and read by consumers under ck_ring's SPMC protocol.
 
     let ring: RawRing
 
-    /// Entries in `spill`. Written under `spill`'s lock (release), read by producers
-    /// (acquire) before trying the ring and by `isEmpty`. A stale non-zero read only sends
-    /// a producer to the lock, where it appends in order; a stale zero read sends it to the
-    /// ring, which is fine because its own earlier entries, if spilled, would be counted.
+    /// Entries in the spill list. Written under the lock (release); read without it
+    /// (acquire) by consumers deciding whether to look at the spill, and by `isEmpty`.
     let spilled = Atomic<Int>(0)
 
-    /// Entries that did not fit in the ring, oldest first (head index into the array).
-    let spill = Mutex<(items: [UInt], head: Int)>(([], 0))
+    /// The producer lock, guarding the ring's producer side and the spill list (words,
+    /// oldest first, with a head index).
+    let producers = Mutex<(items: [UInt], head: Int)>(([], 0))
 
     init(capacity: Int) {
         ring = RawRing(capacity: capacity)
@@ -37,34 +41,42 @@ final class InjectionQueue: @unchecked Sendable {
 
     deinit { ring.deallocate() }
 
-    /// Adds an entry. Lock-free unless the ring is full or spilling.
+    /// Adds an entry: one short critical section.
     func push(_ unit: UnsafeMutableRawPointer) {
-        if spilled.load(ordering: .acquiring) == 0, ring.enqueueMultiProducer(unit) { return }
-        spill.withLock { spill in
-            if spilled.load(ordering: .relaxed) == 0, ring.enqueueMultiProducer(unit) { return }
-            spill.items.append(UInt(bitPattern: unit))
-            spilled.store(spill.items.count - spill.head, ordering: .releasing)
+        producers.withLock { spill in
+            append(UInt(bitPattern: unit), &spill)
         }
     }
 
-    /// Adds entries in order (overflow from a local queue).
+    /// Adds entries in order, in one critical section (overflow from a local queue).
     func push(contentsOf units: [UnsafeMutableRawPointer]) {
-        for unit in units { push(unit) }
+        producers.withLock { spill in
+            for unit in units { append(UInt(bitPattern: unit), &spill) }
+        }
     }
 
-    /// Takes the oldest entry, nil when empty.
+    /// Under the lock: the ring unless it is full or the spill is in use.
+    private func append(_ word: UInt, _ spill: inout (items: [UInt], head: Int)) {
+        if spill.head == spill.items.count, ring.enqueueSingleProducer(UnsafeMutableRawPointer(bitPattern: word)!) {
+            return
+        }
+        spill.items.append(word)
+        spilled.store(spill.items.count - spill.head, ordering: .releasing)
+    }
+
+    /// Takes the oldest entry, nil when empty. Lock-free unless the spill is in use.
     func pop() -> UnsafeMutableRawPointer? {
         if let p = ring.dequeueMultiConsumer() { return p }
         guard spilled.load(ordering: .acquiring) > 0 else { return nil }
         // Words, not pointers, cross the lock: UInt is Sendable.
-        let word = spill.withLock { spill -> UInt in
-            // Entries in the ring are older than any spilled one of the same producer.
+        let word = producers.withLock { spill -> UInt in
+            // Entries in the ring are older than every spilled one.
             if let p = ring.dequeueMultiConsumer() { return UInt(bitPattern: p) }
             guard spill.head < spill.items.count else { return 0 }
             let first = spill.items[spill.head]
             spill.head += 1
             while spill.head < spill.items.count,
-                  ring.enqueueMultiProducer(UnsafeMutableRawPointer(bitPattern: spill.items[spill.head])!) {
+                  ring.enqueueSingleProducer(UnsafeMutableRawPointer(bitPattern: spill.items[spill.head])!) {
                 spill.head += 1
             }
             if spill.head == spill.items.count {

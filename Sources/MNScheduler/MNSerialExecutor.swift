@@ -86,8 +86,9 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// True exactly when the calling thread is a worker inside this executor's turn.
     public func isIsolatingCurrentContext() -> Bool? {
-        guard let worker = Worker.current else { return false }
-        return worker.currentUnit == Unmanaged.passUnretained(self).toOpaque()
+        guard let worker = Worker.currentUnmanaged else { return false }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }
     }
 
     /// Traps unless the caller runs inside this executor's turn, naming where it is instead.

@@ -24,10 +24,10 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     final class Lane: ScheduledUnit, @unchecked Sendable {
         let jobs: MPSCQueue
-        unowned(unsafe) let owner: MNTaskExecutor
+        /// Set once by MNTaskExecutor.init; the executor owns its lanes.
+        var owner: Unmanaged<MNTaskExecutor>?
 
-        init(owner: MNTaskExecutor) {
-            self.owner = owner
+        override init() {
             do {
                 jobs = try MPSCQueue(capacity: MNSerialExecutor.jobQueueCapacity)
             } catch {
@@ -37,7 +37,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
 
         override func runTurn(budget: Int) -> TurnOutcome {
-            let executor = owner.asUnownedTaskExecutor()
+            let executor = owner!._withUnsafeGuaranteedRef { $0.asUnownedTaskExecutor() }
             let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
                 unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
             }
@@ -45,34 +45,39 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// The scheduler; set once by Scheduler.init (which owns this executor, hence unowned).
-    private(set) unowned(unsafe) var scheduler: Scheduler! = nil
-    private var lanes: [Lane] = []
+    /// The scheduler; set once by Scheduler.init (which owns this executor: not retained).
+    private var scheduler: Unmanaged<Scheduler>?
+    private let schedulerID: Int
+    private let lanes: [Lane]
     /// Lane cursor for enqueues from outside the pool. Any thread, relaxed: only spreading.
     private let outsideCursor = Atomic<Int>(0)
 
-    init(laneCount: Int) {
-        lanes = (0..<max(laneCount, 1)).map { _ in Lane(owner: self) }
+    init(laneCount: Int, schedulerID: Int) {
+        self.schedulerID = schedulerID
+        lanes = (0..<max(laneCount, 1)).map { _ in Lane() }
+        for lane in lanes { lane.owner = Unmanaged.passUnretained(self) }
     }
 
     func attach(to scheduler: Scheduler) {
-        self.scheduler = scheduler
+        self.scheduler = Unmanaged.passUnretained(scheduler)
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        let lane: Lane
-        if let worker = Worker.current, worker.schedulerID == scheduler.id {
-            worker.laneCursor &+= 1
-            lane = lanes[(worker.index &+ worker.laneCursor) % lanes.count]
+        let index: Int
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == schedulerID }) {
+            index = worker._withUnsafeGuaranteedRef { worker in
+                worker.laneCursor &+= 1
+                return worker.index &+ worker.laneCursor
+            }
         } else {
-            lane = lanes[outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+            index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
         }
+        let lane = lanes[index % lanes.count]
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
-            do {
-                try scheduler.schedule(lane)
-            } catch {
+            let scheduled = scheduler!._withUnsafeGuaranteedRef { scheduler in (try? scheduler.schedule(lane)) != nil }
+            if !scheduled {
                 fatalError("MNTaskExecutor: a task job was enqueued after its scheduler shut down; it can never run")
             }
         case .accepted(becameNonEmpty: false):

@@ -90,7 +90,7 @@ public final class Scheduler: Sendable {
         self.workers = (0..<resolved.workers).map { Worker(index: $0, schedulerID: id, configuration: resolved) }
         self.injection = InjectionQueue(capacity: resolved.runQueueCapacity * 4)
         self.idle = IdleWorkers(workerCount: resolved.workers)
-        self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4)
+        self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, schedulerID: id)
         for worker in workers { worker.scheduler = self }
         taskExecutor.attach(to: self)
         startThreads()
@@ -128,10 +128,12 @@ public final class Scheduler: Sendable {
     public var isShutDown: Bool { closed.load(ordering: .acquiring) }
 
     /// The calling thread's worker index (in its own scheduler), nil off-pool.
-    public static var currentWorkerIndex: Int? { Worker.current?.index }
+    public static var currentWorkerIndex: Int? { Worker.currentUnmanaged?._withUnsafeGuaranteedRef { $0.index } }
 
     /// True when the caller is one of *this* scheduler's workers.
-    public var isCurrentThreadWorker: Bool { Worker.current?.schedulerID == id }
+    public var isCurrentThreadWorker: Bool {
+        Worker.currentUnmanaged?._withUnsafeGuaranteedRef { $0.schedulerID == id } ?? false
+    }
 
     /// Makes `unit` runnable: idle → scheduled and queued; already scheduled → no-op;
     /// running → marked notified and re-queued after its turn.
@@ -140,11 +142,12 @@ public final class Scheduler: Sendable {
     /// sleeping worker). Lock-free except when the injection ring is full (ordered spill).
     /// Throws `.shutDown` once `shutdown()` has begun (the unit's state is left unchanged).
     public func schedule(_ unit: ScheduledUnit) throws(SchedulerError) {
-        if let worker = Worker.current, worker.schedulerID == id {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             // Worker pushes after `closed` are handed back by shutdown (it joins first).
             if closed.load(ordering: .relaxed) { throw .shutDown }
             guard unit.transitionToScheduled() else { return }
-            worker.scheduleLocal(Unmanaged.passRetained(unit).toOpaque())
+            let pointer = Unmanaged.passRetained(unit).toOpaque()
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
             return
         }
         outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)

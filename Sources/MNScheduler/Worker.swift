@@ -93,6 +93,14 @@ final class Worker: @unchecked Sendable {
         return Unmanaged<Worker>.fromOpaque(raw).takeUnretainedValue()
     }
 
+    /// The calling thread's worker without a retain (hot paths: schedule, executors).
+    /// Valid for the whole call: a worker outlives every turn run on its thread.
+    @inline(__always)
+    static var currentUnmanaged: Unmanaged<Worker>? {
+        guard let raw = pthread_getspecific(currentWorkerKey) else { return nil }
+        return Unmanaged<Worker>.fromOpaque(raw)
+    }
+
     // MARK: the loop
 
     func run(pin: Bool) {
@@ -206,16 +214,23 @@ final class Worker: @unchecked Sendable {
 
     // MARK: running and queueing
 
+    /// Runs one turn. The queue's retain is kept across the turn and handed on to the run
+    /// queue when the unit is re-queued, released when it goes idle.
     @inline(__always)
     private func runUnit(_ pointer: UnsafeMutableRawPointer) {
-        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
-        unit.transitionToRunning()
+        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
+        let throughput = self.throughput
         currentUnit = pointer
-        let outcome = unit.runTurn(budget: throughput)
+        let requeue = unit._withUnsafeGuaranteedRef { unit -> Bool in
+            unit.transitionToRunning()
+            return unit.transitionAfterTurn(unit.runTurn(budget: throughput))
+        }
         currentUnit = nil
-        if unit.transitionAfterTurn(outcome) {
-            pushLocal(Unmanaged.passRetained(unit).toOpaque())
+        if requeue {
+            pushLocal(pointer)
             if nextSlot != nil || local.count > 1 { scheduler.notifyParked() }
+        } else {
+            unit.release()
         }
     }
 

@@ -35,20 +35,34 @@ func assumeIsolationOffThePool() {
 }
 
 @Suite struct MNSerialExecutorTests {
-    @Test("a native actor on MNSerialExecutor counts 1M awaited calls from tasks on MNTaskExecutor exactly")
+    @Test("a native actor on MNSerialExecutor counts 1M awaited calls from a task on MNTaskExecutor exactly")
     func millionCalls() async throws {
         let scheduler = try makeScheduler(workers: 2)
         defer { scheduler.shutdown() }
         let counter = MNCounter(scheduler: scheduler)
-        let tasks = 4, callsPerTask = 250_000
+        let calls = 1_000_000
+        let last = await Task(executorPreference: scheduler.taskExecutor) {
+            var last = 0
+            for _ in 0..<calls { last = await counter.increment() }
+            return last
+        }.value
+        #expect(last == calls)
+        #expect(await counter.count == calls)
+    }
+
+    @Test("4 concurrent caller tasks on MNTaskExecutor make 40k awaited calls to one actor, none lost")
+    func concurrentCallers() async throws {
+        let scheduler = try makeScheduler(workers: 2)
+        defer { scheduler.shutdown() }
+        let counter = MNCounter(scheduler: scheduler)
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<tasks {
+            for _ in 0..<4 {
                 group.addTask(executorPreference: scheduler.taskExecutor) {
-                    for _ in 0..<callsPerTask { _ = await counter.increment() }
+                    for _ in 0..<10_000 { _ = await counter.increment() }
                 }
             }
         }
-        #expect(await counter.count == tasks * callsPerTask)
+        #expect(await counter.count == 40_000)
     }
 
     @Test("calls from Swift's default pool and from MNTaskExecutor interleave on one actor without loss")
