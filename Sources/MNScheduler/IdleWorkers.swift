@@ -2,7 +2,7 @@
 //
 // State: one atomic word, low 32 bits = workers *searching* for work (spinning through
 // the queues), high 32 bits = workers *unparked* (awake); plus `sleepers`, the indices of
-// parked workers, under a Mutex.
+// parked workers, under a Lock (pthread mutex, visible to ThreadSanitizer).
 //
 // Protocol (no lost wake-up, and only as many wakes as needed):
 //  (W1) Work producer: publish the work (ring push), then a sequentially consistent fence,
@@ -39,14 +39,14 @@ final class IdleWorkers: Sendable {
     private let state: Atomic<UInt64>
 
     /// Parked worker indices; also guards the unparked decrement/increment pairing.
-    private let sleepers: Mutex<[Int]>
+    private let sleepers: Lock<[Int]>
 
     let workerCount: Int
 
     init(workerCount: Int) {
         self.workerCount = workerCount
         state = Atomic(UInt64(workerCount) << 32)
-        sleepers = Mutex([])
+        sleepers = Lock([])
         sleepers.withLock { $0.reserveCapacity(workerCount) }
     }
 

@@ -3,12 +3,13 @@
 //
 // Algorithm: a ck_ring with one producer side and many consumers, backed by an ordered
 // spill list so the queue is unbounded and never refuses work.
-//  - Producers (outside threads, overflowing workers) serialise on `producers`, a Mutex,
+//  - Producers (outside threads, overflowing workers) serialise on `producers`, a Lock,
 //    and use ck's single-producer enqueue. Why not ck's multi-producer enqueue: it claims a
 //    ticket, then *spins* until every earlier ticket is committed, so a producer preempted
 //    between claim and commit stalls all the others for a whole timeslice — on an
 //    oversubscribed machine (many submitting threads, few cores) that convoy dominated.
-//    A Mutex waiter sleeps instead and the holder's critical section is a few stores.
+//    A lock waiter sleeps instead and the holder's critical section is a few stores.
+//    (Lock is the package's pthread mutex: TSan sees it; Synchronization.Mutex it does not.)
 //  - Consumers (workers) take entries with ck's multi-consumer dequeue: lock-free, no lock
 //    on the hot path.
 //  - Spill: a producer that finds the ring full, or finds the spill non-empty, appends to
@@ -33,7 +34,7 @@ final class InjectionQueue: @unchecked Sendable {
 
     /// The producer lock, guarding the ring's producer side and the spill list (words,
     /// oldest first, with a head index).
-    let producers = Mutex<(items: [UInt], head: Int)>(([], 0))
+    let producers = Lock<(items: [UInt], head: Int)>(([], 0))
 
     init(capacity: Int) {
         ring = RawRing(capacity: capacity)

@@ -70,7 +70,7 @@ public final class Scheduler: Sendable {
     let outsideSubmitters = Atomic<Int>(0)
 
     /// Worker threads to join, and whether shutdown completed. Taken by shutdown() only.
-    private let lifecycle = Mutex<(threads: [pthread_t], finished: Bool)>(([], false))
+    private let lifecycle = Lock<(threads: [pthread_t], finished: Bool)>(([], false))
 
     /// Runs `Task`s on this scheduler's workers: pass it to `Task(executorPreference:)` or
     /// `withTaskExecutorPreference`. Awaited calls to actors on an `MNSerialExecutor` of the
