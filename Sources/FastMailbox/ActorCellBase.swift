@@ -1,0 +1,219 @@
+// ActorCellBase — an actor's typed half: the user mailbox and one turn of processing.
+//
+// One turn (runTurn, on a scheduler worker, never concurrent with itself):
+//   1. drain the system queue completely (start, stop, watch, terminated, childFailed);
+//   2. a stopped cell dead-letters up to `budget` mailbox messages and ends the turn;
+//   3. messages released by unstashAll() go first (the priority list), then up to the rest
+//      of `budget` from the mailbox, each handed to the top `become` closure or to the
+//      behaviour. A message arriving in a batch while the priority list is non-empty is
+//      appended to it, so unstashed messages keep their place ahead of newer ones;
+//   4. a `.draining` cell (stop after drain) stops once its mailbox reported empty;
+//   5. the turn returns .more if the mailbox, the system queue or the priority list still
+//      holds work (the scheduler re-queues the cell at the back: fairness), else .idle.
+// Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
+// transition and that sender calls schedule(); if the cell is mid-turn the scheduler marks
+// it notified and runs it again, so a message is never left behind (MPSCQueue S1/S2,
+// ScheduledUnit R3).
+
+import MNScheduler
+
+class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
+    typealias Behavior = (Message, ActorContext<Message>) throws -> Void
+
+    /// The user mailbox (MPSCQueue of encoded messages; see MessageEncoding).
+    let mailbox: MPSCQueue
+
+    // Turn-confined (AnyActorCell C2).
+    var becomeStack: [Behavior] = []
+    var stashed: [Message] = []
+    var priority: [Message] = []
+    var priorityIndex = 0
+    var watchMessages: [ActorID: Message] = [:]
+    var watching: Set<ActorID> = []
+
+    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
+         supervisor: SupervisorStrategy, mailbox: MPSCQueue) {
+        self.mailbox = mailbox
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor)
+    }
+
+    deinit {
+        // Release payloads of messages nobody will process (e.g. left at shutdown).
+        _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word) }
+    }
+
+    // MARK: MessageRecipient (any thread)
+
+    var watchableCell: AnyActorCell? { self }
+    var mailboxDepth: Int { mailbox.approximateCount }
+
+    @discardableResult
+    final func deliver(_ message: Message) -> Bool {
+        if mailbox.isClosed { deadLetter(message); return false }
+        let word = MessageEncoding<Message>.encode(message)
+        switch mailbox.enqueue(word: word) {
+        case .accepted(let becameNonEmpty):
+            if becameNonEmpty { scheduleSelf() }
+            return true
+        case .closed:
+            deadLetter(MessageEncoding<Message>.decode(word))
+            return false
+        }
+    }
+
+    final func stop(_ mode: StopMode) {
+        if mode == .afterDrainingMailbox { mailbox.markClosed() }
+        sendSystem(.stop(mode, .stopped))
+    }
+
+    final func deadLetter(_ message: Message) {
+        system.deadLetters.publish(DeadLetter(
+            message: message, recipient: id, recipientName: name,
+            reason: system.isShuttingDown ? .systemShutDown : .recipientStopped))
+    }
+
+    // MARK: the turn
+
+    override final func runTurn(budget: Int) -> TurnOutcome {
+        let systemOutcome = drainSystem()
+        if phase == .created { return .more }  // defensive: start is always enqueued first
+        var handled = 0
+        let mailboxOutcome: MPSCQueue.DrainOutcome
+        if phase == .stopped {
+            mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
+                deadLetter(MessageEncoding<Message>.decode(word))
+            }
+        } else {
+            var remaining = budget
+            while remaining > 0, priorityIndex < priority.count {
+                let message = priority[priorityIndex]
+                priorityIndex += 1
+                remaining -= 1
+                if phase == .stopped { deadLetter(message) } else { invoke(message); handled += 1 }
+            }
+            if priorityIndex == priority.count, priorityIndex > 0 {
+                priority.removeAll()
+                priorityIndex = 0
+            }
+            if remaining > 0 {
+                mailboxOutcome = mailbox.drain(max: remaining) { (word: UInt) in
+                    let message = MessageEncoding<Message>.decode(word)
+                    if phase == .stopped {
+                        deadLetter(message)
+                    } else if priorityIndex < priority.count {
+                        priority.append(message)
+                    } else {
+                        invoke(message)
+                        handled += 1
+                    }
+                }
+            } else {
+                mailboxOutcome = mailbox.approximateCount > 0 ? .more : .empty
+            }
+            if case .draining(let reason) = phase, mailboxOutcome == .empty, priorityIndex >= priority.count {
+                finalizeStop(reason)
+            }
+        }
+        if handled > 0 { delivered.store(delivered.load(ordering: .relaxed) + handled, ordering: .relaxed) }
+        let more = mailboxOutcome == .more || systemOutcome == .more
+            || (phase != .stopped && priorityIndex < priority.count)
+        return more ? .more : .idle
+    }
+
+    /// Runs one message through the current behaviour; failures go to the supervisor.
+    @inline(__always)
+    final func invoke(_ message: Message) {
+        do {
+            if let top = becomeStack.last {
+                try top(message, ActorContext(cell: self))
+            } else {
+                try receive(message)
+            }
+        } catch {
+            handleFailure(error)
+        }
+        if pendingStop != nil { finishPendingStop() }
+    }
+
+    // MARK: overridden by ActorCell<A>
+
+    func receive(_ message: Message) throws {}
+
+    // MARK: AnyActorCell hooks
+
+    override final func closeMailbox() { mailbox.markClosed() }
+    override final var userMailboxDepth: Int { mailbox.approximateCount }
+
+    override final func resetBehaviourState() {
+        becomeStack = []
+        // Stashed messages of a stopping or restarting actor are not lost: they are
+        // dead-lettered when it stops, and kept in order (ahead of the mailbox) when it restarts.
+        if phase == .stopped {
+            for message in stashed { deadLetter(message) }
+            for message in priority[priorityIndex...] { deadLetter(message) }
+            priority = []
+            priorityIndex = 0
+        } else {
+            unstashAll()
+        }
+        stashed = []
+    }
+
+    override final func handleTerminated(_ t: Terminated) {
+        guard watching.remove(t.id) != nil else { return }
+        if let message = watchMessages.removeValue(forKey: t.id) {
+            invoke(message)
+            delivered.store(delivered.load(ordering: .relaxed) + 1, ordering: .relaxed)
+        } else {
+            do { try receiveSignal(.terminated(t)) } catch { handleFailure(error) }
+        }
+    }
+
+    func receiveSignal(_ signal: Signal) throws {}
+
+    // MARK: context operations (turn only)
+
+    final func unstashAll() {
+        guard !stashed.isEmpty else { return }
+        let rest = priority[priorityIndex...]
+        priority = stashed + rest
+        priorityIndex = 0
+        stashed = []
+    }
+}
+
+/// The cell of an `EventActor` instance.
+final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
+    let factory: @Sendable () -> A
+    /// The current instance (replaced on restart). Turn-confined.
+    var instance: A
+
+    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
+         supervisor: SupervisorStrategy, mailbox: MPSCQueue, factory: @escaping @Sendable () -> A) {
+        self.factory = factory
+        self.instance = factory()
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, mailbox: mailbox)
+    }
+
+    override func receive(_ message: A.Message) throws {
+        try instance.receive(message, context: ActorContext(cell: self))
+    }
+
+    override func receiveSignal(_ signal: Signal) throws {
+        try instance.receiveSignal(signal, context: ActorContext(cell: self))
+    }
+
+    private var started = false
+
+    override func startInstance() throws {
+        if started { instance = factory() }  // a restart: fresh state
+        started = true
+        try instance.preStart(context: ActorContext(cell: self))
+    }
+
+    override func stopInstance() {
+        instance.postStop(context: ActorContext(cell: self))
+    }
+
+    override var childSupervisor: SupervisorStrategy { instance.supervisorStrategy }
+}

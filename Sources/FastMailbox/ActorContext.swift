@@ -1,0 +1,108 @@
+import MNScheduler
+
+/// What an actor can do while it handles a message: reply, spawn, stop, watch, change
+/// behaviour, stash.
+///
+/// Valid only during the call it was passed to (receive, a hook or a `become` closure), on
+/// that thread: it is deliberately not `Sendable`. To refer to the actor from elsewhere use
+/// ``myself``.
+public struct ActorContext<Message: Sendable> {
+    unowned(unsafe) let cell: ActorCellBase<Message>
+
+    init(cell: ActorCellBase<Message>) { self.cell = cell }
+
+    /// A reference to this actor, to hand to others (e.g. as a reply-to).
+    public var myself: ActorRef<Message> { ActorRef(cell) }
+    /// This actor's identity.
+    public var id: ActorID { cell.id }
+    /// This actor's name.
+    public var name: String { cell.name }
+    /// The system the actor lives in.
+    public var system: ActorSystem { cell.system }
+    /// IDs of the children still alive (as far as this actor has been told).
+    public var children: [ActorID] { Array(cell.children.keys).sorted() }
+
+    // MARK: spawning
+
+    /// Spawns a child. It is stopped when this actor stops; its failures are decided by
+    /// `supervisor`, else by this actor's ``EventActor/supervisorStrategy``.
+    /// - Throws: ``ActorSystemError`` (duplicate name, bad capacity, system shut down).
+    @discardableResult
+    public func spawn<A: EventActor>(
+        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
+    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, parent: cell,
+                                  supervisor: supervisor ?? cell.childSupervisor, factory: factory)
+    }
+
+    /// Spawns a child whose behaviour is a closure.
+    @discardableResult
+    public func spawn<M: Sendable>(
+        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        supervisor: SupervisorStrategy? = nil,
+        receive: @escaping @Sendable (M, ActorContext<M>) throws -> Void
+    ) throws(ActorSystemError) -> ActorRef<M> {
+        try spawn(name: name, mailboxCapacity: mailboxCapacity, supervisor: supervisor) { ClosureActor(receive) }
+    }
+
+    // MARK: lifecycle
+
+    /// Stops this actor once the current message (or hook) returns. Messages still queued
+    /// go to dead letters.
+    public func stop() {
+        if cell.pendingStop == nil { cell.pendingStop = .stopped }
+    }
+
+    /// Stops another actor (typically a child).
+    public func stop<M>(_ ref: ActorRef<M>, _ mode: StopMode = .immediately) {
+        if ref.id == cell.id { stop() } else { ref.stop(mode) }
+    }
+
+    /// Watches `ref`: when it stops, this actor's ``EventActor/receiveSignal(_:context:)``
+    /// gets `.terminated`. Watching an actor that already stopped delivers it at once.
+    public func watch<M>(_ ref: ActorRef<M>) {
+        guard let target = ref.recipient.watchableCell, ref.id != cell.id else { return }
+        cell.watching.insert(ref.id)
+        target.sendSystem(.watch(cell))
+    }
+
+    /// Watches `ref` and receives `message` (instead of a signal) when it stops.
+    public func watch<M>(_ ref: ActorRef<M>, with message: Message) {
+        cell.watchMessages[ref.id] = message
+        watch(ref)
+    }
+
+    /// Stops watching `ref`; no `.terminated` will arrive for it afterwards.
+    public func unwatch<M>(_ ref: ActorRef<M>) {
+        cell.watching.remove(ref.id)
+        cell.watchMessages[ref.id] = nil
+        ref.recipient.watchableCell?.sendSystem(.unwatch(cell.id))
+    }
+
+    // MARK: behaviour changes
+
+    /// From the next message on, handle messages with `behavior` (pushed on a stack).
+    public func become(_ behavior: @escaping (Message, ActorContext<Message>) throws -> Void) {
+        cell.becomeStack.append(behavior)
+    }
+
+    /// Return to the previous behaviour (the actor's own `receive` at the bottom).
+    public func unbecome() {
+        _ = cell.becomeStack.popLast()
+    }
+
+    /// Puts `message` aside (usually the one being handled) until ``unstashAll()``.
+    public func stash(_ message: Message) {
+        cell.stashed.append(message)
+    }
+
+    /// Re-delivers every stashed message, in the order stashed, before any message still
+    /// in the mailbox.
+    public func unstashAll() {
+        cell.unstashAll()
+    }
+
+    /// Number of messages currently stashed.
+    public var stashCount: Int { cell.stashed.count }
+}

@@ -1,0 +1,42 @@
+/// A typed, sendable handle to an actor: the only way to talk to it.
+///
+/// Cheap to copy (one reference), `Sendable`, and `Hashable` by the actor's ``ActorID``.
+/// Holding a ref keeps the actor's small cell object alive, not the actor running: a
+/// stopped actor's ref still works, and whatever is sent to it goes to dead letters.
+public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConvertible {
+    let recipient: any MessageRecipient<Message>
+
+    init(_ recipient: any MessageRecipient<Message>) { self.recipient = recipient }
+
+    /// The actor's identity.
+    public var id: ActorID { recipient.id }
+    /// The actor's name.
+    public var name: String { recipient.name }
+
+    /// Sends `message` without waiting (fire-and-forget).
+    ///
+    /// - Thread-safety: any thread or task.
+    /// - Ordering: messages from one sender (thread, or actor turn) to one actor arrive in
+    ///   the order sent. Messages from different senders interleave.
+    /// - Cost: lock-free; no allocation for class messages and small trivial values, one
+    ///   box for other values. Never blocks: a full mailbox ring overflows in order.
+    /// - Stopped actor: the message goes to the system's dead letters (counted, observable).
+    @inlinable
+    public func tell(_ message: Message) {
+        _tell(message)
+    }
+
+    @usableFromInline func _tell(_ message: Message) { recipient.deliver(message) }
+
+    /// Stops the actor. `.immediately` (default): after the current message, the rest goes
+    /// to dead letters. `.afterDrainingMailbox`: later messages go to dead letters, those
+    /// already queued are processed first. Idempotent; any thread.
+    public func stop(_ mode: StopMode = .immediately) { recipient.stop(mode) }
+
+    /// Messages waiting in the actor's mailbox (a snapshot).
+    public var mailboxDepth: Int { recipient.mailboxDepth }
+
+    public static func == (lhs: ActorRef, rhs: ActorRef) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    public var description: String { "ActorRef<\(Message.self)>(\(name) \(id))" }
+}

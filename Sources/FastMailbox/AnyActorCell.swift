@@ -1,0 +1,176 @@
+// AnyActorCell — the untyped part of every actor: identity, lifecycle, the system queue,
+// children and watchers. ActorCell<A> adds the typed mailbox and behaviour on top.
+//
+// Confinement rules (what makes the @unchecked Sendable below sound):
+//  (C1) `let` fields are immutable after init.
+//  (C2) every `var` here is touched only from inside this cell's turns (runTurn on a
+//       scheduler worker). The scheduler never runs a unit on two workers at once and
+//       orders successive turns (ScheduledUnit's state word + run-queue edges), so these
+//       fields behave like a single-threaded object's.
+//  (C3) other threads reach a cell only through thread-safe entry points: the MPSCQueues
+//       (user mailbox, system queue), Atomics, and Scheduler.schedule.
+// `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
+// statistics can read it from any thread without a race.
+
+import MNScheduler
+import Synchronization
+
+class AnyActorCell: ScheduledUnit, @unchecked Sendable {
+    enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
+
+    let id: ActorID
+    let name: String
+    let system: ActorSystem
+    /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's cell
+    /// object alive (not running); the parent drops the child when it terminates.
+    let parent: AnyActorCell?
+    /// The strategy that decides about *this* cell's failures (its parent's, or the system default).
+    let supervisor: SupervisorStrategy
+    /// Lifecycle traffic (SystemMessage, boxed). Tiny ring, allocated on first use.
+    let systemQueue: MPSCQueue
+    /// Messages handed to the behaviour so far (only the turn writes it).
+    let delivered = Atomic<Int>(0)
+
+    // Turn-confined state (C2).
+    var phase: Phase = .created
+    var children: [ActorID: AnyActorCell] = [:]
+    var watchers: [ActorID: AnyActorCell] = [:]
+    var restartBudget = RestartBudget()
+    var pendingStop: TerminationReason?
+    var termination: Terminated?
+
+    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy) {
+        self.id = id
+        self.name = name
+        self.system = system
+        self.parent = parent
+        self.supervisor = supervisor
+        self.systemQueue = try! MPSCQueue(capacity: 4)
+        super.init()
+    }
+
+    deinit {
+        _ = systemQueue.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<SystemMessage>.decode(word) }
+    }
+
+    /// Enqueues a system message from any thread and schedules the cell if it was idle.
+    final func sendSystem(_ message: SystemMessage) {
+        if case .accepted(true) = systemQueue.enqueue(word: MessageEncoding<SystemMessage>.encode(message)) {
+            scheduleSelf()
+        }
+    }
+
+    /// Makes the cell runnable. After the scheduler shut down, the work stays queued and
+    /// the system's shutdown report counts it as left.
+    final func scheduleSelf() {
+        do { try system.scheduler.schedule(self) } catch {}
+    }
+
+    /// Whether a turn should be taken for system messages only (stopped cells).
+    final func drainSystem() -> MPSCQueue.DrainOutcome {
+        guard systemQueue.approximateCount > 0 else { return .empty }
+        return systemQueue.drain(max: Int.max) { (word: UInt) in
+            handleSystem(MessageEncoding<SystemMessage>.decode(word))
+        }
+    }
+
+    final func handleSystem(_ message: SystemMessage) {
+        switch message {
+        case .start:
+            guard phase == .created else { return }
+            phase = .running
+            do { try startInstance() } catch { handleFailure(error) }
+            finishPendingStop()
+        case .stop(let mode, let reason):
+            switch phase {
+            case .stopped: return
+            case .draining where mode == .afterDrainingMailbox: return
+            default: break
+            }
+            if mode == .immediately || phase == .created {
+                finalizeStop(reason)
+            } else {
+                closeMailbox()
+                phase = .draining(reason)
+            }
+        case .watch(let watcher):
+            if let termination {
+                watcher.sendSystem(.terminated(termination))
+            } else {
+                watchers[watcher.id] = watcher
+            }
+        case .unwatch(let watcherID):
+            watchers[watcherID] = nil
+        case .terminated(let t):
+            children[t.id] = nil
+            if phase != .stopped { handleTerminated(t); finishPendingStop() }
+        case .childFailed(let failure):
+            if phase != .stopped { handleFailure(failure); finishPendingStop() }
+        }
+    }
+
+    /// Applies the supervisor's directive to a failure of this cell's behaviour.
+    final func handleFailure(_ error: any Error) {
+        switch supervisor.decide(error) {
+        case .resume:
+            return
+        case .restart:
+            if restartBudget.allowRestart(supervisor) {
+                stopInstance()
+                resetBehaviourState()
+                do { try startInstance() } catch { pendingStop = .failed(String(describing: error)) }
+            } else {
+                pendingStop = .failed(String(describing: error))
+            }
+        case .stop:
+            pendingStop = .failed(String(describing: error))
+        case .escalate:
+            pendingStop = .failed(String(describing: error))
+            parent?.sendSystem(.childFailed(ChildFailedError(child: id, childName: name, underlying: String(describing: error))))
+        }
+    }
+
+    /// Runs a stop requested during a message or a hook, once that code has returned.
+    final func finishPendingStop() {
+        if let reason = pendingStop {
+            pendingStop = nil
+            finalizeStop(reason)
+        }
+    }
+
+    /// Stops the cell: closes the mailbox (later sends → dead letters), stops children,
+    /// runs postStop, tells watchers and the parent, leaves the registry. Messages still in
+    /// the mailbox are dead-lettered by the current and later turns. Idempotent.
+    final func finalizeStop(_ reason: TerminationReason) {
+        guard phase != .stopped else { return }
+        let wasStarted = phase != .created
+        phase = .stopped
+        closeMailbox()
+        for child in children.values { child.sendSystem(.stop(.immediately, .stopped)) }
+        if wasStarted { stopInstance() }
+        resetBehaviourState()
+        let t = Terminated(id: id, name: name, reason: reason)
+        termination = t
+        for watcher in watchers.values { watcher.sendSystem(.terminated(t)) }
+        watchers = [:]
+        parent?.sendSystem(.terminated(t))
+        system.cellTerminated(self)
+    }
+
+    // MARK: overridden by ActorCellBase / ActorCell
+
+    /// Closes the user mailbox (thread-safe; idempotent).
+    func closeMailbox() {}
+    /// Messages waiting in the user mailbox (a snapshot).
+    var userMailboxDepth: Int { 0 }
+    /// preStart on a (fresh) instance.
+    func startInstance() throws {}
+    /// postStop on the current instance.
+    func stopInstance() {}
+    /// Drop become stack and stash (restart, stop).
+    func resetBehaviourState() {}
+    /// A watched actor terminated: deliver the watch message or signal.
+    func handleTerminated(_ t: Terminated) {}
+    /// The strategy this cell's children get (its behaviour's supervisorStrategy).
+    var childSupervisor: SupervisorStrategy { system.defaultSupervisor }
+}

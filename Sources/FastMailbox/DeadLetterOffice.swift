@@ -1,0 +1,53 @@
+import MNScheduler
+import Synchronization
+
+/// Where undeliverable messages go: a counter and a stream users can subscribe to.
+///
+/// Thread-safety: everything may be called from any thread. Publishing costs one atomic
+/// increment, plus a short lock only while someone is subscribed.
+public final class DeadLetterOffice: Sendable {
+    /// Dead letters published so far. Written with relaxed increments by any thread.
+    private let counter = Atomic<Int>(0)
+    /// Fast check so publishing takes no lock when nobody listens.
+    private let subscriberCount = Atomic<Int>(0)
+    private let subscribers = Lock<[UInt64: AsyncStream<DeadLetter>.Continuation]>([:])
+    private let nextSubscriber = Atomic<UInt64>(0)
+
+    init() {}
+
+    /// Number of dead letters so far.
+    public var count: Int { counter.load(ordering: .acquiring) }
+
+    /// A stream of every dead letter published after this call. Buffers up to
+    /// `bufferLimit` letters for a slow reader (older ones beyond that are dropped from the
+    /// stream but still counted). Ends when the subscription's task is cancelled.
+    public func subscribe(bufferLimit: Int = 10_000) -> AsyncStream<DeadLetter> {
+        let key = nextSubscriber.wrappingAdd(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<DeadLetter>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
+        subscribers.withLock { $0[key] = continuation }
+        subscriberCount.wrappingAdd(1, ordering: .releasing)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            if self.subscribers.withLock({ $0.removeValue(forKey: key) }) != nil {
+                self.subscriberCount.wrappingSubtract(1, ordering: .releasing)
+            }
+        }
+        return stream
+    }
+
+    /// Records one dead letter.
+    func publish(_ letter: DeadLetter) {
+        counter.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        guard subscriberCount.load(ordering: .acquiring) > 0 else { return }
+        let listeners = subscribers.withLock { Array($0.values) }
+        for listener in listeners { listener.yield(letter) }
+    }
+
+    func finishSubscribers() {
+        let listeners = subscribers.withLock { dict -> [AsyncStream<DeadLetter>.Continuation] in
+            defer { dict.removeAll() }
+            return Array(dict.values)
+        }
+        for listener in listeners { listener.finish() }
+    }
+}

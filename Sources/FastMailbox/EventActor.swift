@@ -1,0 +1,44 @@
+/// An event-based actor: an object whose `receive` runs for one message at a time, on
+/// whichever scheduler worker its turn lands on (Haller & Odersky's "react" actors).
+///
+/// Conform a class to it, keep its state in stored properties, and spawn it with
+/// `ActorSystem.spawn(name:_:)` passing a factory: the factory is called again for a
+/// fresh instance when a supervisor restarts the actor.
+///
+/// Isolation: the runtime calls these methods from one thread at a time, with a
+/// happens-before edge between successive calls, so the instance needs no locks and need
+/// not be `Sendable`. Never hand `self` to another thread; hand out `context.myself`.
+public protocol EventActor<Message>: AnyObject {
+    /// The messages this actor understands (usually an enum).
+    associatedtype Message: Sendable
+
+    /// Handles one message. Throwing hands the error to the parent's supervisor strategy.
+    func receive(_ message: Message, context: ActorContext<Message>) throws
+
+    /// Runs before the first message (and after a restart, on the fresh instance).
+    func preStart(context: ActorContext<Message>) throws
+
+    /// Runs once after the actor stopped (and on the old instance before a restart).
+    func postStop(context: ActorContext<Message>)
+
+    /// A watched actor stopped, or another signal arrived. Default: ignore.
+    func receiveSignal(_ signal: Signal, context: ActorContext<Message>) throws
+
+    /// How this actor supervises the children it spawns. Default: ``SupervisorStrategy/default``.
+    var supervisorStrategy: SupervisorStrategy { get }
+}
+
+extension EventActor {
+    public func preStart(context: ActorContext<Message>) throws {}
+    public func postStop(context: ActorContext<Message>) {}
+    public func receiveSignal(_ signal: Signal, context: ActorContext<Message>) throws {}
+    public var supervisorStrategy: SupervisorStrategy { .default }
+}
+
+/// An actor whose behaviour is one closure (stateless, or state captured in the closure's
+/// own objects). Created by `ActorSystem.spawn(name:receive:)`.
+final class ClosureActor<Message: Sendable>: EventActor {
+    let body: (Message, ActorContext<Message>) throws -> Void
+    init(_ body: @escaping (Message, ActorContext<Message>) throws -> Void) { self.body = body }
+    func receive(_ message: Message, context: ActorContext<Message>) throws { try body(message, context) }
+}

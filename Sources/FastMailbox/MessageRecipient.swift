@@ -1,0 +1,18 @@
+/// Anything an `ActorRef` can point at: an actor cell, an ask's reply slot, a router.
+/// Internal: users only see `ActorRef`.
+protocol MessageRecipient<Message>: AnyObject, Sendable {
+    associatedtype Message: Sendable
+    /// Identity (equal refs ⇔ equal ids).
+    var id: ActorID { get }
+    /// The name given at spawn (or a generated one).
+    var name: String { get }
+    /// Enqueue from any thread; never blocks. Undeliverable messages go to dead letters.
+    /// Returns false when the message was dead-lettered.
+    @discardableResult func deliver(_ message: Message) -> Bool
+    /// Asks the recipient to stop. Idempotent.
+    func stop(_ mode: StopMode)
+    /// The cell to register a watch with (nil for recipients that cannot be watched).
+    var watchableCell: AnyActorCell? { get }
+    /// Messages waiting (a snapshot; 0 for recipients without a mailbox).
+    var mailboxDepth: Int { get }
+}

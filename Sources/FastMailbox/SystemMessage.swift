@@ -1,0 +1,28 @@
+/// Lifecycle traffic between cells. It travels in each cell's own small system queue,
+/// which a turn always drains before user messages.
+enum SystemMessage: Sendable {
+    /// Run preStart; sent once by spawn before the ref is returned.
+    case start
+    /// Stop, now or after the mailbox drains.
+    case stop(StopMode, TerminationReason)
+    /// `watcher` wants a `.terminated` when this cell stops.
+    case watch(AnyActorCell)
+    /// Cancel a watch.
+    case unwatch(ActorID)
+    /// A watched actor or a child stopped.
+    case terminated(Terminated)
+    /// A child escalated its failure: treat it as this cell's own failure.
+    case childFailed(ChildFailedError)
+}
+
+/// The error a parent fails with when a child escalates.
+public struct ChildFailedError: Error, Sendable, CustomStringConvertible {
+    /// The child that failed.
+    public let child: ActorID
+    /// Its name.
+    public let childName: String
+    /// The child's error, described.
+    public let underlying: String
+
+    public var description: String { "child \(childName) \(child) failed: \(underlying)" }
+}
