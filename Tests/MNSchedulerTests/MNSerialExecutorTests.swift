@@ -109,6 +109,8 @@ func assumeIsolationOffThePool() {
         defer { scheduler.shutdown() }
         let index = await Task(executorPreference: scheduler.taskExecutor) { Scheduler.currentWorkerIndex }.value
         #expect(index != nil)
+        let viaTask = await scheduler.task { scheduler.isCurrentThreadWorker }.value
+        #expect(viaTask)
         let inside = await withTaskExecutorPreference(scheduler.taskExecutor) {
             await Task.yield()
             return scheduler.isCurrentThreadWorker

@@ -1,0 +1,19 @@
+// Scheduler+Task — the easy way onto the fast path: tasks that run on the scheduler.
+
+extension Scheduler {
+    /// Starts a task whose nonisolated code runs on this scheduler's workers
+    /// (`Task(executorPreference: taskExecutor, ...)`). Awaited calls from it to actors on an
+    /// `MNSerialExecutor` of this scheduler stay on the pool: the actor runs next on the
+    /// same worker and the reply comes back the same way, with no thread wake-up. Calls from
+    /// Swift's default pool to the same actors cost a cross-thread wake-up each instead.
+    ///
+    /// Thread-safety: any thread. After `shutdown()` the task's first job traps (it could
+    /// never run).
+    @discardableResult
+    public func task<Success: Sendable>(
+        priority: TaskPriority? = nil,
+        _ operation: sending @escaping @isolated(any) () async -> Success
+    ) -> Task<Success, Never> {
+        Task(executorPreference: taskExecutor, priority: priority, operation: operation)
+    }
+}
