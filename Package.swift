@@ -25,6 +25,12 @@ let package = Package(
             name: "ring-bench",
             dependencies: ["FastMailbox", "MNScheduler", "CConcurrencyKit", "MallocCounter"]
         ),
+        // Examples: each runs with `swift run <name>` and prints what it did.
+        .executableTarget(name: "example-echo", dependencies: ["FastMailbox"], path: "Examples/EchoAsk"),
+        .executableTarget(name: "example-ring", dependencies: ["FastMailbox"], path: "Examples/Ring"),
+        .executableTarget(name: "example-login", dependencies: ["FastMailbox"], path: "Examples/Login"),
+        .executableTarget(name: "example-image-cache", dependencies: ["FastMailbox"], path: "Examples/ImageCache"),
+        .executableTarget(name: "example-readme", dependencies: ["FastMailbox"], path: "Examples/ReadmeExample"),
         .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit"]),
         .testTarget(name: "FastMailboxTests", dependencies: ["FastMailbox", "MNScheduler", "MallocCounter"]),
     ],

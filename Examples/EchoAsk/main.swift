@@ -1,0 +1,3 @@
+import FastMailbox
+
+print("example-echo: work in progress")

@@ -1,0 +1,3 @@
+import FastMailbox
+
+print("example-image-cache: work in progress")

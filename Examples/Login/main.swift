@@ -1,0 +1,3 @@
+import FastMailbox
+
+print("example-login: work in progress")

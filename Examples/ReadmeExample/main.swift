@@ -1,0 +1,3 @@
+import FastMailbox
+
+print("example-readme: work in progress")

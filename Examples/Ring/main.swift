@@ -1,0 +1,3 @@
+import FastMailbox
+
+print("example-ring: work in progress")
