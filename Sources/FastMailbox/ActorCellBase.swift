@@ -77,7 +77,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func runTurn(budget: Int) -> TurnOutcome {
         let systemOutcome = drainSystem()
         if phase == .created { return .more }  // defensive: start is always enqueued first
-        var handled = 0
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if phase == .stopped {
             mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
@@ -89,7 +88,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 let message = priority[priorityIndex]
                 priorityIndex += 1
                 remaining -= 1
-                if phase == .stopped { deadLetter(message) } else { invoke(message); handled += 1 }
+                if phase == .stopped { deadLetter(message) } else { invoke(message) }
             }
             if priorityIndex == priority.count, priorityIndex > 0 {
                 priority.removeAll()
@@ -104,7 +103,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                         priority.append(message)
                     } else {
                         invoke(message)
-                        handled += 1
                     }
                 }
             } else {
@@ -114,15 +112,17 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 finalizeStop(reason)
             }
         }
-        if handled > 0 { delivered.store(delivered.load(ordering: .relaxed) + handled, ordering: .relaxed) }
         let more = mailboxOutcome == .more || systemOutcome == .more
             || (phase != .stopped && priorityIndex < priority.count)
         return more ? .more : .idle
     }
 
     /// Runs one message through the current behaviour; failures go to the supervisor.
+    /// Counts it as delivered first (a plain store: only the turn writes `delivered`), so
+    /// a stop inside the behaviour retires an exact count.
     @inline(__always)
     final func invoke(_ message: Message) {
+        delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
             if let top = becomeStack.last {
                 try top(message, ActorContext(cell: self))
@@ -163,7 +163,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         guard watching.remove(t.id) != nil else { return }
         if let message = watchMessages.removeValue(forKey: t.id) {
             invoke(message)
-            delivered.store(delivered.load(ordering: .relaxed) + 1, ordering: .relaxed)
         } else {
             do { try receiveSignal(.terminated(t)) } catch { handleFailure(error) }
         }
