@@ -48,8 +48,10 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
         var parts = ["affinity \(affinityCPUs.map(String.init) ?? "unknown")"]
         if let quota = cgroupQuotaCPUs {
             parts.append("cgroup quota \(quota) CPUs (\(cgroupQuotaSource ?? "?"))")
+        } else if let source = cgroupQuotaSource {
+            parts.append("cgroup quota unlimited (\(source))")
         } else {
-            parts.append("cgroup quota none")
+            parts.append("no cgroup CPU controller found")
         }
         parts.append("online \(onlineCPUs)")
         return "\(usableCPUs) usable CPUs (" + parts.joined(separator: ", ") + ")"

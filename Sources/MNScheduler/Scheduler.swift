@@ -56,13 +56,8 @@ public final class Scheduler: Sendable {
     public let resolvedConfiguration: ResolvedSchedulerConfiguration
 
     let id: Int
+    let core: SchedulerCore
     let workers: [Worker]
-    let injection: InjectionQueue
-    let idle: IdleWorkers
-
-    /// Set once by shutdown() (seq_cst); read by schedule() and by every worker loop
-    /// (acquire) to stop.
-    let closed = Atomic<Bool>(false)
 
     /// Outside (non-worker) schedule() calls between their `closed` check and their push.
     /// Incremented before the check, decremented after the push (seq_cst); shutdown() sets
@@ -87,11 +82,12 @@ public final class Scheduler: Sendable {
         self.resolvedConfiguration = resolved
         self.id = nextSchedulerID.wrappingAdd(1, ordering: .relaxed).oldValue
         let id = self.id
-        self.workers = (0..<resolved.workers).map { Worker(index: $0, schedulerID: id, configuration: resolved) }
-        self.injection = InjectionQueue(capacity: resolved.runQueueCapacity * 4)
-        self.idle = IdleWorkers(workerCount: resolved.workers)
+        let core = SchedulerCore(configuration: resolved)
+        self.core = core
+        self.workers = (0..<resolved.workers).map {
+            Worker(index: $0, schedulerID: id, core: core, configuration: resolved)
+        }
         self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, schedulerID: id)
-        for worker in workers { worker.scheduler = self }
         taskExecutor.attach(to: self)
         startThreads()
     }
@@ -125,7 +121,7 @@ public final class Scheduler: Sendable {
     public var workerCount: Int { workers.count }
 
     /// True once `shutdown()` has begun.
-    public var isShutDown: Bool { closed.load(ordering: .acquiring) }
+    public var isShutDown: Bool { core.closed.load(ordering: .acquiring) }
 
     /// The calling thread's worker index (in its own scheduler), nil off-pool.
     public static var currentWorkerIndex: Int? { Worker.currentUnmanaged?._withUnsafeGuaranteedRef { $0.index } }
@@ -144,7 +140,7 @@ public final class Scheduler: Sendable {
     public func schedule(_ unit: ScheduledUnit) throws(SchedulerError) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             // Worker pushes after `closed` are handed back by shutdown (it joins first).
-            if closed.load(ordering: .relaxed) { throw .shutDown }
+            if core.closed.load(ordering: .relaxed) { throw .shutDown }
             guard unit.transitionToScheduled() else { return }
             let pointer = Unmanaged.passRetained(unit).toOpaque()
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
@@ -152,10 +148,10 @@ public final class Scheduler: Sendable {
         }
         outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
         defer { outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
-        if closed.load(ordering: .sequentiallyConsistent) { throw .shutDown }
+        if core.closed.load(ordering: .sequentiallyConsistent) { throw .shutDown }
         guard unit.transitionToScheduled() else { return }
-        injection.push(Unmanaged.passRetained(unit).toOpaque())
-        notifyParked()
+        core.injection.push(Unmanaged.passRetained(unit).toOpaque())
+        core.notifyParked()
     }
 
     /// Idempotent. Stops accepting (schedule throws .shutDown), lets each worker finish its
@@ -169,7 +165,7 @@ public final class Scheduler: Sendable {
                      "Scheduler.shutdown() called from one of its own worker threads: it would wait for itself")
         return lifecycle.withLock { life -> [ScheduledUnit] in
             if life.finished { return [] }
-            closed.store(true, ordering: .sequentiallyConsistent)
+            core.closed.store(true, ordering: .sequentiallyConsistent)
             while outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
             for worker in workers { worker.parker.unpark() }
             for thread in life.threads { pthread_join(thread, nil) }
@@ -181,7 +177,7 @@ public final class Scheduler: Sendable {
                 worker.nextSlot = nil
                 while let unit = worker.local.pop() { pointers.append(unit) }
             }
-            while let unit = injection.pop() { pointers.append(unit) }
+            while let unit = core.injection.pop() { pointers.append(unit) }
             return pointers.map { pointer in
                 let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
                 unit.resetToIdle()
@@ -190,24 +186,8 @@ public final class Scheduler: Sendable {
         }
     }
 
-    // MARK: internals shared with Worker
-
-    /// IdleWorkers W1: after publishing work, wake a sleeper if nobody is searching.
-    @inline(__always)
-    func notifyParked() {
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if let index = idle.workerToNotify() { workers[index].parker.unpark() }
-    }
-
-    /// True when any queue a searcher looks at holds a unit (a snapshot).
-    func hasQueuedWork() -> Bool {
-        if !injection.isEmpty { return true }
-        for worker in workers where worker.local.count > 0 { return true }
-        return false
-    }
-
     /// Searching / awake / sleeping worker counts (a snapshot, for tests and diagnostics).
-    package var idleSnapshot: (searching: Int, unparked: Int, sleeping: Int) { idle.snapshot }
+    package var idleSnapshot: (searching: Int, unparked: Int, sleeping: Int) { core.idle.snapshot }
 }
 
 /// `Scheduler.shared`'s storage: a global is initialised once, thread-safely, on first use.

@@ -55,14 +55,12 @@ final class Worker: @unchecked Sendable {
 
     let index: Int
     let schedulerID: Int
+    /// Shared state, held strongly so hot-path accesses borrow it (see SchedulerCore).
+    let core: SchedulerCore
     let local: RunQueue
-    let parker = Parker()
+    let parker: Parker
     let throughput: Int
     let spinCount: Int
-
-    /// Set once by Scheduler.init before the thread starts; the scheduler outlives its
-    /// workers (the thread retains it), hence unowned(unsafe).
-    unowned(unsafe) var scheduler: Scheduler! = nil
 
     // Owner-thread-only state.
     var nextSlot: UnsafeMutableRawPointer?
@@ -75,16 +73,16 @@ final class Worker: @unchecked Sendable {
     var laneCursor = 0
     private var random: UInt64
 
-    init(index: Int, schedulerID: Int, configuration: ResolvedSchedulerConfiguration) {
+    init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration) {
         self.index = index
         self.schedulerID = schedulerID
-        self.local = RunQueue(capacity: configuration.runQueueCapacity)
+        self.core = core
+        self.local = core.queues[index]
+        self.parker = core.parkers[index]
         self.throughput = configuration.throughput
         self.spinCount = configuration.spinCount
         self.random = 0x9E37_79B9_7F4A_7C15 &* UInt64(index + 1)
     }
-
-    deinit { local.deallocate() }
 
     /// The calling thread's worker, nil off-pool.
     @inline(__always)
@@ -113,13 +111,12 @@ final class Worker: @unchecked Sendable {
                 if cpu >= 0 { _ = ckshim_pin_current_thread(cpu) }
             }
         }
-        let scheduler = self.scheduler!
-        while !scheduler.closed.load(ordering: .acquiring) {
+        while !core.closed.load(ordering: .acquiring) {
             if let unit = localWork() {
                 runUnit(unit)
             } else if let unit = search() {
                 runUnit(unit)
-            } else if !scheduler.closed.load(ordering: .acquiring) {
+            } else if !core.closed.load(ordering: .acquiring) {
                 park()
             }
         }
@@ -129,7 +126,7 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
         tick &+= 1
-        if tick % Worker.injectionPollInterval == 0, let unit = scheduler.injection.pop() {
+        if tick % Worker.injectionPollInterval == 0, let unit = core.injection.pop() {
             return unit
         }
         if let unit = nextSlot {
@@ -146,17 +143,17 @@ final class Worker: @unchecked Sendable {
 
     /// Step 4: search the injection queue and the other workers, spinning `spinCount` rounds.
     private func search() -> UnsafeMutableRawPointer? {
-        if !searching { searching = scheduler.idle.transitionToSearching() }
+        if !searching { searching = core.idle.transitionToSearching() }
         var round = 0
         while true {
             if let unit = takeFromInjection() ?? steal() {
                 if searching {
                     searching = false
-                    if scheduler.idle.transitionFromSearching() { scheduler.notifyParked() }
+                    if core.idle.transitionFromSearching() { core.notifyParked() }
                 }
                 return unit
             }
-            if round >= spinCount || scheduler.closed.load(ordering: .relaxed) { return nil }
+            if round >= spinCount || core.closed.load(ordering: .relaxed) { return nil }
             round += 1
             for _ in 0..<16 { ckshim_stall() }
         }
@@ -164,9 +161,9 @@ final class Worker: @unchecked Sendable {
 
     /// The oldest injected unit, plus a batch of up to 1/W of the rest into the local queue.
     private func takeFromInjection() -> UnsafeMutableRawPointer? {
-        let injection = scheduler.injection
+        let injection = core.injection
         guard let first = injection.pop() else { return nil }
-        let batch = min(injection.count / scheduler.workers.count, local.usableCapacity / 2 - local.count)
+        let batch = min(injection.count / core.queues.count, local.usableCapacity / 2 - local.count)
         var moved = 0
         while moved < batch, let unit = injection.pop() {
             pushLocal(unit)
@@ -177,8 +174,8 @@ final class Worker: @unchecked Sendable {
 
     /// Half of some other worker's local queue, victims from a random start.
     private func steal() -> UnsafeMutableRawPointer? {
-        let workers = scheduler.workers
-        let n = workers.count
+        let queues = core.queues
+        let n = queues.count
         guard n > 1 else { return nil }
         random ^= random << 13
         random ^= random >> 7
@@ -187,25 +184,24 @@ final class Worker: @unchecked Sendable {
         for k in 0..<n {
             let victim = (start + k) % n
             if victim == index { continue }
-            if let unit = workers[victim].local.stealHalf(into: local) { return unit }
+            if let unit = queues[victim].stealHalf(into: local) { return unit }
         }
         return nil
     }
 
     /// Step 5. Returns when woken (as a searcher) or when the scheduler closes.
     private func park() {
-        let scheduler = self.scheduler!
         let wasSearching = searching
         searching = false
-        if scheduler.idle.transitionToParked(worker: index, isSearching: wasSearching) {
+        if core.idle.transitionToParked(worker: index, isSearching: wasSearching) {
             // Last searcher: Dekker's second half (IdleWorkers W2).
             atomicMemoryFence(ordering: .sequentiallyConsistent)
-            if scheduler.hasQueuedWork() { scheduler.notifyParked() }
+            if core.hasQueuedWork() { core.notifyParked() }
         }
         while true {
             parker.park()
-            if scheduler.closed.load(ordering: .acquiring) { return }
-            if !scheduler.idle.isParked(worker: index) {
+            if core.closed.load(ordering: .acquiring) { return }
+            if !core.idle.isParked(worker: index) {
                 searching = true  // the waker counted us as searching (W1)
                 return
             }
@@ -228,7 +224,7 @@ final class Worker: @unchecked Sendable {
         currentUnit = nil
         if requeue {
             pushLocal(pointer)
-            if nextSlot != nil || local.count > 1 { scheduler.notifyParked() }
+            if nextSlot != nil || local.count > 1 { core.notifyParked() }
         } else {
             unit.release()
         }
@@ -240,7 +236,7 @@ final class Worker: @unchecked Sendable {
         if let previous = nextSlot {
             nextSlot = unit
             pushLocal(previous)
-            scheduler.notifyParked()
+            core.notifyParked()
         } else {
             nextSlot = unit
         }
@@ -261,7 +257,7 @@ final class Worker: @unchecked Sendable {
         batch.reserveCapacity(half + 1)
         while batch.count < half, let older = local.pop() { batch.append(older) }
         batch.append(unit)
-        scheduler.injection.push(contentsOf: batch)
-        scheduler.notifyParked()
+        core.injection.push(contentsOf: batch)
+        core.notifyParked()
     }
 }

@@ -1,0 +1,49 @@
+// SchedulerCore — the state a scheduler shares with its workers: the shutdown flag, the
+// injection queue, the local run queues, the parkers and the idle bookkeeping.
+//
+// Why a separate object: workers reach this state on every turn. Reaching it through the
+// Scheduler (held unowned) made every access retain and release the Scheduler, a reference
+// count all workers hammer: a contended cache line per turn that stopped the pool from
+// scaling. Each worker holds the core strongly in a `let`, so accesses borrow it (no
+// reference counting), and the core references no worker or scheduler (no cycle).
+
+import Synchronization
+
+/// Shared by one Scheduler and its workers. Every member is thread-safe.
+final class SchedulerCore: Sendable {
+    /// Set once by shutdown() (seq_cst); read by schedule() and by every worker loop
+    /// (acquire) to stop.
+    let closed = Atomic<Bool>(false)
+    let injection: InjectionQueue
+    let idle: IdleWorkers
+    /// Worker i's local run queue (owner pushes; anyone pops or steals).
+    let queues: [RunQueue]
+    /// Worker i's parker.
+    let parkers: [Parker]
+
+    init(configuration: ResolvedSchedulerConfiguration) {
+        let workers = configuration.workers
+        queues = (0..<workers).map { _ in RunQueue(capacity: configuration.runQueueCapacity) }
+        parkers = (0..<workers).map { _ in Parker() }
+        injection = InjectionQueue(capacity: configuration.runQueueCapacity * 4)
+        idle = IdleWorkers(workerCount: workers)
+    }
+
+    deinit {
+        for queue in queues { queue.deallocate() }
+    }
+
+    /// IdleWorkers W1: after publishing work, wake a sleeper if nobody is searching.
+    @inline(__always)
+    func notifyParked() {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if let index = idle.workerToNotify() { parkers[index].unpark() }
+    }
+
+    /// True when any queue a searcher looks at holds a unit (a snapshot).
+    func hasQueuedWork() -> Bool {
+        if !injection.isEmpty { return true }
+        for queue in queues where queue.count > 0 { return true }
+        return false
+    }
+}
