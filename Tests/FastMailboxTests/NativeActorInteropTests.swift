@@ -1,0 +1,155 @@
+// Native Swift actors beside ours: a native `actor` on an MNSerialExecutor of the system's
+// scheduler holds ActorRefs and is called from event actors; global actors run their code
+// on scheduler workers. Helpers (eventually, Probe, makeSystem) live in ActorSystemTests.
+//
+// Shutdown note: MNSerialExecutor / MNTaskExecutor trap when a job is enqueued after
+// their scheduler shut down, so every test waits until the last job of each task it
+// started has run (the task's final statement records into a Probe) before shutdown().
+
+import Testing
+import Synchronization
+@testable import FastMailbox
+
+/// A native actor on the system's scheduler that keeps the refs of its callers.
+private actor Registry {
+    private let executor: MNSerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private(set) var calls = 0
+    private(set) var callers: Set<ActorRef<RegistryClientMessage>> = []
+    /// Calls that did not run on one of the scheduler's workers (must stay 0).
+    private(set) var callsOffPool = 0
+
+    init(scheduler: Scheduler) { executor = MNSerialExecutor(scheduler: scheduler) }
+
+    func register(_ caller: ActorRef<RegistryClientMessage>) {
+        preconditionIsolated()   // traps unless this runs inside the executor's turn
+        if !executor.scheduler.isCurrentThreadWorker { callsOffPool += 1 }
+        calls += 1
+        callers.insert(caller)
+    }
+
+    /// Tells every registered caller `.ping(n)`; returns how many it told.
+    func broadcast(_ n: Int) -> Int {
+        for caller in callers { caller.tell(.ping(n)) }
+        return callers.count
+    }
+}
+
+private enum RegistryClientMessage: Sendable {
+    /// Call the registry (from a task that prefers the scheduler's task executor).
+    case callRegistry
+    /// Sent by the registry's broadcast.
+    case ping(Int)
+}
+
+/// Code isolated to the shared scheduler's global actor reports where it ran.
+@MNGlobalActor private func whereMNGlobalActorRuns() -> (worker: Int?, onShared: Bool, isolated: Bool) {
+    MNGlobalActor.shared.preconditionIsolated()
+    let isolated = MNGlobalActor.shared.executor.isIsolatingCurrentContext() == true
+    return (Scheduler.currentWorkerIndex, Scheduler.shared.isCurrentThreadWorker, isolated)
+}
+
+/// A cache on MNGlobalActor, counted exactly.
+@MNGlobalActor private final class GlobalCounter {
+    static let shared = GlobalCounter()
+    private(set) var hits = 0
+    private(set) var offPool = 0
+    func hit() {
+        if !Scheduler.shared.isCurrentThreadWorker { offPool += 1 }
+        hits += 1
+    }
+}
+
+@Suite("Native Swift actors beside ours", .serialized) struct NativeActorInteropTests {
+    @Test("a native actor on the system's executor, called from event actors, counts every call exactly and can tell the refs it holds")
+    func nativeActorHoldsRefs() async throws {
+        let system = try makeSystem(workers: 2)
+        let registry = Registry(scheduler: system.scheduler)
+        let callsDone = Probe<ActorID>()
+        let pings = Probe<Int>()
+        let actors = 4, callsPerActor = 250
+        let refs = try (0..<actors).map { i in
+            try system.spawn(name: "client-\(i)") { (message: RegistryClientMessage, context) in
+                switch message {
+                case .callRegistry:
+                    let myself = context.myself
+                    Task(executorPreference: context.system.scheduler.taskExecutor) {
+                        await registry.register(myself)
+                        callsDone.record(myself.id)   // the task's last job: it ran on the pool
+                    }
+                case .ping(let n):
+                    pings.record(n)
+                }
+            }
+        }
+        for _ in 0..<callsPerActor { for ref in refs { ref.tell(.callRegistry) } }
+
+        #expect(eventually(timeout: .seconds(10)) { callsDone.count == actors * callsPerActor })
+        #expect(await registry.calls == actors * callsPerActor)
+        #expect(await registry.callsOffPool == 0)
+        #expect(await registry.callers == Set(refs))
+
+        let told = await registry.broadcast(7)
+        #expect(told == actors)
+        #expect(eventually(timeout: .seconds(5)) { pings.count == actors })
+        #expect(pings.values == Array(repeating: 7, count: actors))
+
+        let report = system.shutdown()
+        #expect(report.delivered == actors * callsPerActor + actors)
+        #expect(report.deadLettered == 0)
+        #expect(report.left == 0)
+    }
+
+    @Test("a task that prefers the scheduler's task executor resumes on a worker after awaiting a native actor")
+    func fastPathStaysOnPool() async throws {
+        let system = try makeSystem(workers: 2)
+        let registry = Registry(scheduler: system.scheduler)
+        let ref = try system.spawn(name: "caller") { (_: RegistryClientMessage, _) in }
+        let scheduler = system.scheduler
+        let onPool = await Task(executorPreference: scheduler.taskExecutor) {
+            var resumedOnWorker = 0
+            for _ in 0..<100 {
+                await registry.register(ref)
+                if scheduler.isCurrentThreadWorker { resumedOnWorker += 1 }
+            }
+            return resumedOnWorker
+        }.value
+        #expect(onPool == 100)
+        #expect(await registry.calls == 100)
+        #expect(await registry.callsOffPool == 0)
+        system.shutdown()
+    }
+
+    @Test("MNGlobalActor code runs on a worker of the shared scheduler, isolated to its executor")
+    func globalActorRunsOnWorker() async {
+        let (worker, onShared, isolated) = await whereMNGlobalActorRuns()
+        #expect(worker != nil)
+        #expect(onShared)
+        #expect(isolated)
+        // Off the executor the isolation check answers no (so assumeIsolated would trap).
+        #expect(MNGlobalActor.shared.executor.isIsolatingCurrentContext() == false)
+    }
+
+    @Test("event actors of a system on the shared scheduler call a global-actor cache and every call is counted on the pool")
+    func eventActorsCallGlobalActor() async throws {
+        let system = ActorSystem(name: "interop-global", scheduler: .shared)
+        let before = await GlobalCounter.shared.hits
+        let done = Probe<Int>()
+        let calls = 200
+        let ref = try system.spawn(name: "global-caller") { (n: Int, context) in
+            Task(executorPreference: context.system.scheduler.taskExecutor) {
+                await GlobalCounter.shared.hit()
+                done.record(n)
+            }
+        }
+        for n in 0..<calls { ref.tell(n) }
+        #expect(eventually(timeout: .seconds(10)) { done.count == calls })
+        #expect(await GlobalCounter.shared.hits - before == calls)
+        #expect(await GlobalCounter.shared.offPool == 0)
+        #expect(Set(done.values) == Set(0..<calls))
+        let report = system.shutdown()   // leaves Scheduler.shared running
+        #expect(report.delivered == calls)
+        #expect(!Scheduler.shared.isShutDown)
+    }
+}
