@@ -1,7 +1,8 @@
 // ActorCellBase — an actor's typed half: the user mailbox and one turn of processing.
 //
 // One turn (runTurn, on a scheduler worker, never concurrent with itself):
-//   1. drain the system queue completely (start, stop, watch, terminated, childFailed);
+//   1. run preStart if this is the first turn (spawn schedules the new cell directly),
+//      then drain the system queue completely (stop, watch, terminated, childFailed);
 //   2. a stopped cell dead-letters up to `budget` mailbox messages and ends the turn;
 //   3. messages released by unstashAll() go first (the priority list), then up to the rest
 //      of `budget` from the mailbox, each handed to the top `become` closure or to the
@@ -75,8 +76,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: the turn
 
     override final func runTurn(budget: Int) -> TurnOutcome {
+        if phase == .created { startIfNeeded() }
         let systemOutcome = drainSystem()
-        if phase == .created { return .more }  // defensive: start is always enqueued first
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if phase == .stopped {
             mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in

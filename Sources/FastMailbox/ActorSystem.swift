@@ -149,7 +149,7 @@ public final class ActorSystem: Sendable {
                                 supervisor: supervisor, mailbox: mailbox, factory: factory)
         try register(cell, named: name)
         if let parent { parent.children[id] = cell }  // spawn from a context runs in the parent's turn
-        cell.sendSystem(.start)
+        cell.scheduleSelf()  // the first turn runs preStart
         return ActorRef(cell)
     }
 

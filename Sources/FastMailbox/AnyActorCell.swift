@@ -26,8 +26,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     let parent: AnyActorCell?
     /// The strategy that decides about *this* cell's failures (its parent's, or the system default).
     let supervisor: SupervisorStrategy
-    /// Lifecycle traffic (SystemMessage, boxed). Tiny ring, allocated on first use.
-    let systemQueue: MPSCQueue
+    /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue created by the first
+    /// system message (most actors never get one: spawn needs none), installed by CAS
+    /// (acq_rel; the loser releases its own), read with acquire.
+    private let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Messages handed to the behaviour so far (only the turn writes it).
     let delivered = Atomic<Int>(0)
 
@@ -45,17 +47,35 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         self.system = system
         self.parent = parent
         self.supervisor = supervisor
-        self.systemQueue = try! MPSCQueue(capacity: 4)
         super.init()
     }
 
     deinit {
-        _ = systemQueue.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<SystemMessage>.decode(word) }
+        if let queue = systemQueueStorage.load(ordering: .acquiring) {
+            let systemQueue = Unmanaged<MPSCQueue>.fromOpaque(queue).takeRetainedValue()
+            _ = systemQueue.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<SystemMessage>.decode(word) }
+        }
+    }
+
+    /// The system queue if one was created.
+    final var systemQueue: MPSCQueue? {
+        guard let queue = systemQueueStorage.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<MPSCQueue>.fromOpaque(queue).takeUnretainedValue()
+    }
+
+    private final func makeSystemQueue() -> MPSCQueue {
+        let fresh = Unmanaged.passRetained(try! MPSCQueue(capacity: 4))
+        let (won, current) = systemQueueStorage.compareExchange(
+            expected: nil, desired: fresh.toOpaque(), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+        if won { return fresh.takeUnretainedValue() }
+        fresh.release()
+        return Unmanaged<MPSCQueue>.fromOpaque(current!).takeUnretainedValue()
     }
 
     /// Enqueues a system message from any thread and schedules the cell if it was idle.
     final func sendSystem(_ message: SystemMessage) {
-        if case .accepted(true) = systemQueue.enqueue(word: MessageEncoding<SystemMessage>.encode(message)) {
+        let queue = systemQueue ?? makeSystemQueue()
+        if case .accepted(true) = queue.enqueue(word: MessageEncoding<SystemMessage>.encode(message)) {
             scheduleSelf()
         }
     }
@@ -68,7 +88,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
-        guard systemQueue.approximateCount > 0 else { return .empty }
+        guard let systemQueue, systemQueue.approximateCount > 0 else { return .empty }
         return systemQueue.drain(max: Int.max) { (word: UInt) in
             handleSystem(MessageEncoding<SystemMessage>.decode(word))
         }
@@ -77,10 +97,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final func handleSystem(_ message: SystemMessage) {
         switch message {
         case .start:
-            guard phase == .created else { return }
-            phase = .running
-            do { try startInstance() } catch { handleFailure(error) }
-            finishPendingStop()
+            startIfNeeded()
         case .stop(let mode, let reason):
             switch phase {
             case .stopped: return
@@ -107,6 +124,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         case .childFailed(let failure):
             if phase != .stopped { handleFailure(failure); finishPendingStop() }
         }
+    }
+
+    /// Runs preStart on the first turn (spawn schedules the cell; no message needed).
+    final func startIfNeeded() {
+        guard phase == .created else { return }
+        phase = .running
+        do { try startInstance() } catch { handleFailure(error) }
+        finishPendingStop()
     }
 
     /// Applies the supervisor's directive to a failure of this cell's behaviour.

@@ -46,6 +46,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
     public static let jobQueueCapacity = 64
 
+    /// Creates an executor whose jobs run on `scheduler`'s workers. Allocates nothing else
+    /// until the first job (the job ring is allocated lazily).
     public init(scheduler: Scheduler) {
         self.scheduler = scheduler
         do {
@@ -56,6 +58,9 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         super.init()
     }
 
+    /// Queues a job (any thread, lock-free unless the job ring overflows). The enqueue that
+    /// makes the queue non-empty schedules this executor on its scheduler: from one of its
+    /// workers, into that worker's next slot. Traps after the scheduler shut down.
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         switch jobs.enqueue(raw) {
@@ -72,6 +77,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
+    /// Runs up to `budget` jobs in order (called by the scheduler, never concurrently).
     public override func runTurn(budget: Int) -> TurnOutcome {
         let executor = asUnownedSerialExecutor()
         let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
@@ -80,6 +86,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return outcome == .empty ? .idle : .more
     }
 
+    /// This executor for the runtime (identity comparison: one executor, one actor context).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }

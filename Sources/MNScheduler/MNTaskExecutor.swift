@@ -62,6 +62,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         self.scheduler = Unmanaged.passUnretained(scheduler)
     }
 
+    /// Queues a task job on the next lane (any thread). Traps after the scheduler shut down.
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         let index: Int
@@ -87,6 +88,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
+    /// This executor for the runtime.
     public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
         UnownedTaskExecutor(ordinary: self)
     }

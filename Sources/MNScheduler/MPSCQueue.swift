@@ -25,7 +25,7 @@
 // ## Ring, then overflow (the full-ring policy: grow, never lose, never block)
 // The ring (capacity slots, capacity − 1 usable) is allocated on the first enqueue, so an
 // idle queue costs no ring. A producer that finds the ring full, or finds
-// `overflowActive` set, takes the overflow path: under `overflow`'s lock it re-checks the
+// `overflowActive` set, takes the overflow path: under the overflow spin lock it re-checks the
 // flag; if clear it retries the ring; otherwise (or if the ring is still full) it sets the
 // flag and appends. While the flag is set every producer appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
@@ -55,6 +55,9 @@
 
 import CConcurrencyKit
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A multi-producer, single-consumer FIFO of 64-bit words on `ck_ring` with ordered
 /// overflow. See the file comment for the algorithm and its invariants.
@@ -93,13 +96,20 @@ package final class MPSCQueue: @unchecked Sendable {
     /// (release), read by everyone (acquire) so the initialised header is visible.
     @usableFromInline let ringBlock = Atomic<UnsafeMutableRawPointer?>(nil)
 
-    /// Set by a producer (under `overflow`'s lock) when it appends to the overflow list;
+    /// Set by a producer (under overflowLock) when it appends to the overflow list;
     /// cleared only by the consumer in the same critical section that takes the list.
     /// Producers read it (acquire) before trying the ring.
     @usableFromInline let overflowActive = Atomic<Bool>(false)
 
-    /// Overflow items in arrival order, and the number of overflow appends ever made.
-    @usableFromInline let overflow = Lock<(items: [UInt], appends: Int)>(([], 0))
+    /// The overflow spin lock: a test-and-set flag (CAS acquiring to take, store releasing
+    /// to give back), so ThreadSanitizer sees its happens-before edges and an idle queue
+    /// carries no mutex allocation. Held only for an append or a swap of the list; waiters
+    /// spin briefly, then yield the CPU to a preempted holder.
+    @usableFromInline let overflowLock = Atomic<Bool>(false)
+    /// Overflow items in arrival order (guarded by overflowLock).
+    @usableFromInline var overflowItems: [UInt] = []
+    /// Overflow appends ever made (guarded by overflowLock).
+    @usableFromInline var overflowAppendCount = 0
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
     package let capacity: Int
@@ -167,11 +177,11 @@ package final class MPSCQueue: @unchecked Sendable {
 
     @usableFromInline @inline(never)
     func enqueueSlow(word: UInt, ring: RawRing) {
-        overflow.withLock { overflow in
+        withOverflowLock {
             if !overflowActive.load(ordering: .relaxed), ring.enqueueMultiProducer(word: word) { return }
             overflowActive.store(true, ordering: .releasing)
-            overflow.items.append(word)
-            overflow.appends += 1
+            overflowItems.append(word)
+            overflowAppendCount += 1
         }
     }
 
@@ -222,11 +232,11 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline @inline(never)
     func takeOverflowIfQuiescent(_ ring: RawRing) -> Bool {
         guard overflowActive.load(ordering: .acquiring) else { return false }
-        return overflow.withLock { overflow in
-            guard ring.isQuiescent, !overflow.items.isEmpty else { return false }
-            pending = overflow.items
+        return withOverflowLock {
+            guard ring.isQuiescent, !overflowItems.isEmpty else { return false }
+            pending = overflowItems
             pendingIndex = 0
-            overflow.items = []
+            overflowItems = []
             overflowActive.store(false, ordering: .releasing)
             return true
         }
@@ -266,7 +276,19 @@ package final class MPSCQueue: @unchecked Sendable {
     package var approximateCount: Int { state.load(ordering: .relaxed) & MPSCQueue.countMask }
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
-    package var overflowAppends: Int { overflow.withLock { $0.appends } }
+    package var overflowAppends: Int { withOverflowLock { overflowAppendCount } }
+
+    /// Runs `body` holding the overflow spin lock.
+    @usableFromInline
+    func withOverflowLock<R>(_ body: () -> R) -> R {
+        var spins = 0
+        while !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            spins += 1
+            if spins < 64 { ckshim_stall() } else { sched_yield(); spins = 0 }
+        }
+        defer { overflowLock.store(false, ordering: .releasing) }
+        return body()
+    }
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
     package var ringBytes: Int {

@@ -33,6 +33,8 @@ import Glibc
 import Musl
 #endif
 
+/// Source of Scheduler.id (tells one scheduler's workers from another's). Any thread;
+/// relaxed: only uniqueness matters, and the id is published with the scheduler itself.
 private let nextSchedulerID = Atomic<Int>(1)
 
 /// What a worker thread is started with (retains the scheduler for the thread's lifetime).
@@ -135,7 +137,9 @@ public final class Scheduler: Sendable {
     /// running → marked notified and re-queued after its turn.
     /// From one of this scheduler's workers it goes to that worker's next slot (the previous
     /// occupant moves to the local queue); from outside, to the injection queue (waking a
-    /// sleeping worker). Lock-free except when the injection ring is full (ordered spill).
+    /// sleeping worker). From a worker it is lock-free (a CAS and a wait-free push); from
+    /// outside it takes the injection queue's producer lock for a few stores (see
+    /// InjectionQueue for why not ck's spinning multi-producer enqueue) and may wake a worker.
     /// Throws `.shutDown` once `shutdown()` has begun (the unit's state is left unchanged).
     public func schedule(_ unit: ScheduledUnit) throws(SchedulerError) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {

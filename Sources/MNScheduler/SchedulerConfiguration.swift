@@ -90,13 +90,21 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         case `default`, environment, code
     }
 
+    /// Allowed worker counts.
     public static let workerRange = 1...1024
+    /// Allowed throughput (items per turn).
     public static let throughputRange = 1...1_000_000
+    /// Allowed spin counts.
     public static let spinRange = 0...1_000_000
+    /// Allowed run-queue capacities (also: a power of two).
     public static let runQueueCapacityRange = 4...65536
+    /// Items per turn when nothing else is set.
     public static let defaultThroughput = 64
+    /// Search rounds before sleeping when nothing else is set.
     public static let defaultSpinCount = 64
+    /// Local run-queue slots when nothing else is set.
     public static let defaultRunQueueCapacity = 256
+    /// Pinning when nothing else is set.
     public static let defaultPinWorkers = false
 
     public var description: String {
@@ -189,11 +197,18 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 }
 
 /// The effective configuration of a scheduler: every value, and where it came from.
+///
+/// A value type; thread-safe to copy and share.
 public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringConvertible {
+    /// Worker threads.
     public let workers: Int
+    /// Most items per turn.
     public let throughput: Int
+    /// Search rounds before a worker sleeps.
     public let spinCount: Int
+    /// Slots per local run queue (a power of two).
     public let runQueueCapacity: Int
+    /// Whether workers are pinned to CPUs.
     public let pinWorkers: Bool
     /// Where each value came from (default, environment, code).
     public let sources: [SchedulerConfiguration.Setting: SchedulerConfiguration.Source]
