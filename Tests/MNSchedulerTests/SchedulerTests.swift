@@ -16,7 +16,9 @@ import Glibc
             return .idle
         }
         try scheduler.schedule(unit)
-        #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        // (runs is counted before the body runs: wait for the body's store itself.)
+        #expect(waitUntil { ranOnWorker.load(ordering: .sequentiallyConsistent) != -1 })
+        #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 1)
         #expect((0..<2).contains(ranOnWorker.load(ordering: .sequentiallyConsistent)))
         #expect(Scheduler.currentWorkerIndex == nil)
         #expect(!scheduler.isCurrentThreadWorker)
