@@ -1,0 +1,72 @@
+// ActorSystem+Pool — N actors of one behaviour behind one ref (see Router, RoutingStrategy).
+
+import MNScheduler
+
+extension ActorSystem {
+    /// Spawns a pool: `size` event actors made by `factory`, behind one ref whose messages
+    /// are routed to one routee each by `routing`.
+    ///
+    /// Routees are top-level actors named `"<name>/<index>"` (findable with
+    /// ``lookup(_:as:)``), each with its own mailbox and supervised by `supervisor` (else
+    /// the system default); a routee that stops for good is skipped by the router.
+    ///
+    /// - Thread-safety: the pool ref may be used from any thread or task; routing is
+    ///   lock-free (see ``RoutingStrategy``). `ask` through the pool works: the routee that
+    ///   gets the request replies.
+    /// - Ordering: per-sender order holds **per routee only**: two messages from one
+    ///   sender that go to different routees may be processed in either order.
+    /// - Stopping: `poolRef.stop(mode)` stops every routee with `mode`; later messages to
+    ///   the pool go to dead letters. `mailboxDepth` is the sum of the routees' depths.
+    ///   The pool ref cannot be watched (watch the routees, see ``routees(of:)``).
+    /// - Throws: ``ActorSystemError/invalidPoolSize(_:)`` when `size < 1`,
+    ///   ``ActorSystemError/duplicateName(_:)`` when the pool's name (or a routee's) is
+    ///   taken, or the errors of ``spawn(name:mailboxCapacity:supervisor:_:)``. Nothing is
+    ///   left running when it throws.
+    @discardableResult
+    public func spawnPool<A: EventActor>(
+        name: String? = nil, size: Int, routing: RoutingStrategy = .roundRobin,
+        mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
+    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        guard size >= 1 else { throw .invalidPoolSize(size) }
+        let id = nextActorID()
+        let poolName = name ?? "$pool\(id.rawValue)"
+        var routees: [ActorCellBase<A.Message>] = []
+        routees.reserveCapacity(size)
+        do {
+            for index in 0..<size {
+                let ref = try spawnCell(name: "\(poolName)/\(index)", mailboxCapacity: mailboxCapacity, parent: nil,
+                                        supervisor: supervisor ?? defaultSupervisor, factory: factory)
+                guard let cell = ref.recipient as? ActorCellBase<A.Message> else {
+                    preconditionFailure("spawnCell returned a ref that is not an actor cell")
+                }
+                routees.append(cell)
+            }
+        } catch {
+            for routee in routees { routee.stop(.immediately) }
+            if case .duplicateName = error { throw .duplicateName(poolName) }
+            throw error
+        }
+        return ActorRef(Router(id: id, name: poolName, system: self, strategy: routing, routees: routees))
+    }
+
+    /// Spawns a pool of `size` actors whose behaviour is a closure (see
+    /// ``spawnPool(name:size:routing:mailboxCapacity:supervisor:_:)``).
+    @discardableResult
+    public func spawnPool<Message: Sendable>(
+        name: String? = nil, size: Int, routing: RoutingStrategy = .roundRobin,
+        mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        supervisor: SupervisorStrategy? = nil,
+        receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        try spawnPool(name: name, size: size, routing: routing, mailboxCapacity: mailboxCapacity,
+                      supervisor: supervisor) { ClosureActor(receive) }
+    }
+
+    /// The routees of a pool, in index order; nil when `pool` is not a pool's ref.
+    /// Thread-safe; the list is fixed for the pool's life (stopped routees stay in it).
+    public func routees<Message>(of pool: ActorRef<Message>) -> [ActorRef<Message>]? {
+        guard let router = pool.recipient as? Router<Message> else { return nil }
+        return router.routees.map { ActorRef($0) }
+    }
+}

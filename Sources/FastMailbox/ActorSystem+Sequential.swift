@@ -1,0 +1,41 @@
+// ActorSystem+Sequential — spawning thread-style actors (see SequentialActorCell).
+
+import MNScheduler
+
+extension ActorSystem {
+    /// Spawns a sequential (thread-style) actor: `body` is its whole life, written as a loop
+    /// over its ``Inbox`` — `for await message in inbox { ... }` or
+    /// `let message = try await inbox.receive()`, including selective receive with a timeout.
+    ///
+    /// The body runs as a task on this system's scheduler workers
+    /// (`scheduler.taskExecutor`): it holds a worker only while it computes and no thread
+    /// while it waits, so any number of sequential actors share the workers.
+    ///
+    /// - Thread-safety: any thread or task. The returned ref is like any other: tell, ask,
+    ///   stop, watch from an event actor (`context.watch(ref)` gets `.terminated`).
+    /// - Ordering: messages from one sender arrive in the order sent.
+    /// - Lifecycle: the actor stops when the body returns (``TerminationReason/finished``),
+    ///   when `ref.stop()` ends it (receive throws ``ActorStoppedError``, the task is
+    ///   cancelled; ``TerminationReason/stopped``), or when the body throws any other error
+    ///   (``TerminationReason/failed(_:)`` with the error's description; watchers are told).
+    ///   Sequential actors are not restarted by supervisors: the body's local state is gone
+    ///   with its stack, so catch inside the loop to survive an error, or watch the actor and
+    ///   spawn a new one. Messages left in the inbox when it stops, and later tells, go to
+    ///   dead letters. `shutdown()` closes the inbox, lets the body take what is queued, then
+    ///   waits for it to end.
+    /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, shut down).
+    @discardableResult
+    public func spawnSequential<Message: Sendable>(
+        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        let mailbox: MPSCQueue
+        do { mailbox = try MPSCQueue(capacity: mailboxCapacity) } catch { throw .invalidMailboxCapacity(mailboxCapacity) }
+        let id = nextActorID()
+        let cell = SequentialActorCell<Message>(id: id, name: name ?? "$\(id.rawValue)", system: self,
+                                                mailbox: mailbox, body: body)
+        try register(cell, named: name)
+        cell.scheduleSelf()  // the first turn starts the body
+        return ActorRef(cell)
+    }
+}

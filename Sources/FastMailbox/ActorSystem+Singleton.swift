@@ -1,0 +1,83 @@
+// ActorSystem+Singleton — one actor per key, created on first use.
+//
+// Algorithm: the registry's singleton table maps a key to a SingletonSlot, created (empty)
+// under the registry lock the first time the key is asked for; that lock is never held
+// while spawning. The slot has its own lock, and get-or-create runs entirely under it:
+// return the stored ref if its actor still accepts messages, else spawn (which takes the
+// registry lock inside) and store the new ref. Racing callers on one key serialise on the
+// slot, so exactly one spawn happens and every caller gets its ref; callers on different
+// keys don't wait for each other. Lock order: slot → registry, never the reverse (the
+// registry lock is released before a slot lock is taken), so no deadlock.
+
+import MNScheduler
+
+/// A key's singleton: the current ref (an `ActorRef<M>`), under its own lock.
+final class SingletonSlot: Sendable {
+    let current = Lock<(any Sendable)?>(nil)
+}
+
+extension ActorSystem {
+    /// The actor for `key`: spawned from `factory` on first use, the same ref afterwards.
+    ///
+    /// - Thread-safety: any number of threads and tasks may race on one key: one actor is
+    ///   spawned and all of them get its ref (later callers wait for the spawn, which does
+    ///   not block). Different keys don't contend.
+    /// - Stopped: if the singleton has stopped (or is stopping), the next call spawns a
+    ///   fresh one from `factory` and returns its ref; refs to the old one keep sending to
+    ///   dead letters. The singleton is unnamed (its name is generated), so a recreation
+    ///   never collides with the old actor's name.
+    /// - Misuse: asking for one key with two different message types traps, naming the key.
+    /// - Throws: ``ActorSystemError`` from spawning (e.g. `.shutDown`).
+    public func singleton<A: EventActor>(
+        key: String, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
+    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        try singleton(key: key) { () throws(ActorSystemError) -> ActorRef<A.Message> in
+            try spawn(mailboxCapacity: mailboxCapacity, supervisor: supervisor, factory)
+        }
+    }
+
+    /// The actor for `key`, made by `create` (e.g. a `spawnSequential` or `spawnPool`) on
+    /// first use and again after it stopped; the same ref otherwise. `create` runs at most
+    /// once per (re)creation, under the key's lock: it must not ask for the same key.
+    /// Same guarantees as ``singleton(key:mailboxCapacity:supervisor:_:)``.
+    public func singleton<Message: Sendable>(
+        key: String, create: () throws(ActorSystemError) -> ActorRef<Message>
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        let slot: SingletonSlot = withSingletons { table in
+            if let slot = table[key] as? SingletonSlot { return slot }
+            let slot = SingletonSlot()
+            table[key] = slot
+            return slot
+        }
+        let result: Result<ActorRef<Message>, ActorSystemError> = slot.current.withLock { current in
+            if let existing = current {
+                guard let ref = existing as? ActorRef<Message> else {
+                    preconditionFailure("singleton key '\(key)' holds \(type(of: existing)), not ActorRef<\(Message.self)>")
+                }
+                if ref.isAcceptingMessages { return .success(ref) }
+            }
+            do throws(ActorSystemError) {
+                let ref = try create()
+                current = ref
+                return .success(ref)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}
+
+extension ActorRef {
+    /// False once the actor (or every routee of a pool) has stopped or is stopping: its
+    /// mailbox is closed. A snapshot; any thread.
+    var isAcceptingMessages: Bool {
+        switch recipient {
+        case let cell as ActorCellBase<Message>: return !cell.mailbox.isClosed
+        case let cell as SequentialActorCell<Message>: return !cell.mailbox.isClosed
+        case let router as Router<Message>: return router.isAcceptingMessages
+        default: return true
+        }
+    }
+}

@@ -1,0 +1,178 @@
+// Inbox — the receiving end of a sequential actor (see SequentialActorCell for the
+// wake-up protocol and who consumes the mailbox).
+//
+// Selective receive: messages that a `receive(where:)` skipped are kept in `buffer`, in
+// arrival order, and every later receive scans that buffer (oldest first) before taking
+// anything new from the mailbox. Invariants:
+//   (I1) buffer[head...] holds skipped messages in the order they were sent to the actor
+//        (per sender), all older than anything still in the mailbox;
+//   (I2) a receive returns the oldest message that matches: first in the buffer, else the
+//        first matching one taken from the mailbox (skipped ones are appended to the buffer);
+//   (I3) cell.buffered == buffer.count - head (shutdown reads it to account what is left).
+// Thread-safety: an Inbox is confined to its actor's body task (it is not Sendable), which
+// makes it the mailbox's single consumer.
+
+import Dispatch
+import Synchronization
+
+/// The mailbox of a sequential actor, as its body sees it: `receive` suspends the body
+/// (without holding a thread) until a message arrives.
+///
+/// Obtained only as the argument of the body passed to
+/// ``ActorSystem/spawnSequential(name:mailboxCapacity:_:)``. Not `Sendable`: use it only
+/// from the body's task (that makes it the single consumer; hand out ``myself`` instead).
+///
+/// - Ordering: messages from one sender arrive in the order sent; a selective receive
+///   takes the oldest matching message and leaves the others, in order, for later receives.
+/// - Stopped: after `ref.stop()` (immediately) every receive throws ``ActorStoppedError``;
+///   after `ref.stop(.afterDrainingMailbox)` or `ActorSystem.shutdown()` receives return
+///   what is already queued, then throw it. `for await` over the inbox ends instead.
+/// - Cancellation: a receive in a cancelled task throws `CancellationError` (or
+///   ``ActorStoppedError`` when the cancellation is the actor's own stop).
+public final class Inbox<Message: Sendable> {
+    let cell: SequentialActorCell<Message>
+    private var buffer: [Message] = []
+    private var head = 0
+    /// Set when the body has ended: the cell's turn owns the mailbox from then on.
+    private var finished = false
+
+    init(cell: SequentialActorCell<Message>) { self.cell = cell }
+
+    /// A reference to this actor, to hand to others (e.g. as a reply-to).
+    public var myself: ActorRef<Message> { ActorRef(cell) }
+    /// This actor's identity.
+    public var id: ActorID { cell.id }
+    /// This actor's name.
+    public var name: String { cell.name }
+    /// The system the actor lives in.
+    public var system: ActorSystem { cell.system }
+    /// Messages skipped by selective receives and kept, in order, for later receives.
+    public var bufferedCount: Int { buffer.count - head }
+
+    /// The next message (buffered ones first), waiting as long as it takes.
+    /// - Throws: ``ActorStoppedError`` when the actor is stopping (see the type's
+    ///   documentation), `CancellationError` when the task is cancelled otherwise.
+    public func receive() async throws -> Message {
+        try await receive(timeout: nil) { _ in true }
+    }
+
+    /// The next message (buffered ones first), waiting at most `timeout`.
+    /// - Throws: ``ReceiveTimeout`` when none arrived in time (a later message is kept for
+    ///   the next receive), ``ActorStoppedError``, or `CancellationError`.
+    public func receive(timeout: Duration) async throws -> Message {
+        try await receive(timeout: timeout) { _ in true }
+    }
+
+    /// Selective receive: the oldest message for which `predicate` is true, waiting at most
+    /// `timeout` (nil: forever). Messages that don't match stay in the inbox, in order, and
+    /// are returned by later receives before newer ones.
+    ///
+    /// `predicate` runs on the body's task, once per message examined (again on a later
+    /// call for messages it skipped).
+    /// - Throws: ``ReceiveTimeout`` (skipped messages stay buffered), ``ActorStoppedError``
+    ///   (when stopping immediately, or closed with nothing matching left), or
+    ///   `CancellationError`.
+    public func receive(timeout: Duration? = nil, where predicate: (Message) -> Bool) async throws -> Message {
+        guard !finished, !cell.immediateStop.load(ordering: .acquiring) else { throw stoppedError }
+        var index = head
+        while index < buffer.count {
+            if predicate(buffer[index]) { return takeBuffered(at: index) }
+            index += 1
+        }
+        let deadline = timeout.map(Inbox.deadline(after:))
+        while true {
+            if cell.immediateStop.load(ordering: .acquiring) { throw stoppedError }
+            let (message, outcome) = cell.takeOne()
+            if let message {
+                if predicate(message) {
+                    cell.countDelivered()
+                    return message
+                }
+                buffer.append(message)
+                cell.buffered.store(buffer.count - head, ordering: .relaxed)
+                continue
+            }
+            if outcome == .more {  // a producer is between claim and commit (MPSCQueue)
+                await Task.yield()
+                continue
+            }
+            if cell.mailbox.isClosed { throw stoppedError }
+            if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline {
+                throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
+            }
+            switch await cell.park(deadline: deadline) {
+            case .signalled, .stopped, .timedOut:
+                continue  // look again; the checks above decide
+            case .cancelled:
+                if cell.immediateStop.load(ordering: .acquiring) { throw stoppedError }
+                throw CancellationError()
+            }
+        }
+    }
+
+    // MARK: internals
+
+    private var stoppedError: ActorStoppedError { ActorStoppedError(actorName: cell.name, actorID: cell.id) }
+
+    private func takeBuffered(at index: Int) -> Message {
+        let message: Message
+        if index == head {
+            message = buffer[head]
+            head += 1
+            if head == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 32, head * 2 >= buffer.count {
+                buffer.removeFirst(head)
+                head = 0
+            }
+        } else {
+            message = buffer.remove(at: index)
+        }
+        cell.buffered.store(buffer.count - head, ordering: .relaxed)
+        cell.countDelivered()
+        return message
+    }
+
+    /// The body ended: buffered messages go to dead letters; later receives throw.
+    func finish() {
+        finished = true
+        for message in buffer[head...] { cell.deadLetter(message) }
+        buffer = []
+        head = 0
+        cell.buffered.store(0, ordering: .relaxed)
+    }
+
+    static func deadline(after timeout: Duration) -> UInt64 {
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = UInt64(Swift.max(0, seconds)) &* 1_000_000_000 &+ UInt64(Swift.max(0, attoseconds) / 1_000_000_000)
+        return DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+    }
+}
+
+@available(*, unavailable, message: "an Inbox belongs to its actor's body task; hand out `myself` instead")
+extension Inbox: Sendable {}
+
+extension Inbox: AsyncSequence {
+    public typealias Element = Message
+    public typealias Failure = Never
+
+    /// Iterates the messages as they arrive; ends (returns nil) when the actor is stopping
+    /// (see ``Inbox``) or the task is cancelled. One iteration at a time, on the body's task.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = Message
+        public typealias Failure = Never
+
+        let inbox: Inbox<Message>
+
+        public mutating func next() async -> Message? {
+            do {
+                return try await inbox.receive()
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(inbox: self) }
+}

@@ -1,0 +1,347 @@
+// SequentialActorCell — the cell of a thread-style actor (Haller & Odersky's "receive"
+// half): the behaviour is one async body that loops on `inbox.receive()`. The body runs as
+// a Swift task with the scheduler's MNTaskExecutor as its executor preference, so it
+// occupies a worker only while it computes; a receive with nothing to take suspends the
+// task (a continuation, no thread), and the sender that makes the mailbox non-empty
+// resumes it.
+//
+// ## Who consumes the mailbox (the MPSCQueue's single consumer)
+//   (C1) while the body runs (`control.body == .running`): the body's task, through Inbox.
+//        Successive jobs of one task are ordered by the executor, so the task is one
+//        consumer even when it hops between workers.
+//   (C2) once the body ended (`.ended`), or if the cell stopped before it started: the
+//        cell's turn, which dead-letters whatever is left. The hand-over happens under
+//        `control`'s lock: the task's last drain happens-before its `.ended` store, which
+//        happens-before the turn's read of it.
+//
+// ## Wake-up protocol (no lost wake-up)
+// The task (consumer) takes one message at a time with `mailbox.drain(max: 1)`:
+//   got one       → return it (selective receive: buffer it in the Inbox and go on);
+//   .more, none   → a producer is between claim and commit: Task.yield() and retry;
+//   .empty        → count is 0 *after* our decrement (or was 0 at the snapshot), so the
+//                   next enqueue is the 0→1 one and reports `becameNonEmpty`. Now park:
+//                   under `control`'s lock, if `signalled` is set, clear it and retry;
+//                   if the actor is stopping or the task is cancelled, don't park; else
+//                   store the continuation as `waiter` (with a fresh generation number).
+// A sender whose enqueue reported `becameNonEmpty` takes the same lock: if a `waiter` is
+// stored it removes and resumes it; otherwise it sets `signalled`. The two critical
+// sections are ordered one way or the other: sender first → the consumer sees `signalled`
+// and does not park; consumer first → the sender finds the waiter. Every enqueue after the
+// consumer observed empty is either that 0→1 sender or counted behind it, so a parked
+// consumer always has a resumer. A stale `signalled` (set while the consumer was running)
+// costs one extra, empty drain. Senders that do not take the count from 0 take no lock:
+// the hot path stays one ring enqueue and one atomic add.
+// Other resumers, all under the same lock and only if the waiter is still there:
+// stop/close (→ .stopped), the timeout timer (→ .timedOut, only if the generation still
+// matches, so a stale timer never resumes a later wait), task cancellation (→ .cancelled).
+// Each continuation is therefore resumed exactly once: whoever removes it resumes it.
+//
+// ## Stop and end
+//   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
+//     ActorStoppedError at once), resumes a parked receive, cancels the body's task.
+//   stop(.afterDrainingMailbox), shutdown's closeMailbox(): closes the mailbox and resumes
+//     a parked receive; receive keeps returning what is buffered or queued, then throws
+//     ActorStoppedError (and `for await` ends).
+//   The body's end (return, throw, or stop): the task closes the mailbox, dead-letters the
+//     Inbox's buffered messages, stores `.ended(reason)` and schedules the cell; that turn
+//     runs AnyActorCell.finalizeStop (watchers get `.terminated`, the registry forgets the
+//     cell) and dead-letters what is left in the mailbox (C2). So `.terminated` means the
+//     body will run no more code, and delivered + dead-lettered + left = sent holds.
+// Accounting: `delivered` is written only by the consumer task (relaxed load+store, one
+// writer); `buffered` (messages the Inbox set aside) is written only by it too, and is read
+// by shutdown to count what is left.
+
+import Dispatch
+import MNScheduler
+import Synchronization
+
+final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
+    // @unchecked: mutable state is either under `control`'s lock, atomic, turn-confined
+    // (AnyActorCell C2), or the MPSCQueue's consumer side (see C1/C2 above).
+
+    typealias Body = @Sendable (Inbox<Message>) async throws -> Void
+
+    /// Why a parked receive was resumed.
+    enum WakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
+
+    enum BodyState {
+        case notStarted
+        case running(Task<Void, Never>)
+        case ended(TerminationReason)
+    }
+
+    /// What a 0→1 sender must do (decided under the lock, done outside it).
+    enum WakeDuty { case resume(Waiter), none, turn }
+
+    /// What a park attempt did.
+    enum ParkAttempt { case parked(generation: UInt64), immediate(WakeReason) }
+
+    struct Waiter {
+        let continuation: CheckedContinuation<WakeReason, Never>
+        let generation: UInt64
+    }
+
+    /// Shared between senders, the consumer task, stop() and timers (see the file comment).
+    struct Control {
+        var body: BodyState = .notStarted
+        var waiter: Waiter?
+        var signalled = false
+        var generation: UInt64 = 0
+        /// `stop(_:)` was called (as opposed to a close by shutdown).
+        var stopRequested = false
+    }
+
+    /// The user mailbox (encoded messages, see MessageEncoding).
+    let mailbox: MPSCQueue
+    let body: Body
+    let control = Lock<Control>(Control())
+    /// Set (release) by stop(.immediately) before it resumes the waiter; read (acquire) by
+    /// every receive.
+    let immediateStop = Atomic<Bool>(false)
+    /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
+    let buffered = Atomic<Int>(0)
+
+    init(id: ActorID, name: String, system: ActorSystem, mailbox: MPSCQueue, body: @escaping Body) {
+        self.mailbox = mailbox
+        self.body = body
+        super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor)
+    }
+
+    deinit {
+        // Release payloads of messages nobody will process (e.g. left at shutdown).
+        _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word) }
+    }
+
+    // MARK: MessageRecipient (any thread)
+
+    var watchableCell: AnyActorCell? { self }
+    var mailboxDepth: Int { mailbox.approximateCount + buffered.load(ordering: .relaxed) }
+
+    @discardableResult
+    func deliver(_ message: Message) -> Bool {
+        if mailbox.isClosed { deadLetter(message); return false }
+        let word = MessageEncoding<Message>.encode(message)
+        switch mailbox.enqueue(word: word) {
+        case .accepted(let becameNonEmpty):
+            if becameNonEmpty { wakeConsumer() }
+            return true
+        case .closed:
+            deadLetter(MessageEncoding<Message>.decode(word))
+            return false
+        }
+    }
+
+    func stop(_ mode: StopMode) {
+        requestStop(mode, explicit: true)
+    }
+
+    func deadLetter(_ message: Message) {
+        system.deadLetters.publish(DeadLetter(
+            message: message, recipient: id, recipientName: name,
+            reason: system.isShuttingDown ? .systemShutDown : .recipientStopped))
+    }
+
+    // MARK: wake-ups (any thread)
+
+    /// The 0→1 sender's duty: resume the parked body, or leave `signalled`, or (no body
+    /// running) get a turn to start it or dead-letter.
+    private func wakeConsumer() {
+        let duty: WakeDuty = control.withLock { control in
+            guard case .running = control.body else { return .turn }
+            if let waiter = control.waiter {
+                control.waiter = nil
+                return .resume(waiter)
+            }
+            control.signalled = true
+            return .none
+        }
+        switch duty {
+        case .resume(let waiter): waiter.continuation.resume(returning: .signalled)
+        case .turn: scheduleSelf()
+        case .none: break
+        }
+    }
+
+    /// Closes the mailbox and wakes a parked receive; `.immediately` also makes every
+    /// receive throw and cancels the body's task. Idempotent; any thread.
+    func requestStop(_ mode: StopMode, explicit: Bool) {
+        mailbox.markClosed()
+        if mode == .immediately { immediateStop.store(true, ordering: .releasing) }
+        let (waiter, task): (Waiter?, Task<Void, Never>?) = control.withLock { control in
+            if explicit { control.stopRequested = true }
+            let waiter = control.waiter
+            control.waiter = nil
+            if mode == .immediately, case .running(let task) = control.body { return (waiter, task) }
+            return (waiter, nil)
+        }
+        waiter?.continuation.resume(returning: .stopped)
+        task?.cancel()  // outside the lock: cancellation handlers take it
+    }
+
+    // MARK: consumer side (the body's task only, C1)
+
+    /// Takes at most one message from the mailbox.
+    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
+        var taken: Message?
+        let outcome = mailbox.drain(max: 1) { (word: UInt) in taken = MessageEncoding<Message>.decode(word) }
+        return (taken, outcome)
+    }
+
+    /// Counts one message handed to the body.
+    func countDelivered() {
+        delivered.store(delivered.load(ordering: .relaxed) + 1, ordering: .relaxed)
+    }
+
+    /// Suspends the body until a sender, a stop, the deadline (uptime nanoseconds) or a
+    /// cancellation wakes it. Returns at once if one of them already happened.
+    func park(deadline: UInt64?) async -> WakeReason {
+        var timer: DispatchWorkItem?
+        let reason = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WakeReason, Never>) in
+                let attempt: ParkAttempt = control.withLock { control in
+                    if control.signalled {
+                        control.signalled = false
+                        return .immediate(.signalled)
+                    }
+                    if immediateStop.load(ordering: .acquiring) || mailbox.isClosed { return .immediate(.stopped) }
+                    if Task.isCancelled { return .immediate(.cancelled) }
+                    control.generation &+= 1
+                    control.waiter = Waiter(continuation: continuation, generation: control.generation)
+                    return .parked(generation: control.generation)
+                }
+                switch attempt {
+                case .immediate(let reason):
+                    continuation.resume(returning: reason)
+                case .parked(let generation):
+                    if let deadline {
+                        let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
+                        timer = item
+                        DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
+                    }
+                }
+            }
+        } onCancel: {
+            self.cancelWaiter()
+        }
+        timer?.cancel()
+        return reason
+    }
+
+    private func expireWaiter(generation: UInt64) {
+        let waiter: Waiter? = control.withLock { control in
+            guard let waiter = control.waiter, waiter.generation == generation else { return nil }
+            control.waiter = nil
+            return waiter
+        }
+        waiter?.continuation.resume(returning: .timedOut)
+    }
+
+    private func cancelWaiter() {
+        let waiter: Waiter? = control.withLock { control in
+            defer { control.waiter = nil }
+            return control.waiter
+        }
+        waiter?.continuation.resume(returning: .cancelled)
+    }
+
+    /// Why the body ended, given how (`error` nil: it returned).
+    func terminationReason(after error: (any Error)?) -> TerminationReason {
+        let stopRequested = control.withLock { $0.stopRequested }
+        switch error {
+        case nil:
+            return stopRequested ? .stopped : .finished
+        case is ActorStoppedError, is CancellationError:
+            return stopRequested || !system.isShuttingDown ? .stopped : .systemShutDown
+        case let error?:
+            return .failed(String(describing: error))
+        }
+    }
+
+    /// The task's last act: hands the mailbox to the turn (C2), which finalizes the stop.
+    func bodyDidEnd(_ reason: TerminationReason) {
+        mailbox.markClosed()
+        control.withLock { control in
+            control.body = .ended(reason)
+            control.waiter = nil
+            control.signalled = false
+        }
+        scheduleSelf()
+    }
+
+    // MARK: the turn (system messages, start, final stop, dead letters)
+
+    override func runTurn(budget: Int) -> TurnOutcome {
+        let systemOutcome = drainSystem()
+        if phase == .created {
+            phase = .running
+            startBody()
+        }
+        let ended: TerminationReason? = control.withLock { control in
+            switch control.body {
+            case .ended(let reason):
+                return reason
+            case .notStarted where phase == .stopped:
+                control.body = .ended(.stopped)  // stopped before the body started
+                return .stopped
+            default:
+                return nil
+            }
+        }
+        var mailboxOutcome = MPSCQueue.DrainOutcome.empty
+        if let ended {
+            if phase != .stopped {
+                if case .draining(let drainReason) = phase, !ended.isFailure {
+                    finalizeStop(drainReason)
+                } else {
+                    finalizeStop(ended)
+                }
+            }
+            mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
+                deadLetter(MessageEncoding<Message>.decode(word))
+            }
+        }
+        return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
+    }
+
+    /// Starts the body's task (first turn), unless an immediate stop came first.
+    private func startBody() {
+        let taskExecutor = system.scheduler.taskExecutor
+        control.withLock { control in
+            guard case .notStarted = control.body else { return }
+            if immediateStop.load(ordering: .acquiring) {
+                control.body = .ended(.stopped)
+                return
+            }
+            let body = self.body
+            let task = Task(executorPreference: taskExecutor) { [self] in
+                let inbox = Inbox(cell: self)
+                var failure: (any Error)?
+                do { try await body(inbox) } catch { failure = error }
+                let reason = terminationReason(after: failure)
+                mailbox.markClosed()
+                inbox.finish()
+                bodyDidEnd(reason)
+            }
+            control.body = .running(task)
+        }
+    }
+
+    // MARK: AnyActorCell hooks
+
+    /// Shutdown (any thread) and stop handling: later sends go to dead letters; a receive
+    /// returns what is queued, then throws ActorStoppedError.
+    override func closeMailbox() { requestStop(.afterDrainingMailbox, explicit: false) }
+
+    /// Run by finalizeStop. Normally the body has already ended; if a `.stop(.immediately)`
+    /// system message ever finalizes the cell first, the body is stopped as well.
+    override func stopInstance() { requestStop(.immediately, explicit: false) }
+
+    override var userMailboxDepth: Int { mailboxDepth }
+}
+
+extension TerminationReason {
+    var isFailure: Bool {
+        if case .failed = self { return true }
+        return false
+    }
+}
