@@ -23,13 +23,22 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// The user mailbox (MPSCQueue of encoded messages; see MessageEncoding).
     let mailbox: MPSCQueue
+    /// How `Message` travels through a ring slot, computed once (see MessageEncoding).
+    let encoding = MessageEncoding<Message>.kind
 
     // Turn-confined (AnyActorCell C2).
-    var becomeStack: [Behavior] = []
+    var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
+    /// becomeStack.count, kept apart so the per-message check touches no array of
+    /// function type (whose metadata unspecialised code would look up every time).
+    var becomeDepth = 0
     var stashed: [Message] = []
     var priority: [Message] = []
     var priorityIndex = 0
     var watchMessages: [ActorID: Message] = [:]
+    /// `context.myself`, built once: an existential over a generic class costs a witness
+    /// table look-up to form. The cycle it makes (cell → ref → cell) is broken when the
+    /// cell stops; until then the registry keeps the cell alive anyway.
+    var cachedSelfRef: ActorRef<Message>?
     var watching: Set<ActorID> = []
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
@@ -40,7 +49,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     deinit {
         // Release payloads of messages nobody will process (e.g. left at shutdown).
-        _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word) }
+        _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word, as: encoding) }
     }
 
     // MARK: MessageRecipient (any thread)
@@ -51,13 +60,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @discardableResult
     final func deliver(_ message: Message) -> Bool {
         if mailbox.isClosed { deadLetter(message); return false }
-        let word = MessageEncoding<Message>.encode(message)
+        let word = MessageEncoding<Message>.encode(message, as: encoding)
         switch mailbox.enqueue(word: word) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.decode(word))
+            deadLetter(MessageEncoding<Message>.decode(word, as: encoding))
             return false
         }
     }
@@ -81,7 +90,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if phase == .stopped {
             mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
-                deadLetter(MessageEncoding<Message>.decode(word))
+                deadLetter(MessageEncoding<Message>.decode(word, as: encoding))
             }
         } else {
             var remaining = budget
@@ -97,7 +106,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             }
             if remaining > 0 {
                 mailboxOutcome = mailbox.drain(max: remaining) { (word: UInt) in
-                    let message = MessageEncoding<Message>.decode(word)
+                    let message = MessageEncoding<Message>.decode(word, as: encoding)
                     if phase == .stopped {
                         deadLetter(message)
                     } else if priorityIndex < priority.count {
@@ -125,7 +134,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func invoke(_ message: Message) {
         delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
-            if let top = becomeStack.last {
+            if becomeDepth > 0, let top = becomeStack.last {
                 try top(message, ActorContext(cell: self))
             } else {
                 try receive(message)
@@ -145,8 +154,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func closeMailbox() { mailbox.markClosed() }
     override final var userMailboxDepth: Int { mailbox.approximateCount }
 
+    final var selfRef: ActorRef<Message> {
+        if let cachedSelfRef { return cachedSelfRef }
+        let ref = ActorRef<Message>(self)
+        if phase != .stopped { cachedSelfRef = ref }
+        return ref
+    }
+
     override final func resetBehaviourState() {
         becomeStack = []
+        if phase == .stopped { cachedSelfRef = nil }
         // Stashed messages of a stopping or restarting actor are not lost: they are
         // dead-lettered when it stops, and kept in order (ahead of the mailbox) when it restarts.
         if phase == .stopped {

@@ -12,7 +12,7 @@ public struct ActorContext<Message: Sendable> {
     init(cell: ActorCellBase<Message>) { self.cell = cell }
 
     /// A reference to this actor, to hand to others (e.g. as a reply-to).
-    public var myself: ActorRef<Message> { ActorRef(cell) }
+    public var myself: ActorRef<Message> { cell.selfRef }
     /// This actor's identity.
     public var id: ActorID { cell.id }
     /// This actor's name.

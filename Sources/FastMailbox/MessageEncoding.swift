@@ -7,7 +7,8 @@
 //   .object  class references: the slot holds the retained pointer
 //            (Unmanaged.passRetained / takeRetainedValue): 0 allocations, one retain.
 //   .boxed   every other value (structs, enums with payloads, existentials) is moved into
-//            one heap box: exactly 1 allocation per message, freed when it is consumed.
+//            one heap cell (UnsafeMutablePointer.allocate): exactly 1 allocation per
+//            message, freed when it is consumed.
 // MailboxTests proves those numbers with MallocCounter.
 //
 // Ownership: encode() consumes the message into the word (+1 reference where there is
@@ -16,12 +17,6 @@
 
 @usableFromInline
 enum MessageEncodingKind: Sendable { case inline, object, boxed }
-
-@usableFromInline
-final class MessageBox<Message>: @unchecked Sendable {
-    @usableFromInline let value: Message
-    @inlinable init(_ value: Message) { self.value = value }
-}
 
 @usableFromInline
 enum MessageEncoding<Message> {
@@ -33,31 +28,48 @@ enum MessageEncoding<Message> {
     }
 
     @inlinable @inline(__always)
-    static func encode(_ message: Message) -> UInt {
+    static func encode(_ message: Message) -> UInt { encode(message, as: kind) }
+
+    @inlinable @inline(__always)
+    static func decode(_ word: UInt) -> Message { decode(word, as: kind) }
+
+    /// Encode with a kind computed once and cached: unspecialised generic code (an actor
+    /// cell called through the scheduler's vtable) would otherwise pay metadata look-ups
+    /// and a dynamic cast to recompute `kind` for every message.
+    @inlinable @inline(__always)
+    static func encode(_ message: Message, as kind: MessageEncodingKind) -> UInt {
         switch kind {
         case .inline:
             var word: UInt = 0
-            withUnsafeMutableBytes(of: &word) { $0.storeBytes(of: message, as: Message.self) }
+            withUnsafeMutablePointer(to: &word) { UnsafeMutableRawPointer($0).storeBytes(of: message, as: Message.self) }
             return word
         case .object:
             let object = unsafeBitCast(message, to: AnyObject.self)
             return UInt(bitPattern: Unmanaged.passRetained(object).toOpaque())
         case .boxed:
-            return UInt(bitPattern: Unmanaged.passRetained(MessageBox(message)).toOpaque())
+            // A raw, typed allocation rather than a generic box class: forming
+            // MessageBox<Message>'s metadata costs a runtime look-up per message in
+            // unspecialised code; the pointer needs none.
+            let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
+            box.initialize(to: message)
+            return UInt(bitPattern: box)
         }
     }
 
     @inlinable @inline(__always)
-    static func decode(_ word: UInt) -> Message {
+    static func decode(_ word: UInt, as kind: MessageEncodingKind) -> Message {
         switch kind {
         case .inline:
-            return withUnsafeBytes(of: word) { $0.baseAddress!.loadUnaligned(as: Message.self) }
+            var bits = word
+            return withUnsafeMutablePointer(to: &bits) { UnsafeMutableRawPointer($0).load(as: Message.self) }
         case .object:
             let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: word)!).takeRetainedValue()
             return unsafeBitCast(object, to: Message.self)
         case .boxed:
-            return Unmanaged<MessageBox<Message>>.fromOpaque(UnsafeRawPointer(bitPattern: word)!)
-                .takeRetainedValue().value
+            let box = UnsafeMutablePointer<Message>(bitPattern: word)!
+            let message = box.move()
+            box.deallocate()
+            return message
         }
     }
 }
