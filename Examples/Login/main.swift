@@ -3,12 +3,15 @@
 //
 //   swift run example-login
 //
-// - `APIActor`s check passwords against a user table. They sit behind a pool that routes
-//   each request to one of them. The "backend" of one user (slowpoke) answers late: the
-//   API actor replies from a task after 300 ms, never blocking its worker.
+// - Four `APIActor`s check passwords against a user table. They form a pool
+//   (`system.spawnPool`): one ref, each request routed to the least loaded of them.
+//   The "backend" of one user (slowpoke) answers late: the API actor replies from a task
+//   after 300 ms, never blocking its worker.
 // - The `Session` actor owns the sessions. A login asks the pool with a 200 ms timeout
 //   from a task (an ask future), and the task tells the outcome back to the session
 //   actor, so the session table is only touched in the actor's own turns.
+// - Every outcome goes to an audit log, a sequential actor (`spawnSequential`: a loop over
+//   its inbox); the session actor is a singleton by key (`system.singleton(key:)`).
 // - 24 clients log in concurrently, look themselves up and some log out; the program
 //   prints the outcomes, the sessions left, how the pool spread the work, and the
 //   shutdown report (the late backend replies end as dead letters, counted).
@@ -69,28 +72,6 @@ final class APIActor: EventActor {
     }
 }
 
-/// A round-robin router over `size` API actors (its children).
-final class APIPool: EventActor {
-    let size: Int
-    let makeRoutee: @Sendable () -> APIActor
-    private var routees: [ActorRef<APIRequest>] = []
-    private var next = 0
-
-    init(size: Int, makeRoutee: @escaping @Sendable () -> APIActor) {
-        self.size = size
-        self.makeRoutee = makeRoutee
-    }
-
-    func preStart(context: ActorContext<APIRequest>) throws {
-        routees = try (0..<size).map { try context.spawn(name: "api-\($0)", makeRoutee) }
-    }
-
-    func receive(_ message: APIRequest, context: ActorContext<APIRequest>) {
-        routees[next % routees.count].tell(message)
-        next += 1
-    }
-}
-
 // MARK: the session actor
 
 enum LoginResult: Sendable, Equatable {
@@ -111,12 +92,14 @@ enum SessionMessage: Sendable {
 
 final class Session: EventActor {
     let api: ActorRef<APIRequest>
+    let audit: ActorRef<AuditEvent>
     let apiTimeout: Duration
     private var sessions: [String: String] = [:]   // token → user
     private var issued = 0
 
-    init(api: ActorRef<APIRequest>, apiTimeout: Duration) {
+    init(api: ActorRef<APIRequest>, audit: ActorRef<AuditEvent>, apiTimeout: Duration) {
         self.api = api
+        self.audit = audit
         self.apiTimeout = apiTimeout
     }
 
@@ -136,23 +119,54 @@ final class Session: EventActor {
                 myself.tell(.authenticated(user: credentials.user, result, replyTo: replyTo))
             }
         case .authenticated(let user, let result, let replyTo):
+            let outcome: LoginResult
             switch result {
             case .accepted(let userID)?:
                 issued += 1
                 let token = "token-\(userID)-\(issued)"
                 sessions[token] = user
-                replyTo.tell(.loggedIn(token: token))
+                outcome = .loggedIn(token: token)
             case .rejected?:
-                replyTo.tell(.wrongPassword)
+                outcome = .wrongPassword
             case nil:
-                replyTo.tell(.backendTimedOut)
+                outcome = .backendTimedOut
             }
+            replyTo.tell(outcome)
+            audit.tell(.login(user: user, outcome))
         case .whoIs(let token, let replyTo):
             replyTo.tell(sessions[token])
         case .logout(let token, let replyTo):
             replyTo.tell(sessions.removeValue(forKey: token) != nil)
         case .activeSessions(let replyTo):
             replyTo.tell(sessions.count)
+        }
+    }
+}
+
+// MARK: the audit log, a sequential actor
+
+enum AuditEvent: Sendable {
+    case login(user: String, LoginResult)
+    /// Replies the number of logins recorded and a one-line summary.
+    case summary(replyTo: ActorRef<(logins: Int, text: String)>)
+}
+
+/// A thread-style actor: its whole life is this loop over its inbox; its state is local.
+func auditLog(_ inbox: Inbox<AuditEvent>) async {
+    var outcomes: [String: Int] = [:]
+    var users: Set<String> = []
+    for await event in inbox {
+        switch event {
+        case .login(let user, let result):
+            users.insert(user)
+            switch result {
+            case .loggedIn: outcomes["logged in", default: 0] += 1
+            case .wrongPassword: outcomes["rejected", default: 0] += 1
+            case .backendTimedOut: outcomes["timed out", default: 0] += 1
+            }
+        case .summary(let replyTo):
+            let counts = outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            replyTo.tell((outcomes.values.reduce(0, +), "\(users.count) users; " + counts.joined(separator: ", ")))
         }
     }
 }
@@ -174,11 +188,15 @@ let clients: [Credentials] = (0..<4).flatMap { round in
 
 let system = try ActorSystem(name: "login")
 print("example-login: \(clients.count) clients, \(system.scheduler.workerCount) workers")
-let poolSize = 4
-let api = try system.spawn(name: "api") {
-    APIPool(size: poolSize) { APIActor(users: users, slowUsers: ["slowpoke"]) }
+let api = try system.spawnPool(name: "api", size: 4, routing: .leastLoaded) {
+    APIActor(users: users, slowUsers: ["slowpoke"])
 }
-let session = try system.spawn(name: "session") { Session(api: api, apiTimeout: .milliseconds(200)) }
+let audit = try system.spawnSequential(name: "audit") { (inbox: Inbox<AuditEvent>) in await auditLog(inbox) }
+// One session actor per system, whoever asks for it first (a singleton by key).
+func sessionActor() throws -> ActorRef<SessionMessage> {
+    try system.singleton(key: "session") { Session(api: api, audit: audit, apiTimeout: .milliseconds(200)) }
+}
+let session = try sessionActor()
 
 /// One client: log in, check who the session belongs to, log out every other time.
 func runClient(_ index: Int, _ credentials: Credentials) async throws -> (LoginResult, String?) {
@@ -224,8 +242,15 @@ let timedOut = outcomes.filter { $0.1 == .backendTimedOut }.count
 let ownersRight = loggedIn.allSatisfy { outcome in outcome.2 == clients[outcome.0].user }
 print("  \(clients.count) logins in \(elapsed): \(loggedIn.count) logged in, \(wrong) rejected, \(timedOut) timed out; every whoIs named its own user: \(ownersRight)")
 
-let active: Int = try await session.ask { .activeSessions(replyTo: $0) }
-print("  active sessions after the even-numbered clients logged out: \(active)")
+let active: Int = try await sessionActor().ask { .activeSessions(replyTo: $0) }
+print("  active sessions after the even-numbered clients logged out: \(active) (same singleton: \(try sessionActor() == session))")
+// The session tells the audit log after replying to the client, so wait for the last few.
+var summary = try await audit.ask { .summary(replyTo: $0) }
+for _ in 0..<1_000 where summary.logins < clients.count {
+    try await Task.sleep(for: .milliseconds(1))
+    summary = try await audit.ask { .summary(replyTo: $0) }
+}
+print("  audit log (a sequential actor): \(summary.logins) logins, \(summary.text)")
 
 // The slow backend's replies arrive ~100 ms after their asks gave up: dead letters.
 let lateDeadline = clock.now + .seconds(2)
