@@ -60,6 +60,13 @@ final class IdleWorkers: Sendable {
         return IdleWorkers.searching(s) == 0 && IdleWorkers.unparked(s) < workerCount
     }
 
+    /// The same test without ordering, for hints (see SchedulerCore.notifyParkedFromWorker).
+    @inline(__always)
+    func notifyShouldWakeupHint() -> Bool {
+        let s = state.load(ordering: .relaxed)
+        return IdleWorkers.searching(s) == 0 && IdleWorkers.unparked(s) < workerCount
+    }
+
     /// W1: picks a sleeper to wake (already counted as unparked and searching), or nil.
     func workerToNotify() -> Int? {
         guard notifyShouldWakeup() else { return nil }

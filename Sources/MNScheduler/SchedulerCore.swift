@@ -40,6 +40,16 @@ final class SchedulerCore: Sendable {
         if let index = idle.workerToNotify() { parkers[index].unpark() }
     }
 
+    /// W1 for work a running worker put in its *own* queues (a re-queued unit, a displaced
+    /// next-slot occupant, an overflow batch): that worker is awake and will run the work
+    /// itself, so a missed wake-up only delays parallelism, never loses work. So no fence
+    /// (an mfence per turn was measurable): a relaxed look first, the full protocol only
+    /// when somebody seems to sleep and nobody searches.
+    @inline(__always)
+    func notifyParkedFromWorker() {
+        if idle.notifyShouldWakeupHint() { notifyParked() }
+    }
+
     /// True when any queue a searcher looks at holds a unit (a snapshot).
     func hasQueuedWork() -> Bool {
         if !injection.isEmpty { return true }

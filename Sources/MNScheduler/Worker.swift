@@ -136,6 +136,8 @@ final class Worker: @unchecked Sendable {
                 return unit
             }
             pushLocal(unit)
+            // More than what this worker runs next is queued here: let a sleeper steal it.
+            if local.count > 1 { core.notifyParkedFromWorker() }
         }
         nextStreak = 0
         return local.pop()
@@ -169,6 +171,7 @@ final class Worker: @unchecked Sendable {
             pushLocal(unit)
             moved += 1
         }
+        if moved > 0 { core.notifyParkedFromWorker() }
         return first
     }
 
@@ -224,7 +227,7 @@ final class Worker: @unchecked Sendable {
         currentUnit = nil
         if requeue {
             pushLocal(pointer)
-            if nextSlot != nil || local.count > 1 { core.notifyParked() }
+            if nextSlot != nil || local.count > 1 { core.notifyParkedFromWorker() }
         } else {
             unit.release()
         }
@@ -236,7 +239,7 @@ final class Worker: @unchecked Sendable {
         if let previous = nextSlot {
             nextSlot = unit
             pushLocal(previous)
-            core.notifyParked()
+            core.notifyParkedFromWorker()
         } else {
             nextSlot = unit
         }
@@ -258,6 +261,6 @@ final class Worker: @unchecked Sendable {
         while batch.count < half, let older = local.pop() { batch.append(older) }
         batch.append(unit)
         core.injection.push(contentsOf: batch)
-        core.notifyParked()
+        core.notifyParkedFromWorker()
     }
 }
