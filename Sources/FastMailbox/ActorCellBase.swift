@@ -27,19 +27,56 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     let encoding = MessageEncoding<Message>.kind
 
     // Turn-confined (AnyActorCell C2).
-    var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
-    /// becomeStack.count, kept apart so the per-message check touches no array of
-    /// function type (whose metadata unspecialised code would look up every time).
-    var becomeDepth = 0
-    var stashed: [Message] = []
-    var priority: [Message] = []
-    var priorityIndex = 0
-    var watchMessages: [ActorID: Message] = [:]
-    /// `context.myself`, built once: an existential over a generic class costs a witness
-    /// table look-up to form. The cycle it makes (cell → ref → cell) is broken when the
-    /// cell stops; until then the registry keeps the cell alive anyway.
-    var cachedSelfRef: ActorRef<Message>?
-    var watching: Set<ActorID> = []
+
+    /// Behaviour state most actors never use (become stack, stash, watch messages, the
+    /// cached self ref), allocated on first use so an idle actor stays small. The hot path
+    /// only tests `typedExtras == nil`.
+    final class TypedExtras {
+        var becomeStack: [Behavior] = []
+        var stashed: [Message] = []
+        var priority: [Message] = []
+        var priorityIndex = 0
+        var watchMessages: [ActorID: Message] = [:]
+        var watching: Set<ActorID> = []
+        /// `context.myself`, built once: forming an existential over a generic class costs
+        /// a witness-table look-up. The cycle it makes (cell → ref → cell) is broken when the
+        /// cell stops; until then the registry keeps the cell alive anyway.
+        var selfRef: ActorRef<Message>?
+        var hasPriority: Bool { priorityIndex < priority.count }
+    }
+    var typedExtras: TypedExtras?
+    final var typed: TypedExtras {
+        if let typedExtras { return typedExtras }
+        let fresh = TypedExtras()
+        typedExtras = fresh
+        return fresh
+    }
+    final var becomeStack: [Behavior] {
+        get { typedExtras?.becomeStack ?? [] }
+        _modify { yield &typed.becomeStack }
+    }
+    final var stashed: [Message] {
+        get { typedExtras?.stashed ?? [] }
+        _modify { yield &typed.stashed }
+    }
+    final var priority: [Message] {
+        get { typedExtras?.priority ?? [] }
+        _modify { yield &typed.priority }
+    }
+    final var priorityIndex: Int {
+        get { typedExtras?.priorityIndex ?? 0 }
+        _modify { yield &typed.priorityIndex }
+    }
+    final var watchMessages: [ActorID: Message] {
+        get { typedExtras?.watchMessages ?? [:] }
+        _modify { yield &typed.watchMessages }
+    }
+    final var watching: Set<ActorID> {
+        get { typedExtras?.watching ?? [] }
+        _modify { yield &typed.watching }
+    }
+    /// True when unstashed messages wait ahead of the mailbox.
+    @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue) {
@@ -94,23 +131,25 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             }
         } else {
             var remaining = budget
-            while remaining > 0, priorityIndex < priority.count {
-                let message = priority[priorityIndex]
-                priorityIndex += 1
-                remaining -= 1
-                if phase == .stopped { deadLetter(message) } else { invoke(message) }
-            }
-            if priorityIndex == priority.count, priorityIndex > 0 {
-                priority.removeAll()
-                priorityIndex = 0
+            if let extras = typedExtras, extras.hasPriority {
+                while remaining > 0, extras.hasPriority {
+                    let message = extras.priority[extras.priorityIndex]
+                    extras.priorityIndex += 1
+                    remaining -= 1
+                    if phase == .stopped { deadLetter(message) } else { invoke(message) }
+                }
+                if !extras.hasPriority {
+                    extras.priority.removeAll()
+                    extras.priorityIndex = 0
+                }
             }
             if remaining > 0 {
                 mailboxOutcome = mailbox.drain(max: remaining) { (word: UInt) in
                     let message = MessageEncoding<Message>.decode(word, as: encoding)
                     if phase == .stopped {
                         deadLetter(message)
-                    } else if priorityIndex < priority.count {
-                        priority.append(message)
+                    } else if let extras = typedExtras, extras.hasPriority {
+                        extras.priority.append(message)
                     } else {
                         invoke(message)
                     }
@@ -118,12 +157,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             } else {
                 mailboxOutcome = mailbox.approximateCount > 0 ? .more : .empty
             }
-            if case .draining(let reason) = phase, mailboxOutcome == .empty, priorityIndex >= priority.count {
+            if case .draining(let reason) = phase, mailboxOutcome == .empty, !hasPriority {
                 finalizeStop(reason)
             }
         }
         let more = mailboxOutcome == .more || systemOutcome == .more
-            || (phase != .stopped && priorityIndex < priority.count)
+            || (phase != .stopped && hasPriority)
         return more ? .more : .idle
     }
 
@@ -134,7 +173,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func invoke(_ message: Message) {
         delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
-            if becomeDepth > 0, let top = becomeStack.last {
+            if let extras = typedExtras, let top = extras.becomeStack.last {
                 try top(message, ActorContext(cell: self))
             } else {
                 try receive(message)
@@ -155,15 +194,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final var userMailboxDepth: Int { mailbox.approximateCount }
 
     final var selfRef: ActorRef<Message> {
-        if let cachedSelfRef { return cachedSelfRef }
+        if let ref = typedExtras?.selfRef { return ref }
         let ref = ActorRef<Message>(self)
-        if phase != .stopped { cachedSelfRef = ref }
+        if phase != .stopped { typed.selfRef = ref }
         return ref
     }
 
     override final func resetBehaviourState() {
-        becomeStack = []
-        if phase == .stopped { cachedSelfRef = nil }
+        guard let extras = typedExtras else { return }
+        extras.becomeStack = []
+        if phase == .stopped { extras.selfRef = nil }
         // Stashed messages of a stopping or restarting actor are not lost: they are
         // dead-lettered when it stops, and kept in order (ahead of the mailbox) when it restarts.
         if phase == .stopped {

@@ -35,11 +35,39 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     // Turn-confined state (C2).
     var phase: Phase = .created
-    var children: [ActorID: AnyActorCell] = [:]
-    var watchers: [ActorID: AnyActorCell] = [:]
-    var restartBudget = RestartBudget()
     var pendingStop: TerminationReason?
-    var termination: Terminated?
+
+    /// Lifecycle state most actors never use (children, watchers, restarts, termination),
+    /// allocated on first use so an idle actor stays small. Turn-confined (C2).
+    final class Extras {
+        var children: [ActorID: AnyActorCell] = [:]
+        var watchers: [ActorID: AnyActorCell] = [:]
+        var restartBudget = RestartBudget()
+        var termination: Terminated?
+    }
+    private var extrasStorage: Extras?
+    private final var extras: Extras {
+        if let extrasStorage { return extrasStorage }
+        let fresh = Extras()
+        extrasStorage = fresh
+        return fresh
+    }
+    final var children: [ActorID: AnyActorCell] {
+        get { extrasStorage?.children ?? [:] }
+        _modify { yield &extras.children }
+    }
+    final var watchers: [ActorID: AnyActorCell] {
+        get { extrasStorage?.watchers ?? [:] }
+        _modify { yield &extras.watchers }
+    }
+    final var restartBudget: RestartBudget {
+        get { extrasStorage?.restartBudget ?? RestartBudget() }
+        _modify { yield &extras.restartBudget }
+    }
+    final var termination: Terminated? {
+        get { extrasStorage?.termination }
+        _modify { yield &extras.termination }
+    }
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy) {
         self.id = id
@@ -177,7 +205,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         let t = Terminated(id: id, name: name, reason: reason)
         termination = t
         for watcher in watchers.values { watcher.sendSystem(.terminated(t)) }
-        watchers = [:]
+        if extrasStorage != nil { watchers = [:] }
         parent?.sendSystem(.terminated(t))
         system.cellTerminated(self)
     }
