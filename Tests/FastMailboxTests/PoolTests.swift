@@ -1,0 +1,216 @@
+// Pools: routing strategies (the pure selection and through real routees), stop, ask,
+// errors and accounting. Helpers (eventually, Probe, makeSystem) live in ActorSystemTests.
+
+import Testing
+import Foundation
+import Synchronization
+@testable import FastMailbox
+
+/// Holds the worker of a routee that got `.hold` until the test opens it, so that routee's
+/// mailbox stays non-empty (the message being processed counts until its batch ends).
+private final class WorkerGate: Sendable {
+    private let isOpen = Atomic<Bool>(false)
+    func open() { isOpen.store(true, ordering: .releasing) }
+    func wait() { while !isOpen.load(ordering: .acquiring) { usleep(50) } }
+}
+
+private enum Job: Sendable {
+    case hold(WorkerGate)
+    case work(Int)
+    case echo(Int, replyTo: ActorRef<String>)
+}
+
+/// Records (routee name, job number) for every `.work`; `.hold` blocks on its gate.
+private func recordingPool(_ system: ActorSystem, name: String, size: Int, routing: RoutingStrategy,
+                           probe: Probe<String>, held: Probe<String>) throws -> ActorRef<Job> {
+    try system.spawnPool(name: name, size: size, routing: routing) { (job: Job, context) in
+        switch job {
+        case .hold(let gate):
+            held.record(context.name)
+            gate.wait()
+        case .work(let n):
+            probe.record("\(context.name) \(n)")
+        case .echo(let n, let replyTo):
+            replyTo.tell("\(context.name) \(n)")
+        }
+    }
+}
+
+@Suite("Pool", .serialized) struct PoolTests {
+    // MARK: the strategies' decisions (pure)
+
+    @Test("round-robin selection cycles through the routees and skips stopped ones")
+    func roundRobinSelection() {
+        let open: (Int) -> Int? = { _ in 0 }
+        #expect((0..<7).map { RoutingStrategy.roundRobin.select(count: 3, cursor: UInt($0), depth: open) }
+                == [0, 1, 2, 0, 1, 2, 0])
+        let middleStopped: (Int) -> Int? = { $0 == 1 ? nil : 5 }
+        #expect((0..<3).map { RoutingStrategy.roundRobin.select(count: 3, cursor: UInt($0), depth: middleStopped) }
+                == [0, 2, 2])
+        #expect(RoutingStrategy.roundRobin.select(count: 3, cursor: 0) { _ in nil } == nil)
+    }
+
+    @Test("least-loaded selection takes the smallest depth and spreads ties round-robin")
+    func leastLoadedSelection() {
+        let depths = [3, 2, 5]
+        #expect(RoutingStrategy.leastLoaded.select(count: 3, cursor: 0) { depths[$0] } == 1)
+        #expect(RoutingStrategy.leastLoaded.select(count: 3, cursor: 2) { depths[$0] } == 1)
+        let empty = [3, 0, 0]
+        #expect(RoutingStrategy.leastLoaded.select(count: 3, cursor: 0) { empty[$0] } == 1)
+        #expect(RoutingStrategy.leastLoaded.select(count: 3, cursor: 2) { empty[$0] } == 2)
+        #expect((0..<3).map { c in RoutingStrategy.leastLoaded.select(count: 3, cursor: UInt(c)) { _ in 1 } } == [0, 1, 2])
+        let withStopped: [Int?] = [nil, 4, 2]
+        #expect(RoutingStrategy.leastLoaded.select(count: 3, cursor: 0) { withStopped[$0] } == 2)
+    }
+
+    @Test("first-idle selection takes the lowest-index empty routee, else the least loaded")
+    func firstIdleSelection() {
+        for cursor in 0..<3 {
+            let c = UInt(cursor)
+            #expect(RoutingStrategy.firstIdle.select(count: 3, cursor: c) { _ in 0 } == 0)
+            #expect(RoutingStrategy.firstIdle.select(count: 3, cursor: c) { [2, 0, 0][$0] } == 1)
+            #expect(RoutingStrategy.firstIdle.select(count: 3, cursor: c) { [2, 3, 1][$0] } == 2)
+            #expect(RoutingStrategy.firstIdle.select(count: 3, cursor: c) { [nil, 1, 0][$0] } == 2)
+        }
+    }
+
+    // MARK: routing through real routees
+
+    @Test("a round-robin pool spreads one sender's messages exactly evenly, in order per routee")
+    func roundRobinPool() throws {
+        let system = try makeSystem()
+        let probe = Probe<String>()
+        let pool = try recordingPool(system, name: "rr", size: 4, routing: .roundRobin, probe: probe, held: Probe())
+        for i in 0..<400 { pool.tell(.work(i)) }
+        #expect(eventually { probe.count == 400 })
+        for routee in 0..<4 {
+            let mine = probe.values.filter { $0.hasPrefix("rr/\(routee) ") }
+            #expect(mine == stride(from: routee, to: 400, by: 4).map { "rr/\(routee) \($0)" })
+        }
+        let report = system.shutdown()
+        #expect(report.delivered == 400)
+        #expect(report.deadLettered == 0)
+    }
+
+    @Test("a least-loaded pool sends to an empty routee rather than a busy one")
+    func leastLoadedPool() throws {
+        let system = try makeSystem(workers: 2)
+        let probe = Probe<String>()
+        let held = Probe<String>()
+        let gate = WorkerGate()
+        let pool = try recordingPool(system, name: "ll", size: 3, routing: .leastLoaded, probe: probe, held: held)
+        let routees = try #require(system.routees(of: pool))
+        routees[0].tell(.hold(gate))
+        routees[1].tell(.hold(gate))
+        #expect(eventually { held.count == 2 })
+        routees[0].tell(.work(-1))  // depths now 2, 1, 0
+        for i in 0..<3 { pool.tell(.work(i)) }  // 0 → ll/2; then ties at depth 1 between ll/1 and ll/2
+        gate.open()
+        #expect(eventually { probe.count == 4 })
+        #expect(probe.values.contains("ll/2 0"))
+        #expect(!probe.values.contains { $0.hasPrefix("ll/0 ") && $0 != "ll/0 -1" })
+        system.shutdown()
+    }
+
+    @Test("a first-idle pool keeps the work on the first routee while it is idle, and moves on when it is busy")
+    func firstIdlePool() throws {
+        let system = try makeSystem(workers: 2)
+        let probe = Probe<String>()
+        let held = Probe<String>()
+        let pool = try recordingPool(system, name: "fi", size: 3, routing: .firstIdle, probe: probe, held: held)
+        let routees = try #require(system.routees(of: pool))
+        for i in 0..<5 {
+            pool.tell(.work(i))
+            #expect(eventually { probe.count == i + 1 && routees[0].mailboxDepth == 0 })
+        }
+        #expect(probe.values == (0..<5).map { "fi/0 \($0)" })
+        let gate = WorkerGate()
+        routees[0].tell(.hold(gate))
+        #expect(eventually { held.count == 1 })
+        pool.tell(.work(5))  // routee 0 is busy: the first idle one is 1
+        #expect(eventually { probe.count == 6 })
+        routees[1].tell(.hold(gate))
+        #expect(eventually { held.count == 2 })
+        pool.tell(.work(6))  // 0 and 1 busy: 2
+        gate.open()
+        #expect(eventually { probe.count == 7 })
+        #expect(Array(probe.values.suffix(2)) == ["fi/1 5", "fi/2 6"])
+        system.shutdown()
+    }
+
+    @Test("a pool skips a routee that has stopped")
+    func skipsStoppedRoutee() throws {
+        let system = try makeSystem()
+        let probe = Probe<String>()
+        let pool = try recordingPool(system, name: "skip", size: 3, routing: .roundRobin, probe: probe, held: Probe())
+        let routees = try #require(system.routees(of: pool))
+        routees[1].stop()
+        #expect(eventually { system.statistics.liveActors == 2 })
+        for i in 0..<30 { pool.tell(.work(i)) }
+        #expect(eventually { probe.count == 30 })
+        #expect(!probe.values.contains { $0.hasPrefix("skip/1 ") })
+        #expect(system.deadLetters.count == 0)
+        system.shutdown()
+    }
+
+    @Test("ask through a pool is answered by one of its routees")
+    func askThroughPool() async throws {
+        let system = try makeSystem()
+        let pool = try recordingPool(system, name: "askers", size: 2, routing: .roundRobin, probe: Probe(), held: Probe())
+        let first = try await pool.ask { Job.echo(1, replyTo: $0) }
+        let second = try await pool.ask { Job.echo(2, replyTo: $0) }
+        #expect(first == "askers/0 1")
+        #expect(second == "askers/1 2")
+        pool.stop()
+        #expect(eventually { system.statistics.liveActors == 0 })
+        system.shutdown()
+    }
+
+    @Test("stopping the pool stops every routee, and later messages go to dead letters")
+    func stopPool() throws {
+        let system = try makeSystem()
+        let probe = Probe<String>()
+        let pool = try recordingPool(system, name: "stopme", size: 3, routing: .leastLoaded, probe: probe, held: Probe())
+        #expect(system.statistics.liveActors == 3)
+        #expect(system.lookup("stopme/2", as: Job.self) != nil)
+        pool.stop()
+        #expect(eventually { system.statistics.liveActors == 0 })
+        pool.tell(.work(1))
+        #expect(system.deadLetters.count == 1)
+        #expect(probe.count == 0)
+        system.shutdown()
+    }
+
+    @Test("invalid pools are refused: size below one, a taken name")
+    func poolErrors() throws {
+        let system = try makeSystem()
+        #expect(throws: ActorSystemError.invalidPoolSize(0)) {
+            try system.spawnPool(size: 0) { (_: Int, _) in }
+        }
+        _ = try system.spawnPool(name: "taken", size: 2) { (_: Int, _) in }
+        #expect(throws: ActorSystemError.duplicateName("taken")) {
+            try system.spawnPool(name: "taken", size: 2) { (_: Int, _) in }
+        }
+        #expect(system.statistics.liveActors == 2)
+        let plain = try system.spawn { (_: Int, _) in }
+        #expect(system.routees(of: plain) == nil)
+        system.shutdown()
+    }
+
+    @Test("every message sent to a pool from many threads is accounted for at shutdown")
+    func poolAccounting() throws {
+        let system = try makeSystem()
+        let handled = Atomic<Int>(0)
+        let pool = try system.spawnPool(size: 4, routing: .leastLoaded) { (_: Int, _) in
+            handled.wrappingAdd(1, ordering: .relaxed)
+        }
+        let perThread = underThreadSanitizer ? 500 : 5_000
+        runOnThreads(4) { _ in
+            for i in 0..<perThread { pool.tell(i) }
+        }
+        let report = system.shutdown()
+        #expect(report.delivered + report.deadLettered + report.left == 4 * perThread)
+        #expect(report.delivered == handled.load(ordering: .relaxed))
+        #expect(report.left == 0)
+    }
+}

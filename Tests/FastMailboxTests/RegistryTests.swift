@@ -1,0 +1,168 @@
+// Lookup by name, singletons by key (including a race from many threads) and the typed
+// service registry. Helpers (eventually, Probe, makeSystem) live in ActorSystemTests.
+
+import Testing
+import Foundation
+import Synchronization
+@testable import FastMailbox
+
+/// Counts its instances, so a test can prove a singleton was made once.
+private final class CountedActor: EventActor {
+    typealias Message = Int
+    init(_ counter: MadeCounter) { counter.made.wrappingAdd(1, ordering: .relaxed) }
+    func receive(_ message: Int, context: ActorContext<Int>) throws {}
+}
+
+private final class MadeCounter: Sendable {
+    let made = Atomic<Int>(0)
+    var count: Int { made.load(ordering: .relaxed) }
+}
+
+private protocol Clock: Sendable { func now() -> Int }
+private struct FixedClock: Clock { let value: Int; func now() -> Int { value } }
+private final class Config: Sendable { let name: String; init(_ name: String) { self.name = name } }
+
+@Suite("Registry", .serialized) struct RegistryTests {
+    // MARK: lookup by name
+
+    @Test("lookup finds a live actor by its name and message type, and nothing else")
+    func lookupByName() throws {
+        let system = try makeSystem()
+        let alice = try system.spawn(name: "alice") { (_: Int, _) in }
+        #expect(system.lookup("alice", as: Int.self) == alice)
+        #expect(system.lookup("alice", as: String.self) == nil)
+        #expect(system.lookup("bob", as: Int.self) == nil)
+        let found: ActorRef<Int>? = system.lookup("alice")
+        #expect(found?.name == "alice")
+        system.shutdown()
+    }
+
+    @Test("lookup forgets a stopped actor, and its name can then be used again")
+    func lookupAfterStop() throws {
+        let system = try makeSystem()
+        let first = try system.spawn(name: "reused") { (_: Int, _) in }
+        #expect(throws: ActorSystemError.duplicateName("reused")) {
+            try system.spawn(name: "reused") { (_: Int, _) in }
+        }
+        first.stop()
+        #expect(eventually { system.lookup("reused", as: Int.self) == nil })
+        let second = try system.spawn(name: "reused") { (_: Int, _) in }
+        #expect(system.lookup("reused", as: Int.self) == second)
+        #expect(second != first)
+        system.shutdown()
+    }
+
+    // MARK: singletons
+
+    @Test("a singleton is created on first use and the same ref is returned afterwards")
+    func singletonOnce() throws {
+        let system = try makeSystem()
+        let counter = MadeCounter()
+        #expect(system.statistics.liveActors == 0)
+        let first = try system.singleton(key: "clock") { CountedActor(counter) }
+        let second = try system.singleton(key: "clock") { CountedActor(counter) }
+        #expect(first == second)
+        #expect(counter.count == 1)
+        let other = try system.singleton(key: "other") { CountedActor(counter) }
+        #expect(other != first)
+        #expect(system.statistics.liveActors == 2)
+        system.shutdown()
+    }
+
+    @Test("many threads racing for one singleton all get the same, single actor")
+    func singletonRace() throws {
+        let system = try makeSystem()
+        let counter = MadeCounter()
+        let ids = Probe<ActorID>()
+        let rounds = underThreadSanitizer ? 5 : 20
+        for round in 0..<rounds {
+            runOnThreads(16) { _ in
+                if let ref = try? system.singleton(key: "race-\(round)", { CountedActor(counter) }) {
+                    ids.record(ref.id)
+                }
+            }
+        }
+        #expect(ids.count == 16 * rounds)
+        #expect(Set(ids.values).count == rounds)
+        #expect(counter.count == rounds)
+        #expect(system.statistics.liveActors == rounds)
+        system.shutdown()
+    }
+
+    @Test("a singleton that has stopped is recreated by the next call")
+    func singletonRecreated() throws {
+        let system = try makeSystem()
+        let counter = MadeCounter()
+        let first = try system.singleton(key: "phoenix") { CountedActor(counter) }
+        first.stop()
+        #expect(eventually { system.statistics.liveActors == 0 })
+        let second = try system.singleton(key: "phoenix") { CountedActor(counter) }
+        #expect(second != first)
+        #expect(counter.count == 2)
+        #expect(try system.singleton(key: "phoenix") { CountedActor(counter) } == second)
+        first.tell(1)  // the old ref still dead-letters
+        #expect(system.deadLetters.count == 1)
+        system.shutdown()
+    }
+
+    @Test("a singleton can be any kind of actor: a sequential one made by a closure")
+    func sequentialSingleton() throws {
+        let system = try makeSystem()
+        let made = Atomic<Int>(0)
+        let probe = Probe<Int>()
+        let make: () throws(ActorSystemError) -> ActorRef<Int> = {
+            made.wrappingAdd(1, ordering: .relaxed)
+            return try system.spawnSequential { (inbox: Inbox<Int>) in
+                for await message in inbox { probe.record(message) }
+            }
+        }
+        let first = try system.singleton(key: "seq", create: make)
+        let second = try system.singleton(key: "seq", create: make)
+        #expect(first == second)
+        #expect(made.load(ordering: .relaxed) == 1)
+        second.tell(5)
+        #expect(eventually { probe.values == [5] })
+        system.shutdown()
+        #expect(throws: ActorSystemError.shutDown) {
+            try system.singleton(key: "late") { CountedActor(MadeCounter()) }
+        }
+    }
+
+    // MARK: services
+
+    @Test("the service registry resolves what was registered, by type or protocol, until unregistered")
+    func serviceRegistry() throws {
+        let system = try makeSystem()
+        #expect(system.services.resolve(Config.self) == nil)
+        let config = Config("production")
+        system.services.register(config)
+        #expect(system.services.resolve(Config.self) === config)
+        system.services.register(FixedClock(value: 42), as: (any Clock).self)
+        #expect(system.services.resolve((any Clock).self)?.now() == 42)
+        #expect(system.services.resolve(FixedClock.self) == nil)  // registered under the protocol only
+        system.services.register(Config("staging"))
+        #expect(system.services.resolve(Config.self)?.name == "staging")
+        #expect(system.services.unregister(Config.self))
+        #expect(!system.services.unregister(Config.self))
+        #expect(system.services.resolve(Config.self) == nil)
+        system.shutdown()
+    }
+
+    @Test("services can be registered and resolved from many threads at once")
+    func serviceRegistryConcurrent() throws {
+        let system = try makeSystem()
+        let config = Config("shared")
+        system.services.register(config)
+        let seen = Atomic<Int>(0)
+        runOnThreads(8) { thread in
+            for i in 0..<500 {
+                if system.services.resolve(Config.self) === config { seen.wrappingAdd(1, ordering: .relaxed) }
+                system.services.register(FixedClock(value: thread * 1_000 + i), as: (any Clock).self)
+                _ = system.services.resolve((any Clock).self)?.now()
+            }
+        }
+        #expect(seen.load(ordering: .relaxed) == 8 * 500)
+        #expect(system.services.resolve((any Clock).self) != nil)
+        system.shutdown()
+    }
+}

@@ -1,0 +1,273 @@
+// Sequential (thread-style) actors: lifecycle, threads, watch, ask, accounting.
+// Helpers (eventually, Probe, makeSystem) live in ActorSystemTests; runOnThreads in Support.
+
+import Testing
+import Foundation
+import Synchronization
+import MNScheduler
+@testable import FastMailbox
+
+/// Watches the actors it is told about and records their terminations.
+private final class TerminationRecorder: EventActor {
+    enum Message: Sendable { case watch(ActorRef<Int>) }
+    let probe: Probe<Terminated>
+    init(_ probe: Probe<Terminated>) { self.probe = probe }
+    func receive(_ message: Message, context: ActorContext<Message>) throws {
+        switch message {
+        case .watch(let ref): context.watch(ref)
+        }
+    }
+    func receiveSignal(_ signal: Signal, context: ActorContext<Message>) throws {
+        if case .terminated(let t) = signal { probe.record(t) }
+    }
+}
+
+private struct BodyFailure: Error, CustomStringConvertible {
+    var description: String { "the body gave up" }
+}
+
+private enum Arithmetic: Sendable {
+    case double(Int, replyTo: ActorRef<Int>)
+}
+
+@Suite("SequentialActor", .serialized) struct SequentialActorTests {
+    @Test("a sequential actor receives every message in the order one sender sent it")
+    func receivesInOrder() throws {
+        let system = try makeSystem()
+        let probe = Probe<Int>()
+        let ref = try system.spawnSequential(name: "looper") { (inbox: Inbox<Int>) in
+            for await message in inbox { probe.record(message) }
+        }
+        for i in 0..<2_000 { ref.tell(i) }
+        #expect(eventually { probe.count == 2_000 })
+        #expect(probe.values == Array(0..<2_000))
+        let report = system.shutdown()
+        #expect(report.delivered == 2_000)
+        #expect(report.deadLettered == 0)
+        #expect(report.left == 0)
+        #expect(report.actorsNotStopped == 0)
+    }
+
+    @Test("a sequential actor's body runs on the scheduler's workers, not on a thread of its own")
+    func bodyRunsOnWorkers() throws {
+        let system = try makeSystem(workers: 2)
+        let onWorker = Probe<Bool>()
+        let workerIndices = Probe<Int>()
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            onWorker.record(system.scheduler.isCurrentThreadWorker)
+            for await _ in inbox {
+                onWorker.record(system.scheduler.isCurrentThreadWorker)
+                workerIndices.record(Scheduler.currentWorkerIndex ?? -1)
+            }
+        }
+        for i in 0..<50 { ref.tell(i) }
+        #expect(eventually { onWorker.count == 51 })
+        #expect(onWorker.values.allSatisfy { $0 })
+        #expect(workerIndices.values.allSatisfy { (0..<2).contains($0) })
+        system.shutdown()
+    }
+
+    @Test("1,000 sequential actors on a 2-worker scheduler all make progress (no thread per actor)")
+    func thousandActorsOnTwoWorkers() throws {
+        let system = try makeSystem(workers: 2)
+        let probe = Probe<Int>()
+        var refs: [ActorRef<Int>] = []
+        for index in 0..<1_000 {
+            refs.append(try system.spawnSequential { (inbox: Inbox<Int>) in
+                let first = try await inbox.receive()
+                let second = try await inbox.receive()
+                probe.record(index * 10 + first + second)
+            })
+        }
+        // Every actor is parked in its first receive at the same time: 1,000 waiters, 2 threads.
+        for ref in refs { ref.tell(1) }
+        for ref in refs { ref.tell(2) }
+        #expect(eventually { probe.count == 1_000 })
+        #expect(Set(probe.values) == Set((0..<1_000).map { $0 * 10 + 3 }))
+        #expect(eventually { system.statistics.liveActors == 0 })
+        let report = system.shutdown()
+        #expect(report.delivered == 2_000)
+        #expect(report.deadLettered == 0)
+    }
+
+    @Test("a body that returns stops the actor with reason finished, and watchers are told")
+    func returningBodyFinishes() throws {
+        let system = try makeSystem()
+        let terminations = Probe<Terminated>()
+        let watcher = try system.spawn { TerminationRecorder(terminations) }
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            _ = try await inbox.receive()
+        }
+        watcher.tell(.watch(ref))
+        ref.tell(1)
+        #expect(eventually { terminations.count == 1 })
+        #expect(terminations.values.first?.id == ref.id)
+        #expect(terminations.values.first?.reason == .finished)
+        #expect(eventually { system.statistics.liveActors == 1 })  // only the watcher
+        system.shutdown()
+    }
+
+    @Test("a body that throws stops the actor, and watchers see the failure with the error")
+    func throwingBodyFails() throws {
+        let system = try makeSystem()
+        let terminations = Probe<Terminated>()
+        let watcher = try system.spawn { TerminationRecorder(terminations) }
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            _ = try await inbox.receive()
+            throw BodyFailure()
+        }
+        watcher.tell(.watch(ref))
+        ref.tell(1)
+        #expect(eventually { terminations.count == 1 })
+        #expect(terminations.values.first?.reason == .failed("the body gave up"))
+        ref.tell(2)  // stopped: dead letter
+        #expect(eventually { system.deadLetters.count == 1 })
+        let report = system.shutdown()
+        #expect(report.delivered == 2)  // 1 to the body, 1 (.watch) to the watcher
+        #expect(report.deadLettered == 1)
+    }
+
+    @Test("stop ends a pending receive with ActorStoppedError and watchers see reason stopped")
+    func stopEndsPendingReceive() throws {
+        let system = try makeSystem()
+        let terminations = Probe<Terminated>()
+        let errors = Probe<String>()
+        let watcher = try system.spawn { TerminationRecorder(terminations) }
+        let entered = Probe<Bool>()
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            entered.record(true)
+            do {
+                _ = try await inbox.receive()
+            } catch let error as ActorStoppedError {
+                errors.record(error.actorName)
+                throw error
+            }
+        }
+        watcher.tell(.watch(ref))
+        #expect(eventually { entered.count == 1 })
+        ref.stop()
+        #expect(eventually { terminations.count == 1 })
+        #expect(errors.values == [ref.name])
+        #expect(terminations.values.first?.reason == .stopped)
+        system.shutdown()
+    }
+
+    @Test("stop cancels the body's task, so a body that sleeps instead of receiving ends too")
+    func stopCancelsSleepingBody() throws {
+        let system = try makeSystem()
+        let outcome = Probe<String>()
+        let entered = Probe<Bool>()
+        let ref = try system.spawnSequential { (_: Inbox<Int>) in
+            entered.record(true)
+            do {
+                try await Task.sleep(for: .seconds(60))
+                outcome.record("slept")
+            } catch {
+                outcome.record("cancelled")
+            }
+        }
+        #expect(eventually { entered.count == 1 })
+        ref.stop()
+        #expect(eventually { outcome.count == 1 })
+        #expect(outcome.values == ["cancelled"])
+        #expect(eventually { system.statistics.liveActors == 0 })
+        system.shutdown()
+    }
+
+    @Test("messages left in the inbox (queued or set aside) when the body ends go to dead letters, and so do later tells")
+    func leftoversAreDeadLettered() throws {
+        let system = try makeSystem()
+        let received = Probe<Int>()
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            // Sets 1 and 2 aside, takes 3, then ends with 1, 2 buffered and 4, 5 maybe queued.
+            received.record(try await inbox.receive { $0 == 3 })
+        }
+        for i in 1...5 { ref.tell(i) }
+        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(received.values == [3])
+        #expect(eventually { system.deadLetters.count == 4 })
+        ref.tell(6)
+        #expect(system.deadLetters.count == 5)
+        let report = system.shutdown()
+        #expect(report.delivered == 1)
+        #expect(report.deadLettered == 5)
+        #expect(report.left == 0)
+    }
+
+    @Test("ask works against a sequential actor")
+    func askSequentialActor() async throws {
+        let system = try makeSystem()
+        let ref = try system.spawnSequential { (inbox: Inbox<Arithmetic>) in
+            for await request in inbox {
+                switch request {
+                case .double(let n, let replyTo): replyTo.tell(n * 2)
+                }
+            }
+        }
+        let answer = try await ref.ask { Arithmetic.double(21, replyTo: $0) }
+        #expect(answer == 42)
+        ref.stop()
+        #expect(eventually { system.statistics.liveActors == 0 })
+        system.shutdown()
+    }
+
+    @Test("a sequential actor can ask another actor from its body and go on receiving")
+    func bodyAsksAnotherActor() throws {
+        let system = try makeSystem()
+        let doubler = try system.spawn { (request: Arithmetic, _) in
+            switch request {
+            case .double(let n, let replyTo): replyTo.tell(n * 2)
+            }
+        }
+        let results = Probe<Int>()
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            for await n in inbox {
+                results.record(try await doubler.ask { Arithmetic.double(n, replyTo: $0) })
+            }
+        }
+        for i in 1...20 { ref.tell(i) }
+        #expect(eventually { results.count == 20 })
+        #expect(results.values == (1...20).map { $0 * 2 })
+        system.shutdown()
+    }
+
+    @Test("shutdown lets sequential actors take what is queued, waits for them and accounts every message")
+    func shutdownAccounting() throws {
+        let system = try makeSystem()
+        let received = Atomic<Int>(0)
+        var refs: [ActorRef<Int>] = []
+        for _ in 0..<20 {
+            refs.append(try system.spawnSequential { (inbox: Inbox<Int>) in
+                for await _ in inbox { received.wrappingAdd(1, ordering: .relaxed) }
+            })
+        }
+        let sent = 20 * 500
+        let targets = refs
+        runOnThreads(4) { thread in
+            for i in 0..<(sent / 4) { targets[(i + thread) % targets.count].tell(i) }
+        }
+        let report = system.shutdown()
+        #expect(report.actorsNotStopped == 0)
+        #expect(report.left == 0)
+        #expect(report.delivered == received.load(ordering: .relaxed))
+        #expect(report.delivered + report.deadLettered + report.left == sent)
+        refs[0].tell(0)  // after shutdown: a dead letter
+        #expect(system.deadLetters.count == report.deadLettered + 1)
+    }
+
+    @Test("spawning a sequential actor with a taken name or a bad capacity is refused")
+    func spawnErrors() throws {
+        let system = try makeSystem()
+        _ = try system.spawnSequential(name: "unique") { (inbox: Inbox<Int>) in for await _ in inbox {} }
+        #expect(throws: ActorSystemError.duplicateName("unique")) {
+            try system.spawnSequential(name: "unique") { (inbox: Inbox<Int>) in for await _ in inbox {} }
+        }
+        #expect(throws: ActorSystemError.invalidMailboxCapacity(3)) {
+            try system.spawnSequential(mailboxCapacity: 3) { (inbox: Inbox<Int>) in for await _ in inbox {} }
+        }
+        system.shutdown()
+        #expect(throws: ActorSystemError.shutDown) {
+            try system.spawnSequential { (inbox: Inbox<Int>) in for await _ in inbox {} }
+        }
+    }
+}
