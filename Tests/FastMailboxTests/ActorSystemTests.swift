@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Synchronization
 @testable import FastMailbox
+@testable import MNScheduler
 
 /// Waits (bounded) until `condition` holds; returns whether it did.
 func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
@@ -13,9 +14,10 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bo
     return condition()
 }
 
-/// Collects values from any thread.
+/// Collects values from any thread. (MNScheduler's pthread Lock, not Synchronization.Mutex:
+/// ThreadSanitizer cannot see Mutex's futex on Linux.)
 final class Probe<T: Sendable>: Sendable {
-    private let storage = Mutex<[T]>([])
+    private let storage = Lock<[T]>([])
     func record(_ value: T) { storage.withLock { $0.append(value) } }
     var values: [T] { storage.withLock { $0 } }
     var count: Int { storage.withLock { $0.count } }
@@ -378,5 +380,21 @@ extension ActorSystemTests {
         ref.tell(1)
         #expect(system.deadLetters.count == 1)
         #expect(system.shutdown() == report, "a second shutdown returns the first report")
+    }
+}
+
+extension ActorSystemTests {
+    @Test("an idle actor's cell and mailbox take a few hundred bytes and no ring")
+    func idleActorFootprint() throws {
+        let system = try makeSystem()
+        let ref = try system.spawn { (_: Int, _) in }
+        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        #expect(cell.mailbox.ringBytes == 0, "no ring before the first message")
+        let bytes = heapBlockSize(of: cell) + heapBlockSize(of: cell.mailbox)
+        #expect(bytes <= 320, "cell + mailbox = \(bytes) bytes")
+        ref.tell(1)
+        #expect(eventually { cell.delivered.load(ordering: .relaxed) == 1 })
+        #expect(cell.mailbox.ringBytes == RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity))
+        system.shutdown()
     }
 }
