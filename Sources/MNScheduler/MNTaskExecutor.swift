@@ -17,7 +17,8 @@ import Synchronization
 /// use an `MNSerialExecutor` of the same scheduler.
 ///
 /// Thread-safety: `enqueue` from any thread. Misuse: enqueuing after the scheduler has shut
-/// down traps (the job could never run).
+/// down traps (the job could never run). The executor does not keep its scheduler alive:
+/// use it only while you hold the Scheduler (Scheduler.shared lives forever).
 public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `scheduler` is written once, in Scheduler.init, before the executor is
     // published; `lanes` is immutable; `outsideCursor` is atomic.
@@ -74,7 +75,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         } else {
             index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
         }
-        let lane = lanes[index % lanes.count]
+        let lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]  // cursors wrap
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
             let scheduled = scheduler!._withUnsafeGuaranteedRef { scheduler in (try? scheduler.schedule(lane)) != nil }
