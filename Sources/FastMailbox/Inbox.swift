@@ -27,8 +27,12 @@ import Synchronization
 /// - Stopped: after `ref.stop()` (immediately) every receive throws ``ActorStoppedError``;
 ///   after `ref.stop(.afterDrainingMailbox)` or `ActorSystem.shutdown()` receives return
 ///   what is already queued, then throw it. `for await` over the inbox ends instead.
-/// - Cancellation: a receive in a cancelled task throws `CancellationError` (or
-///   ``ActorStoppedError`` when the cancellation is the actor's own stop).
+/// - Cancellation: a receive that would have to wait in a cancelled task throws
+///   `CancellationError` (``ActorStoppedError`` when the cancellation is the actor's own
+///   stop); messages already there are still returned.
+/// - Cost: taking a message is one ring dequeue and one atomic subtract; waiting costs a
+///   continuation and no thread; a send that finds the inbox empty takes one short lock to
+///   resume the waiting body (other sends take none).
 public final class Inbox<Message: Sendable> {
     let cell: SequentialActorCell<Message>
     private var buffer: [Message] = []
