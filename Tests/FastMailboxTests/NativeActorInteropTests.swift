@@ -61,6 +61,23 @@ private enum RegistryClientMessage: Sendable {
     }
 }
 
+/// A custom global actor on the shared scheduler, holding a cache (the ImageDatabase shape).
+@globalActor private actor TestDatabase {
+    static let shared = TestDatabase()
+    nonisolated let executor = MNSerialExecutor(scheduler: .shared)
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private var entries: [String: Int] = [:]
+    func store(_ key: String, _ value: Int) { entries[key] = value }
+    var count: Int { entries.count }
+}
+
+/// `@TestDatabase` code reaches the actor's own state through assumeIsolated (checked at run time).
+@TestDatabase private func testDatabaseCountOnWorker() -> (count: Int, worker: Int?) {
+    let count = TestDatabase.shared.assumeIsolated { db in db.count }
+    return (count, Scheduler.currentWorkerIndex)
+}
+
 @Suite("Native Swift actors beside ours", .serialized) struct NativeActorInteropTests {
     @Test("a native actor on the system's executor, called from event actors, counts every call exactly and can tell the refs it holds")
     func nativeActorHoldsRefs() async throws {
@@ -129,6 +146,15 @@ private enum RegistryClientMessage: Sendable {
         #expect(isolated)
         // Off the executor the isolation check answers no (so assumeIsolated would trap).
         #expect(MNGlobalActor.shared.executor.isIsolatingCurrentContext() == false)
+    }
+
+    @Test("a custom global actor's code runs on a scheduler worker where assumeIsolated on its shared instance succeeds")
+    func customGlobalActorAssumeIsolated() async {
+        for i in 0..<10 { await TestDatabase.shared.store("key-\(i)", i) }
+        let (count, worker) = await testDatabaseCountOnWorker()
+        #expect(count == 10)
+        #expect(worker != nil)
+        #expect(TestDatabase.shared.executor.isIsolatingCurrentContext() == false)
     }
 
     @Test("event actors of a system on the shared scheduler call a global-actor cache and every call is counted on the pool")
