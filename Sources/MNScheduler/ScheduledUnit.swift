@@ -19,7 +19,8 @@
 //   (T4) running   → idle       worker after a turn that returned .idle: CAS.
 //   (T5) running|notified → scheduled  worker after a turn that returned .more, or whose T4
 //                               CAS failed because of T2: the worker re-queues the unit.
-//   schedule() on scheduled or notified is a no-op (the pending run will see the new work).
+//   schedule() on scheduled or notified changes nothing (the pending run will see the new
+//   work; see Orderings for why it still writes the word).
 //
 // Rules that follow:
 //   (R1) never queued twice: only T1 pushes, and T1 needs idle; idle is left only by T1.
@@ -31,7 +32,10 @@
 //        turn starts after the work was published.
 // Orderings: every CAS is acquiring-and-releasing, so the turn's writes happen-before the
 // next schedule() that observes idle, and a producer's writes happen-before the turn that
-// follows its T2 (the queue push/pop adds its own release/acquire edge on top).
+// follows its T2 (the queue push/pop adds its own release/acquire edge on top). schedule()
+// on scheduled/notified also writes the word (a CAS to the same value) for the same reason:
+// the worker's next T3/T4 CAS reads from that write, so the producer's work is visible to
+// the turn it relies on; a plain load would leave a store-buffer window (Dekker).
 
 import Synchronization
 
@@ -86,11 +90,15 @@ open class ScheduledUnit: @unchecked Sendable {
             switch current {
             case ScheduledUnit.idle: desired = ScheduledUnit.scheduled
             case ScheduledUnit.running: desired = ScheduledUnit.notified
-            default: return false  // scheduled or notified: a run is already due
+            // scheduled or notified: a run is already due. Still write the word (same value):
+            // a read alone would not order the caller's work before that run (R3), since
+            // the caller's earlier stores may not be visible yet; a release RMW does, because
+            // the worker's next CAS on the word reads from it.
+            default: desired = current
             }
             let (exchanged, original) = state.compareExchange(
                 expected: current, desired: desired, ordering: .acquiringAndReleasing)
-            if exchanged { return desired == ScheduledUnit.scheduled }
+            if exchanged { return current == ScheduledUnit.idle }
             current = original
         }
     }
@@ -111,7 +119,9 @@ open class ScheduledUnit: @unchecked Sendable {
                 expected: ScheduledUnit.running, desired: ScheduledUnit.idle, ordering: .acquiringAndReleasing)
             if exchanged { return false }
         }
-        state.store(ScheduledUnit.scheduled, ordering: .releasing)
+        // An exchange, not a store: it reads (acquires) a producer's T2 write, so that
+        // producer's work is visible to whoever runs the next turn.
+        _ = state.exchange(ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
         return true
     }
 
