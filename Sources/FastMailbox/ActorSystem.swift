@@ -179,8 +179,8 @@ public final class ActorSystem: Sendable {
 
     /// The live actor named `name`, if it handles `Message`.
     public func lookup<Message: Sendable>(_ name: String, as type: Message.Type = Message.self) -> ActorRef<Message>? {
-        guard let cell = registry.withLock({ $0.names[name] }) as? ActorCellBase<Message> else { return nil }
-        return ActorRef(cell)
+        guard let recipient = registry.withLock({ $0.names[name] }) as? any MessageRecipient<Message> else { return nil }
+        return ActorRef(recipient)
     }
 
     /// Runs `body` with the registry's singleton table locked (see `singleton(key:_:)`).

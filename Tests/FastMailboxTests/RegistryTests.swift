@@ -37,6 +37,20 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         system.shutdown()
     }
 
+    @Test("lookup finds a named sequential actor too")
+    func lookupSequential() async throws {
+        let system = try makeSystem()
+        let looper = try system.spawnSequential(name: "seq") { (inbox: Inbox<ActorRef<Int>>) in
+            for await replyTo in inbox { replyTo.tell(7) }
+        }
+        let found = try #require(system.lookup("seq", as: ActorRef<Int>.self))
+        #expect(found == looper)
+        let reply: Int = try await found.ask { $0 }
+        #expect(reply == 7)
+        #expect(system.lookup("seq", as: Int.self) == nil, "wrong message type")
+        system.shutdown()
+    }
+
     @Test("lookup forgets a stopped actor, and its name can then be used again")
     func lookupAfterStop() throws {
         let system = try makeSystem()
