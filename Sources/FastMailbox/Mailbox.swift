@@ -14,8 +14,13 @@
 //    consumer learns from drain() when the mailbox is empty again.
 //  - close(): later sends return `.closed(message)` (the message is handed back, not
 //    dropped); what was inside is still drained or returned by `closeAndDrain()`.
-//  - memory: an idle mailbox is two small objects (see `idleFootprintBytes`); the ring,
-//    RawRing.headerBytes (192) + 8 × capacity bytes, is allocated by the first send.
+//  - memory: an idle mailbox is two small objects, 112 heap bytes in all on x86_64
+//    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
+//    allocates the ring: RawRing.headerBytes (192: ck_ring pads c_head and p_tail/p_head
+//    onto their own 64-byte cache lines, then size/mask) + 8 × capacity bytes, e.g. 2,240
+//    bytes at the default capacity of 256. It is kept until the mailbox is released: a
+//    producer may still hold a pointer to it, and freeing it safely would need hazard
+//    pointers or epochs on every send.
 //
 // ck_ring facts that shape it: capacity is a power of two ≥ 4 and holds capacity − 1
 // entries; a producer preempted between claiming and committing its slot hides the slots
