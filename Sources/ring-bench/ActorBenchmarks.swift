@@ -74,17 +74,22 @@ enum ActorBenchmarks {
             count.n += 1
             if count.n == total { latch.countDown() }
         }
-        let start = MailboxBenchmarks.StartLine(parties: producers + 1)
-        for _ in 0..<producers {
-            Thread {
-                start.wait()
-                for i in 0..<perProducer { sink.tell(i) }
-            }.start()
-        }
-        start.wait()
-        let t0 = Measure.now()
+        let t0 = startProducers(producers) { for i in 0..<perProducer { sink.tell(i) } }
         latch.wait()
         return Double(total) / (Double(Measure.now() - t0) / 1e9)
+    }
+
+    /// Starts `count` producer threads running `body` from a common start line; returns the
+    /// start time.
+    static func startProducers(_ count: Int, _ body: @escaping @Sendable () -> Void) -> UInt64 {
+        let start = MailboxBenchmarks.StartLine(parties: count + 1)
+        for _ in 0..<count {
+            Thread {
+                start.wait()
+                body()
+            }.start()
+        }
+        return start.releaseAndStartClock()
     }
 
     // MARK: Swift actors
@@ -152,17 +157,9 @@ enum ActorBenchmarks {
         let latch = Latch(1)
         final class Count: @unchecked Sendable { var n = 0 }
         let count = Count()
-        let start = MailboxBenchmarks.StartLine(parties: producers + 1)
-        for _ in 0..<producers {
-            Thread {
-                start.wait()
-                for _ in 0..<perProducer {
-                    queue.async { count.n += 1; if count.n == total { latch.countDown() } }
-                }
-            }.start()
+        let t0 = startProducers(producers) {
+            for _ in 0..<perProducer { queue.async { count.n += 1; if count.n == total { latch.countDown() } } }
         }
-        start.wait()
-        let t0 = Measure.now()
         latch.wait()
         return Double(total) / (Double(Measure.now() - t0) / 1e9)
     }
@@ -191,6 +188,23 @@ enum ActorBenchmarks {
 
     // MARK: table
 
+    /// One comparison group: Swift and Dispatch once (their own pools), FastMailbox with 1
+    /// and 2 workers; a row per worker count and the ratios measured in the same run.
+    static func compare(into table: inout BenchTable, label: String, runs: Int,
+                        swift: () -> Double, dispatch: () -> Double, fast: (Int) -> Double) {
+        let swiftRate = Measure.medianRate(runs: runs, swift).median
+        let dispatchRate = Measure.medianRate(runs: runs, dispatch).median
+        for workers in [1, 2] {
+            let fastRate = Measure.medianRate(runs: runs) { fast(workers) }.median
+            table.rows.append([label, "\(workers)", Measure.mops(fastRate), Measure.mops(swiftRate),
+                               Measure.mops(dispatchRate), Measure.ratio(fastRate / swiftRate),
+                               Measure.ratio(fastRate / dispatchRate)])
+            table.bars.append(("FastMailbox \(label), W=\(workers)", fastRate / 1e6))
+        }
+        table.bars.append(("Swift actor \(label)", swiftRate / 1e6))
+        table.bars.append(("Dispatch \(label)", dispatchRate / 1e6))
+    }
+
     static func run(_ options: BenchOptions) -> [BenchTable] {
         let runs = options.runs
         let rounds = max(1_000, options.operations / 20)
@@ -204,16 +218,10 @@ enum ActorBenchmarks {
             columns: ["workload", "workers", "FastMailbox M/s", "Swift actor M/s", "Dispatch M/s",
                       "FastMailbox / Swift", "FastMailbox / Dispatch"])
         for (name, pairs, r) in [("1 pair", 1, rounds), ("64 pairs", 64, pairRounds)] {
-            let swift = Measure.medianRate(runs: runs) { swiftPingPong(pairs: pairs, rounds: r) }.median
-            let dispatch = Measure.medianRate(runs: runs) { dispatchPingPong(pairs: pairs, rounds: r) }.median
-            for workers in [1, 2] {
-                let fast = Measure.medianRate(runs: runs) { fastPingPong(workers: workers, pairs: pairs, rounds: r) }.median
-                latency.rows.append([name, "\(workers)", Measure.mops(fast), Measure.mops(swift), Measure.mops(dispatch),
-                                     Measure.ratio(fast / swift), Measure.ratio(fast / dispatch)])
-                latency.bars.append(("FastMailbox \(name), W=\(workers)", fast / 1e6))
-            }
-            latency.bars.append(("Swift actor \(name)", swift / 1e6))
-            latency.bars.append(("Dispatch \(name)", dispatch / 1e6))
+            compare(into: &latency, label: name, runs: runs,
+                    swift: { swiftPingPong(pairs: pairs, rounds: r) },
+                    dispatch: { dispatchPingPong(pairs: pairs, rounds: r) },
+                    fast: { workers in fastPingPong(workers: workers, pairs: pairs, rounds: r) })
         }
         latency.notes.append("Medians of \(runs) runs; 1 pair: \(rounds) round trips, 64 pairs: \(pairRounds) each. Swift actors and Dispatch use their own thread pools (all cores); their columns repeat across the workers rows.")
         tables.append(latency)
@@ -225,18 +233,10 @@ enum ActorBenchmarks {
                       "FastMailbox / Swift", "FastMailbox / Dispatch"])
         for producers in [1, 2, 4] {
             let per = perProducer / producers
-            let swift = Measure.medianRate(runs: runs) { swiftFanIn(producers: producers, perProducer: per) }.median
-            let dispatch = Measure.medianRate(runs: runs) { dispatchFanIn(producers: producers, perProducer: per) }.median
-            for workers in [1, 2] {
-                let fast = Measure.medianRate(runs: runs) {
-                    fastFanIn(workers: workers, producers: producers, perProducer: per, capacity: 256)
-                }.median
-                fanIn.rows.append(["\(producers)", "\(workers)", Measure.mops(fast), Measure.mops(swift),
-                                   Measure.mops(dispatch), Measure.ratio(fast / swift), Measure.ratio(fast / dispatch)])
-                fanIn.bars.append(("FastMailbox P=\(producers) W=\(workers)", fast / 1e6))
-            }
-            fanIn.bars.append(("Swift actor P=\(producers)", swift / 1e6))
-            fanIn.bars.append(("Dispatch P=\(producers)", dispatch / 1e6))
+            compare(into: &fanIn, label: "\(producers)", runs: runs,
+                    swift: { swiftFanIn(producers: producers, perProducer: per) },
+                    dispatch: { dispatchFanIn(producers: producers, perProducer: per) },
+                    fast: { workers in fastFanIn(workers: workers, producers: producers, perProducer: per, capacity: 256) })
         }
         fanIn.notes.append("Medians of \(runs) runs of \(perProducer) messages in all; FastMailbox mailbox capacity 256. Swift actor producers are tasks awaiting each `add` (the idiomatic call); Dispatch producers are threads calling `async`.")
         tables.append(fanIn)

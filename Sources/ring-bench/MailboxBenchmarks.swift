@@ -34,6 +34,16 @@ enum MailboxBenchmarks {
             var backoff = Backoff()
             while arrived.load(ordering: .acquiring) < parties { backoff.pause() }
         }
+        /// For the timing thread: waits until every other party is at the line, reads the
+        /// clock, then releases them. The clock is read before anyone can start, so a
+        /// timer thread that gets preempted cannot start its clock after the work finished.
+        func releaseAndStartClock() -> UInt64 {
+            var backoff = Backoff()
+            while arrived.load(ordering: .acquiring) < parties - 1 { backoff.pause() }
+            let t0 = Measure.now()
+            arrived.wrappingAdd(1, ordering: .acquiringAndReleasing)
+            return t0
+        }
     }
 
     /// Runs `producers` threads calling `produce(i)` for i in 0..<perProducer and the
@@ -53,8 +63,7 @@ enum MailboxBenchmarks {
             }.start()
         }
         let total = producers * perProducer
-        start.wait()
-        let t0 = Measure.now()
+        let t0 = start.releaseAndStartClock()
         var taken = 0
         var backoff = Backoff()
         while taken < total { taken += consume(&backoff) }
