@@ -11,8 +11,10 @@
 // - Each `Viewer` event actor loads what it is told to show from the database in a task
 //   that prefers the scheduler's task executor (the fast path), and tells itself the
 //   result, so its own state is still touched only in its turns.
-// - A screen on the `MainActor` shows the confinement-proxy pattern: code that must run on
-//   the main thread is reached with `await MainActor.run { }`.
+// - A screen on the `MainActor` shows main-actor confinement: state only touched on the
+//   main actor, reached from tasks with `await MainActor.run { }`. (This program has an
+//   async main, so on Linux the main queue is serviced by a libdispatch thread rather than
+//   the process's first thread: see FastMailbox.docc/NativeActors.md.)
 // - Finally it times 10,000 cache hits from Swift's default pool and from the scheduler's
 //   workers.
 
@@ -107,7 +109,7 @@ actor Gallery {
 
 // MARK: main-thread confinement
 
-/// State that must only be touched on the main thread (as UI state would be).
+/// State that must only be touched on the main actor (as UI state would be).
 @MainActor final class Screen {
     static let shared = Screen()
     private(set) var framesDrawn = 0
@@ -205,7 +207,7 @@ for _ in 0..<2_000 {   // wait (at most ~2 s) until every viewer has shown every
     try await Task.sleep(for: .milliseconds(1))
 }
 print("  published \(await gallery.published) pictures to \(viewerCount) viewers: \(shownTotal) of \(expected) shown")
-print("  screen (MainActor): \(Screen.shared.framesDrawn) frames drawn on the main thread")
+print("  screen (MainActor): \(Screen.shared.framesDrawn) frames drawn, each on the main actor")
 print("  cache: \(await cacheSummary())")
 
 let calls = 10_000
