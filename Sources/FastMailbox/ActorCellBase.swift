@@ -75,6 +75,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         get { typedExtras?.watching ?? [] }
         _modify { yield &typed.watching }
     }
+    override final var leavesRegistryWhenDrained: Bool { true }
+
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
@@ -160,6 +162,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if case .draining(let reason) = phase, mailboxOutcome == .empty, !hasPriority {
                 finalizeStop(reason)
             }
+        }
+        if phase == .stopped, mailboxOutcome == .empty, !leftRegistry {
+            // Stopped and every message accounted for (delivered or dead-lettered).
+            leftRegistry = true
+            system.cellTerminated(self)
         }
         let more = mailboxOutcome == .more || systemOutcome == .more
             || (phase != .stopped && hasPriority)

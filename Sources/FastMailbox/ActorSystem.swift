@@ -17,6 +17,11 @@ import Glibc
 import MNScheduler
 import Synchronization
 
+/// Lets shutdown stop any cell without knowing its message type.
+protocol MessageRecipientStopping { func stopNow() }
+extension ActorCellBase: MessageRecipientStopping { func stopNow() { stop(.immediately) } }
+extension SequentialActorCell: MessageRecipientStopping { func stopNow() { stop(.immediately) } }
+
 /// Totals across the system (a snapshot).
 public struct ActorSystemStatistics: Sendable, Equatable, CustomStringConvertible {
     /// Messages handed to behaviours.
@@ -47,7 +52,7 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The home of a set of actors: spawns them, runs them on an M:N ``Scheduler``, keeps the
+/// The home of a set of actors: spawns them, runs them on an M:N `Scheduler`, keeps the
 /// registry by name and the dead letters.
 ///
 /// Thread-safety: every method may be called from any thread or task, except
@@ -85,9 +90,12 @@ public final class ActorSystem: Sendable {
     private static let nextID = Atomic<UInt64>(0)
 
     /// Creates a system with its own scheduler.
-    /// - Parameter configuration: scheduler settings in code; environment variables
-    ///   (`MN_WORKERS`, …) apply as ``SchedulerConfiguration`` documents.
-    /// - Throws: ``SchedulerConfigurationError`` naming a bad variable or value.
+    /// - Parameters:
+    ///   - name: used in descriptions and diagnostics.
+    ///   - configuration: scheduler settings in code; environment variables
+    ///     (`MN_WORKERS`, …) apply underneath them, as `SchedulerConfiguration` documents.
+    ///   - defaultSupervisor: decides about failures of top-level actors.
+    /// - Throws: `SchedulerConfigurationError` naming a bad variable, its value and the allowed range.
     public init(name: String = "fastmailbox",
                 configuration: SchedulerConfiguration = SchedulerConfiguration(),
                 defaultSupervisor: SupervisorStrategy = .default) throws(SchedulerConfigurationError) {
@@ -226,9 +234,15 @@ public final class ActorSystem: Sendable {
             while registry.withLock({ !$0.cells.isEmpty }), DispatchTime.now().uptimeNanoseconds < deadline {
                 usleep(500)
             }
+            // Whatever did not stop in time is told to stop now (a sequential actor's task is
+            // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
+            let stuck = registry.withLock { Array($0.cells.values) }
+            for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
             if ownsScheduler { scheduler.shutdown() }
             let remaining = registry.withLock { Array($0.cells.values) }
-            let left = remaining.reduce(0) { $0 + $1.userMailboxDepth }
+            // Counted over every cell that was still registered at the timeout: one that
+            // stopped in between may still hold messages no turn will dead-letter now.
+            let left = stuck.reduce(0) { $0 + $1.userMailboxDepth }
             deadLetters.finishSubscribers()
             let stats = statistics
             let report = ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered,

@@ -44,6 +44,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         var watchers: [ActorID: AnyActorCell] = [:]
         var restartBudget = RestartBudget()
         var termination: Terminated?
+        /// Set by the turn that found the stopped cell drained and left the registry.
+        var leftRegistry = false
     }
     private var extrasStorage: Extras?
     private final var extras: Extras {
@@ -63,6 +65,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final var restartBudget: RestartBudget {
         get { extrasStorage?.restartBudget ?? RestartBudget() }
         _modify { yield &extras.restartBudget }
+    }
+    final var leftRegistry: Bool {
+        get { extrasStorage?.leftRegistry ?? false }
+        _modify { yield &extras.leftRegistry }
     }
     final var termination: Terminated? {
         get { extrasStorage?.termination }
@@ -207,10 +213,15 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         for watcher in watchers.values { watcher.sendSystem(.terminated(t)) }
         if extrasStorage != nil { watchers = [:] }
         parent?.sendSystem(.terminated(t))
-        system.cellTerminated(self)
+        if !leavesRegistryWhenDrained { system.cellTerminated(self) }
     }
 
     // MARK: overridden by ActorCellBase / ActorCell
+
+    /// True for cells that leave the registry only once their mailbox is drained after
+    /// stopping (so shutdown never stops the scheduler under dead letters still to be
+    /// counted); false: finalizeStop leaves the registry at once.
+    var leavesRegistryWhenDrained: Bool { false }
 
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}

@@ -91,8 +91,11 @@ extension ActorRef {
     ///   `timeout` (a late reply goes to dead letters), or
     ///   ``AskError/recipientStopped(requestID:recipient:)`` when the actor had stopped.
     /// - Ordering: the request is an ordinary tell, ordered after this sender's earlier ones.
+    /// - Isolation: runs in the caller's isolation (`#isolation`), so it can be called from
+    ///   `@MainActor` code or a native actor with a closure that captures their state.
     public func ask<Reply: Sendable>(
         timeout: Duration = .seconds(5),
+        isolation: isolated (any Actor)? = #isolation,
         _ makeMessage: (ActorRef<Reply>) -> Message
     ) async throws -> Reply {
         guard let system = (recipient as? AnyActorCell)?.system ?? (recipient as? RouterSystemProviding)?.routerSystem else {
@@ -100,7 +103,7 @@ extension ActorRef {
         }
         let promise = AskPromise<Reply>(system: system)
         let target = name
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
             promise.continuation = continuation
             let message = makeMessage(ActorRef<Reply>(promise))
             guard recipient.deliver(message) else {

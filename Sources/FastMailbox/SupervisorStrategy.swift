@@ -7,7 +7,8 @@ import Dispatch
 /// at the message boundary.
 ///
 /// The default (``default``) restarts the child — a fresh instance from its factory, the
-/// mailbox and its messages kept, the stash cleared — at most 10 times within 60 seconds;
+/// mailbox and its messages kept, stashed messages re-delivered first — at most 10 times
+/// within 60 seconds;
 /// one more failure in that window stops it. The message that was being processed when
 /// the behaviour threw counts as delivered and is not retried.
 public struct SupervisorStrategy: Sendable {

@@ -10,6 +10,9 @@
 // A lane runs up to `throughput` jobs per turn.
 
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`
 /// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
@@ -63,7 +66,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         self.scheduler = Unmanaged.passUnretained(scheduler)
     }
 
-    /// Queues a task job on the next lane (any thread). Traps after the scheduler shut down.
+    /// Queues a task job on the next lane (any thread). After the scheduler shut down, jobs
+    /// go to Swift's global concurrent executor instead (see handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         let index: Int
@@ -79,13 +83,25 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
             let scheduled = scheduler!._withUnsafeGuaranteedRef { scheduler in (try? scheduler.schedule(lane)) != nil }
-            if !scheduled {
-                fatalError("MNTaskExecutor: a task job was enqueued after its scheduler shut down; it can never run")
-            }
+            if !scheduled { MNTaskExecutor.handOffAfterShutdown(lane) }
         case .accepted(becameNonEmpty: false):
             break
         case .closed:
             fatalError("MNTaskExecutor: job enqueued on a closed lane")
+        }
+    }
+
+    /// The scheduler has shut down, so no worker will ever run `lane` again. This caller got
+    /// `becameNonEmpty`, which makes it the lane's only consumer until the lane is empty
+    /// again: it moves every job to Swift's global concurrent executor, so a task that
+    /// outlives its scheduler (a sequential actor cancelled at shutdown, say) finishes on
+    /// Swift's default pool instead of hanging or trapping.
+    static func handOffAfterShutdown(_ lane: Lane) {
+        while lane.jobs.drain(max: Int.max, { (raw: UnsafeMutableRawPointer) in
+            let job = unsafeBitCast(raw, to: UnownedJob.self)
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        }) == .more {
+            sched_yield()  // a producer is between claim and commit
         }
     }
 

@@ -160,7 +160,9 @@ public final class Scheduler: Sendable {
 
     /// Idempotent. Stops accepting (schedule throws .shutDown), lets each worker finish its
     /// current turn, joins all workers and returns the units that were still queued (handed
-    /// back, not run, reset to idle) so the owner can account for their work. A second call
+    /// back, not run, reset to idle) so the owner can account for their work. Jobs of this
+    /// scheduler's `taskExecutor` are not handed back: they, and task jobs enqueued later,
+    /// move to Swift's global concurrent executor, so no task hangs or traps. A second call
     /// returns []; concurrent calls wait for the first. Must not be called from one of this
     /// scheduler's workers (traps: it would join itself).
     @discardableResult
@@ -182,11 +184,18 @@ public final class Scheduler: Sendable {
                 while let unit = worker.local.pop() { pointers.append(unit) }
             }
             while let unit = core.injection.pop() { pointers.append(unit) }
-            return pointers.map { pointer in
+            var handedBack: [ScheduledUnit] = []
+            for pointer in pointers {
                 let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
                 unit.resetToIdle()
-                return unit
+                if let lane = unit as? MNTaskExecutor.Lane {
+                    // Task jobs must not be stranded: they move to Swift's global executor.
+                    MNTaskExecutor.handOffAfterShutdown(lane)
+                } else {
+                    handedBack.append(unit)
+                }
             }
+            return handedBack
         }
     }
 

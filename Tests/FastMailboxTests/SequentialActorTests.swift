@@ -271,3 +271,25 @@ private enum Arithmetic: Sendable {
         }
     }
 }
+
+extension SequentialActorTests {
+    @Test("a shutdown that times out on a busy sequential actor neither crashes nor strands its task")
+    func shutdownTimeoutWithBusyBody() async throws {
+        let system = try makeSystem()
+        let done = Probe<String>()
+        _ = try system.spawnSequential { (inbox: Inbox<Int>) in
+            for await _ in inbox {}  // ends when shutdown closes the mailbox
+            // Not cancellable: resumes 300 ms later, after the scheduler has shut down, so
+            // its continuation is enqueued on a task executor whose workers are gone.
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { c.resume() }
+            }
+            done.record("body ended")
+        }
+        usleep(20_000)
+        let report = system.shutdown(timeout: .milliseconds(50))
+        #expect(report.left == 0)
+        #expect(system.scheduler.isShutDown)
+        #expect(eventually { done.count == 1 }, "the body's last job ran on Swift's pool instead of trapping")
+    }
+}
