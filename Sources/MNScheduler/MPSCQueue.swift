@@ -45,7 +45,11 @@
 // ck_ring commits in ticket order: a producer preempted between claim and commit hides
 // later entries. The consumer then sees count > 0 but nothing to take; drain returns .more
 // having taken nothing, and the caller runs it again later (an actor yields its worker
-// rather than spinning on it).
+// rather than spinning on it). The producers queued behind it wait in
+// ckshim_ring_enqueue_mp_yielding, which spins briefly and then sched_yield()s, so the
+// preempted producer gets a core back (ck's own commit spins with `pause` forever: with
+// more producers than cores that collapses to one commit per scheduler tick; ring-bench's
+// "oversubscribed" row measures both).
 //
 // ## Close
 // markClosed() sets the closed bit; an enqueue that sees it is refused with .closed and the
@@ -157,7 +161,7 @@ package final class MPSCQueue: @unchecked Sendable {
     package func enqueue(word: UInt) -> EnqueueResult {
         if state.load(ordering: .relaxed) & MPSCQueue.closedBit != 0 { return .closed }
         let ring = self.ring
-        if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducer(word: word) {
+        if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) {
             enqueueSlow(word: word, ring: ring)
         }
         let old = state.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
@@ -170,7 +174,7 @@ package final class MPSCQueue: @unchecked Sendable {
     package func tryEnqueue(word: UInt) -> EnqueueResult? {
         if state.load(ordering: .relaxed) & MPSCQueue.closedBit != 0 { return .closed }
         let ring = self.ring
-        if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducer(word: word) { return nil }
+        if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) { return nil }
         let old = state.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
         return .accepted(becameNonEmpty: old & MPSCQueue.countMask == 0)
     }
@@ -178,7 +182,7 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline @inline(never)
     func enqueueSlow(word: UInt, ring: RawRing) {
         withOverflowLock {
-            if !overflowActive.load(ordering: .relaxed), ring.enqueueMultiProducer(word: word) { return }
+            if !overflowActive.load(ordering: .relaxed), ring.enqueueMultiProducerYielding(word: word) { return }
             overflowActive.store(true, ordering: .releasing)
             overflowItems.append(word)
             overflowAppendCount += 1

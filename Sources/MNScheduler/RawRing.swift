@@ -110,6 +110,15 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_enqueue_mpmc(ring, buffer, UnsafeRawPointer(bitPattern: word))
     }
 
+    /// Multi-producer enqueue of a raw word whose commit wait yields the CPU after a short
+    /// spin (see ckshim_ring_enqueue_mp_yielding): a producer preempted between claim and
+    /// commit then costs the producers behind it microseconds, not whole time slices.
+    /// False when full.
+    @inlinable @inline(__always)
+    package func enqueueMultiProducerYielding(word: UInt) -> Bool {
+        ckshim_ring_enqueue_mp_yielding(ring, buffer, UnsafeRawPointer(bitPattern: word))
+    }
+
     /// Single-producer enqueue of a raw 64-bit word. False when full.
     @inlinable @inline(__always)
     package func enqueueSingleProducer(word: UInt) -> Bool {
