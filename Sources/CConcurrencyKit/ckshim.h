@@ -103,9 +103,8 @@ static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t
  * spins with `pause` forever, so with more producers than cores a producer preempted
  * between claim and commit makes every later producer burn its whole time slice, and
  * throughput collapses to about one commit per scheduler tick (measured here: 4 producers
- * on 2 cores, a few hundred messages per second). After 1024 pauses this wait calls
- * sched_yield() a few times, then sleeps 20 µs at a time, handing the core to the
- * preempted producer it is waiting for.
+ * on 2 cores, a few hundred messages per second). After 256 pauses this wait calls
+ * sched_yield(), handing the core to the preempted producer it is waiting for.
  */
 static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
     unsigned int ticket;
@@ -115,16 +114,13 @@ static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_
     *slot = (void *)e;
     unsigned int spins = 0;
     while (ck_pr_load_uint(&r->p_tail) != ticket) {
-        spins++;
-        if (spins < 1024) {
+        if (++spins < 256) {
             ck_pr_stall();
-        } else if (spins < 1040) {
-            sched_yield();
         } else {
-            /* Still waiting: the producer ahead is off-CPU. sched_yield alone may pick
-             * this thread again at once (CFS); a short sleep really frees the core. */
-            struct timespec pause = { 0, 20000 };
-            nanosleep(&pause, NULL);
+            /* The producer ahead is probably off-CPU: let it have this core. (Sleeping
+             * instead was measured far worse: every hand-off then waits for a timer.) */
+            spins = 0;
+            sched_yield();
         }
     }
     ck_pr_fence_store();
@@ -178,6 +174,10 @@ static inline bool ckshim_ring_is_quiescent(ck_ring_t *r) {
 /* ---------------------------------------------------------------- ck_pr */
 
 static inline void ckshim_stall(void) { ck_pr_stall(); }
+
+/** Orders earlier atomic read-modify-writes (ck's ticket CAS) before later loads: nothing on
+ *  x86 (locked instructions are full barriers), a real fence where they are not. */
+static inline void ckshim_fence_atomic_load(void) { ck_pr_fence_atomic_load(); }
 
 /* ---------------------------------------------------------------- futex */
 

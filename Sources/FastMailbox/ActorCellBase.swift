@@ -94,7 +94,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: MessageRecipient (any thread)
 
     var watchableCell: AnyActorCell? { self }
-    var mailboxDepth: Int { mailbox.approximateCount }
+    /// Messages waiting, plus one while a turn is running or due (the message in hand):
+    /// the load a router compares. A snapshot.
+    var mailboxDepth: Int { mailbox.approximateCount + (mailbox.hasPendingWork ? 1 : 0) }
 
     @discardableResult
     final func deliver(_ message: Message) -> Bool {
@@ -157,7 +159,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     }
                 }
             } else {
-                mailboxOutcome = mailbox.approximateCount > 0 ? .more : .empty
+                // Budget spent on unstashed messages: the mailbox is visited next turn
+                // (only drain may declare it idle).
+                mailboxOutcome = mailbox.hasPendingWork ? .more : .empty
             }
             if case .draining(let reason) = phase, mailboxOutcome == .empty, !hasPriority {
                 finalizeStop(reason)

@@ -122,7 +122,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
-        guard let systemQueue, systemQueue.approximateCount > 0 else { return .empty }
+        guard let systemQueue, systemQueue.hasPendingWork else { return .empty }
         return systemQueue.drain(max: Int.max) { (word: UInt) in
             handleSystem(MessageEncoding<SystemMessage>.decode(word))
         }

@@ -48,8 +48,8 @@ final class Router<Message: Sendable>: MessageRecipient, RouterSystemProviding, 
             let position = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
             let routees = self.routees
             let chosen = strategy.select(count: routees.count, cursor: position) { index in
-                let mailbox = routees[index].mailbox
-                return mailbox.isClosed ? nil : mailbox.approximateCount
+                let routee = routees[index]
+                return routee.mailbox.isClosed ? nil : routee.mailboxDepth
             }
             if let chosen { return routees[chosen].deliver(message) }
         }

@@ -6,21 +6,32 @@
 // Producers enqueue 64-bit words (a retained object pointer, a boxed value, or a small
 // trivially-copyable value stored inline); the queue never interprets them.
 //
-// ## State word (`state`, one Atomic<Int>)
-//   bits 0...61  count: items inserted *and counted* minus items consumed
-//   bit  62      closed
-// Producer: insert (ring commit or overflow append) THEN `state += 1` (acq_rel). The
-// producer whose increment found count == 0 is told `becameNonEmpty` and must schedule
-// the consumer: that is the only way the consumer starts running.
-// Consumer: snapshot n = count, take at most min(n, max) items, hand them to the body,
-// THEN `state -= taken` (acq_rel). If that leaves count == 0 the consumer must stop: the
-// next increment from 0 schedules it again. Because every counted item was inserted
-// before it was counted, the consumer never takes an item it cannot see... except that
-// an inserted-but-not-yet-counted item may be visible; limiting a batch to n keeps count
-// from going negative. Invariants:
-//   (S1) count > 0  ⇔  exactly one consumer turn is scheduled, running or due;
-//   (S2) every item whose increment happened is drained by a later consumer turn;
-//   (S3) count never goes below 0.
+// ## Who runs the consumer: the idle flag (`consumerIdle`, one Atomic<Bool>)
+// true  = no consumer turn is running or due; false = one is (or is about to be).
+// Producer: insert (ring claim+commit, or overflow append), then read the flag; if it is
+// true, CAS it true → false. The one producer whose CAS wins is told `becameNonEmpty` and
+// must schedule the consumer. A send to a busy queue costs a plain load of a line that
+// is rarely written, not a contended read-modify-write.
+// Consumer: drain takes whatever is committed. When it finds nothing it goes idle:
+// store true (seq_cst), then look again for work: a claimed ring ticket
+// (p_head != c_head, which includes claimed-but-uncommitted slots), the overflow flag,
+// or pending overflow items. Nothing → return .empty: the flag stays true and the next
+// producer reports becameNonEmpty. Something → CAS the flag true → false: won → the
+// consumer keeps its turn (.more); lost → a producer already claimed it and schedules
+// the consumer again (.empty: exactly one further turn follows).
+// Why no wake-up is lost (a Dekker pair): the producer's ticket CAS on p_head (a locked
+// RMW in ck) is ordered before its flag load by ckshim_fence_atomic_load (free on x86,
+// a fence elsewhere); the consumer's flag store is seq_cst before its p_head load. So
+// either the consumer sees the claim (and keeps or hands over the turn) or the producer
+// sees the flag (and schedules). Overflow appends are followed by a seq_cst fence before
+// the flag load, and the consumer reads overflowActive after its store.
+// Invariants:
+//   (S1) consumerIdle == false  ⇔  exactly one consumer turn is running or due;
+//   (S2) every inserted item is drained by a consumer turn that starts after it;
+//   (S3) exactly one becameNonEmpty per idle → busy transition.
+// The flag is read only by producers and written by them only on that transition.
+// `approximateCount` (ring size + overflow items) is a snapshot for statistics and
+// routing, never a control signal; `hasPendingWork` (flag is false) is.
 //
 // ## Ring, then overflow (the full-ring policy: grow, never lose, never block)
 // The ring (capacity slots, capacity − 1 usable) is allocated on the first enqueue, so an
@@ -73,8 +84,8 @@ import Glibc
 package final class MPSCQueue: @unchecked Sendable {
     /// What an enqueue did.
     @usableFromInline package enum EnqueueResult: Equatable, Sendable {
-        /// Accepted; `becameNonEmpty` is true for exactly the enqueue that took the count
-        /// from 0 to 1: its caller must get the consumer running.
+        /// Accepted; `becameNonEmpty` is true for exactly the enqueue that took the queue
+        /// from idle to busy: its caller must get the consumer running.
         case accepted(becameNonEmpty: Bool)
         /// The queue is closed; the item was not taken.
         case closed
@@ -82,19 +93,23 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// What a drain left behind.
     @usableFromInline package enum DrainOutcome: Equatable, Sendable {
-        /// Count reached 0: the consumer must stop until the next `becameNonEmpty`.
+        /// The queue went idle: the consumer must stop; the next `becameNonEmpty` (perhaps
+        /// already reported) starts it again.
         case empty
         /// Items remain (or are still being committed): run the consumer again later.
         case more
     }
 
-    @usableFromInline static let closedBit = 1 << 62
-    @usableFromInline static let countMask = (1 << 62) - 1
+    /// See "Who runs the consumer" above. Producers read it and CAS true → false; the
+    /// consumer stores true (seq_cst) when it runs out of work and may CAS it back.
+    @usableFromInline let consumerIdle = Atomic<Bool>(true)
 
-    /// count | closed (see file comment). Written by producers (+1), the consumer (−taken)
-    /// and close() (bit 62); all read-modify-writes are acq_rel so an increment is ordered
-    /// after its insertion and a decrement after the items were handed out.
-    @usableFromInline let state = Atomic<Int>(0)
+    /// Set once by markClosed (release); read by producers before inserting.
+    @usableFromInline let closed = Atomic<Bool>(false)
+
+    /// Items in the overflow list plus taken-but-not-handed-out pending items: +1 per
+    /// append (under the lock), −1 per pending item handed out (consumer). Statistics only.
+    @usableFromInline let overflowQueued = Atomic<Int>(0)
 
     /// The ring block, nil until the first enqueue. Written once by the CAS winner
     /// (release), read by everyone (acquire) so the initialised header is visible.
@@ -159,24 +174,33 @@ package final class MPSCQueue: @unchecked Sendable {
     /// critical section appends to the ordered overflow). Never fails for lack of space.
     @inlinable @inline(__always)
     package func enqueue(word: UInt) -> EnqueueResult {
-        if state.load(ordering: .relaxed) & MPSCQueue.closedBit != 0 { return .closed }
+        if closed.load(ordering: .relaxed) { return .closed }
         let ring = self.ring
         if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) {
             enqueueSlow(word: word, ring: ring)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+        } else {
+            ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         }
-        let old = state.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
-        return .accepted(becameNonEmpty: old & MPSCQueue.countMask == 0)
+        return .accepted(becameNonEmpty: claimConsumer())
+    }
+
+    /// The producer side of the idle flag: true for the one caller that took it from idle.
+    @inlinable @inline(__always)
+    func claimConsumer() -> Bool {
+        consumerIdle.load(ordering: .relaxed)
+            && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
     /// Ring-only enqueue: refuses instead of overflowing. Returns nil when the ring is full
     /// or the overflow is in use (the caller keeps its item and may retry).
     @inlinable @inline(__always)
     package func tryEnqueue(word: UInt) -> EnqueueResult? {
-        if state.load(ordering: .relaxed) & MPSCQueue.closedBit != 0 { return .closed }
+        if closed.load(ordering: .relaxed) { return .closed }
         let ring = self.ring
         if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) { return nil }
-        let old = state.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
-        return .accepted(becameNonEmpty: old & MPSCQueue.countMask == 0)
+        ckshim_fence_atomic_load()
+        return .accepted(becameNonEmpty: claimConsumer())
     }
 
     @usableFromInline @inline(never)
@@ -186,6 +210,7 @@ package final class MPSCQueue: @unchecked Sendable {
             overflowActive.store(true, ordering: .releasing)
             overflowItems.append(word)
             overflowAppendCount += 1
+            overflowQueued.wrappingAdd(1, ordering: .relaxed)
         }
     }
 
@@ -198,32 +223,44 @@ package final class MPSCQueue: @unchecked Sendable {
     // MARK: consumer
 
     /// Hands up to `max` words, in FIFO order per producer, to `body`. Consumer only.
-    /// Costs one atomic load and one atomic subtract per batch, plus the ring dequeues.
+    /// No atomic read-modify-write per item: ring dequeues only, plus the idle protocol
+    /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable
     package func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
-        let available = state.load(ordering: .acquiring) & MPSCQueue.countMask
-        let limit = Swift.min(max, available)
-        guard limit > 0 else { return available == 0 ? .empty : .more }
+        guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
+        let ring = RawRing(block: block)
         var taken = 0
         var word: UInt = 0
-        let ring = self.ring
-        while taken < limit {
+        while taken < max {
             if pendingIndex < pending.count {
                 word = pending[pendingIndex]
                 pendingIndex += 1
+                overflowQueued.wrappingSubtract(1, ordering: .relaxed)
             } else if ring.dequeueSingleConsumer(word: &word) {
                 // taken from the ring
-            } else if takeOverflowIfQuiescent(ring) {
+            } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
                 continue
             } else {
-                break  // a producer is between claim and commit: come back later
+                return goIdle(ring)
             }
             body(word)
             taken += 1
         }
-        if taken == 0 { return .more }
-        let old = state.wrappingSubtract(taken, ordering: .acquiringAndReleasing).oldValue
-        return (old & MPSCQueue.countMask) == taken ? .empty : .more
+        return .more
+    }
+
+    /// The consumer side of the idle flag (see the file comment). Consumer only.
+    @usableFromInline
+    func goIdle(_ ring: RawRing?) -> DrainOutcome {
+        consumerIdle.store(true, ordering: .sequentiallyConsistent)
+        let quiet = (ring?.isQuiescent ?? true)
+            && !overflowActive.load(ordering: .sequentiallyConsistent)
+            && pendingIndex >= pending.count
+        if quiet { return .empty }
+        // Work is arriving (a claimed slot, or overflow): keep the turn unless a producer
+        // has already taken it over (it schedules the next turn).
+        return consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
+            ? .more : .empty
     }
 
     /// Pointer convenience for `drain(max:_:)` (every word must have been a pointer).
@@ -250,8 +287,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Returns true for the call that closed it.
     @discardableResult
     package func markClosed() -> Bool {
-        let old = state.bitwiseOr(MPSCQueue.closedBit, ordering: .acquiringAndReleasing).oldValue
-        return old & MPSCQueue.closedBit == 0
+        !closed.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     /// Closes the queue and hands back every counted item, in order. Consumer only.
@@ -260,12 +296,10 @@ package final class MPSCQueue: @unchecked Sendable {
     package func closeAndTakeAll() -> [UInt] {
         markClosed()
         var out: [UInt] = []
-        while true {
-            let outcome = drain(max: Int.max) { out.append($0) }
-            if outcome == .empty { return out }
-            if state.load(ordering: .acquiring) & MPSCQueue.countMask == 0 { return out }
+        while drain(max: Int.max, { out.append($0) }) == .more {
             ckshim_stall()  // a producer is mid-commit; it finishes in a few instructions
         }
+        return out
     }
 
     /// Pointer form of `closeAndTakeAll()`; the shape MNSerialExecutor uses.
@@ -274,10 +308,17 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// True once `close()` ran.
-    @usableFromInline package var isClosed: Bool { state.load(ordering: .acquiring) & MPSCQueue.closedBit != 0 }
+    @usableFromInline package var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Items counted and not yet drained (a snapshot).
-    package var approximateCount: Int { state.load(ordering: .relaxed) & MPSCQueue.countMask }
+    package var approximateCount: Int {
+        let inRing = ringBlock.load(ordering: .acquiring).map { RawRing(block: $0).count } ?? 0
+        return inRing + overflowQueued.load(ordering: .relaxed)
+    }
+
+    /// True while a consumer turn is running or due (a producer claimed it since the last
+    /// `.empty`). A consumer that sees false has nothing to do and must not drain to find out.
+    @inlinable package var hasPendingWork: Bool { !consumerIdle.load(ordering: .acquiring) }
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
     package var overflowAppends: Int { withOverflowLock { overflowAppendCount } }

@@ -131,7 +131,10 @@ enum MailboxBenchmarks {
             ("mpsc, oversubscribed", 4, .multiProducer, 100),
         ]
         for c in cases {
-            let raw = Measure.medianRate(runs: options.runs) {
+            // ck's spinning commit with more producers than cores has tails of minutes
+            // (seen in a CI run); --quick skips that one cell.
+            let skipRaw = options.quick && c.rawScale > 1
+            let raw = skipRaw ? (median: Double.nan, spread: Double.nan) : Measure.medianRate(runs: options.runs) {
                 rawRing(producers: c.producers, ops: options.operations / c.rawScale, enqueue: c.raw)
             }
             let yielding = c.raw == .singleProducer ? nil : Measure.medianRate(runs: options.runs) {
