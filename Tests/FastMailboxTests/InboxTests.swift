@@ -145,8 +145,9 @@ private final class SequenceTracker: @unchecked Sendable {
         system.shutdown()
     }
 
-    @Test("stop after draining lets the body take what is queued, then the loop ends; later tells are dead letters")
-    func stopAfterDraining() throws {
+    /// A sequential actor that takes one message, waits at `gate`, then loops over the rest;
+    /// five messages are sent and the first has been taken when this returns.
+    fileprivate func spawnGatedLoop() throws -> (ActorSystem, ActorRef<Int>, Probe<Int>, Probe<Bool>, BodyGate) {
         let system = try makeSystem()
         let probe = Probe<Int>()
         let ended = Probe<Bool>()
@@ -159,6 +160,12 @@ private final class SequenceTracker: @unchecked Sendable {
         }
         for i in 1...5 { ref.tell(i) }
         #expect(eventually { probe.count == 1 })
+        return (system, ref, probe, ended, gate)
+    }
+
+    @Test("stop after draining lets the body take what is queued, then the loop ends; later tells are dead letters")
+    func stopAfterDraining() throws {
+        let (system, ref, probe, ended, gate) = try spawnGatedLoop()
         ref.stop(.afterDrainingMailbox)
         ref.tell(6)
         #expect(system.deadLetters.count == 1)
@@ -172,18 +179,7 @@ private final class SequenceTracker: @unchecked Sendable {
 
     @Test("an immediate stop makes the next receive throw and dead-letters what is still queued")
     func immediateStopDeadLetters() throws {
-        let system = try makeSystem()
-        let probe = Probe<Int>()
-        let ended = Probe<Bool>()
-        let gate = BodyGate()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
-            probe.record(try await inbox.receive())
-            await gate.pass()
-            for await message in inbox { probe.record(message) }
-            ended.record(true)
-        }
-        for i in 1...5 { ref.tell(i) }
-        #expect(eventually { probe.count == 1 })
+        let (system, ref, probe, ended, gate) = try spawnGatedLoop()
         ref.stop()
         gate.open()
         #expect(eventually { ended.count == 1 })
