@@ -20,7 +20,17 @@
 // worker around runTurn), so assumeIsolated/preconditionIsolated succeed inside this
 // executor's turns and fail, naming the executor and thread, anywhere else.
 
+//
+// After shutdown: the scheduler's workers are gone, so an executor that still gets jobs
+// (or was handed back with jobs queued) drains them on a private serial Dispatch queue.
+// The idle flag of its MPSCQueue still makes exactly one drainer at a time, and
+// isIsolatingCurrentContext() answers true on the draining thread (`fallbackThread`).
+
+import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A serial executor on an MNScheduler, for native Swift actors:
 ///
@@ -32,8 +42,8 @@ import Synchronization
 /// ```
 ///
 /// Thread-safety: `enqueue` from any thread. Jobs run one at a time, in enqueue order per
-/// enqueuing thread, on the scheduler's workers. Misuse: enqueuing after the scheduler has
-/// shut down traps (the job could never run and its task would hang).
+/// enqueuing thread, on the scheduler's workers; after the scheduler has shut down, on a
+/// private serial Dispatch queue.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked (restated from ScheduledUnit): `scheduler` and `jobs` are immutable
     // references to thread-safe objects; the job queue's consumer side is the unit's turn.
@@ -42,6 +52,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// Jobs (UnownedJob bit patterns). Producers: any thread; consumer: this unit's turn.
     let jobs: MPSCQueue
+
+    /// The thread draining jobs after the scheduler shut down (pthread_self bits), 0 when
+    /// none. Written by that thread around each drain; read by isolation checks.
+    let fallbackThread = Atomic<UInt>(0)
 
     /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
     public static let jobQueueCapacity = 64
@@ -60,7 +74,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// Queues a job (any thread, lock-free unless the job ring overflows). The enqueue that
     /// makes the queue non-empty schedules this executor on its scheduler: from one of its
-    /// workers, into that worker's next slot. Traps after the scheduler shut down.
+    /// workers, into that worker's next slot. After the scheduler shut down, jobs run on a
+    /// private serial Dispatch queue instead (still one at a time, in order).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         switch jobs.enqueue(raw) {
@@ -68,7 +83,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
             do {
                 try scheduler.schedule(self)
             } catch {
-                fatalError("MNSerialExecutor: a job was enqueued after its scheduler shut down; it can never run")
+                drainAfterShutdown()
             }
         case .accepted(becameNonEmpty: false):
             break
@@ -86,6 +101,25 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return outcome == .empty ? .idle : .more
     }
 
+    /// Runs this executor's queued jobs after its scheduler shut down. The caller holds the
+    /// consumer role (it got becameNonEmpty, or the scheduler handed the unit back), so
+    /// exactly one drain runs at a time.
+    package func drainAfterShutdown() {
+        MNSerialExecutor.fallbackQueue.async { [self] in
+            let executor = asUnownedSerialExecutor()
+            fallbackThread.store(UInt(pthread_self()), ordering: .releasing)
+            while jobs.drain(max: Int.max, { (raw: UnsafeMutableRawPointer) in
+                unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
+            }) == .more {
+                sched_yield()  // a producer is between claim and commit
+            }
+            fallbackThread.store(0, ordering: .releasing)
+        }
+    }
+
+    /// One serial queue for every executor whose scheduler is gone.
+    private static let fallbackQueue = DispatchQueue(label: "MNSerialExecutor.afterShutdown")
+
     /// This executor for the runtime (identity comparison: one executor, one actor context).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
@@ -93,7 +127,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// True exactly when the calling thread is a worker inside this executor's turn.
     public func isIsolatingCurrentContext() -> Bool? {
-        guard let worker = Worker.currentUnmanaged else { return false }
+        guard let worker = Worker.currentUnmanaged else {
+            let me = UInt(pthread_self())
+            return me != 0 && fallbackThread.load(ordering: .acquiring) == me
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }
     }

@@ -162,7 +162,8 @@ public final class Scheduler: Sendable {
     /// current turn, joins all workers and returns the units that were still queued (handed
     /// back, not run, reset to idle) so the owner can account for their work. Jobs of this
     /// scheduler's `taskExecutor` are not handed back: they, and task jobs enqueued later,
-    /// move to Swift's global concurrent executor, so no task hangs or traps. A second call
+    /// move to Swift's global concurrent executor; queued jobs of an MNSerialExecutor run
+    /// on its serial fallback queue; so no task or actor call hangs or traps. A second call
     /// returns []; concurrent calls wait for the first. Must not be called from one of this
     /// scheduler's workers (traps: it would join itself).
     @discardableResult
@@ -191,6 +192,9 @@ public final class Scheduler: Sendable {
                 if let lane = unit as? MNTaskExecutor.Lane {
                     // Task jobs must not be stranded: they move to Swift's global executor.
                     MNTaskExecutor.handOffAfterShutdown(lane)
+                } else if let executor = unit as? MNSerialExecutor {
+                    // Native-actor jobs run, in order, on the executor's fallback queue.
+                    executor.drainAfterShutdown()
                 } else {
                     handedBack.append(unit)
                 }

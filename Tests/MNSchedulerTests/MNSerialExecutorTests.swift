@@ -132,3 +132,24 @@ func assumeIsolationOffThePool() {
         #expect(MNGlobalActor.shared.executor.scheduler === Scheduler.shared)
     }
 }
+
+extension MNSerialExecutorTests {
+    @Test("after its scheduler shut down, a native actor still runs every call, serially and isolated, off the pool")
+    func callsAfterShutdown() async throws {
+        let scheduler = try makeScheduler(workers: 2)
+        let counter = MNCounter(scheduler: scheduler)
+        for _ in 0..<100 { _ = await counter.increment() }
+        scheduler.shutdown()
+        #expect(scheduler.isShutDown)
+        // Concurrent callers from Swift's default pool; each call must run exactly once and
+        // the executor must still report isolation (preconditionIsolated inside).
+        let totals = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { var last = 0; for _ in 0..<50 { last = await counter.increment() }; return last } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(totals.max() == 100 + 8 * 50)
+        let facts = await counter.isolationFacts()
+        #expect(facts.onWorker == false)
+        #expect(facts.executorSays == true)
+    }
+}
