@@ -23,8 +23,8 @@ extension ActorSystem {
     ///   spawn a new one. Messages left in the inbox when it stops, and later tells, go to
     ///   dead letters. `shutdown()` closes the inbox, lets the body take what is queued, then
     ///   waits for it to end; a body that neither receives nor returns keeps it waiting until
-    ///   its timeout (reported in `actorsNotStopped`), and must not resume after the
-    ///   scheduler has shut down (its task executor traps then).
+    ///   its timeout (reported in `actorsNotStopped`); its task is then cancelled, and
+    ///   whatever runs after the scheduler shut down continues on Swift's global executor.
     /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, shut down).
     @discardableResult
     public func spawnSequential<Message: Sendable>(
