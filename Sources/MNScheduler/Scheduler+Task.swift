@@ -7,8 +7,8 @@ extension Scheduler {
     /// same worker and the reply comes back the same way, with no thread wake-up. Calls from
     /// Swift's default pool to the same actors cost a cross-thread wake-up each instead.
     ///
-    /// Thread-safety: any thread. After `shutdown()` the task's first job traps (it could
-    /// never run).
+    /// Thread-safety: any thread. After `shutdown()` the task's jobs run on Swift's global
+    /// concurrent executor instead (see `MNTaskExecutor`).
     @discardableResult
     public func task<Success: Sendable>(
         priority: TaskPriority? = nil,
