@@ -278,6 +278,7 @@ extension SequentialActorTests {
         let system = try makeSystem()
         let done = Probe<String>()
         _ = try system.spawnSequential { (inbox: Inbox<Int>) in
+            done.record("body started")
             for await _ in inbox {}  // ends when shutdown closes the mailbox
             // Not cancellable: resumes 300 ms later, after the scheduler has shut down, so
             // its continuation is enqueued on a task executor whose workers are gone.
@@ -286,10 +287,11 @@ extension SequentialActorTests {
             }
             done.record("body ended")
         }
-        usleep(20_000)
+        #expect(eventually { done.count == 1 }, "the body must be running before the shutdown")
         let report = system.shutdown(timeout: .milliseconds(50))
         #expect(report.left == 0)
         #expect(system.scheduler.isShutDown)
-        #expect(eventually { done.count == 1 }, "the body's last job ran on Swift's pool instead of trapping")
+        #expect(eventually { done.count == 2 }, "the body's last job ran on Swift's pool instead of trapping")
+        #expect(done.values == ["body started", "body ended"])
     }
 }
