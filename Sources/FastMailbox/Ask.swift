@@ -12,6 +12,7 @@
 // (acq_rel) makes the winner the only thread that touches it afterwards.
 
 import Dispatch
+import MNScheduler
 import Synchronization
 
 /// Why an `ask` failed.
@@ -65,6 +66,7 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, @unchecked Sendable {
                                                     ordering: .acquiringAndReleasing)
         if won, let continuation {
             self.continuation = nil
+            threadSanitizerRelease(self)  // what the replier wrote happens-before the asker's next line
             continuation.resume(returning: reply)
             return true
         }
@@ -103,6 +105,7 @@ extension ActorRef {
         }
         let promise = AskPromise<Reply>(system: system)
         let target = name
+        defer { threadSanitizerAcquire(promise) }
         return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
             promise.continuation = continuation
             let message = makeMessage(ActorRef<Reply>(promise))
