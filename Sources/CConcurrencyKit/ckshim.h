@@ -4,11 +4,11 @@
  * What is here and why:
  *  - ck_ring's pointer-sized operations (spsc, spmc, mpsc, mpmc) re-exported as
  *    `static inline` wrappers. Swift imports static inline C functions and clang inlines
- *    them into the Swift caller at -O. Checked once with
- *    `objdump -d .build/release/ring-bench` (2026-11-22): in ring-bench's Mailbox.send
- *    producer closure, ck's p_head CAS (`lock cmpxchg`) and the mailbox count increment
- *    (`lock incq`) sit directly in the Swift function body; there is no call to any
- *    ckshim_* or _ck_ring_* symbol, which do not exist in the binary at all.
+ *    them into the Swift caller at -O. Checked with `objdump -d .build/release/ring-bench`
+ *    (2026-11-22, again after the idle-flag change): in ring-bench's Mailbox.send producer
+ *    closure, ck's p_head ticket CAS (`lock cmpxchg %esi,0x44(...)`: p_head sits at offset
+ *    0x44 of struct ck_ring) and the idle-flag CAS sit directly in the Swift function body;
+ *    there is no call to any ckshim_* or _ck_ring_* symbol, and none exists in the binary.
  *  - ThreadSanitizer annotations. TSan cannot see ck's x86 inline-assembly atomics, so a
  *    correct ring looks racy to it. When built with -DCKSHIM_TSAN=1 (pass
  *    `-Xcc -DCKSHIM_TSAN=1` to SwiftPM together with --sanitize=thread; the Swift importer
