@@ -291,7 +291,8 @@ extension SequentialActorTests {
         let report = system.shutdown(timeout: .milliseconds(50))
         #expect(report.left == 0)
         #expect(system.scheduler.isShutDown)
-        #expect(eventually { done.count == 2 }, "the body's last job ran on Swift's pool instead of trapping")
+        #expect(eventually(timeout: .seconds(60)) { done.count == 2 },
+                "the body's last job ran on Swift's pool instead of trapping")
         #expect(done.values == ["body started", "body ended"])
     }
 }
