@@ -130,8 +130,6 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     final func handleSystem(_ message: SystemMessage) {
         switch message {
-        case .start:
-            startIfNeeded()
         case .stop(let mode, let reason):
             switch phase {
             case .stopped: return

@@ -1,8 +1,6 @@
 /// Lifecycle traffic between cells. It travels in each cell's own small system queue,
 /// which a turn always drains before user messages.
 enum SystemMessage: Sendable {
-    /// Run preStart; sent once by spawn before the ref is returned.
-    case start
     /// Stop, now or after the mailbox drains.
     case stop(StopMode, TerminationReason)
     /// `watcher` wants a `.terminated` when this cell stops.
