@@ -4,6 +4,9 @@
 //   1. run preStart if this is the first turn (spawn schedules the new cell directly),
 //      then drain the system queue completely (stop, watch, terminated, childFailed);
 //   2. a stopped cell dead-letters up to `budget` mailbox messages and ends the turn;
+//      `stop(.immediately)` from any thread sets `stopRequested` and closes the mailbox at
+//      once; the turn checks the flag before every message (one relaxed load), so the
+//      message in hand is the last one handled and the rest become dead letters;
 //   3. messages released by unstashAll() go first (the priority list), then up to the rest
 //      of `budget` from the mailbox, each handed to the top `become` closure or to the
 //      behaviour. A message arriving in a batch while the priority list is non-empty is
@@ -11,12 +14,21 @@
 //   4. a `.draining` cell (stop after drain) stops once its mailbox reported empty;
 //   5. the turn returns .more if the mailbox, the system queue or the priority list still
 //      holds work (the scheduler re-queues the cell at the back: fairness), else .idle.
+// Accounting: `delivered` counts each message handed to the behaviour; stashing one hands
+// it back (−1) until it is handled again or dead-lettered; `heldBack` (stash + unstashed
+// still waiting) is what shutdown adds to `left` for an actor that did not stop.
+// After the scheduler shut down, runAfterShutdown (AnyActorCell) finalizes the cell and
+// finishAfterShutdown below dead-letters the mailbox, the stash and the unstashed list.
 // Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
 // transition and that sender calls schedule(); if the cell is mid-turn the scheduler marks
 // it notified and runs it again, so a message is never left behind (MPSCQueue S1/S2,
 // ScheduledUnit R3).
 
 import MNScheduler
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
@@ -80,7 +92,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         get { typedExtras?.watching ?? [] }
         _modify { yield &typed.watching }
     }
-    override final var leavesRegistryWhenDrained: Bool { true }
+    /// Set (release) by `stop(.immediately)` on any thread; read (relaxed) by the turn
+    /// before every message.
+    let stopRequested = Atomic<Bool>(false)
+    /// Stashed plus unstashed-but-not-yet-handled messages (written by the turn only, read
+    /// by shutdown): part of `left` for an actor that did not stop.
+    let heldBack = Atomic<Int>(0)
 
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
@@ -92,7 +109,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     }
 
     deinit {
-        // Release payloads of messages nobody will process (e.g. left at shutdown).
+        // Release payloads of messages reported as `left` by a shutdown whose actor never
+        // finished (normally empty: stopped cells dead-letter everything).
         _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word, as: encoding) }
     }
 
@@ -105,27 +123,33 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @discardableResult
     final func deliver(_ message: Message) -> Bool {
-        if mailbox.isClosed { deadLetter(message); return false }
+        if mailbox.isClosed { deadLetter(message, wasQueued: false); return false }
         let word = MessageEncoding<Message>.encode(message, as: encoding)
         switch mailbox.enqueue(word: word) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.decode(word, as: encoding))
+            deadLetter(MessageEncoding<Message>.decode(word, as: encoding), wasQueued: false)
             return false
         }
     }
 
+    /// `.immediately`: the mailbox closes now (later sends are dead letters) and the turn
+    /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
+    /// what it holds is handled first.
     final func stop(_ mode: StopMode) {
-        if mode == .afterDrainingMailbox { mailbox.markClosed() }
+        if mode == .immediately { stopRequested.store(true, ordering: .releasing) }
+        mailbox.markClosed()
         sendSystem(.stop(mode, .stopped))
     }
 
-    final func deadLetter(_ message: Message) {
-        system.deadLetters.publish(DeadLetter(
-            message: message, recipient: id, recipientName: name,
-            reason: system.isShuttingDown ? .systemShutDown : .recipientStopped))
+    override final func stopForParentRestart() { stop(.immediately) }
+
+    /// A message of this actor's that will not be handled. `wasQueued`: it had been accepted
+    /// into the mailbox (see ActorSystem.publishDeadLetter).
+    final func deadLetter(_ message: Message, wasQueued: Bool = true) {
+        system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
 
     // MARK: the turn
@@ -133,6 +157,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func runTurn(budget: Int) -> TurnOutcome {
         if phase == .created { startIfNeeded() }
         let systemOutcome = drainSystem()
+        if phase != .stopped, stopRequested.load(ordering: .relaxed) { finalizeStop(.stopped) }
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if phase == .stopped {
             mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
@@ -145,20 +170,24 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     let message = extras.priority[extras.priorityIndex]
                     extras.priorityIndex += 1
                     remaining -= 1
+                    if phase != .stopped, stopRequested.load(ordering: .relaxed) { finalizeStop(.stopped) }
                     if phase == .stopped { deadLetter(message) } else { invoke(message) }
                 }
                 if !extras.hasPriority {
                     extras.priority.removeAll()
                     extras.priorityIndex = 0
                 }
+                updateHeldBack()
             }
             if remaining > 0 {
                 mailboxOutcome = mailbox.drain(max: remaining) { (word: UInt) in
                     let message = MessageEncoding<Message>.decode(word, as: encoding)
+                    if phase != .stopped, stopRequested.load(ordering: .relaxed) { finalizeStop(.stopped) }
                     if phase == .stopped {
                         deadLetter(message)
                     } else if let extras = typedExtras, extras.hasPriority {
                         extras.priority.append(message)
+                        updateHeldBack()
                     } else {
                         invoke(message)
                     }
@@ -172,14 +201,36 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 finalizeStop(reason)
             }
         }
-        if phase == .stopped, mailboxOutcome == .empty, !leftRegistry {
+        if phase == .stopped, mailboxOutcome == .empty {
             // Stopped and every message accounted for (delivered or dead-lettered).
-            leftRegistry = true
-            system.cellTerminated(self)
+            leaveRegistry()
         }
         let more = mailboxOutcome == .more || systemOutcome == .more
             || (phase != .stopped && hasPriority)
         return more ? .more : .idle
+    }
+
+    /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
+    override final func finishAfterShutdown() {
+        if phase != .stopped { finalizeStop(.systemShutDown) }  // dead-letters stash and priority
+        while mailbox.drain(max: Int.max, { (word: UInt) in
+            deadLetter(MessageEncoding<Message>.decode(word, as: encoding))
+        }) == .more { sched_yield() }  // a sender between claim and commit: a few instructions
+        leaveRegistry()
+    }
+
+    /// Publishes the stash + unstashed count for shutdown's `left` (turn only).
+    final func updateHeldBack() {
+        let count = (typedExtras?.stashed.count ?? 0) + (typedExtras.map { $0.priorityCount - $0.priorityIndex } ?? 0)
+        heldBack.store(count, ordering: .relaxed)
+    }
+
+    /// Stashing hands the message back: it is counted as delivered again when it is handled
+    /// after `unstashAll`, or as a dead letter if the actor stops first.
+    final func stash(_ message: Message) {
+        typed.stashed.append(message)
+        delivered.store(delivered.load(ordering: .relaxed) &- 1, ordering: .relaxed)
+        updateHeldBack()
     }
 
     /// Runs one message through the current behaviour; failures go to the supervisor.
@@ -207,7 +258,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: AnyActorCell hooks
 
     override final func closeMailbox() { mailbox.markClosed() }
-    override final var userMailboxDepth: Int { mailbox.approximateCount }
+    override final var userMailboxDepth: Int { mailbox.approximateCount + heldBack.load(ordering: .relaxed) }
+    override final var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
 
     final var selfRef: ActorRef<Message> {
         if let ref = typedExtras?.selfRef { return ref }
@@ -231,11 +283,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             unstashAll()
         }
         stashed = []
+        updateHeldBack()
     }
 
     override final func handleTerminated(_ t: Terminated) {
         guard watching.remove(t.id) != nil else { return }
         if let message = watchMessages.removeValue(forKey: t.id) {
+            system.unqueuedSent.wrappingAdd(1, ordering: .relaxed)  // sent by the runtime
             invoke(message)
         } else {
             do { try receiveSignal(.terminated(t)) } catch { handleFailure(error) }
@@ -252,14 +306,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         priority = stashed + rest
         priorityIndex = 0
         stashed = []
+        updateHeldBack()
     }
 }
 
 /// The cell of an `EventActor` instance.
 final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
-    let factory: @Sendable () -> A
-    /// The current instance (replaced on restart). Turn-confined.
-    var instance: A
+    /// Makes instances (at spawn and on every restart); nil once stopped. Turn-confined.
+    var factory: (@Sendable () -> A)?
+    /// The current instance (replaced on restart, nil once stopped). Turn-confined.
+    var instance: A?
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, factory: @escaping @Sendable () -> A) {
@@ -269,24 +325,29 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     }
 
     override func receive(_ message: A.Message) throws {
-        try instance.receive(message, context: ActorContext(cell: self))
+        try instance.unsafelyUnwrapped.receive(message, context: ActorContext(cell: self))  // set until stopped
     }
 
     override func receiveSignal(_ signal: Signal) throws {
-        try instance.receiveSignal(signal, context: ActorContext(cell: self))
+        try instance?.receiveSignal(signal, context: ActorContext(cell: self))
     }
 
     private var started = false
 
     override func startInstance() throws {
-        if started { instance = factory() }  // a restart: fresh state
+        if started, let factory { instance = factory() }  // a restart: fresh state
         started = true
-        try instance.preStart(context: ActorContext(cell: self))
+        try instance?.preStart(context: ActorContext(cell: self))
     }
 
     override func stopInstance() {
-        instance.postStop(context: ActorContext(cell: self))
+        instance?.postStop(context: ActorContext(cell: self))
     }
 
-    override var childSupervisor: SupervisorStrategy { instance.supervisorStrategy }
+    override func releaseInstance() {
+        instance = nil
+        factory = nil
+    }
+
+    override var childSupervisor: SupervisorStrategy { instance?.supervisorStrategy ?? system.defaultSupervisor }
 }

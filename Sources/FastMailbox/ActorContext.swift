@@ -92,9 +92,14 @@ public struct ActorContext<Message: Sendable> {
         _ = cell.becomeStack.popLast()
     }
 
-    /// Puts `message` aside (usually the one being handled) until ``unstashAll()``.
+    /// Puts `message` — the one being handled — aside until ``unstashAll()``.
+    ///
+    /// Accounting: a stashed message is no longer counted as delivered; it is counted again
+    /// when it is handled after ``unstashAll()``, or as a dead letter if the actor stops
+    /// first (a shutdown that times out reports it in `left`). Stash each message at most
+    /// once per handling.
     public func stash(_ message: Message) {
-        cell.stashed.append(message)
+        cell.stash(message)
     }
 
     /// Re-delivers every stashed message, in the order stashed, before any message still

@@ -5,10 +5,19 @@
 //   delivered     handed to a behaviour (per-cell counters, summed),
 //   dead-lettered published to `deadLetters` (stopped recipient, late ask reply, shutdown),
 //   left          still queued when shutdown gave up waiting (reported, then released).
+//   sent          accepted by the runtime: Σ over cells (taken out of the mailbox + still
+//                 in it) + messages dead-lettered without ever being queued (a tell to a
+//                 closed mailbox, a late ask reply) + watch messages the runtime sent.
+// So delivered + deadLettered + left == sent is a check, not an identity: a message that
+// sits in a mailbox no one will drain, or is taken out and dropped, breaks it.
 // Shutdown: stop accepting spawns; close every mailbox (later tells → dead letters with
 // reason .systemShutDown) and let each actor process what it already has, then stop;
-// wait until every actor stopped or the timeout passed; shut the scheduler down if this
-// system owns it (joining every worker); count what is left.
+// wait until every actor stopped or the timeout passed; tell the stragglers to stop; shut
+// the scheduler down if this system owns it, waiting for busy workers only a short grace
+// (a worker stuck inside a turn is detached, never joined); units still queued, and any
+// work that arrives later, go to each cell's after-shutdown hook, which dead-letters it
+// (AnyActorCell.runAfterShutdown); count what is left in the cells still running; clear
+// the registry, so the system and its actors are freed once the user drops them.
 
 import Dispatch
 #if canImport(Glibc)
@@ -46,9 +55,24 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
     public var left: Int
     /// Actors that had not stopped when the timeout passed.
     public var actorsNotStopped: Int
+    /// Messages the runtime accepted for actors over the system's life: every tell (dead
+    /// letters included) and every watch message it sent on your behalf. Nothing is lost
+    /// exactly when `delivered + deadLettered + left == sent`.
+    public var sent: Int
+    /// Worker threads still inside a turn when the timeout passed (detached, not joined;
+    /// 0 when the system does not own its scheduler).
+    public var workersNotStopped: Int
+    /// Names of the actors that had not stopped (at most 20).
+    public var actorsNotStoppedNames: [String]
+
+    /// True when every accepted message is accounted for: `delivered + deadLettered + left == sent`.
+    public var isBalanced: Bool { delivered + deadLettered + left == sent }
 
     public var description: String {
-        "delivered \(delivered), dead-lettered \(deadLettered), left \(left) in \(actorsNotStopped) actors"
+        var text = "sent \(sent): delivered \(delivered), dead-lettered \(deadLettered), left \(left) in \(actorsNotStopped) actors"
+        if !actorsNotStoppedNames.isEmpty { text += " (\(actorsNotStoppedNames.joined(separator: ", ")))" }
+        if workersNotStopped > 0 { text += "; \(workersNotStopped) workers still inside a turn" }
+        return text
     }
 }
 
@@ -73,8 +97,15 @@ public final class ActorSystem: Sendable {
 
     private let ownsScheduler: Bool
     private let shuttingDown = Atomic<Bool>(false)
-    /// Delivered counts of cells that already stopped.
+    /// Delivered counts of cells that already left the registry.
     private let retiredDelivered = Atomic<Int>(0)
+    /// Accepted counts (taken out + still queued) of cells that already left the registry.
+    private let retiredAccepted = Atomic<Int>(0)
+    /// Dead letters of messages that were never queued (refused tells, late replies) and
+    /// watch messages the runtime sent: the part of `sent` no mailbox counts.
+    let unqueuedSent = Atomic<Int>(0)
+    /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
+    let outstandingAsks = Atomic<Int>(0)
     private let registry = Lock<Registry>(Registry())
     private let shutdownResult = Lock<ShutdownReport?>(nil)
     /// Typed registry for non-actor services (see ``ServiceRegistry``).
@@ -176,11 +207,45 @@ public final class ActorSystem: Sendable {
 
     /// Called by a cell's last turn.
     func cellTerminated(_ cell: AnyActorCell) {
-        retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
         registry.withLock { registry in
-            registry.cells[cell.id] = nil
+            // Under the lock, so statistics never count a cell twice or not at all.
+            guard registry.cells.removeValue(forKey: cell.id) != nil else { return }
+            retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
+            retiredAccepted.wrappingAdd(cell.acceptedCount, ordering: .relaxed)
             if registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
+    }
+
+    /// Frees `name` at once (a restarting parent's children: their successors may be
+    /// spawned under the same names while the old ones drain).
+    func releaseName(of cell: AnyActorCell) {
+        registry.withLock { registry in
+            if registry.names[cell.name] === cell { registry.names[cell.name] = nil }
+        }
+    }
+
+    // MARK: dead letters
+
+    /// Publishes a dead letter. `wasQueued`: the message had been accepted into a mailbox
+    /// (it is part of that mailbox's count); false for messages refused at the door and
+    /// late replies, which are counted here as sent. If the message carries the reply-to
+    /// of a pending `ask`, that ask fails at once (nobody will answer it).
+    func publishDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
+                                        reason: DeadLetterReason? = nil, wasQueued: Bool) {
+        if !wasQueued { unqueuedSent.wrappingAdd(1, ordering: .relaxed) }
+        deadLetters.publish(DeadLetter(message: message, recipient: recipient, recipientName: recipientName,
+                                       reason: reason ?? (isShuttingDown ? .systemShutDown : .recipientStopped)))
+        if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
+    }
+
+    /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
+    private func failPendingAsks(in value: Any, depth: Int) {
+        if let carrier = value as? any ReplyRefCarrier {
+            carrier.pendingAsk?.failBecauseRequestDeadLettered()
+            return
+        }
+        guard depth < 4 else { return }
+        for child in Mirror(reflecting: value).children { failPendingAsks(in: child.value, depth: depth + 1) }
     }
 
     // MARK: lookup
@@ -201,21 +266,34 @@ public final class ActorSystem: Sendable {
     /// Totals so far (a snapshot).
     public var statistics: ActorSystemStatistics {
         let (liveDelivered, live) = registry.withLock { registry in
-            (registry.cells.values.reduce(0) { $0 + $1.delivered.load(ordering: .relaxed) }, registry.cells.count)
+            (registry.cells.values.reduce(0) { $0 + $1.delivered.load(ordering: .relaxed) }
+                + retiredDelivered.load(ordering: .relaxed), registry.cells.count)
         }
-        return ActorSystemStatistics(
-            delivered: retiredDelivered.load(ordering: .relaxed) + liveDelivered,
-            deadLettered: deadLetters.count, liveActors: live)
+        return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
+    }
+
+    /// Messages accepted so far (see `ShutdownReport.sent`; a snapshot).
+    var acceptedTotal: Int {
+        registry.withLock { registry in
+            registry.cells.values.reduce(0) { $0 + $1.acceptedCount } + retiredAccepted.load(ordering: .relaxed)
+        } + unqueuedSent.load(ordering: .relaxed)
     }
 
     /// Shuts the system down gracefully and reports the accounting.
     ///
     /// Stops accepting spawns; closes every mailbox (later tells go to dead letters with
     /// reason `.systemShutDown`); lets every actor process what it already holds and stop;
-    /// waits up to `timeout` for that; then, if the system created its scheduler, shuts it
-    /// down and joins its workers. Messages of actors still running at the timeout are
-    /// counted as `left` and released. Idempotent: later calls return the first report.
-    /// Must not be called from one of the scheduler's workers (it would wait for itself).
+    /// waits up to `timeout` for that. Actors still running then are told to stop at once.
+    /// If the system created its scheduler, it is shut down: workers that finish their turn
+    /// within a short grace (at most 100 ms) are joined; a worker stuck inside a turn is
+    /// never waited for — it is reported in ``ShutdownReport/workersNotStopped`` and its
+    /// actor's messages in ``ShutdownReport/left``; when that turn ends, they become dead
+    /// letters. So the call returns within about `timeout` + 100 ms whatever the actors do.
+    /// Work that reaches the system afterwards is dead-lettered, never stranded.
+    ///
+    /// Idempotent: later calls return the first report. Any `Duration` is accepted (a huge
+    /// one waits as long as it takes; negative means zero). Must not be called from one of
+    /// the scheduler's workers (it would wait for itself).
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         precondition(!scheduler.isCurrentThreadWorker,
@@ -228,27 +306,55 @@ public final class ActorSystem: Sendable {
                 cell.closeMailbox()
                 cell.sendSystem(.stop(.afterDrainingMailbox, .systemShutDown))
             }
-            let (seconds, attos) = timeout.components
-            let deadline = DispatchTime.now().uptimeNanoseconds
-                + UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attos) / 1_000_000_000)
-            while registry.withLock({ !$0.cells.isEmpty }), DispatchTime.now().uptimeNanoseconds < deadline {
-                usleep(500)
+            let deadline = timeout.saturatingDeadline()
+            while registry.withLock({ !$0.cells.isEmpty }), monotonicNanoseconds() < deadline {
+                usleep(200)
             }
             // Whatever did not stop in time is told to stop now (a sequential actor's task is
             // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
             let stuck = registry.withLock { Array($0.cells.values) }
             for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
-            if ownsScheduler { scheduler.shutdown() }
-            let remaining = registry.withLock { Array($0.cells.values) }
-            // Counted over every cell that was still registered at the timeout: one that
-            // stopped in between may still hold messages no turn will dead-letter now.
-            let left = stuck.reduce(0) { $0 + $1.userMailboxDepth }
+            var workersNotStopped = 0
+            if ownsScheduler {
+                // What is left of the timeout plus a short grace for turns about to end
+                // (another unit on the scheduler may still be running one); a worker still
+                // inside a turn after that is detached, never joined.
+                let now = monotonicNanoseconds()
+                let remaining = deadline > now ? Int64(clamping: deadline - now) : 0
+                scheduler.shutdown(timeout: .nanoseconds(remaining) + .milliseconds(100))
+                workersNotStopped = scheduler.workersStillRunning
+            }
+            // Every cell the scheduler handed back has dead-lettered its work by now; the
+            // cells still registered are running (a stuck turn, a body that ignores its stop).
+            let (remaining, left) = registry.withLock { registry -> ([AnyActorCell], Int) in
+                let cells = Array(registry.cells.values)
+                return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth })
+            }
             deadLetters.finishSubscribers()
             let stats = statistics
             let report = ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered,
-                                        left: left, actorsNotStopped: remaining.count)
+                                        left: left, actorsNotStopped: remaining.count, sent: acceptedTotal,
+                                        workersNotStopped: workersNotStopped,
+                                        actorsNotStoppedNames: remaining.prefix(20).map(\.name).sorted())
+            // Break the cycles system → registry → cells → system, and the singleton table.
+            // Stragglers keep themselves alive until their turn ends (their unit is retained
+            // by the worker running it) and dead-letter what they hold then.
+            registry.withLock { registry in
+                registry.cells = [:]
+                registry.names = [:]
+                registry.singletons = [:]
+            }
             result = report
             return report
         }
     }
+}
+
+/// A message field that may be the reply-to of a pending ask (see publishDeadLetter).
+protocol ReplyRefCarrier {
+    var pendingAsk: (any AskFailing)? { get }
+}
+
+extension ActorRef: ReplyRefCarrier {
+    var pendingAsk: (any AskFailing)? { recipient as? any AskFailing }
 }

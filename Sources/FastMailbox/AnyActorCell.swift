@@ -14,6 +14,9 @@
 
 import MNScheduler
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
@@ -114,10 +117,35 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// Makes the cell runnable. After the scheduler shut down, the work stays queued and
-    /// the system's shutdown report counts it as left.
+    /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
+    /// to `runAfterShutdown` instead, which dead-letters the work (never left in a queue).
     final func scheduleSelf() {
-        do { try system.scheduler.schedule(self) } catch {}
+        system.scheduler.schedule(self)
+    }
+
+    /// The scheduler has shut down and will never run this cell again (it was still queued,
+    /// or work arrived late, or a turn outlived the shutdown timeout). The caller holds the
+    /// cell exclusively, like a turn: stop it (postStop runs, watchers and the parent are
+    /// told), drop system messages, dead-letter every message, leave the registry.
+    override final func runAfterShutdown() {
+        if let systemQueue {
+            while systemQueue.drain(max: Int.max, { (word: UInt) in
+                if case .watch(let watcher) = MessageEncoding<SystemMessage>.decode(word), let termination {
+                    watcher.sendSystem(.terminated(termination))
+                }
+            }) == .more { sched_yield() }
+        }
+        finishAfterShutdown()
+    }
+
+    /// The typed half of `runAfterShutdown` (mailbox, stash, body).
+    func finishAfterShutdown() {}
+
+    /// Leaves the registry once (stopped, and every message accounted for).
+    final func leaveRegistry() {
+        guard !leftRegistry else { return }
+        leftRegistry = true
+        system.cellTerminated(self)
     }
 
     /// Whether a turn should be taken for system messages only (stopped cells).
@@ -174,6 +202,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         case .restart:
             if restartBudget.allowRestart(supervisor) {
                 stopInstance()
+                stopChildrenForRestart()
                 resetBehaviourState()
                 do { try startInstance() } catch { pendingStop = .failed(String(describing: error)) }
             } else {
@@ -186,6 +215,22 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             parent?.sendSystem(.childFailed(ChildFailedError(child: id, childName: name, underlying: String(describing: error))))
         }
     }
+
+    /// A restart stops the children of the failed instance (as Akka's default preRestart
+    /// does) and frees their names at once, so the fresh instance's preStart can spawn
+    /// children under the same names while the old ones drain (their queued messages
+    /// become dead letters).
+    final func stopChildrenForRestart() {
+        guard extrasStorage != nil, !children.isEmpty else { return }
+        for child in children.values {
+            system.releaseName(of: child)
+            child.stopForParentRestart()
+        }
+        children = [:]
+    }
+
+    /// Stops this cell because its parent restarts (ActorCellBase: at once, per message).
+    func stopForParentRestart() { sendSystem(.stop(.immediately, .stopped)) }
 
     /// Runs a stop requested during a message or a hook, once that code has returned.
     final func finishPendingStop() {
@@ -209,21 +254,24 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         let t = Terminated(id: id, name: name, reason: reason)
         termination = t
         for watcher in watchers.values { watcher.sendSystem(.terminated(t)) }
-        if extrasStorage != nil { watchers = [:] }
+        if extrasStorage != nil { watchers = [:]; children = [:] }
         parent?.sendSystem(.terminated(t))
-        if !leavesRegistryWhenDrained { system.cellTerminated(self) }
+        releaseInstance()
     }
 
-    // MARK: overridden by ActorCellBase / ActorCell
+    /// A stopped cell drops the behaviour's instance and factory, so refs they held (to
+    /// other actors, to the system) no longer keep anything alive: the cell is a stub.
+    func releaseInstance() {}
 
-    /// True for cells that leave the registry only once their mailbox is drained after
-    /// stopping (so shutdown never stops the scheduler under dead letters still to be
-    /// counted); false: finalizeStop leaves the registry at once.
-    var leavesRegistryWhenDrained: Bool { false }
+    // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
+
+    /// Messages ever accepted by the user mailbox (taken out + still inside): a snapshot.
+    var acceptedCount: Int { 0 }
 
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
-    /// Messages waiting in the user mailbox (a snapshot).
+    /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed
+    /// or buffered ones (a snapshot; shutdown reports it as `left`).
     var userMailboxDepth: Int { 0 }
     /// preStart on a (fresh) instance.
     func startInstance() throws {}

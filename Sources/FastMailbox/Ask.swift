@@ -7,9 +7,13 @@
 // second reply) goes to dead letters with the request id. Nothing crashes, nothing is
 // silently dropped.
 //
-// Memory ordering: the continuation is stored before the request is sent (the send's
-// ring release, and Dispatch's timer submission, order it before any reader); the CAS
-// (acq_rel) makes the winner the only thread that touches it afterwards.
+// The request itself dead-lettered (the actor stopped before handling it) fails the ask
+// at once with `recipientStopped`: ActorSystem.publishDeadLetter looks for a pending
+// promise inside a dead-lettered message (only while asks are outstanding).
+// Memory ordering: the continuation and timer are stored before the timer is activated
+// and the request is sent (Dispatch's activation and the send's ring release order them
+// before any reader); the CAS (acq_rel) makes the winner the only thread that touches
+// them afterwards. The winner cancels the timer, so an answered ask holds no memory.
 
 import Dispatch
 import MNScheduler
@@ -35,9 +39,15 @@ public enum AskError: Error, Equatable, CustomStringConvertible, Sendable {
 /// Request ids, unique in the process.
 private let askRequestIDs = Atomic<UInt64>(0)
 
-final class AskPromise<Reply: Sendable>: MessageRecipient, @unchecked Sendable {
-    // @unchecked: `continuation` is written once before publication and afterwards only
-    // by the CAS winner (see file comment).
+/// A pending ask that can be failed without knowing its reply type (dead letters do it).
+protocol AskFailing: AnyObject, Sendable {
+    /// The request itself became a dead letter: nobody will answer it.
+    func failBecauseRequestDeadLettered()
+}
+
+final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, @unchecked Sendable {
+    // @unchecked: `continuation` and `timer` are written before the request is published
+    // and afterwards only by the CAS winner (see file comment).
     static var pending: UInt8 { 0 }
     static var replied: UInt8 { 1 }
     static var failed: UInt8 { 2 }
@@ -45,15 +55,19 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, @unchecked Sendable {
     let id: ActorID
     let requestID: UInt64
     let system: ActorSystem
+    /// The name of the asked actor (for errors).
+    let target: String
     let state = Atomic<UInt8>(0)
     var continuation: CheckedContinuation<Reply, any Error>?
+    /// The timeout timer; cancelled (and so released at once) by whoever resolves the ask.
+    var timer: (any DispatchSourceTimer)?
 
-    init(system: ActorSystem) {
+    init(system: ActorSystem, target: String) {
         self.system = system
+        self.target = target
         self.id = system.nextActorID()
         self.requestID = askRequestIDs.wrappingAdd(1, ordering: .relaxed).newValue
     }
-
 
     var name: String { "ask#\(requestID)" }
     var watchableCell: AnyActorCell? { nil }
@@ -66,13 +80,14 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, @unchecked Sendable {
                                                     ordering: .acquiringAndReleasing)
         if won, let continuation {
             self.continuation = nil
+            resolved()
             threadSanitizerRelease(self)  // what the replier wrote happens-before the asker's next line
             continuation.resume(returning: reply)
             return true
         }
-        system.deadLetters.publish(DeadLetter(
-            message: reply, recipient: id, recipientName: name,
-            reason: observed == Self.failed ? .askTimedOut(requestID: requestID) : .duplicateReply(requestID: requestID)))
+        system.publishDeadLetter(reply, recipient: id, recipientName: name,
+                                 reason: observed == Self.failed ? .askTimedOut(requestID: requestID) : .duplicateReply(requestID: requestID),
+                                 wasQueued: false)
         return false
     }
 
@@ -80,8 +95,21 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, @unchecked Sendable {
         if state.compareExchange(expected: Self.pending, desired: Self.failed, ordering: .acquiringAndReleasing).exchanged,
            let continuation {
             self.continuation = nil
+            resolved()
             continuation.resume(throwing: error)
         }
+    }
+
+    func failBecauseRequestDeadLettered() {
+        fail(.recipientStopped(requestID: requestID, recipient: target))
+    }
+
+    /// The winner's bookkeeping: the timer is cancelled (Dispatch releases its handler, and
+    /// so this promise, now rather than at the deadline) and the system's count drops.
+    private func resolved() {
+        timer?.cancel()
+        timer = nil
+        system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
     }
 }
 
@@ -91,7 +119,11 @@ extension ActorRef {
     ///
     /// - Throws: ``AskError/timedOut(requestID:recipient:after:)`` when no reply came within
     ///   `timeout` (a late reply goes to dead letters), or
-    ///   ``AskError/recipientStopped(requestID:recipient:)`` when the actor had stopped.
+    ///   ``AskError/recipientStopped(requestID:recipient:)`` as soon as the request becomes a
+    ///   dead letter: the actor had stopped, or stopped before handling it.
+    /// - Timeout: any `Duration`; a huge one (`.seconds(Int64.max)`) means "no timeout"
+    ///   rather than an overflow, a negative one means "now". Answered asks release their
+    ///   timer at once.
     /// - Ordering: the request is an ordinary tell, ordered after this sender's earlier ones.
     /// - Isolation: runs in the caller's isolation (`#isolation`), so it can be called from
     ///   `@MainActor` code or a native actor with a closure that captures their state.
@@ -103,23 +135,32 @@ extension ActorRef {
         guard let system = (recipient as? AnyActorCell)?.system ?? (recipient as? RouterSystemProviding)?.routerSystem else {
             preconditionFailure("ask on a ref without an actor system")
         }
-        let promise = AskPromise<Reply>(system: system)
-        let target = name
+        let promise = AskPromise<Reply>(system: system, target: name)
         defer { threadSanitizerAcquire(promise) }
         return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
             promise.continuation = continuation
-            let message = makeMessage(ActorRef<Reply>(promise))
-            guard recipient.deliver(message) else {
-                promise.fail(.recipientStopped(requestID: promise.requestID, recipient: target))
-                return
+            system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
+            let nanoseconds = timeout.saturatingNanoseconds
+            if nanoseconds < AskPromise<Reply>.noTimeoutThreshold {
+                let timer = DispatchSource.makeTimerSource(queue: .global())
+                timer.setEventHandler { [promise] in
+                    promise.fail(.timedOut(requestID: promise.requestID, recipient: promise.target, after: timeout))
+                }
+                timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)))
+                promise.timer = timer
+                timer.activate()
             }
-            let (seconds, attos) = timeout.components
-            let nanos = Int(clamping: seconds * 1_000_000_000 + attos / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanos)) {
-                promise.fail(.timedOut(requestID: promise.requestID, recipient: target, after: timeout))
+            let message = makeMessage(ActorRef<Reply>(promise))
+            if !recipient.deliver(message) {
+                promise.fail(.recipientStopped(requestID: promise.requestID, recipient: promise.target))
             }
         }
     }
+}
+
+extension AskPromise {
+    /// Timeouts from here on (about 292 years) are treated as "never": no timer at all.
+    static var noTimeoutThreshold: UInt64 { UInt64(Int64.max) / 1_000 }
 }
 
 /// Recipients that are not cells but belong to a system (routers) expose it for `ask`.

@@ -13,6 +13,7 @@
 // makes it the mailbox's single consumer.
 
 import Dispatch
+import MNScheduler
 import Synchronization
 
 /// The mailbox of a sequential actor, as its body sees it: `receive` suspends the body
@@ -147,10 +148,9 @@ public final class Inbox<Message: Sendable> {
         cell.buffered.store(0, ordering: .relaxed)
     }
 
+    /// The deadline `timeout` from now, saturating: a huge timeout never wraps to "expired".
     static func deadline(after timeout: Duration) -> UInt64 {
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = UInt64(Swift.max(0, seconds)) &* 1_000_000_000 &+ UInt64(Swift.max(0, attoseconds) / 1_000_000_000)
-        return DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+        timeout.saturatingDeadline(from: DispatchTime.now().uptimeNanoseconds)
     }
 }
 

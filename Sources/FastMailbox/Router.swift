@@ -53,9 +53,7 @@ final class Router<Message: Sendable>: MessageRecipient, RouterSystemProviding, 
             }
             if let chosen { return routees[chosen].deliver(message) }
         }
-        system.deadLetters.publish(DeadLetter(
-            message: message, recipient: id, recipientName: name,
-            reason: system.isShuttingDown ? .systemShutDown : .recipientStopped))
+        system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: false)
         return false
     }
 

@@ -44,9 +44,14 @@
 //     ActorStoppedError (and `for await` ends).
 //   The body's end (return, throw, or stop): the task closes the mailbox, dead-letters the
 //     Inbox's buffered messages, stores `.ended(reason)` and schedules the cell; that turn
-//     runs AnyActorCell.finalizeStop (watchers get `.terminated`, the registry forgets the
-//     cell) and dead-letters what is left in the mailbox (C2). So `.terminated` means the
-//     body will run no more code, and delivered + dead-lettered + left = sent holds.
+//     runs AnyActorCell.finalizeStop (watchers get `.terminated`) and dead-letters what is
+//     left in the mailbox (C2); the cell leaves the registry only once that drain reported
+//     empty, so shutdown never stops the scheduler under messages not yet accounted for.
+//     So `.terminated` means the body will run no more code, and
+//     delivered + dead-lettered + left = sent holds.
+//   After the scheduler shut down (runAfterShutdown): a body that ended, or never started,
+//     gets the same final drain on the caller's thread; a body still running keeps the
+//     mailbox (C1) until it ends, and its bodyDidEnd schedules the final drain then.
 // Accounting: `delivered` is written only by the consumer task (relaxed load+store, one
 // writer); `buffered` (messages the Inbox set aside) is written only by it too, and is read
 // by shutdown to count what is left.
@@ -54,6 +59,9 @@
 import Dispatch
 import MNScheduler
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     // @unchecked: mutable state is either under `control`'s lock, atomic, turn-confined
@@ -119,14 +127,14 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     @discardableResult
     func deliver(_ message: Message) -> Bool {
-        if mailbox.isClosed { deadLetter(message); return false }
+        if mailbox.isClosed { deadLetter(message, wasQueued: false); return false }
         let word = MessageEncoding<Message>.encode(message)
         switch mailbox.enqueue(word: word) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { wakeConsumer() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.decode(word))
+            deadLetter(MessageEncoding<Message>.decode(word), wasQueued: false)
             return false
         }
     }
@@ -135,10 +143,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         requestStop(mode, explicit: true)
     }
 
-    func deadLetter(_ message: Message) {
-        system.deadLetters.publish(DeadLetter(
-            message: message, recipient: id, recipientName: name,
-            reason: system.isShuttingDown ? .systemShutDown : .recipientStopped))
+    /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
+    func deadLetter(_ message: Message, wasQueued: Bool = true) {
+        system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
 
     // MARK: wake-ups (any thread)
@@ -213,7 +220,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 case .immediate(let reason):
                     continuation.resume(returning: reason)
                 case .parked(let generation):
-                    if let deadline {
+                    // A deadline centuries away (a huge timeout, saturated) needs no timer.
+                    if let deadline, deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 {
                         let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
                         timer = item
                         DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
@@ -276,31 +284,52 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             phase = .running
             startBody()
         }
-        let ended: TerminationReason? = control.withLock { control in
+        var mailboxOutcome = MPSCQueue.DrainOutcome.empty
+        if let ended = endedReason() {
+            finalize(ended)
+            mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
+                deadLetter(MessageEncoding<Message>.decode(word))
+            }
+            if mailboxOutcome == .empty { leaveRegistry() }  // every message accounted for
+        }
+        return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
+    }
+
+    /// Why the body ended, if it has (a body that never started counts as ended once the
+    /// cell stopped, or when `forShutdown`).
+    private func endedReason(forShutdown: Bool = false) -> TerminationReason? {
+        control.withLock { control in
             switch control.body {
             case .ended(let reason):
                 return reason
-            case .notStarted where phase == .stopped:
+            case .notStarted where phase == .stopped || forShutdown:
                 control.body = .ended(.stopped)  // stopped before the body started
-                return .stopped
+                return forShutdown ? .systemShutDown : .stopped
             default:
                 return nil
             }
         }
-        var mailboxOutcome = MPSCQueue.DrainOutcome.empty
-        if let ended {
-            if phase != .stopped {
-                if case .draining(let drainReason) = phase, !ended.isFailure {
-                    finalizeStop(drainReason)
-                } else {
-                    finalizeStop(ended)
-                }
-            }
-            mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
-                deadLetter(MessageEncoding<Message>.decode(word))
-            }
+    }
+
+    /// The body ended: run the cell's stop (watchers, parent) once.
+    private func finalize(_ ended: TerminationReason) {
+        guard phase != .stopped else { return }
+        if case .draining(let drainReason) = phase, !ended.isFailure {
+            finalizeStop(drainReason)
+        } else {
+            finalizeStop(ended)
         }
-        return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
+    }
+
+    /// After the scheduler shut down (see the file comment): the final drain, on the
+    /// caller's thread, unless the body still runs and so still owns the mailbox.
+    override func finishAfterShutdown() {
+        guard let ended = endedReason(forShutdown: true) else { return }
+        finalize(ended)
+        while mailbox.drain(max: Int.max, { (word: UInt) in
+            deadLetter(MessageEncoding<Message>.decode(word))
+        }) == .more { sched_yield() }  // a sender between claim and commit: a few instructions
+        leaveRegistry()
     }
 
     /// Starts the body's task (first turn), unless an immediate stop came first.
@@ -337,6 +366,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
+    override var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
 }
 
 extension TerminationReason {

@@ -1,4 +1,5 @@
 import Dispatch
+import MNScheduler
 
 /// What a supervisor does when a child's behaviour throws.
 ///
@@ -60,8 +61,7 @@ struct RestartBudget {
     /// Records a restart now; false when it would exceed `strategy.maxRestarts` in the window.
     mutating func allowRestart(_ strategy: SupervisorStrategy) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (seconds, attos) = strategy.window.components
-        let window = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attos) / 1_000_000_000)
+        let window = strategy.window.saturatingNanoseconds  // any Duration: no overflow trap
         times.removeAll { now &- $0 > window }
         guard times.count < strategy.maxRestarts else { return false }
         times.append(now)

@@ -80,11 +80,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         switch jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
-            do {
-                try scheduler.schedule(self)
-            } catch {
-                drainAfterShutdown()
-            }
+            scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
         case .accepted(becameNonEmpty: false):
             break
         case .closed:
@@ -101,9 +97,12 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return outcome == .empty ? .idle : .more
     }
 
+    /// The scheduler has shut down: the queued jobs run on the fallback queue.
+    public override func runAfterShutdown() { drainAfterShutdown() }
+
     /// Runs this executor's queued jobs after its scheduler shut down. The caller holds the
-    /// consumer role (it got becameNonEmpty, or the scheduler handed the unit back), so
-    /// exactly one drain runs at a time.
+    /// unit exclusively (Scheduler's after-close hand-over), and the fallback queue is
+    /// serial, so exactly one drain runs at a time.
     package func drainAfterShutdown() {
         MNSerialExecutor.fallbackQueue.async { [self] in
             let executor = asUnownedSerialExecutor()

@@ -47,6 +47,9 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             }
             return outcome == .empty ? .idle : .more
         }
+
+        /// The scheduler has shut down: the lane's jobs move to Swift's global executor.
+        override func runAfterShutdown() { MNTaskExecutor.handOffAfterShutdown(self) }
     }
 
     /// The scheduler; set once by Scheduler.init (which owns this executor: not retained).
@@ -82,8 +85,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         let lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]  // cursors wrap
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
-            let scheduled = scheduler!._withUnsafeGuaranteedRef { scheduler in (try? scheduler.schedule(lane)) != nil }
-            if !scheduled { MNTaskExecutor.handOffAfterShutdown(lane) }
+            scheduler!._withUnsafeGuaranteedRef { $0.schedule(lane) }  // after shutdown: Lane.runAfterShutdown
         case .accepted(becameNonEmpty: false):
             break
         case .closed:

@@ -138,6 +138,11 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline var pending: [UInt] = []
     @usableFromInline var pendingIndex = 0
 
+    /// Items the consumer has taken out so far (written by the consumer only, once per
+    /// drain, relaxed load+store: no read-modify-write). With `approximateCount` it gives
+    /// how many items were ever accepted, for exact accounting at shutdown.
+    @usableFromInline package let dequeuedCount = Atomic<Int>(0)
+
     /// Creates an empty queue. The ring of `capacity` slots (a power of two ≥ 4) is
     /// allocated on the first enqueue.
     package init(capacity: Int) throws(RingCapacityError) {
@@ -231,11 +236,13 @@ package final class MPSCQueue: @unchecked Sendable {
         let ring = RawRing(block: block)
         var taken = 0
         var word: UInt = 0
+        defer { if taken > 0 { dequeuedCount.store(dequeuedCount.load(ordering: .relaxed) &+ taken, ordering: .relaxed) } }
         while taken < max {
             if pendingIndex < pending.count {
                 word = pending[pendingIndex]
                 pendingIndex += 1
                 overflowQueued.wrappingSubtract(1, ordering: .relaxed)
+                if pendingIndex == pending.count { releasePending() }
             } else if ring.dequeueSingleConsumer(word: &word) {
                 // taken from the ring
             } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
@@ -247,6 +254,14 @@ package final class MPSCQueue: @unchecked Sendable {
             taken += 1
         }
         return .more
+    }
+
+    /// The overflow batch is used up: give its storage back (a burst of millions of
+    /// messages must not keep megabytes after the mailbox drained). Consumer only.
+    @usableFromInline @inline(never)
+    func releasePending() {
+        pending = []
+        pendingIndex = 0
     }
 
     /// The consumer side of the idle flag (see the file comment). Consumer only.

@@ -79,6 +79,14 @@ open class ScheduledUnit: @unchecked Sendable {
         preconditionFailure("ScheduledUnit.runTurn(budget:) must be overridden by \(type(of: self))")
     }
 
+    /// Called instead of `runTurn` once the unit's scheduler has shut down: a schedule()
+    /// that arrives after shutdown's hand-back, a unit that was still queued at shutdown,
+    /// or one re-queued by a turn that outlived the shutdown timeout. The caller holds the
+    /// unit exclusively (never concurrently with a turn or with itself); it is called again
+    /// if the unit is scheduled while it runs. Override it to account for pending work
+    /// (move it elsewhere, or report it); the base implementation does nothing.
+    open func runAfterShutdown() {}
+
     // MARK: transitions (package: used by the scheduler and its tests)
 
     /// T1/T2: returns true when the caller won idle → scheduled and must push the unit.
@@ -123,11 +131,6 @@ open class ScheduledUnit: @unchecked Sendable {
         // producer's work is visible to whoever runs the next turn.
         _ = state.exchange(ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
         return true
-    }
-
-    /// Puts a unit handed back by shutdown into idle (it was scheduled and never ran).
-    package func resetToIdle() {
-        state.store(ScheduledUnit.idle, ordering: .releasing)
     }
 
     /// The current state, for tests and diagnostics (a snapshot).

@@ -15,13 +15,24 @@
 //      moves to its local queue, and a sleeper is woken to steal it). From any other
 //      thread: the injection queue, then wake a sleeping worker if nobody is searching
 //      (IdleWorkers W1).
-// shutdown():
-//   1. `closed` is set: schedule() throws .shutDown from then on (outside submitters that
-//      passed the check first are waited for: `outsideSubmitters` is a Dekker-style count).
-//   2. Every worker is unparked; each finishes the turn it is in (a unit that asks to run
-//      again is re-queued, not run) and exits; all threads are joined.
-//   3. Everything still queued — next slots, local queues, injection queue — is handed
-//      back to the caller, not run, each unit reset to idle. Later calls return [].
+// shutdown(timeout:):
+//   1. `closed` is set (seq_cst). Outside submitters that passed their check before it are
+//      waited for (`outsideSubmitters`, a Dekker-style count), so no push reaches the
+//      injection queue after the hand-back.
+//   2. Every worker is unparked; each finishes the turn it is in and leaves its loop,
+//      handing its next slot and local queue over (SchedulerCore.handOver). Shutdown waits
+//      for that up to the timeout; workers that exited are joined, a worker still inside a
+//      turn is detached, never joined (its turn may block forever) and reported.
+//   3. The hand-back: everything queued — the injection queue and every unit handed over —
+//      runs through its after-shutdown hook (`ScheduledUnit.runAfterShutdown`), and is
+//      returned. From then on `late.handBackDone` is set.
+// After close (schedule() once `closed` is set, and a stuck worker's turn that ends later):
+//   the unit is never pushed to a run queue. A T1 winner hands it over: before the
+//   hand-back it joins the hand-back list; after it, the caller runs the unit's
+//   after-shutdown hook itself (SchedulerCore.abandon: T3, hook, T4/T5 — so a schedule()
+//   during the hook makes it go round again, R3). Work that arrives late is therefore
+//   always handed to the unit's owner — an actor dead-letters it, an executor moves its
+//   jobs to a fallback — and never sits in a queue no one reads.
 // Lifetime: each worker thread retains the scheduler until it exits, so a scheduler lives
 // until shutdown() even if the program drops every reference.
 
@@ -140,68 +151,99 @@ public final class Scheduler: Sendable {
     /// sleeping worker). From a worker it is lock-free (a CAS and a wait-free push); from
     /// outside it takes the injection queue's producer lock for a few stores (see
     /// InjectionQueue for why not ck's spinning multi-producer enqueue) and may wake a worker.
-    /// Throws `.shutDown` once `shutdown()` has begun (the unit's state is left unchanged).
-    public func schedule(_ unit: ScheduledUnit) throws(SchedulerError) {
+    ///
+    /// After `shutdown` has begun the unit is not run by a worker: it is handed to
+    /// ``ScheduledUnit/runAfterShutdown()`` — by `shutdown`, or, once shutdown has handed
+    /// back what was queued, on the calling thread before this method returns. Nothing
+    /// scheduled is ever left in a queue no worker reads.
+    public func schedule(_ unit: ScheduledUnit) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
-            // Worker pushes after `closed` are handed back by shutdown (it joins first).
-            if core.closed.load(ordering: .relaxed) { throw .shutDown }
+            if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
             guard unit.transitionToScheduled() else { return }
             let pointer = Unmanaged.passRetained(unit).toOpaque()
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
             return
         }
         outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        defer { outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
-        if core.closed.load(ordering: .sequentiallyConsistent) { throw .shutDown }
-        guard unit.transitionToScheduled() else { return }
-        core.injection.push(Unmanaged.passRetained(unit).toOpaque())
-        core.notifyParked()
+        if core.closed.load(ordering: .sequentiallyConsistent) {
+            outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+            return scheduleAfterClose(unit)
+        }
+        if unit.transitionToScheduled() {
+            core.injection.push(Unmanaged.passRetained(unit).toOpaque())
+            core.notifyParked()
+        }
+        outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
     }
 
-    /// Idempotent. Stops accepting (schedule throws .shutDown), lets each worker finish its
-    /// current turn, joins all workers and returns the units that were still queued (handed
-    /// back, not run, reset to idle) so the owner can account for their work. Jobs of this
-    /// scheduler's `taskExecutor` are not handed back: they, and task jobs enqueued later,
-    /// move to Swift's global concurrent executor; queued jobs of an MNSerialExecutor run
-    /// on its serial fallback queue; so no task or actor call hangs or traps. A second call
-    /// returns []; concurrent calls wait for the first. Must not be called from one of this
-    /// scheduler's workers (traps: it would join itself).
+    /// schedule() once `closed` is set: see "After close" in the file comment.
+    @inline(never)
+    private func scheduleAfterClose(_ unit: ScheduledUnit) {
+        guard unit.transitionToScheduled() else { return }  // running (now notified) or already due
+        core.handOver(Unmanaged.passRetained(unit).toOpaque())
+    }
+
+    /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
     @discardableResult
-    public func shutdown() -> [ScheduledUnit] {
+    public func shutdown() -> [ScheduledUnit] { shutdown(timeout: nil) }
+
+    /// Idempotent. Stops accepting work for the workers (see ``schedule(_:)`` for what
+    /// happens to later work), lets each worker finish its current turn and exit — waiting
+    /// at most `timeout` (nil: as long as it takes) — joins the workers that exited, and
+    /// runs every unit that was still queued through its
+    /// ``ScheduledUnit/runAfterShutdown()`` hook, returning them (for diagnostics).
+    ///
+    /// A worker still inside a turn when the timeout passes is not joined (the turn may
+    /// never end): it is detached and counted in ``workersStillRunning``; when its turn
+    /// ends the unit goes to its hook like any late work, and the thread exits.
+    /// Jobs of this scheduler's `taskExecutor` move to Swift's global concurrent executor;
+    /// jobs of an MNSerialExecutor run, in order, on its serial fallback queue; so no task
+    /// or actor call hangs or traps. A second call returns []; concurrent calls wait for the
+    /// first. Must not be called from one of this scheduler's workers (traps: it would wait
+    /// for itself).
+    @discardableResult
+    public func shutdown(timeout: Duration?) -> [ScheduledUnit] {
         precondition(!isCurrentThreadWorker,
                      "Scheduler.shutdown() called from one of its own worker threads: it would wait for itself")
-        return lifecycle.withLock { life -> [ScheduledUnit] in
+        let deadline = timeout.map { $0.saturatingDeadline() } ?? .max
+        let pointers: [UnsafeMutableRawPointer] = lifecycle.withLock { life in
             if life.finished { return [] }
             core.closed.store(true, ordering: .sequentiallyConsistent)
             while outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
             for worker in workers { worker.parker.unpark() }
-            for thread in life.threads { pthread_join(thread, nil) }
+            while core.exitedWorkers.load(ordering: .acquiring) < workers.count, monotonicNanoseconds() < deadline {
+                usleep(200)
+            }
+            for (index, thread) in life.threads.enumerated() {
+                if workers[index].hasExited.load(ordering: .acquiring) {
+                    pthread_join(thread, nil)
+                } else {
+                    pthread_detach(thread)  // inside a turn past the timeout: never joined
+                }
+            }
             life.threads = []
             life.finished = true
             var pointers: [UnsafeMutableRawPointer] = []
-            for worker in workers {
-                if let unit = worker.nextSlot { pointers.append(unit) }
-                worker.nextSlot = nil
-                while let unit = worker.local.pop() { pointers.append(unit) }
-            }
             while let unit = core.injection.pop() { pointers.append(unit) }
-            var handedBack: [ScheduledUnit] = []
-            for pointer in pointers {
-                let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
-                unit.resetToIdle()
-                if let lane = unit as? MNTaskExecutor.Lane {
-                    // Task jobs must not be stranded: they move to Swift's global executor.
-                    MNTaskExecutor.handOffAfterShutdown(lane)
-                } else if let executor = unit as? MNSerialExecutor {
-                    // Native-actor jobs run, in order, on the executor's fallback queue.
-                    executor.drainAfterShutdown()
-                } else {
-                    handedBack.append(unit)
-                }
+            core.late.withLock { late in
+                late.handBackDone = true
+                pointers.append(contentsOf: late.units)
+                late.units = []
             }
-            return handedBack
+            return pointers
         }
+        var handedBack: [ScheduledUnit] = []
+        handedBack.reserveCapacity(pointers.count)
+        for pointer in pointers {
+            handedBack.append(Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeUnretainedValue())
+            SchedulerCore.abandon(pointer)
+        }
+        return handedBack
     }
+
+    /// Workers that have not left their loop: 0 once a shutdown finished normally; after a
+    /// shutdown that timed out, the workers still inside a turn (a snapshot).
+    public var workersStillRunning: Int { workers.count - core.exitedWorkers.load(ordering: .acquiring) }
 
     /// Searching / awake / sleeping worker counts (a snapshot, for tests and diagnostics).
     package var idleSnapshot: (searching: Int, unparked: Int, sleeping: Int) { core.idle.snapshot }

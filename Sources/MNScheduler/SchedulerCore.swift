@@ -8,6 +8,11 @@
 // reference counting), and the core references no worker or scheduler (no cycle).
 
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Shared by one Scheduler and its workers. Every member is thread-safe.
 final class SchedulerCore: Sendable {
@@ -20,6 +25,20 @@ final class SchedulerCore: Sendable {
     let queues: [RunQueue]
     /// Worker i's parker.
     let parkers: [Parker]
+    /// Units no worker will run any more (see "After close" in Scheduler.swift): collected
+    /// until shutdown's hand-back, run through their after-shutdown hook from then on.
+    let late = Lock<LateUnits>(LateUnits())
+    /// Workers whose loop has ended and whose leftovers were handed over (release by the
+    /// worker, acquire by shutdown).
+    let exitedWorkers = Atomic<Int>(0)
+
+    struct LateUnits {
+        /// Set once by shutdown after it took everything queued; from then on late units
+        /// are abandoned by whoever hands them over.
+        var handBackDone = false
+        /// Scheduled units (each holding one retain) waiting for the hand-back.
+        var units: [UnsafeMutableRawPointer] = []
+    }
 
     init(configuration: ResolvedSchedulerConfiguration) {
         let workers = configuration.workers
@@ -48,6 +67,30 @@ final class SchedulerCore: Sendable {
     @inline(__always)
     func notifyParkedFromWorker() {
         if idle.notifyShouldWakeupHint() { notifyParked() }
+    }
+
+    /// A unit in state `scheduled` (owning one retain) that no worker will run, because the
+    /// scheduler is closed: kept for shutdown's hand-back, or, once that happened, run
+    /// through its after-shutdown hook on the calling thread.
+    func handOver(_ pointer: UnsafeMutableRawPointer) {
+        let keep = late.withLock { late -> Bool in
+            if late.handBackDone { return false }
+            late.units.append(pointer)
+            return true
+        }
+        if !keep { SchedulerCore.abandon(pointer) }
+    }
+
+    /// Runs a unit nobody else holds (state scheduled, one retain owned by the caller)
+    /// through `runAfterShutdown()` until no schedule() arrived meanwhile, then leaves it
+    /// idle. Uses the ordinary T3/T4/T5 transitions, so a concurrent schedule() (T2 while
+    /// the hook runs) makes the loop go round again instead of being lost (R3).
+    static func abandon(_ pointer: UnsafeMutableRawPointer) {
+        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
+        repeat {
+            unit.transitionToRunning()
+            unit.runAfterShutdown()
+        } while unit.transitionAfterTurn(.idle)
     }
 
     /// True when any queue a searcher looks at holds a unit (a snapshot).

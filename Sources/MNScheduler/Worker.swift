@@ -22,7 +22,11 @@
 // moves to the back of the local queue and a sleeper is woken (there is stealable work).
 // A full local queue moves its older half and the new entry to the injection queue.
 // Shutdown: the loop checks `closed` each tick and after every wake-up; a turn in progress
-// finishes; whatever is queued stays where it is for Scheduler.shutdown to hand back.
+// finishes (a unit it re-queues after `closed` is handed over, not pushed); on leaving the
+// loop the worker hands its next slot and local queue over (SchedulerCore.handOver: kept
+// for Scheduler.shutdown's hand-back, or run through their after-shutdown hook if the
+// hand-back already happened, as for a turn that outlived the shutdown timeout), then
+// sets `hasExited`.
 //
 // Thread-confinement: every `var` below is touched only by the worker's own thread, except
 // by Scheduler.shutdown after it joined this thread (the join orders the accesses).
@@ -69,6 +73,9 @@ final class Worker: @unchecked Sendable {
     var searching = false
     /// The unit whose turn is running on this thread (for isolation checks), unretained.
     var currentUnit: UnsafeMutableRawPointer?
+    /// Set (release) when the loop has ended and the leftovers were handed over; shutdown
+    /// joins only exited workers.
+    let hasExited = Atomic<Bool>(false)
     /// Round-robin cursor for MNTaskExecutor lane choice from this worker.
     var laneCursor = 0
     private var random: UInt64
@@ -120,6 +127,18 @@ final class Worker: @unchecked Sendable {
                 park()
             }
         }
+        handOverLeftovers()
+        hasExited.store(true, ordering: .releasing)
+        core.exitedWorkers.wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// Leaving the loop: what this worker still holds goes to the hand-back (file comment).
+    private func handOverLeftovers() {
+        if let unit = nextSlot {
+            nextSlot = nil
+            core.handOver(unit)
+        }
+        while let unit = local.pop() { core.handOver(unit) }
     }
 
     /// Steps 1–3 of the file comment.
@@ -226,6 +245,7 @@ final class Worker: @unchecked Sendable {
         }
         currentUnit = nil
         if requeue {
+            if core.closed.load(ordering: .acquiring) { return core.handOver(pointer) }
             pushLocal(pointer)
             if nextSlot != nil || local.count > 1 { core.notifyParkedFromWorker() }
         } else {

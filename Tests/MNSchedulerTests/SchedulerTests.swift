@@ -15,7 +15,7 @@ import Glibc
             ranOnWorker.store(Scheduler.currentWorkerIndex ?? -2, ordering: .sequentiallyConsistent)
             return .idle
         }
-        try scheduler.schedule(unit)
+        scheduler.schedule(unit)
         // (runs is counted before the body runs: wait for the body's store itself.)
         #expect(waitUntil { ranOnWorker.load(ordering: .sequentiallyConsistent) != -1 })
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 1)
@@ -37,7 +37,7 @@ import Glibc
             seen.store((a.isCurrentThreadWorker ? 1 : 0) | (b.isCurrentThreadWorker ? 2 : 0) | 4, ordering: .sequentiallyConsistent)
             return .idle
         }
-        try a.schedule(unit)
+        a.schedule(unit)
         #expect(waitUntil { seen.load(ordering: .sequentiallyConsistent) != 0 })
         #expect(seen.load(ordering: .sequentiallyConsistent) == 5)
     }
@@ -47,10 +47,10 @@ import Glibc
         let scheduler = try makeScheduler()
         defer { scheduler.shutdown() }
         let unit = ClosureUnit { unit, run in
-            if run == 1 { try? scheduler.schedule(unit) }  // running → notified
+            if run == 1 { scheduler.schedule(unit) }  // running → notified
             return .idle
         }
-        try scheduler.schedule(unit)
+        scheduler.schedule(unit)
         #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 2 })
         #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 2)
@@ -66,11 +66,11 @@ import Glibc
             return .idle
         }
         let unit = ClosureUnit()
-        try scheduler.schedule(blocker)
+        scheduler.schedule(blocker)
         #expect(waitUntil { blocker.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        try scheduler.schedule(unit)
-        try scheduler.schedule(unit)
-        try scheduler.schedule(unit)
+        scheduler.schedule(unit)
+        scheduler.schedule(unit)
+        scheduler.schedule(unit)
         gate.store(true, ordering: .sequentiallyConsistent)
         #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 1 })
         #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
@@ -96,12 +96,12 @@ import Glibc
         let victimFromOutside = ClosureUnit()
         let victimFromWorker = ClosureUnit()
         let flood = ClosureUnit { _, run in
-            if run == 10 { try? scheduler.schedule(victimFromWorker) }
+            if run == 10 { scheduler.schedule(victimFromWorker) }
             return stop.load(ordering: .sequentiallyConsistent) ? .idle : .more
         }
-        try scheduler.schedule(flood)
+        scheduler.schedule(flood)
         #expect(waitUntil { flood.runs.load(ordering: .sequentiallyConsistent) > 100 })
-        try scheduler.schedule(victimFromOutside)
+        scheduler.schedule(victimFromOutside)
         let ran = waitUntil {
             victimFromOutside.runs.load(ordering: .sequentiallyConsistent) == 1
                 && victimFromWorker.runs.load(ordering: .sequentiallyConsistent) == 1
@@ -119,16 +119,16 @@ import Glibc
         final class Pair: @unchecked Sendable { var other: ClosureUnit? }
         let pair = Pair()
         let ping = ClosureUnit { _, run in
-            if run == 1 { try? scheduler.schedule(waiting) }  // waiting → next slot, then displaced to local
-            if !stop.load(ordering: .sequentiallyConsistent), let other = pair.other { try? scheduler.schedule(other) }
+            if run == 1 { scheduler.schedule(waiting) }  // waiting → next slot, then displaced to local
+            if !stop.load(ordering: .sequentiallyConsistent), let other = pair.other { scheduler.schedule(other) }
             return .idle
         }
         let pong = ClosureUnit { _, _ in
-            if !stop.load(ordering: .sequentiallyConsistent) { try? scheduler.schedule(ping) }
+            if !stop.load(ordering: .sequentiallyConsistent) { scheduler.schedule(ping) }
             return .idle
         }
         pair.other = pong
-        try scheduler.schedule(ping)
+        scheduler.schedule(ping)
         let ran = waitUntil { waiting.runs.load(ordering: .sequentiallyConsistent) == 1 }
         stop.store(true, ordering: .sequentiallyConsistent)
         #expect(ran)
@@ -142,7 +142,7 @@ import Glibc
         #expect(scheduler.isShutDown)
         #expect(scheduler.shutdown().isEmpty)
         let unit = ClosureUnit()
-        #expect(throws: SchedulerError.shutDown) { try scheduler.schedule(unit) }
+        #expect(throws: SchedulerError.shutDown) { scheduler.schedule(unit) }
         #expect(unit.stateSnapshot == ScheduledUnit.idle)
         #expect(SchedulerError.shutDown.description.contains("shut down"))
     }
@@ -159,10 +159,10 @@ import Glibc
             finished.store(true, ordering: .sequentiallyConsistent)
             return .more  // asks to run again: must be handed back, not run
         }
-        try scheduler.schedule(blocker)
+        scheduler.schedule(blocker)
         #expect(waitUntil { entered.load(ordering: .sequentiallyConsistent) })
         let queued = (0..<20).map { _ in ClosureUnit() }  // more than the local ring: injection + spill
-        for unit in queued { try scheduler.schedule(unit) }
+        for unit in queued { scheduler.schedule(unit) }
         // Release the turn only once shutdown has begun, so nothing queued can run after it.
         let releaser = Thread {
             _ = waitUntil { scheduler.isShutDown }
@@ -190,10 +190,10 @@ import Glibc
         defer { scheduler.shutdown() }
         let children = (0..<200).map { _ in ClosureUnit() }
         let parent = ClosureUnit { _, _ in
-            for child in children { try? scheduler.schedule(child) }
+            for child in children { scheduler.schedule(child) }
             return .idle
         }
-        try scheduler.schedule(parent)
+        scheduler.schedule(parent)
         #expect(waitUntil { children.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 } })
     }
 }

@@ -40,7 +40,7 @@ final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
 
     func send(_ n: Int = 1, via scheduler: Scheduler) throws(SchedulerError) {
         pending.wrappingAdd(n, ordering: .sequentiallyConsistent)
-        try scheduler.schedule(self)
+        scheduler.schedule(self)
     }
 
     override func runTurn(budget: Int) -> TurnOutcome {
@@ -72,6 +72,11 @@ final class ClosureUnit: ScheduledUnit, @unchecked Sendable {
     override func runTurn(budget: Int) -> TurnOutcome {
         let n = runs.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
         return body(self, n)
+    }
+    /// Times the scheduler handed this unit to its after-shutdown hook instead of a turn.
+    let abandoned = Atomic<Int>(0)
+    override func runAfterShutdown() {
+        abandoned.wrappingAdd(1, ordering: .sequentiallyConsistent)
     }
 }
 
