@@ -4,9 +4,10 @@
 //   1. run preStart if this is the first turn (spawn schedules the new cell directly),
 //      then drain the system queue completely (stop, watch, terminated, childFailed);
 //   2. a stopped cell dead-letters up to `budget` mailbox messages and ends the turn;
-//      `stop(.immediately)` from any thread sets `stopRequested` and closes the mailbox at
-//      once; the turn checks the flag before every message (one relaxed load), so the
-//      message in hand is the last one handled and the rest become dead letters;
+//      `stop(.immediately)` from any thread closes the mailbox at once and queues a system
+//      message; the turn looks for pending system messages before every message (two
+//      loads) and handles them there, so the message in hand is the last one handled and
+//      the rest become dead letters;
 //   3. messages released by unstashAll() go first (the priority list), then up to the rest
 //      of `budget` from the mailbox, each handed to the top `become` closure or to the
 //      behaviour. A message arriving in a batch while the priority list is non-empty is
@@ -15,8 +16,9 @@
 //   5. the turn returns .more if the mailbox, the system queue or the priority list still
 //      holds work (the scheduler re-queues the cell at the back: fairness), else .idle.
 // Accounting: `delivered` counts each message handed to the behaviour; stashing one hands
-// it back (−1) until it is handled again or dead-lettered; `heldBack` (stash + unstashed
-// still waiting) is what shutdown adds to `left` for an actor that did not stop.
+// it back (−1) until it is handled again or dead-lettered; the stash and the unstashed
+// messages still waiting are counted in the system's `heldBack` (what shutdown adds to
+// `left` for actors that did not stop; a stopped actor dead-letters them).
 // After the scheduler shut down, runAfterShutdown (AnyActorCell) finalizes the cell and
 // finishAfterShutdown below dead-letters the mailbox, the stash and the unstashed list.
 // Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
@@ -53,6 +55,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
         var priorityCount = 0
         var priorityIndex = 0
+        /// stashed + unstashed still waiting, as last added to the system's `heldBack`.
+        var heldBack = 0
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
         /// `context.myself`, built once: forming an existential over a generic class costs
@@ -92,12 +96,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         get { typedExtras?.watching ?? [] }
         _modify { yield &typed.watching }
     }
-    /// Set (release) by `stop(.immediately)` on any thread; read (relaxed) by the turn
-    /// before every message.
-    let stopRequested = Atomic<Bool>(false)
-    /// Stashed plus unstashed-but-not-yet-handled messages (written by the turn only, read
-    /// by shutdown): part of `left` for an actor that did not stop.
-    let heldBack = Atomic<Int>(0)
 
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
@@ -139,7 +137,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
     /// what it holds is handled first.
     final func stop(_ mode: StopMode) {
-        if mode == .immediately { stopRequested.store(true, ordering: .releasing) }
         mailbox.markClosed()
         sendSystem(.stop(mode, .stopped))
     }
@@ -148,8 +145,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// A message of this actor's that will not be handled. `wasQueued`: it had been accepted
     /// into the mailbox (see ActorSystem.publishDeadLetter).
+    /// After the cell left the registry its count is closed: a late arrival (a sender that
+    /// passed the closed check before the close) is counted as sent when dead-lettered.
     final func deadLetter(_ message: Message, wasQueued: Bool = true) {
-        system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
+        system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued && !leftRegistry)
     }
 
     // MARK: the turn
@@ -157,7 +156,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func runTurn(budget: Int) -> TurnOutcome {
         if phase == .created { startIfNeeded() }
         let systemOutcome = drainSystem()
-        if phase != .stopped, stopRequested.load(ordering: .relaxed) { finalizeStop(.stopped) }
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if phase == .stopped {
             mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
@@ -170,7 +168,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     let message = extras.priority[extras.priorityIndex]
                     extras.priorityIndex += 1
                     remaining -= 1
-                    if phase != .stopped, stopRequested.load(ordering: .relaxed) { finalizeStop(.stopped) }
+                    if hasSystemWork { _ = drainSystem() }
                     if phase == .stopped { deadLetter(message) } else { invoke(message) }
                 }
                 if !extras.hasPriority {
@@ -182,7 +180,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if remaining > 0 {
                 mailboxOutcome = mailbox.drain(max: remaining) { (word: UInt) in
                     let message = MessageEncoding<Message>.decode(word, as: encoding)
-                    if phase != .stopped, stopRequested.load(ordering: .relaxed) { finalizeStop(.stopped) }
+                    if hasSystemWork { _ = drainSystem() }  // a stop observed per message
                     if phase == .stopped {
                         deadLetter(message)
                     } else if let extras = typedExtras, extras.hasPriority {
@@ -219,10 +217,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         leaveRegistry()
     }
 
-    /// Publishes the stash + unstashed count for shutdown's `left` (turn only).
+    /// Publishes the change in stash + unstashed count to the system's `heldBack` (turn only).
     final func updateHeldBack() {
-        let count = (typedExtras?.stashed.count ?? 0) + (typedExtras.map { $0.priorityCount - $0.priorityIndex } ?? 0)
-        heldBack.store(count, ordering: .relaxed)
+        guard let extras = typedExtras else { return }
+        let count = extras.stashed.count + extras.priorityCount - extras.priorityIndex
+        let delta = count - extras.heldBack
+        if delta != 0 {
+            extras.heldBack = count
+            system.heldBack.wrappingAdd(delta, ordering: .relaxed)
+        }
     }
 
     /// Stashing hands the message back: it is counted as delivered again when it is handled
@@ -258,8 +261,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: AnyActorCell hooks
 
     override final func closeMailbox() { mailbox.markClosed() }
-    override final var userMailboxDepth: Int { mailbox.approximateCount + heldBack.load(ordering: .relaxed) }
+    override final var userMailboxDepth: Int { mailbox.approximateCount }
     override final var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
+    override final var retiredAcceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) }
 
     final var selfRef: ActorRef<Message> {
         if let ref = typedExtras?.selfRef { return ref }

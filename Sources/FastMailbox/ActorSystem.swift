@@ -104,6 +104,9 @@ public final class ActorSystem: Sendable {
     /// Dead letters of messages that were never queued (refused tells, late replies) and
     /// watch messages the runtime sent: the part of `sent` no mailbox counts.
     let unqueuedSent = Atomic<Int>(0)
+    /// Messages taken out of mailboxes and held by their actors (stash, unstashed and not
+    /// yet handled): part of `left` at shutdown. Changed by turns (rarely), relaxed.
+    let heldBack = Atomic<Int>(0)
     /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
     let outstandingAsks = Atomic<Int>(0)
     private let registry = Lock<Registry>(Registry())
@@ -211,7 +214,7 @@ public final class ActorSystem: Sendable {
             // Under the lock, so statistics never count a cell twice or not at all.
             guard registry.cells.removeValue(forKey: cell.id) != nil else { return }
             retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
-            retiredAccepted.wrappingAdd(cell.acceptedCount, ordering: .relaxed)
+            retiredAccepted.wrappingAdd(cell.retiredAcceptedCount, ordering: .relaxed)
             if registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
     }
@@ -328,7 +331,7 @@ public final class ActorSystem: Sendable {
             // cells still registered are running (a stuck turn, a body that ignores its stop).
             let (remaining, left) = registry.withLock { registry -> ([AnyActorCell], Int) in
                 let cells = Array(registry.cells.values)
-                return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth })
+                return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
             }
             deadLetters.finishSubscribers()
             let stats = statistics

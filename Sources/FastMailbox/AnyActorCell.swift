@@ -148,6 +148,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         system.cellTerminated(self)
     }
 
+    /// True when system messages wait (two loads): checked before each user message.
+    @inline(__always) final var hasSystemWork: Bool { systemQueue?.hasPendingWork ?? false }
+
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
         guard let systemQueue, systemQueue.hasPendingWork else { return .empty }
@@ -267,6 +270,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Messages ever accepted by the user mailbox (taken out + still inside): a snapshot.
     var acceptedCount: Int { 0 }
+    /// The same when the cell leaves the registry (drained: taken out only; a message still
+    /// being inserted then is counted when it is dead-lettered).
+    var retiredAcceptedCount: Int { 0 }
 
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}

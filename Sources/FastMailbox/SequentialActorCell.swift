@@ -144,6 +144,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
+    /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
+    /// The turn's drains pass `wasQueued: !leftRegistry`: after the cell left the registry
+    /// a late arrival counts as sent when dead-lettered (see ActorCellBase.deadLetter).
     func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
@@ -287,8 +290,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         var mailboxOutcome = MPSCQueue.DrainOutcome.empty
         if let ended = endedReason() {
             finalize(ended)
+            let counted = !leftRegistry
             mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
-                deadLetter(MessageEncoding<Message>.decode(word))
+                deadLetter(MessageEncoding<Message>.decode(word), wasQueued: counted)
             }
             if mailboxOutcome == .empty { leaveRegistry() }  // every message accounted for
         }
@@ -326,8 +330,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func finishAfterShutdown() {
         guard let ended = endedReason(forShutdown: true) else { return }
         finalize(ended)
+        let counted = !leftRegistry
         while mailbox.drain(max: Int.max, { (word: UInt) in
-            deadLetter(MessageEncoding<Message>.decode(word))
+            deadLetter(MessageEncoding<Message>.decode(word), wasQueued: counted)
         }) == .more { sched_yield() }  // a sender between claim and commit: a few instructions
         leaveRegistry()
     }
@@ -367,6 +372,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override var userMailboxDepth: Int { mailboxDepth }
     override var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
+    override var retiredAcceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) }
 }
 
 extension TerminationReason {

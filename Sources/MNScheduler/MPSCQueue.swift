@@ -107,14 +107,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Set once by markClosed (release); read by producers before inserting.
     @usableFromInline let closed = Atomic<Bool>(false)
 
-    /// Items in the overflow list plus taken-but-not-handed-out pending items: +1 per
-    /// append (under the lock), −1 per pending item handed out (consumer). Statistics only.
-    @usableFromInline let overflowQueued = Atomic<Int>(0)
-
-    /// The ring block, nil until the first enqueue. Written once by the CAS winner
-    /// (release), read by everyone (acquire) so the initialised header is visible.
-    @usableFromInline let ringBlock = Atomic<UnsafeMutableRawPointer?>(nil)
-
+    // (The four one-byte atomics are declared together so they share one word.)
     /// Set by a producer (under overflowLock) when it appends to the overflow list;
     /// cleared only by the consumer in the same critical section that takes the list.
     /// Producers read it (acquire) before trying the ring.
@@ -125,6 +118,15 @@ package final class MPSCQueue: @unchecked Sendable {
     /// carries no mutex allocation. Held only for an append or a swap of the list; waiters
     /// spin briefly, then yield the CPU to a preempted holder.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
+
+    /// Items in the overflow list plus taken-but-not-handed-out pending items: +1 per
+    /// append (under the lock), −1 per pending item handed out (consumer). Statistics only.
+    @usableFromInline let overflowQueued = Atomic<Int>(0)
+
+    /// The ring block, nil until the first enqueue. Written once by the CAS winner
+    /// (release), read by everyone (acquire) so the initialised header is visible.
+    @usableFromInline let ringBlock = Atomic<UnsafeMutableRawPointer?>(nil)
+
     /// Overflow items in arrival order (guarded by overflowLock).
     @usableFromInline var overflowItems: [UInt] = []
     /// Overflow appends ever made (guarded by overflowLock).
@@ -138,8 +140,8 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline var pending: [UInt] = []
     @usableFromInline var pendingIndex = 0
 
-    /// Items the consumer has taken out so far (written by the consumer only, once per
-    /// drain, relaxed load+store: no read-modify-write). With `approximateCount` it gives
+    /// Items the consumer has taken out so far (written by the consumer only, per item,
+    /// relaxed load+store: no read-modify-write). With `approximateCount` it gives
     /// how many items were ever accepted, for exact accounting at shutdown.
     @usableFromInline package let dequeuedCount = Atomic<Int>(0)
 
@@ -180,6 +182,9 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable @inline(__always)
     package func enqueue(word: UInt) -> EnqueueResult {
         if closed.load(ordering: .relaxed) { return .closed }
+        #if DEBUG
+        MPSCQueueTestHook.pauseIfArmed(self)
+        #endif
         let ring = self.ring
         if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) {
             enqueueSlow(word: word, ring: ring)
@@ -236,7 +241,6 @@ package final class MPSCQueue: @unchecked Sendable {
         let ring = RawRing(block: block)
         var taken = 0
         var word: UInt = 0
-        defer { if taken > 0 { dequeuedCount.store(dequeuedCount.load(ordering: .relaxed) &+ taken, ordering: .relaxed) } }
         while taken < max {
             if pendingIndex < pending.count {
                 word = pending[pendingIndex]
@@ -250,6 +254,9 @@ package final class MPSCQueue: @unchecked Sendable {
             } else {
                 return goIdle(ring)
             }
+            // Counted before the hand-off (one writer: a relaxed load and store, no RMW), so
+            // a turn stuck inside `body` has its message counted as taken.
+            dequeuedCount.store(dequeuedCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
             body(word)
             taken += 1
         }
@@ -355,3 +362,33 @@ package final class MPSCQueue: @unchecked Sendable {
         ringBlock.load(ordering: .relaxed) == nil ? 0 : RawRing.allocationSize(capacity: capacity)
     }
 }
+
+#if DEBUG
+/// Debug builds only: lets a test pause one producer of one queue between its "is it
+/// closed?" check and its insert, to replay a send racing a close or a shutdown exactly
+/// (the race defect 2 of issue 7 describes). One relaxed load per enqueue when disarmed.
+@usableFromInline package enum MPSCQueueTestHook {
+    @usableFromInline static let target = Atomic<UInt>(0)
+    private static let action = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// The next enqueue on `queue` (from any thread) runs `action` after its closed check
+    /// and before inserting; then the hook disarms itself.
+    package static func arm(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        Self.action.withLock { $0 = action }
+        target.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+    }
+
+    @inlinable @inline(__always)
+    package static func pauseIfArmed(_ queue: MPSCQueue) {
+        let armed = target.load(ordering: .relaxed)
+        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fire(armed) }
+    }
+
+    @usableFromInline static func fire(_ armed: UInt) {
+        guard target.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
+              let action = action.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
+        else { return }
+        action()
+    }
+}
+#endif

@@ -43,13 +43,13 @@ import Glibc
             var x = UInt64(t + 1) &* 0x9E37_79B9_7F4A_7C15
             for _ in 0..<perThread {
                 x ^= x << 13; x ^= x >> 7; x ^= x << 17
-                try? units[Int(x % 16)].send(via: scheduler)
+                units[Int(x % 16)].send(via: scheduler)
             }
         }
         // Units also message each other from workers (next slot / local queue path).
         let relay = (0..<16).map { _ in MailboxUnit() }
         let fromWorkers = ClosureUnit { _, _ in
-            for i in 0..<2000 { try? relay[i % 16].send(via: scheduler) }
+            for i in 0..<2000 { relay[i % 16].send(via: scheduler) }
             return .idle
         }
         scheduler.schedule(fromWorkers)
@@ -83,7 +83,7 @@ import Glibc
         let rounds = 2000
         onThreads(4) { t in
             for _ in 0..<rounds {
-                try? units[t].send(via: scheduler)
+                units[t].send(via: scheduler)
                 // Leave the pool time to fall asleep now and then.
                 if t == 0 { for _ in 0..<200 { ckshimStall() } }
             }

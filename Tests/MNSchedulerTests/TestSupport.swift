@@ -38,7 +38,7 @@ final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
     let overlaps = Atomic<Int>(0)
     let maxBudgetSeen = Atomic<Int>(0)
 
-    func send(_ n: Int = 1, via scheduler: Scheduler) throws(SchedulerError) {
+    func send(_ n: Int = 1, via scheduler: Scheduler) {
         pending.wrappingAdd(n, ordering: .sequentiallyConsistent)
         scheduler.schedule(self)
     }

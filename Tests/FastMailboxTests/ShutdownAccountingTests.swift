@@ -1,0 +1,181 @@
+import Testing
+import Foundation
+import Synchronization
+@testable import FastMailbox
+@testable import MNScheduler
+
+/// A one-shot gate a behaviour can wait on (a test controls when it opens).
+final class TestGate: Sendable {
+    private let opened = DispatchSemaphore(value: 0)
+    private let arrived = DispatchSemaphore(value: 0)
+    /// Called by the code under test: says "I am here" and waits for `open()`.
+    func pass() { arrived.signal(); opened.wait() }
+    /// Waits until the code under test reached `pass()`.
+    func waitForArrival(timeout: Double = 20) -> Bool { arrived.wait(timeout: .now() + timeout) == .success }
+    func open() { opened.signal() }
+}
+
+@Suite("Shutdown accounting (issue 7)", .serialized) struct ShutdownAccountingTests {
+    @Test("a sequential actor whose body ends with messages queued has them all dead-lettered before shutdown returns")
+    func sequentialBodyEndsWithQueuedMessages() async throws {
+        for ending in ["returns", "throws", "stopped"] {
+            let system = try makeSystem()
+            let started = TestGate()
+            let ref: ActorRef<Int> = try system.spawnSequential(name: "short-lived-\(ending)") { inbox in
+                _ = try await inbox.receive()
+                started.pass()   // the body holds here while the test fills the mailbox
+                if ending == "throws" { throw TestFailure.boom }
+            }
+            ref.tell(0)
+            #expect(started.waitForArrival())
+            let n = 20_000
+            for i in 1...n { ref.tell(i) }
+            if ending == "stopped" { ref.stop() }
+            started.open()
+            let report = system.shutdown(timeout: .seconds(20))
+            #expect(report.sent == n + 1, "\(ending): \(report)")
+            #expect(report.delivered + report.deadLettered == n + 1, "\(ending): \(report)")
+            #expect(report.left == 0 && report.actorsNotStopped == 0, "\(ending): \(report)")
+            #expect(report.isBalanced, "\(ending): \(report)")
+        }
+    }
+
+    @Test("a tell that passed the closed check and inserts after shutdown finished is dead-lettered, not lost")
+    func tellRacingShutdownIsDeadLettered() throws {
+        let system = try makeSystem()
+        let probe = Probe<Int>()
+        let ref = try system.spawn(name: "late") { (m: Int, _) in probe.record(m) }
+        ref.tell(1)
+        #expect(eventually { probe.count == 1 })
+        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let paused = TestGate()
+        MPSCQueueTestHook.arm(cell.mailbox) { paused.pass() }  // the sender stops after its check
+        let sender = Thread { ref.tell(2) }
+        sender.start()
+        #expect(paused.waitForArrival())
+        let report = system.shutdown(timeout: .seconds(5))  // actor stops, workers are joined
+        #expect(report.delivered == 1 && report.isBalanced, "\(report)")
+        paused.open()  // the sender inserts into the closed, drained mailbox of a stopped actor
+        #expect(eventually { sender.isFinished })
+        #expect(system.deadLetters.count == 1)
+        #expect(system.statistics.delivered == 1)
+    }
+
+    @Test("tells racing shutdown from many threads are each delivered or dead-lettered exactly once")
+    func tellsRacingShutdownBalance() throws {
+        for _ in 0..<20 {
+            let system = try makeSystem()
+            let refs = try (0..<4).map { i in try system.spawn(name: "r\(i)") { (_: Int, _) in } }
+            let sent = Atomic<Int>(0)
+            let go = Atomic<Bool>(false)
+            let senders = (0..<4).map { t in
+                Thread {
+                    while !go.load(ordering: .acquiring) {}
+                    for i in 0..<2_000 { refs[(t + i) % 4].tell(i); sent.wrappingAdd(1, ordering: .relaxed) }
+                }
+            }
+            senders.forEach { $0.start() }
+            go.store(true, ordering: .releasing)
+            let report = system.shutdown(timeout: .seconds(10))
+            #expect(eventually { senders.allSatisfy(\.isFinished) })
+            // The report is a snapshot taken while senders still send (a dead letter in
+            // flight may be counted on one side only); the books must balance once they stop.
+            #expect(report.left == 0 && report.actorsNotStopped == 0, "\(report)")
+            let total = system.statistics.delivered + system.deadLetters.count
+            #expect(total == sent.load(ordering: .relaxed), "delivered+dead \(total) of \(sent.load(ordering: .relaxed)) sent")
+        }
+    }
+
+    @Test("stashed messages are counted once: dead-lettered at stop, delivered once after unstashAll")
+    func stashCountsOnce() throws {
+        // Stash all 10, shut down: 0 delivered, 10 dead letters.
+        let system = try makeSystem()
+        let ref = try system.spawn(name: "stasher") { (m: Int, context: ActorContext<Int>) in context.stash(m) }
+        for i in 0..<10 { ref.tell(i) }
+        #expect(eventually { ref.mailboxDepth == 0 })
+        let report = system.shutdown()
+        #expect(report.delivered == 0 && report.deadLettered == 10 && report.sent == 10, "\(report)")
+
+        // Stash 5, unstashAll on the 6th: 6 delivered.
+        let system2 = try makeSystem()
+        let seen = Probe<Int>()
+        let unstashed = Atomic<Bool>(false)
+        let ref2 = try system2.spawn(name: "unstasher") { (m: Int, context: ActorContext<Int>) in
+            if m < 5, !unstashed.load(ordering: .relaxed) {
+                context.stash(m)
+            } else {
+                seen.record(m)
+                if m == 5 { unstashed.store(true, ordering: .relaxed); context.unstashAll() }
+            }
+        }
+        for i in 0..<6 { ref2.tell(i) }
+        #expect(eventually { seen.count == 6 })
+        let report2 = system2.shutdown()
+        #expect(report2.delivered == 6 && report2.deadLettered == 0 && report2.sent == 6, "\(report2)")
+    }
+
+    @Test("a stuck actor's stashed messages are reported as left")
+    func stuckActorStashIsLeft() throws {
+        let system = try makeSystem()
+        let gate = TestGate()
+        let ref = try system.spawn(name: "stuck-stasher") { (m: Int, context: ActorContext<Int>) in
+            if m < 3 { context.stash(m) } else if m == 3 { gate.pass() }
+        }
+        for i in 0..<6 { ref.tell(i) }
+        #expect(gate.waitForArrival())
+        let report = system.shutdown(timeout: .milliseconds(100))
+        #expect(report.actorsNotStopped == 1)
+        #expect(report.left == 3 + 2, "3 stashed + 2 queued: \(report)")
+        #expect(report.isBalanced, "\(report)")
+        gate.open()
+        #expect(eventually { system.deadLetters.count == 5 })
+    }
+
+    @Test("shutdown returns soon after its timeout when a turn blocks, and reports the stuck worker and actor")
+    func shutdownTimeoutIsABound() throws {
+        let system = try makeSystem()
+        let gate = TestGate()
+        let ref = try system.spawn(name: "blocker") { (m: Int, _) in if m == 0 { gate.pass() } }
+        for i in 0..<10 { ref.tell(i) }
+        #expect(gate.waitForArrival())
+        let start = ContinuousClock.now
+        let report = system.shutdown(timeout: .milliseconds(200))
+        let took = ContinuousClock.now - start
+        #expect(took < .seconds(5), "shutdown took \(took)")  // unbounded before: it joined the stuck worker
+        #expect(report.workersNotStopped == 1 && report.actorsNotStopped == 1, "\(report)")
+        #expect(report.actorsNotStoppedNames == ["blocker"])
+        #expect(report.left == 9 && report.isBalanced, "\(report)")
+        gate.open()  // the turn ends later: the rest becomes dead letters on that thread
+        #expect(eventually { system.deadLetters.count == 9 })
+        #expect(eventually { system.scheduler.workersStillRunning == 0 })
+    }
+
+    @Test("after shutdown the system, its cells and mailboxes are freed despite refs held in actors")
+    func noCyclesSurviveShutdown() async throws {
+        weak var weakSystem: ActorSystem?
+        weak var weakCell: AnyObject?
+        do {
+            let system = try makeSystem()
+            weakSystem = system
+            final class SelfRef: EventActor {
+                var me: ActorRef<Int>?
+                func receive(_ message: Int, context: ActorContext<Int>) { me = context.myself }
+            }
+            let selfRef = try system.spawn(name: "self") { SelfRef() }
+            selfRef.tell(1)
+            final class Box: @unchecked Sendable { var other: ActorRef<Int>? }
+            let boxA = Box(), boxB = Box()
+            let a = try system.spawn(name: "a") { (m: Int, _) in if m > 0 { boxA.other?.tell(m - 1) } }
+            let b = try system.spawn(name: "b") { (m: Int, _) in if m > 0 { boxB.other?.tell(m - 1) } }
+            boxA.other = b
+            boxB.other = a
+            a.tell(10)
+            let single = try system.singleton(key: "one") { Counter() }
+            _ = try await single.ask { .get(replyTo: $0) }
+            weakCell = selfRef.recipient as AnyObject
+            let report = system.shutdown()
+            #expect(report.isBalanced, "\(report)")
+        }
+        #expect(eventually { weakSystem == nil && weakCell == nil }, "the system or a cell is still alive after shutdown")
+    }
+}

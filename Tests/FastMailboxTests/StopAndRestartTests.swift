@@ -1,0 +1,185 @@
+import Testing
+import Foundation
+import Synchronization
+@testable import FastMailbox
+@testable import MNScheduler
+
+enum SlowMessage: Sendable {
+    case work(Int)
+    case get(replyTo: ActorRef<Int>)
+}
+
+@Suite("Stop and restart (issue 7)", .serialized) struct StopAndRestartTests {
+    @Test("stop(.immediately) on a busy actor: the message in hand finishes, every other one is a dead letter")
+    func stopImmediatelyStopsABusyActor() async throws {
+        let system = try makeSystem()
+        let gate = TestGate()
+        let handled = Probe<Int>()
+        let ref = try system.spawn(name: "busy") { (m: SlowMessage, _) in
+            switch m {
+            case .work(let n):
+                handled.record(n)
+                if n == 0 { gate.pass() }
+            case .get(let replyTo):
+                replyTo.tell(-1)
+            }
+        }
+        for i in 0..<200 { ref.tell(.work(i)) }
+        // An ask queued behind the work, before the stop: it must fail at once, not be answered.
+        let asked = Task { try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) } }
+        #expect(eventually { ref.mailboxDepth >= 200 })
+        #expect(gate.waitForArrival())
+        ref.stop()
+        ref.tell(.work(1_000))  // sent after stop returned
+        gate.open()
+        let start = ContinuousClock.now
+        do {
+            _ = try await asked.value
+            Issue.record("the ask queued before the stop was answered")
+        } catch let error as AskError {
+            guard case .recipientStopped = error else { Issue.record("unexpected \(error)"); return }
+        }
+        #expect(ContinuousClock.now - start < .seconds(30), "the ask waited for its timeout")
+        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(handled.values == [0])
+        let report = system.shutdown()
+        #expect(report.delivered == 1, "\(report)")
+        #expect(report.deadLettered == 201, "199 queued, the ask, the late tell: \(report)")
+        #expect(report.isBalanced, "\(report)")
+    }
+
+    @Test("an ask whose request the actor never handles because it stopped fails at once with recipientStopped")
+    func askToActorStoppingAfterAcceptingFailsFast() async throws {
+        let system = try makeSystem()
+        let gate = TestGate()
+        let ref = try system.spawn(name: "stopper") { (m: SlowMessage, context: ActorContext<SlowMessage>) in
+            if case .work = m { gate.pass(); context.stop() }
+        }
+        ref.tell(.work(0))
+        #expect(gate.waitForArrival())
+        let asked = Task { try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) } }
+        #expect(eventually { ref.mailboxDepth >= 1 })
+        gate.open()  // the actor stops itself; the queued ask becomes a dead letter
+        let start = ContinuousClock.now
+        await #expect(throws: AskError.self) { _ = try await asked.value }
+        #expect(ContinuousClock.now - start < .seconds(30))
+        #expect(system.shutdown().isBalanced)
+    }
+
+    @Test("a parent that spawns a named child in preStart survives restarts")
+    func restartedParentRespawnsNamedChild() async throws {
+        enum ParentMessage: Sendable { case fail, childName(replyTo: ActorRef<String>) }
+        final class Parent: EventActor {
+            var child: ActorRef<Int>?
+            func preStart(context: ActorContext<ParentMessage>) throws {
+                child = try context.spawn(name: "worker-\(context.name)") { (_: Int, _) in }
+            }
+            func receive(_ message: ParentMessage, context: ActorContext<ParentMessage>) throws {
+                switch message {
+                case .fail: throw TestFailure.boom
+                case .childName(let replyTo): replyTo.tell(child?.name ?? "none")
+                }
+            }
+        }
+        let system = try makeSystem()
+        let parents = try (0..<50).map { i in try system.spawn(name: "parent-\(i)") { Parent() } }
+        for parent in parents { parent.tell(.fail) }
+        for parent in parents {
+            let name = try await parent.ask(timeout: .seconds(20)) { ParentMessage.childName(replyTo: $0) }
+            #expect(name == "worker-\(parent.name)")
+            #expect(system.lookup(name, as: Int.self) != nil)
+        }
+        #expect(system.statistics.liveActors >= 100)
+        let report = system.shutdown()
+        #expect(report.isBalanced, "\(report)")
+    }
+}
+
+@Suite("Durations at the extremes (issue 7)", .serialized) struct ExtremeDurationTests {
+    @Test("saturating conversion clamps huge and negative durations instead of trapping or wrapping")
+    func saturatingConversion() {
+        #expect(Duration.seconds(Int64.max).saturatingNanoseconds == UInt64.max)
+        #expect(Duration.seconds(1e11).saturatingNanoseconds == UInt64.max)  // 1e20 ns > UInt64.max
+        #expect(Duration.seconds(1e9).saturatingNanoseconds == 1_000_000_000_000_000_000)
+        #expect(Duration.seconds(-5).saturatingNanoseconds == 0)
+        #expect(Duration.milliseconds(1500).saturatingNanoseconds == 1_500_000_000)
+        #expect(Duration.seconds(Int64.max).saturatingDeadline(from: 10) == UInt64.max)
+        #expect(Duration.seconds(1).saturatingDeadline(from: UInt64.max - 5) == UInt64.max)
+    }
+
+    @Test("ask, shutdown and supervisor windows accept Duration.seconds(Int64.max)")
+    func hugeTimeoutsWork() async throws {
+        let system = try makeSystem()
+        let counter = try system.spawn(supervisor: .restart(maxRestarts: 3, within: .seconds(1e11))) { Counter() }
+        counter.tell(.add(2))
+        counter.tell(.fail)  // restart: the window conversion ran on a worker without trapping
+        counter.tell(.add(3))
+        let total = try await counter.ask(timeout: .seconds(Int64.max)) { .get(replyTo: $0) }
+        #expect(total == 3)
+        let report = system.shutdown(timeout: .seconds(Int64.max))
+        #expect(report.isBalanced, "\(report)")
+    }
+
+    @Test("Inbox.receive with a huge timeout waits for the message instead of timing out at once")
+    func hugeReceiveTimeoutWaits() async throws {
+        let system = try makeSystem()
+        let got = Probe<String>()
+        let ref: ActorRef<Int> = try system.spawnSequential(name: "patient") { inbox in
+            do {
+                let m = try await inbox.receive(timeout: .seconds(Int64.max))
+                got.record("got \(m)")
+            } catch {
+                got.record("error \(error)")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        ref.tell(7)
+        #expect(eventually { got.count == 1 })
+        #expect(got.values == ["got 7"])
+        #expect(system.shutdown().isBalanced)
+    }
+}
+
+@Suite("Memory released after the work (issue 7)", .serialized) struct MemoryReleaseTests {
+    @Test("an overflow burst's batch is released once the mailbox drained")
+    func overflowBatchIsReleased() throws {
+        let system = try makeSystem()
+        let gate = TestGate()
+        let count = Atomic<Int>(0)
+        let ref = try system.spawn(name: "burst", mailboxCapacity: 4) { (m: Int, _) in
+            if m == 0 { gate.pass() }
+            count.wrappingAdd(1, ordering: .relaxed)
+        }
+        ref.tell(0)
+        #expect(gate.waitForArrival())
+        for i in 1...100_000 { ref.tell(i) }
+        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        #expect(cell.mailbox.overflowAppends > 0)
+        gate.open()
+        #expect(eventually { count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork })
+        // The consumer-side batch is the consumer's; read it after the mailbox went idle.
+        #expect(cell.mailbox.pending.capacity == 0)
+        #expect(system.shutdown().isBalanced)
+    }
+
+    @Test("an answered ask releases its timeout timer and promise at once")
+    func answeredAskReleasesItsTimer() async throws {
+        final class Weak: @unchecked Sendable { weak var object: AnyObject? }
+        let system = try makeSystem()
+        let weaks = Lock<[Weak]>([])
+        let ref = try system.spawn(name: "replier") { (m: SlowMessage, _) in
+            if case .get(let replyTo) = m {
+                let weak = Weak()
+                weak.object = replyTo.recipient as AnyObject
+                weaks.withLock { $0.append(weak) }
+                replyTo.tell(1)
+            }
+        }
+        for _ in 0..<100 {
+            _ = try await ref.ask(timeout: .seconds(3600)) { SlowMessage.get(replyTo: $0) }
+        }
+        #expect(eventually { weaks.withLock { $0.allSatisfy { $0.object == nil } } }, "answered asks are still retained (by their timers)")
+        #expect(system.outstandingAsks.load(ordering: .relaxed) == 0)
+        #expect(system.shutdown().isBalanced)
+    }
+}
