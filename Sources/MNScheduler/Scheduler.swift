@@ -17,13 +17,18 @@
 //      (IdleWorkers W1).
 // shutdown():
 //   1. `closed` is set: schedule() throws .shutDown from then on (outside submitters that
-//      passed the check first are waited for: `outsideSubmitters` is a Dekker-style count).
+//      passed the check first are waited for: SchedulerGate.outsideSubmitters is a
+//      Dekker-style count).
 //   2. Every worker is unparked; each finishes the turn it is in (a unit that asks to run
 //      again is re-queued, not run) and exits; all threads are joined.
 //   3. Everything still queued — next slots, local queues, injection queue — is handed
 //      back to the caller, not run, each unit reset to idle. Later calls return [].
 // Lifetime: each worker thread retains the scheduler until it exits, so a scheduler lives
-// until shutdown() even if the program drops every reference.
+// until shutdown() even if the program drops every reference. What schedule() needs (id,
+// core, outside-submitter count) lives in a SchedulerGate, which the Scheduler and its
+// MNTaskExecutor both hold strongly: a task may outlive its Scheduler (the runtime retains
+// a task's executor preference), and its late jobs then find the gate closed and move to
+// Swift's global executor. The gate references neither, so there is no cycle.
 
 import CConcurrencyKit
 import Synchronization
@@ -47,6 +52,44 @@ private final class WorkerThreadContext {
     }
 }
 
+/// The part of a Scheduler that `schedule()` needs, shared with its MNTaskExecutor (see
+/// the file comment's Lifetime). Thread-safe: `id` and `core` are immutable, the count is
+/// atomic. References no Scheduler and no executor.
+final class SchedulerGate: Sendable {
+    /// The scheduler's id (tells its workers from other schedulers').
+    let id: Int
+    let core: SchedulerCore
+
+    /// Outside (non-worker) schedule() calls between their `closed` check and their push.
+    /// Incremented before the check, decremented after the push (seq_cst); shutdown() sets
+    /// `closed` and then waits for 0, so no outside push lands after the hand-back.
+    let outsideSubmitters = Atomic<Int>(0)
+
+    init(id: Int, core: SchedulerCore) {
+        self.id = id
+        self.core = core
+    }
+
+    /// Scheduler.schedule(_:); see there.
+    @inline(__always)
+    func schedule(_ unit: ScheduledUnit) throws(SchedulerError) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+            // Worker pushes after `closed` are handed back by shutdown (it joins first).
+            if core.closed.load(ordering: .relaxed) { throw .shutDown }
+            guard unit.transitionToScheduled() else { return }
+            let pointer = Unmanaged.passRetained(unit).toOpaque()
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
+            return
+        }
+        outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        defer { outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
+        if core.closed.load(ordering: .sequentiallyConsistent) { throw .shutDown }
+        guard unit.transitionToScheduled() else { return }
+        core.injection.push(Unmanaged.passRetained(unit).toOpaque())
+        core.notifyParked()
+    }
+}
+
 /// An M:N scheduler: `workerCount` OS threads running `ScheduledUnit` turns.
 ///
 /// Thread-safety: every member may be used from any thread, except that `shutdown()` must
@@ -60,11 +103,8 @@ public final class Scheduler: Sendable {
     let id: Int
     let core: SchedulerCore
     let workers: [Worker]
-
-    /// Outside (non-worker) schedule() calls between their `closed` check and their push.
-    /// Incremented before the check, decremented after the push (seq_cst); shutdown() sets
-    /// `closed` and then waits for 0, so no outside push lands after the hand-back.
-    let outsideSubmitters = Atomic<Int>(0)
+    /// schedule()'s state, shared with `taskExecutor` (see SchedulerGate).
+    let gate: SchedulerGate
 
     /// Worker threads to join, and whether shutdown completed. Taken by shutdown() only.
     private let lifecycle = Lock<(threads: [pthread_t], finished: Bool)>(([], false))
@@ -89,8 +129,9 @@ public final class Scheduler: Sendable {
         self.workers = (0..<resolved.workers).map {
             Worker(index: $0, schedulerID: id, core: core, configuration: resolved)
         }
-        self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, schedulerID: id)
-        taskExecutor.attach(to: self)
+        let gate = SchedulerGate(id: id, core: core)
+        self.gate = gate
+        self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, gate: gate)
         startThreads()
     }
 
@@ -142,20 +183,7 @@ public final class Scheduler: Sendable {
     /// InjectionQueue for why not ck's spinning multi-producer enqueue) and may wake a worker.
     /// Throws `.shutDown` once `shutdown()` has begun (the unit's state is left unchanged).
     public func schedule(_ unit: ScheduledUnit) throws(SchedulerError) {
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
-            // Worker pushes after `closed` are handed back by shutdown (it joins first).
-            if core.closed.load(ordering: .relaxed) { throw .shutDown }
-            guard unit.transitionToScheduled() else { return }
-            let pointer = Unmanaged.passRetained(unit).toOpaque()
-            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
-            return
-        }
-        outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        defer { outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
-        if core.closed.load(ordering: .sequentiallyConsistent) { throw .shutDown }
-        guard unit.transitionToScheduled() else { return }
-        core.injection.push(Unmanaged.passRetained(unit).toOpaque())
-        core.notifyParked()
+        try gate.schedule(unit)
     }
 
     /// Idempotent. Stops accepting (schedule throws .shutDown), lets each worker finish its
@@ -173,7 +201,7 @@ public final class Scheduler: Sendable {
         return lifecycle.withLock { life -> [ScheduledUnit] in
             if life.finished { return [] }
             core.closed.store(true, ordering: .sequentiallyConsistent)
-            while outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+            while gate.outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
             for worker in workers { worker.parker.unpark() }
             for thread in life.threads { pthread_join(thread, nil) }
             life.threads = []
