@@ -35,8 +35,9 @@
 //
 // ## Ring, then overflow (the full-ring policy: grow, never lose, never block)
 // The ring (capacity slots, capacity − 1 usable) is allocated on the first enqueue, so an
-// idle queue costs no ring. A producer that finds the ring full, or finds
-// `overflowActive` set, takes the overflow path: under the overflow spin lock it re-checks the
+// idle queue costs no ring; an owner that must report a failed allocation instead of
+// trapping in a send calls reserveRing() (it throws) when it creates the queue.
+// A producer that finds the ring full, or finds `overflowActive` set, takes the overflow path: under the overflow spin lock it re-checks the
 // flag; if clear it retries the ring; otherwise (or if the ring is still full) it sets the
 // flag and appends. While the flag is set every producer appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
@@ -138,8 +139,9 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline var pending: [UInt] = []
     @usableFromInline var pendingIndex = 0
 
-    /// Creates an empty queue. The ring of `capacity` slots (a power of two ≥ 4) is
-    /// allocated on the first enqueue.
+    /// Creates an empty queue. The ring of `capacity` slots (a power of two in
+    /// 4...RawRing.maximumCapacity, i.e. 2^20) is allocated on the first enqueue, or by
+    /// `reserveRing()`.
     package init(capacity: Int) throws(RingCapacityError) {
         try RawRing.validate(capacity: capacity)
         self.capacity = capacity
@@ -160,9 +162,29 @@ package final class MPSCQueue: @unchecked Sendable {
         return allocateRing()
     }
 
+    /// The lazy allocation of the first enqueue. A failure here cannot be reported (a send
+    /// does not throw), so it traps naming the size: an owner that must survive it calls
+    /// `reserveRing()` first, where the failure is a thrown error.
     @usableFromInline @inline(never)
     func allocateRing() -> RawRing {
-        let fresh = RawRing(capacity: capacity)
+        do {
+            return try installRing()
+        } catch {
+            fatalError("MPSCQueue: \(error); call reserveRing() where the failure can be reported")
+        }
+    }
+
+    /// Allocates the ring now unless it exists, so that no later enqueue allocates (or can
+    /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
+    /// when the memory cannot be had (the ring is capacity × 8 bytes plus a header).
+    package func reserveRing() throws(RingAllocationError) {
+        if ringBlock.load(ordering: .acquiring) != nil { return }
+        _ = try installRing()
+    }
+
+    /// Allocates a ring and publishes it; racing callers: one CAS wins, losers free theirs.
+    private func installRing() throws(RingAllocationError) -> RawRing {
+        let fresh = try RawRing(tryCapacity: capacity)
         let (won, current) = ringBlock.compareExchange(
             expected: nil, desired: fresh.block, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
         if won { return fresh }
