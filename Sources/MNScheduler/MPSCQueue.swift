@@ -19,12 +19,27 @@
 // producer reports becameNonEmpty. Something → CAS the flag true → false: won → the
 // consumer keeps its turn (.more); lost → a producer already claimed it and schedules
 // the consumer again (.empty: exactly one further turn follows).
-// Why no wake-up is lost (a Dekker pair): the producer's ticket CAS on p_head (a locked
-// RMW in ck) is ordered before its flag load by ckshim_fence_atomic_load (free on x86,
-// a fence elsewhere); the consumer's flag store is seq_cst before its p_head load. So
-// either the consumer sees the claim (and keeps or hands over the turn) or the producer
+// Why no wake-up is lost (a Dekker pair, the store-buffering litmus test): each side
+// stores, then loads what the other side stores, and each needs a full (store→load)
+// barrier in between, or both can read the old values: the consumer sees no claim, the
+// producer sees the flag false, and the item stays unscheduled.
+//   Producer: ticket CAS on p_head (ck), then ckshim_fence_atomic_load, then the flag load.
+//     x86-64: the CAS is a locked instruction, a full barrier; the fence is free.
+//     AArch64: ck's CAS is an exclusive pair without barriers; the fence is `dmb ish`.
+//   Consumer (goIdle): flag store (seq_cst), then a full fence, then the p_head load.
+//     x86-64: the seq_cst store is an `xchg`, a full barrier; the fence is compiled out
+//     (#if arch(x86_64)), so x86 pays nothing more.
+//     AArch64: the store is `stlr`, which orders only against later `ldar`s, and ck reads
+//     p_head with a plain `ldr` (its load fence orders loads, not this store): without
+//     atomicMemoryFence(.sequentiallyConsistent), `dmb ish`, that load could be
+//     satisfied before the store is visible. (Checked 2026-11-23: this store-fence-load
+//     sequence compiles to `stlrb`, `dmb ish`, `ldr` for aarch64 (Embedded Swift, as the
+//     toolchain has no aarch64-linux stdlib) and to `xchgb`, `movl` for x86-64.)
+// So either the consumer sees the claim (and keeps or hands over the turn) or the producer
 // sees the flag (and schedules). Overflow appends are followed by a seq_cst fence before
-// the flag load, and the consumer reads overflowActive after its store.
+// the flag load, and the consumer reads overflowActive after its fence. (The ring's own
+// slot/head ordering, including the release fence before a consumer publishes c_head,
+// is argued in ckshim.h.)
 // Invariants:
 //   (S1) consumerIdle == false  ⇔  exactly one consumer turn is running or due;
 //   (S2) every inserted item is drained by a consumer turn that starts after it;
@@ -275,6 +290,11 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline
     func goIdle(_ ring: RawRing?) -> DrainOutcome {
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
+        #if !arch(x86_64)
+        // Store→load barrier before the p_head load (file comment): `dmb ish` on AArch64.
+        // On x86-64 the seq_cst store (xchg) already is one.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        #endif
         let quiet = (ring?.isQuiescent ?? true)
             && !overflowActive.load(ordering: .sequentiallyConsistent)
             && pendingIndex >= pending.count
