@@ -17,8 +17,10 @@
 //  - "sp"/"sc" operations assume exactly one thread on that side at a time; the caller
 //    guarantees it (the mailbox consumer is the one actor turn, a run queue's producer is
 //    its owning worker).
-// Memory ordering is ck's: a store fence before the p_tail publish, a load fence after
-// reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible.
+// Memory ordering is ck's (a store fence before the p_tail publish, a load fence after
+// reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible), plus
+// a release fence in ckshim's dequeues before c_head is published, so the slot is read
+// before a producer may reuse it (ck has only a store fence there; see ckshim.h).
 // Under CKSHIM_TSAN the ckshim wrappers add __tsan_release/__tsan_acquire on the ring
 // address for ThreadSanitizer, which cannot see ck's inline assembly.
 
