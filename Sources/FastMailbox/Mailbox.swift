@@ -20,7 +20,9 @@
 //    onto their own 64-byte cache lines, then size/mask) + 8 × capacity bytes, e.g. 2,240
 //    bytes at the default capacity of 256. It is kept until the mailbox is released: a
 //    producer may still hold a pointer to it, and freeing it safely would need hazard
-//    pointers or epochs on every send.
+//    pointers or epochs on every send. A send cannot report a failed allocation (it
+//    traps); `reserveRing()` allocates it up front and throws instead. Capacities are
+//    powers of two in 4...2^20 (an 8 MiB ring at most).
 //
 // ck_ring facts that shape it: capacity is a power of two ≥ 4 and holds capacity − 1
 // entries; a producer preempted between claiming and committing its slot hides the slots

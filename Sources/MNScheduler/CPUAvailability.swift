@@ -55,7 +55,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
         if let quota = cgroupQuotaCPUs {
             parts.append("cgroup quota \(quota) CPUs (\(cgroupQuotaSource ?? "?"))")
         } else if let source = cgroupQuotaSource {
-            parts.append("cgroup quota unlimited (\(source))")
+            parts.append("cgroup quota unlimited or unreadable (\(source))")
         } else {
             parts.append("no cgroup CPU controller found")
         }
