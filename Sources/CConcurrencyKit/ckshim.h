@@ -17,6 +17,40 @@
  *    __tsan_acquire(ring): the happens-before edge the ring really provides.
  *  - Things Swift cannot call: the variadic syscall(2) (futex), the CPU_* macros of
  *    sched_getaffinity, ck_pr macros (we use the ck_pr_md_* functions underneath).
+ *  - Our own single- and multi-consumer dequeues (ckshim__dequeue_sc/_mc/_trydequeue_mc),
+ *    because of the ordering problem below.
+ *
+ * Memory ordering of the consumers (why they are re-implemented here):
+ * A consumer reads the slot at c_head and then publishes c_head + 1, which tells producers
+ * the slot is free to overwrite. The slot *load* must therefore be ordered before the
+ * c_head *store* (load→store ordering). Concurrency Kit 0.7.1 puts only a store fence
+ * there (ck_pr_fence_store in _ck_ring_dequeue_sc, ck_pr_fence_store_atomic before the
+ * CAS in _ck_ring_dequeue_mc / _ck_ring_trydequeue_mc), which orders stores, not that
+ * load: on AArch64 it is `dmb ishst`, and the CPU may satisfy the slot load after the new
+ * c_head is visible, so a producer that read it can overwrite the slot first and the
+ * consumer returns the newer entry (one message lost, one duplicated). Our dequeues are
+ * ck's code with that fence replaced by a release fence (CKSHIM_FENCE_RELEASE:
+ * __atomic_thread_fence(__ATOMIC_RELEASE)), which orders every earlier load and store
+ * before the publish. On the producer side the slot write is control-dependent on the
+ * c_head read (the full check, then the ticket CAS), and neither x86 nor ARMv8 makes a
+ * store visible before the branch it depends on is resolved, so no fence is needed there.
+ *  - x86-64 (TSO): loads are never reordered with later stores; the release fence is a
+ *    compiler barrier only and the generated code is unchanged (same as ck's).
+ *  - AArch64: the release fence is `dmb ish` before the c_head store (or the CAS).
+ * The fence is chosen by the compiler's target, not by ck_md.h, so it is right even with
+ * a ck_md.h configured for another architecture. ck's own fences (the store fence before
+ * a producer's p_tail publish, the load fences after a consumer's p_tail read) come from
+ * ck_md.h, which must match the target: Debian's libck-dev on x86-64 says CK_MD_TSO
+ * (fences become compiler barriers); a build for AArch64 must use ck's AArch64
+ * configuration (CK_MD_RMO), where they are `dmb ishst` / `dmb ishld`.
+ * Checked 2026-11-23 by compiling a file that calls these shims with
+ * `clang --target=aarch64-linux-gnu -O2 -S -DCK_MD_RMO` (CK_MD_RMO: the installed ck_md.h
+ * is the x86-64 one and says CK_MD_TSO; glibc's x86-64 headers stood in for an AArch64
+ * sysroot): the sc dequeue is `ldr` slot, `dmb ish`, `str` c_head (ck's own:
+ * `ldr` slot, `dmb ishst`, `str` c_head); the mc dequeues are `ldr` slot, `dmb ish`,
+ * `ldxr`/`stxr` on c_head; the producer is `ldxr`/`stxr` on p_head, ..., `dmb ishst`,
+ * `str` p_tail, `dmb ish` (ckshim_fence_atomic_load), `ldr` of the idle flag.
+ * The idle-flag Dekker pair built on top of the ring is argued in MPSCQueue.swift.
  *
  * Nothing here allocates or takes a lock.
  */
@@ -31,6 +65,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <errno.h>
 #include <unistd.h>
 #include <time.h>
@@ -72,13 +107,72 @@ static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) { ck_rin
 static inline unsigned int ckshim_ring_size(const ck_ring_t *ring) { return ck_ring_size(ring); }
 static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
 
+/*
+ * Orders every earlier load and store before the next store: the slot load before the
+ * c_head publish (see the file comment). A compiler barrier on x86-64, `dmb ish` on
+ * AArch64.
+ */
+#define CKSHIM_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
+
+/*
+ * The single-consumer dequeue: ck's _ck_ring_dequeue_sc with a release fence, instead of
+ * ck's store fence, between the slot load and the c_head publish.
+ */
+static inline bool ckshim__dequeue_sc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    const unsigned int mask = r->mask;
+    const unsigned int consumer = r->c_head; /* only this consumer writes it */
+    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
+    if (CK_CC_UNLIKELY(consumer == producer)) return false;
+    ck_pr_fence_load(); /* the slot is read after the p_tail that published it */
+    void *value = b[consumer & mask].value;
+    CKSHIM_FENCE_RELEASE(); /* the slot load before the publish that frees the slot */
+    ck_pr_store_uint(&r->c_head, consumer + 1);
+    memcpy(out, &value, sizeof value);
+    return true;
+}
+
+/*
+ * The multi-consumer dequeue: ck's _ck_ring_dequeue_mc with a release fence, instead of
+ * ck's store-atomic fence, between the slot load and the c_head CAS.
+ */
+static inline bool ckshim__dequeue_mc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    const unsigned int mask = r->mask;
+    unsigned int consumer = ck_pr_load_uint(&r->c_head);
+    void *value;
+    do {
+        ck_pr_fence_load(); /* p_tail relative to our c_head snapshot */
+        const unsigned int producer = ck_pr_load_uint(&r->p_tail);
+        if (CK_CC_UNLIKELY(consumer == producer)) return false;
+        ck_pr_fence_load();
+        value = ck_pr_load_ptr(&b[consumer & mask].value);
+        CKSHIM_FENCE_RELEASE(); /* the slot load before the CAS that frees the slot */
+    } while (!ck_pr_cas_uint_value(&r->c_head, consumer, consumer + 1, &consumer));
+    memcpy(out, &value, sizeof value);
+    return true;
+}
+
+/* One attempt of ckshim__dequeue_mc (ck's _ck_ring_trydequeue_mc, same fence change). */
+static inline bool ckshim__trydequeue_mc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
+    const unsigned int mask = r->mask;
+    const unsigned int consumer = ck_pr_load_uint(&r->c_head);
+    ck_pr_fence_load();
+    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
+    if (CK_CC_UNLIKELY(consumer == producer)) return false;
+    ck_pr_fence_load();
+    void *value = ck_pr_load_ptr(&b[consumer & mask].value);
+    CKSHIM_FENCE_RELEASE();
+    if (!ck_pr_cas_uint(&r->c_head, consumer, consumer + 1)) return false;
+    memcpy(out, &value, sizeof value);
+    return true;
+}
+
 /* Single producer, single consumer. */
 static inline bool ckshim_ring_enqueue_spsc(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
     CKSHIM_TSAN_RELEASE(r);
     return ck_ring_enqueue_spsc(r, b, e);
 }
 static inline bool ckshim_ring_dequeue_spsc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
-    bool ok = ck_ring_dequeue_spsc(r, b, out);
+    bool ok = ckshim__dequeue_sc(r, b, out);
     if (ok) CKSHIM_TSAN_ACQUIRE(r);
     return ok;
 }
@@ -89,7 +183,7 @@ static inline bool ckshim_ring_enqueue_mpsc(ck_ring_t *r, ck_ring_buffer_t *b, c
     return ck_ring_enqueue_mpsc(r, b, e);
 }
 static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
-    bool ok = ck_ring_dequeue_mpsc(r, b, out);
+    bool ok = ckshim__dequeue_sc(r, b, out);
     if (ok) CKSHIM_TSAN_ACQUIRE(r);
     return ok;
 }
@@ -134,12 +228,12 @@ static inline bool ckshim_ring_enqueue_spmc(ck_ring_t *r, ck_ring_buffer_t *b, c
     return ck_ring_enqueue_spmc(r, b, e);
 }
 static inline bool ckshim_ring_dequeue_spmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
-    bool ok = ck_ring_dequeue_spmc(r, b, out);
+    bool ok = ckshim__dequeue_mc(r, b, out);
     if (ok) CKSHIM_TSAN_ACQUIRE(r);
     return ok;
 }
 static inline bool ckshim_ring_trydequeue_spmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
-    bool ok = ck_ring_trydequeue_spmc(r, b, out);
+    bool ok = ckshim__trydequeue_mc(r, b, out);
     if (ok) CKSHIM_TSAN_ACQUIRE(r);
     return ok;
 }
@@ -150,12 +244,12 @@ static inline bool ckshim_ring_enqueue_mpmc(ck_ring_t *r, ck_ring_buffer_t *b, c
     return ck_ring_enqueue_mpmc(r, b, e);
 }
 static inline bool ckshim_ring_dequeue_mpmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
-    bool ok = ck_ring_dequeue_mpmc(r, b, out);
+    bool ok = ckshim__dequeue_mc(r, b, out);
     if (ok) CKSHIM_TSAN_ACQUIRE(r);
     return ok;
 }
 static inline bool ckshim_ring_trydequeue_mpmc(ck_ring_t *r, const ck_ring_buffer_t *b, void *out) {
-    bool ok = ck_ring_trydequeue_mpmc(r, b, out);
+    bool ok = ckshim__trydequeue_mc(r, b, out);
     if (ok) CKSHIM_TSAN_ACQUIRE(r);
     return ok;
 }

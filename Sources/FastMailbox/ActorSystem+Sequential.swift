@@ -31,8 +31,7 @@ extension ActorSystem {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        let mailbox: MPSCQueue
-        do { mailbox = try MPSCQueue(capacity: mailboxCapacity) } catch { throw .invalidMailboxCapacity(mailboxCapacity) }
+        let mailbox = try makeMailbox(capacity: mailboxCapacity)
         let id = nextActorID()
         let cell = SequentialActorCell<Message>(id: id, name: name ?? "$\(id.rawValue)", system: self,
                                                 mailbox: mailbox, body: body)

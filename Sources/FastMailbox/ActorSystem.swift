@@ -184,8 +184,7 @@ public final class ActorSystem: Sendable {
         name: String?, mailboxCapacity: Int, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox: MPSCQueue
-        do { mailbox = try MPSCQueue(capacity: mailboxCapacity) } catch { throw .invalidMailboxCapacity(mailboxCapacity) }
+        let mailbox = try makeMailbox(capacity: mailboxCapacity)
         let id = nextActorID()
         let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, factory: factory)
@@ -193,6 +192,23 @@ public final class ActorSystem: Sendable {
         if let parent { parent.children[id] = cell }  // spawn from a context runs in the parent's turn
         cell.scheduleSelf()  // the first turn runs preStart
         return ActorRef(cell)
+    }
+
+    /// Rings of at least this many slots (32 KiB) are allocated at spawn, so running out of
+    /// memory for them is a thrown error there rather than a trap at the first tell; smaller
+    /// ones stay lazy (an idle actor costs no ring), and failing to allocate a few hundred
+    /// bytes is the same out-of-memory every other allocation would meet.
+    static let eagerRingCapacity = 4_096
+
+    /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
+    func makeMailbox(capacity: Int) throws(ActorSystemError) -> MPSCQueue {
+        let mailbox: MPSCQueue
+        do { mailbox = try MPSCQueue(capacity: capacity) } catch { throw .invalidMailboxCapacity(capacity) }
+        if capacity >= ActorSystem.eagerRingCapacity {
+            do { try mailbox.reserveRing() } catch { throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes) }
+        }
+        return mailbox
     }
 
     func register(_ cell: AnyActorCell, named name: String?) throws(ActorSystemError) {

@@ -2,8 +2,11 @@
 public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendable {
     /// Another live actor already has this name.
     case duplicateName(String)
-    /// The mailbox capacity is not a power of two between 4 and 2^30.
+    /// The mailbox capacity is not a power of two between 4 and 2^20 (`Mailbox.maximumCapacity`).
     case invalidMailboxCapacity(Int)
+    /// The actor's mailbox ring of `capacity` slots (`bytes` bytes) could not be allocated:
+    /// out of memory, or over a memory limit.
+    case mailboxAllocationFailed(capacity: Int, bytes: Int)
     /// `shutdown()` has begun: nothing new is spawned.
     case shutDown
     /// A pool needs at least one routee.
@@ -13,6 +16,8 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
         switch self {
         case .duplicateName(let name): return "an actor named '\(name)' is already running"
         case .invalidMailboxCapacity(let n): return MailboxError.invalidCapacity(n).description
+        case .mailboxAllocationFailed(let capacity, let bytes):
+            return MailboxError.ringAllocationFailed(capacity: capacity, bytes: bytes).description
         case .shutDown: return "the actor system is shut down: nothing can be spawned"
         case .invalidPoolSize(let n): return "pool size \(n) is invalid: it must be at least 1"
         }

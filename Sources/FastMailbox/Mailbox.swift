@@ -20,7 +20,9 @@
 //    onto their own 64-byte cache lines, then size/mask) + 8 × capacity bytes, e.g. 2,240
 //    bytes at the default capacity of 256. It is kept until the mailbox is released: a
 //    producer may still hold a pointer to it, and freeing it safely would need hazard
-//    pointers or epochs on every send.
+//    pointers or epochs on every send. A send cannot report a failed allocation (it
+//    traps); `reserveRing()` allocates it up front and throws instead. Capacities are
+//    powers of two in 4...2^20 (an 8 MiB ring at most).
 //
 // ck_ring facts that shape it: capacity is a power of two ≥ 4 and holds capacity − 1
 // entries; a producer preempted between claiming and committing its slot hides the slots
@@ -31,13 +33,18 @@ import MNScheduler
 
 /// Why a mailbox could not be created.
 public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
-    /// The capacity is not a power of two between 4 and 2^30.
+    /// The capacity is not a power of two between 4 and 2^20 (``Mailbox/maximumCapacity``).
     case invalidCapacity(Int)
+    /// The ring of `capacity` slots (`bytes` bytes) could not be allocated: out of memory,
+    /// or over a memory limit. Reported by ``Mailbox/reserveRing()``.
+    case ringAllocationFailed(capacity: Int, bytes: Int)
 
     public var description: String {
         switch self {
         case .invalidCapacity(let n):
-            return "mailbox capacity \(n) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (the ring holds capacity − 1 messages before overflowing)"
+            return "mailbox capacity \(n) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (2^20; the ring holds capacity − 1 messages before overflowing, in order, beyond it)"
+        case .ringAllocationFailed(let capacity, let bytes):
+            return "could not allocate the ring of a mailbox of capacity \(capacity) (\(bytes) bytes): out of memory or over a memory limit"
         }
     }
 }
@@ -90,12 +97,28 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
 
     @usableFromInline let queue: MPSCQueue
 
-    /// Creates an empty mailbox whose ring has `capacity` slots (a power of two ≥ 4; it
-    /// holds `capacity − 1` messages before sends overflow). No ring is allocated until
-    /// the first send.
+    /// The largest capacity accepted: 2^20 slots (an 8 MiB ring). Beyond the ring a
+    /// mailbox overflows in order, so a bigger ring buys nothing but memory.
+    public static var maximumCapacity: Int { RawRing.maximumCapacity }
+
+    /// Creates an empty mailbox whose ring has `capacity` slots (a power of two in
+    /// 4...``maximumCapacity``; it holds `capacity − 1` messages before sends overflow).
+    /// No ring is allocated until the first send or ``reserveRing()``.
     /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
     public init(capacity: Int = 256) throws(MailboxError) {
         do { queue = try MPSCQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
+    }
+
+    /// Allocates the ring now (if no send did yet), so that no later send allocates. A
+    /// send cannot report a failed allocation (it traps); this can. Any thread; idempotent.
+    /// - Throws: ``MailboxError/ringAllocationFailed(capacity:bytes:)`` when the memory
+    ///   cannot be had; the mailbox stays usable (and ring-less).
+    public func reserveRing() throws(MailboxError) {
+        do {
+            try queue.reserveRing()
+        } catch {
+            throw .ringAllocationFailed(capacity: error.capacity, bytes: error.bytes)
+        }
     }
 
     deinit {

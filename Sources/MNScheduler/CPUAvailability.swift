@@ -8,6 +8,11 @@
 //      falling back to the mount root /sys/fs/cgroup;
 //   3. the CPUs online (sysconf), used when neither of the above is known;
 // and at least 1. Parsing is split into pure functions so tests cover every format.
+// The kernel writes quota and period as decimal integers, so the parsers accept exactly
+// that: anything else ("1e400", "inf", "nan", a negative or fractional number, a zero
+// period) and quotas above `maximumQuotaCPUs` are treated as unknown (nil), and the
+// worker count falls back to the affinity mask. `usableCPUs` likewise ignores a quota
+// that is not a finite positive number, so no input can make it trap.
 
 #if canImport(Glibc)
 import Glibc
@@ -35,13 +40,14 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The default worker count: min(affinity, ceil(quota)), else online CPUs; at least 1.
+    /// A quota that is not a finite positive number is ignored.
     public var usableCPUs: Int {
-        var n = affinityCPUs ?? max(onlineCPUs, 1)
-        if let quota = cgroupQuotaCPUs {
-            let rounded = Int(quota.rounded(.up))
-            n = min(n, max(rounded, 1))
+        var n = max(affinityCPUs ?? onlineCPUs, 1)
+        // quota < n keeps the conversion to Int in range (n is a small CPU count).
+        if let quota = cgroupQuotaCPUs, quota.isFinite, quota > 0, quota < Double(n) {
+            n = max(Int(quota.rounded(.up)), 1)
         }
-        return max(n, 1)
+        return n
     }
 
     public var description: String {
@@ -49,7 +55,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
         if let quota = cgroupQuotaCPUs {
             parts.append("cgroup quota \(quota) CPUs (\(cgroupQuotaSource ?? "?"))")
         } else if let source = cgroupQuotaSource {
-            parts.append("cgroup quota unlimited (\(source))")
+            parts.append("cgroup quota unlimited or unreadable (\(source))")
         } else {
             parts.append("no cgroup CPU controller found")
         }
@@ -70,21 +76,31 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
 
     // MARK: parsing (pure)
 
-    /// Parses cgroup v2 `cpu.max`: "max 100000" → nil (unlimited), "150000 100000" → 1.5.
-    /// Malformed text → nil.
+    /// Largest quota believed, in CPUs; a larger one is treated as unknown (no limit).
+    public static let maximumQuotaCPUs = 1 << 20
+
+    /// Parses cgroup v2 `cpu.max`: "max 100000" → nil (unlimited), "150000 100000" → 1.5
+    /// (a missing period means 100000). Malformed text → nil (see the file comment).
     public static func parseCgroupV2CPUMax(_ text: String) -> Double? {
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
-        guard fields.count >= 1, fields[0] != "max", let quota = Double(fields[0]), quota > 0 else { return nil }
-        let period = fields.count >= 2 ? Double(fields[1]) ?? 100_000 : 100_000
-        guard period > 0 else { return nil }
-        return quota / period
+        guard fields.count >= 1, fields[0] != "max" else { return nil }
+        return quotaCPUs(quota: fields[0], period: fields.count >= 2 ? fields[1] : "100000")
     }
 
     /// Parses cgroup v1 `cpu.cfs_quota_us` and `cpu.cfs_period_us`: quota −1 → nil.
+    /// Malformed text → nil (see the file comment).
     public static func parseCgroupV1(quota: String, period: String) -> Double? {
-        func number(_ s: String) -> Double? { Double(s.filter { !$0.isWhitespace }) }
-        guard let q = number(quota), q > 0, let p = number(period), p > 0 else { return nil }
-        return q / p
+        quotaCPUs(quota: Substring(quota.filter { !$0.isWhitespace }),
+                  period: Substring(period.filter { !$0.isWhitespace }))
+    }
+
+    /// quota / period for two positive decimal integers when the result is at most
+    /// `maximumQuotaCPUs`; nil for anything else.
+    static func quotaCPUs(quota: Substring, period: Substring) -> Double? {
+        guard let q = UInt64(quota), q > 0, let p = UInt64(period), p > 0 else { return nil }
+        let cpus = Double(q) / Double(p)
+        guard cpus.isFinite, cpus <= Double(maximumQuotaCPUs) else { return nil }
+        return cpus
     }
 
     /// From /proc/self/cgroup, the cgroup v2 path ("0::/path") and the v1 cpu controller

@@ -19,16 +19,20 @@ import Glibc
 /// (nonisolated) code on the scheduler's workers. This is the fast way to call actors that
 /// use an `MNSerialExecutor` of the same scheduler.
 ///
-/// Thread-safety: `enqueue` from any thread. Misuse: enqueuing after the scheduler has shut
-/// down traps (the job could never run). The executor does not keep its scheduler alive:
-/// use it only while you hold the Scheduler (Scheduler.shared lives forever).
+/// Thread-safety: `enqueue` from any thread. Lifetime: the executor may outlive its
+/// Scheduler (a task retains its executor preference). It holds the scheduler's
+/// SchedulerGate, not the Scheduler, so it never keeps the Scheduler alive and never reads
+/// it after it was freed; jobs enqueued after the scheduler shut down (whether or not the
+/// Scheduler is still referenced) run on Swift's global concurrent executor.
 public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: `scheduler` is written once, in Scheduler.init, before the executor is
-    // published; `lanes` is immutable; `outsideCursor` is atomic.
+    // @unchecked: `gate` and `lanes` are immutable; `outsideCursor` is atomic.
 
     final class Lane: ScheduledUnit, @unchecked Sendable {
         let jobs: MPSCQueue
-        /// Set once by MNTaskExecutor.init; the executor owns its lanes.
+        /// Set once by MNTaskExecutor.init; the executor owns its lanes. Unretained, and
+        /// only runTurn reads it: a lane's turn runs only on a worker of a scheduler that
+        /// has not finished shutdown, and that Scheduler holds the executor (lanes queued
+        /// at shutdown are handed to the global executor, never run).
         var owner: Unmanaged<MNTaskExecutor>?
 
         override init() {
@@ -52,29 +56,26 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         override func runAfterShutdown() { MNTaskExecutor.handOffAfterShutdown(self) }
     }
 
-    /// The scheduler; set once by Scheduler.init (which owns this executor: not retained).
-    private var scheduler: Unmanaged<Scheduler>?
-    private let schedulerID: Int
+    /// How lanes get scheduled, held strongly: it outlives the Scheduler as long as this
+    /// executor does, and references neither (no cycle; see SchedulerGate).
+    private let gate: SchedulerGate
     private let lanes: [Lane]
     /// Lane cursor for enqueues from outside the pool. Any thread, relaxed: only spreading.
     private let outsideCursor = Atomic<Int>(0)
 
-    init(laneCount: Int, schedulerID: Int) {
-        self.schedulerID = schedulerID
+    init(laneCount: Int, gate: SchedulerGate) {
+        self.gate = gate
         lanes = (0..<max(laneCount, 1)).map { _ in Lane() }
         for lane in lanes { lane.owner = Unmanaged.passUnretained(self) }
     }
 
-    func attach(to scheduler: Scheduler) {
-        self.scheduler = Unmanaged.passUnretained(scheduler)
-    }
-
-    /// Queues a task job on the next lane (any thread). After the scheduler shut down, jobs
-    /// go to Swift's global concurrent executor instead (see handOffAfterShutdown).
+    /// Queues a task job on the next lane (any thread). After the scheduler shut down (even
+    /// once the Scheduler itself was released), jobs go to Swift's global concurrent
+    /// executor instead (see handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         let index: Int
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == schedulerID }) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
             index = worker._withUnsafeGuaranteedRef { worker in
                 worker.laneCursor &+= 1
                 return worker.index &+ worker.laneCursor
@@ -85,7 +86,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         let lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]  // cursors wrap
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
-            scheduler!._withUnsafeGuaranteedRef { $0.schedule(lane) }  // after shutdown: Lane.runAfterShutdown
+            gate.schedule(lane)  // after shutdown: Lane.runAfterShutdown
         case .accepted(becameNonEmpty: false):
             break
         case .closed:

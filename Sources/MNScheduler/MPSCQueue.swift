@@ -19,12 +19,27 @@
 // producer reports becameNonEmpty. Something → CAS the flag true → false: won → the
 // consumer keeps its turn (.more); lost → a producer already claimed it and schedules
 // the consumer again (.empty: exactly one further turn follows).
-// Why no wake-up is lost (a Dekker pair): the producer's ticket CAS on p_head (a locked
-// RMW in ck) is ordered before its flag load by ckshim_fence_atomic_load (free on x86,
-// a fence elsewhere); the consumer's flag store is seq_cst before its p_head load. So
-// either the consumer sees the claim (and keeps or hands over the turn) or the producer
+// Why no wake-up is lost (a Dekker pair, the store-buffering litmus test): each side
+// stores, then loads what the other side stores, and each needs a full (store→load)
+// barrier in between, or both can read the old values: the consumer sees no claim, the
+// producer sees the flag false, and the item stays unscheduled.
+//   Producer: ticket CAS on p_head (ck), then ckshim_fence_atomic_load, then the flag load.
+//     x86-64: the CAS is a locked instruction, a full barrier; the fence is free.
+//     AArch64: ck's CAS is an exclusive pair without barriers; the fence is `dmb ish`.
+//   Consumer (goIdle): flag store (seq_cst), then a full fence, then the p_head load.
+//     x86-64: the seq_cst store is an `xchg`, a full barrier; the fence is compiled out
+//     (#if arch(x86_64)), so x86 pays nothing more.
+//     AArch64: the store is `stlr`, which orders only against later `ldar`s, and ck reads
+//     p_head with a plain `ldr` (its load fence orders loads, not this store): without
+//     atomicMemoryFence(.sequentiallyConsistent), `dmb ish`, that load could be
+//     satisfied before the store is visible. (Checked 2026-11-23: this store-fence-load
+//     sequence compiles to `stlrb`, `dmb ish`, `ldr` for aarch64 (Embedded Swift, as the
+//     toolchain has no aarch64-linux stdlib) and to `xchgb`, `movl` for x86-64.)
+// So either the consumer sees the claim (and keeps or hands over the turn) or the producer
 // sees the flag (and schedules). Overflow appends are followed by a seq_cst fence before
-// the flag load, and the consumer reads overflowActive after its store.
+// the flag load, and the consumer reads overflowActive after its fence. (The ring's own
+// slot/head ordering, including the release fence before a consumer publishes c_head,
+// is argued in ckshim.h.)
 // Invariants:
 //   (S1) consumerIdle == false  ⇔  exactly one consumer turn is running or due;
 //   (S2) every inserted item is drained by a consumer turn that starts after it;
@@ -35,8 +50,9 @@
 //
 // ## Ring, then overflow (the full-ring policy: grow, never lose, never block)
 // The ring (capacity slots, capacity − 1 usable) is allocated on the first enqueue, so an
-// idle queue costs no ring. A producer that finds the ring full, or finds
-// `overflowActive` set, takes the overflow path: under the overflow spin lock it re-checks the
+// idle queue costs no ring; an owner that must report a failed allocation instead of
+// trapping in a send calls reserveRing() (it throws) when it creates the queue.
+// A producer that finds the ring full, or finds `overflowActive` set, takes the overflow path: under the overflow spin lock it re-checks the
 // flag; if clear it retries the ring; otherwise (or if the ring is still full) it sets the
 // flag and appends. While the flag is set every producer appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
@@ -145,8 +161,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// how many items were ever accepted, for exact accounting at shutdown.
     @usableFromInline package let dequeuedCount = Atomic<Int>(0)
 
-    /// Creates an empty queue. The ring of `capacity` slots (a power of two ≥ 4) is
-    /// allocated on the first enqueue.
+    /// Creates an empty queue. The ring of `capacity` slots (a power of two in
+    /// 4...RawRing.maximumCapacity, i.e. 2^20) is allocated on the first enqueue, or by
+    /// `reserveRing()`.
     package init(capacity: Int) throws(RingCapacityError) {
         try RawRing.validate(capacity: capacity)
         self.capacity = capacity
@@ -167,9 +184,29 @@ package final class MPSCQueue: @unchecked Sendable {
         return allocateRing()
     }
 
+    /// The lazy allocation of the first enqueue. A failure here cannot be reported (a send
+    /// does not throw), so it traps naming the size: an owner that must survive it calls
+    /// `reserveRing()` first, where the failure is a thrown error.
     @usableFromInline @inline(never)
     func allocateRing() -> RawRing {
-        let fresh = RawRing(capacity: capacity)
+        do {
+            return try installRing()
+        } catch {
+            fatalError("MPSCQueue: \(error); call reserveRing() where the failure can be reported")
+        }
+    }
+
+    /// Allocates the ring now unless it exists, so that no later enqueue allocates (or can
+    /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
+    /// when the memory cannot be had (the ring is capacity × 8 bytes plus a header).
+    package func reserveRing() throws(RingAllocationError) {
+        if ringBlock.load(ordering: .acquiring) != nil { return }
+        _ = try installRing()
+    }
+
+    /// Allocates a ring and publishes it; racing callers: one CAS wins, losers free theirs.
+    private func installRing() throws(RingAllocationError) -> RawRing {
+        let fresh = try RawRing(tryCapacity: capacity)
         let (won, current) = ringBlock.compareExchange(
             expected: nil, desired: fresh.block, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
         if won { return fresh }
@@ -275,6 +312,11 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline
     func goIdle(_ ring: RawRing?) -> DrainOutcome {
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
+        #if !arch(x86_64)
+        // Store→load barrier before the p_head load (file comment): `dmb ish` on AArch64.
+        // On x86-64 the seq_cst store (xchg) already is one.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        #endif
         let quiet = (ring?.isQuiescent ?? true)
             && !overflowActive.load(ordering: .sequentiallyConsistent)
             && pendingIndex >= pending.count

@@ -2,6 +2,8 @@
 //
 // Layout: [ struct ck_ring (136 bytes, c_head and p_tail/p_head on their own cache lines),
 //           padded to a multiple of 64 ] [ capacity × 8-byte slots ].
+// Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
+// RingAllocationError through init(tryCapacity:), so a caller can report it.
 // The block comes from posix_memalign(64): a C struct declared aligned(64) does not import
 // into Swift, and ring state kept in Swift globals would cost exclusivity checks.
 //
@@ -15,8 +17,10 @@
 //  - "sp"/"sc" operations assume exactly one thread on that side at a time; the caller
 //    guarantees it (the mailbox consumer is the one actor turn, a run queue's producer is
 //    its owning worker).
-// Memory ordering is ck's: a store fence before the p_tail publish, a load fence after
-// reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible.
+// Memory ordering is ck's (a store fence before the p_tail publish, a load fence after
+// reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible), plus
+// a release fence in ckshim's dequeues before c_head is published, so the slot is read
+// before a producer may reuse it (ck has only a store fence there; see ckshim.h).
 // Under CKSHIM_TSAN the ckshim wrappers add __tsan_release/__tsan_acquire on the ring
 // address for ThreadSanitizer, which cannot see ck's inline assembly.
 
@@ -31,6 +35,18 @@ public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Send
     }
 }
 
+/// Why a ring could not be allocated: posix_memalign failed (out of memory, or over a
+/// memory limit such as RLIMIT_DATA or a cgroup's memory.max).
+public struct RingAllocationError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// Slots of the ring that was asked for.
+    public let capacity: Int
+    /// Bytes the allocation asked for (header plus slots).
+    public let bytes: Int
+    public var description: String {
+        "could not allocate a ring of \(capacity) slots (\(bytes) bytes): out of memory or over a memory limit"
+    }
+}
+
 /// A bounded FIFO of non-nil raw pointers on `ck_ring`.
 ///
 /// A value type holding two pointers into one allocation: copying it copies the handle,
@@ -39,8 +55,11 @@ public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Send
 /// finishes its commit (see the file comment).
 @usableFromInline
 package struct RawRing: @unchecked Sendable {
-    /// Largest capacity accepted (2^30 slots = 8 GiB of slots; ck's counters are 32-bit).
-    package static let maximumCapacity = 1 << 30
+    /// Largest capacity accepted: 2^20 slots, an 8 MiB ring. A ring is only the lock-free
+    /// fast path of a queue (an MPSCQueue overflows beyond it in order, a run queue spills
+    /// to the injection queue), so a bigger one buys nothing but memory, while a typo such
+    /// as 2^30 would ask for 8 GiB on the first send.
+    package static let maximumCapacity = 1 << 20
 
     @usableFromInline let ring: UnsafeMutablePointer<ck_ring_t>
     @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
@@ -63,19 +82,40 @@ package struct RawRing: @unchecked Sendable {
         }
     }
 
-    /// Allocates and initialises a ring. `capacity` must already be valid.
+    /// Allocates and initialises a ring; traps if the memory cannot be had. For rings sized
+    /// by the scheduler's validated configuration (at most 4 × 65536 slots). `capacity`
+    /// must already be valid. Where a failure must be reported, use `init(tryCapacity:)`.
     package init(capacity: Int) {
+        do {
+            try self.init(tryCapacity: capacity)
+        } catch {
+            fatalError("RawRing: \(error)")
+        }
+    }
+
+    /// Allocates and initialises a ring, throwing instead of trapping when the memory
+    /// cannot be had. `capacity` must already be valid (traps otherwise: a programming
+    /// error, see `validate`). `allocate(alignment, bytes)` is posix_memalign unless a
+    /// test substitutes a failing one; what it returns is released with free().
+    package init(tryCapacity capacity: Int,
+                 allocate: (_ alignment: Int, _ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.alignedAllocate)
+    throws(RingAllocationError) {
         precondition((try? RawRing.validate(capacity: capacity)) != nil,
                      RingCapacityError(requested: capacity).description)
-        var raw: UnsafeMutableRawPointer?
         let size = RawRing.allocationSize(capacity: capacity)
-        guard posix_memalign(&raw, Int(ckshim_cacheline()), size) == 0, let block = raw else {
-            fatalError("RawRing: posix_memalign(\(size)) failed")
+        guard let block = allocate(Int(ckshim_cacheline()), size) else {
+            throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
         buffer.initialize(repeating: ck_ring_buffer_t(value: nil), count: capacity)
         ckshim_ring_init(ring, UInt32(capacity))
+    }
+
+    /// posix_memalign(alignment, bytes), nil when it fails.
+    package static func alignedAllocate(alignment: Int, bytes: Int) -> UnsafeMutableRawPointer? {
+        var raw: UnsafeMutableRawPointer?
+        return posix_memalign(&raw, alignment, bytes) == 0 ? raw : nil
     }
 
     /// Rebuilds the handle from `block` (what `block` returned); no allocation.

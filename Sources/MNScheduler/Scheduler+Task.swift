@@ -8,7 +8,9 @@ extension Scheduler {
     /// Swift's default pool to the same actors cost a cross-thread wake-up each instead.
     ///
     /// Thread-safety: any thread. After `shutdown()` the task's jobs run on Swift's global
-    /// concurrent executor instead (see `MNTaskExecutor`).
+    /// concurrent executor instead, also when the task resumes after this Scheduler was
+    /// released: the task keeps the executor, which keeps only the scheduler's gate, never
+    /// the Scheduler (see `MNTaskExecutor`).
     @discardableResult
     public func task<Success: Sendable>(
         priority: TaskPriority? = nil,

@@ -34,7 +34,11 @@
 //   always handed to the unit's owner — an actor dead-letters it, an executor moves its
 //   jobs to a fallback — and never sits in a queue no one reads.
 // Lifetime: each worker thread retains the scheduler until it exits, so a scheduler lives
-// until shutdown() even if the program drops every reference.
+// until shutdown() even if the program drops every reference. What schedule() needs (id,
+// core, outside-submitter count) lives in a SchedulerGate, which the Scheduler and its
+// MNTaskExecutor both hold strongly: a task may outlive its Scheduler (the runtime retains
+// a task's executor preference), and its late jobs then find the gate closed and take the
+// after-close path (to Swift's global executor). The gate references neither: no cycle.
 
 import CConcurrencyKit
 import Synchronization
@@ -58,6 +62,54 @@ private final class WorkerThreadContext {
     }
 }
 
+/// The part of a Scheduler that `schedule()` needs, shared with its MNTaskExecutor (see
+/// the file comment's Lifetime). Thread-safe: `id` and `core` are immutable, the count is
+/// atomic. References no Scheduler and no executor.
+final class SchedulerGate: Sendable {
+    /// The scheduler's id (tells its workers from other schedulers').
+    let id: Int
+    let core: SchedulerCore
+
+    /// Outside (non-worker) schedule() calls between their `closed` check and their push.
+    /// Incremented before the check, decremented after the push (seq_cst); shutdown() sets
+    /// `closed` and then waits for 0, so no outside push lands after the hand-back.
+    let outsideSubmitters = Atomic<Int>(0)
+
+    init(id: Int, core: SchedulerCore) {
+        self.id = id
+        self.core = core
+    }
+
+    /// Scheduler.schedule(_:); see there.
+    @inline(__always)
+    func schedule(_ unit: ScheduledUnit) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+            if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
+            guard unit.transitionToScheduled() else { return }
+            let pointer = Unmanaged.passRetained(unit).toOpaque()
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
+            return
+        }
+        outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        if core.closed.load(ordering: .sequentiallyConsistent) {
+            outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+            return scheduleAfterClose(unit)
+        }
+        if unit.transitionToScheduled() {
+            core.injection.push(Unmanaged.passRetained(unit).toOpaque())
+            core.notifyParked()
+        }
+        outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// schedule() once `closed` is set: see "After close" in the file comment.
+    @inline(never)
+    func scheduleAfterClose(_ unit: ScheduledUnit) {
+        guard unit.transitionToScheduled() else { return }  // running (now notified) or already due
+        core.handOver(Unmanaged.passRetained(unit).toOpaque())
+    }
+}
+
 /// An M:N scheduler: `workerCount` OS threads running `ScheduledUnit` turns.
 ///
 /// Thread-safety: every member may be used from any thread, except that `shutdown()` must
@@ -71,11 +123,8 @@ public final class Scheduler: Sendable {
     let id: Int
     let core: SchedulerCore
     let workers: [Worker]
-
-    /// Outside (non-worker) schedule() calls between their `closed` check and their push.
-    /// Incremented before the check, decremented after the push (seq_cst); shutdown() sets
-    /// `closed` and then waits for 0, so no outside push lands after the hand-back.
-    let outsideSubmitters = Atomic<Int>(0)
+    /// schedule()'s state, shared with `taskExecutor` (see SchedulerGate).
+    let gate: SchedulerGate
 
     /// Worker threads to join, and whether shutdown completed. Taken by shutdown() only.
     private let lifecycle = Lock<(threads: [pthread_t], finished: Bool)>(([], false))
@@ -100,8 +149,9 @@ public final class Scheduler: Sendable {
         self.workers = (0..<resolved.workers).map {
             Worker(index: $0, schedulerID: id, core: core, configuration: resolved)
         }
-        self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, schedulerID: id)
-        taskExecutor.attach(to: self)
+        let gate = SchedulerGate(id: id, core: core)
+        self.gate = gate
+        self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, gate: gate)
         startThreads()
     }
 
@@ -157,30 +207,7 @@ public final class Scheduler: Sendable {
     /// back what was queued, on the calling thread before this method returns. Nothing
     /// scheduled is ever left in a queue no worker reads.
     public func schedule(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
-            if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
-            guard unit.transitionToScheduled() else { return }
-            let pointer = Unmanaged.passRetained(unit).toOpaque()
-            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
-            return
-        }
-        outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        if core.closed.load(ordering: .sequentiallyConsistent) {
-            outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-            return scheduleAfterClose(unit)
-        }
-        if unit.transitionToScheduled() {
-            core.injection.push(Unmanaged.passRetained(unit).toOpaque())
-            core.notifyParked()
-        }
-        outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-    }
-
-    /// schedule() once `closed` is set: see "After close" in the file comment.
-    @inline(never)
-    private func scheduleAfterClose(_ unit: ScheduledUnit) {
-        guard unit.transitionToScheduled() else { return }  // running (now notified) or already due
-        core.handOver(Unmanaged.passRetained(unit).toOpaque())
+        gate.schedule(unit)
     }
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
@@ -209,7 +236,7 @@ public final class Scheduler: Sendable {
         let pointers: [UnsafeMutableRawPointer] = lifecycle.withLock { life in
             if life.finished { return [] }
             core.closed.store(true, ordering: .sequentiallyConsistent)
-            while outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+            while gate.outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
             for worker in workers { worker.parker.unpark() }
             while core.exitedWorkers.load(ordering: .acquiring) < workers.count, monotonicNanoseconds() < deadline {
                 usleep(200)

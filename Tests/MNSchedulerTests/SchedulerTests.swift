@@ -82,7 +82,7 @@ import Glibc
         let scheduler = try makeScheduler(workers: 1, throughput: 7)
         defer { scheduler.shutdown() }
         let unit = MailboxUnit()
-        try unit.send(100, via: scheduler)
+        unit.send(100, via: scheduler)
         #expect(waitUntil { unit.processed.load(ordering: .sequentiallyConsistent) == 100 })
         #expect(unit.maxBudgetSeen.load(ordering: .relaxed) == 7)
         #expect(unit.turns.load(ordering: .relaxed) >= 15)  // ⌈100 / 7⌉
