@@ -28,8 +28,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
 
     @usableFromInline func _tell(_ message: Message) { recipient.deliver(message) }
 
-    /// Stops the actor. `.immediately` (default): after the current message, the rest goes
-    /// to dead letters. `.afterDrainingMailbox`: later messages go to dead letters, those
+    /// Stops the actor. Either way the mailbox closes before this returns: later messages
+    /// go to dead letters. `.immediately` (default): the actor finishes the message in hand,
+    /// the rest goes to dead letters (asks among them fail at once with
+    /// ``AskError/recipientStopped(requestID:recipient:)``). `.afterDrainingMailbox`: those
     /// already queued are processed first. Idempotent; any thread.
     public func stop(_ mode: StopMode = .immediately) { recipient.stop(mode) }
 

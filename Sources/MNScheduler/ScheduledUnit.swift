@@ -21,6 +21,9 @@
 //                               CAS failed because of T2: the worker re-queues the unit.
 //   schedule() on scheduled or notified changes nothing (the pending run will see the new
 //   work; see Orderings for why it still writes the word).
+//   After the scheduler shut down, a unit that would be queued goes through the same T1,
+//   T3 and T4/T5 transitions around `runAfterShutdown()` instead of `runTurn` (see
+//   "After close" in Scheduler.swift), so R1–R3 hold for it too.
 //
 // Rules that follow:
 //   (R1) never queued twice: only T1 pushes, and T1 needs idle; idle is left only by T1.
