@@ -65,7 +65,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var selfRef: ActorRef<Message>?
         var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    var typedExtras: TypedExtras?
+    @exclusivity(unchecked) var typedExtras: TypedExtras?  // turn-confined: see AnyActorCell's `phase`
     final var typed: TypedExtras {
         if let typedExtras { return typedExtras }
         let fresh = TypedExtras()
