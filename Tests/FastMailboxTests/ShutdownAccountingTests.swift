@@ -40,6 +40,25 @@ final class TestGate: Sendable {
         }
     }
 
+    @Test("a sequential actor whose body returns with messages queued dead-letters every one of them before it leaves the registry")
+    func sequentialLeavesRegistryOnlyWhenDrained() throws {
+        let system = try makeSystem()
+        let started = TestGate()
+        let ref: ActorRef<Int> = try system.spawnSequential(name: "leaver") { inbox in
+            _ = try await inbox.receive()
+            started.pass()
+        }
+        ref.tell(0)
+        #expect(started.waitForArrival())
+        let n = 20_000
+        for i in 1...n { ref.tell(i) }
+        started.open()
+        // No shutdown: the actor must have accounted for everything by the time it is gone.
+        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(system.deadLetters.count == n)
+        #expect(system.shutdown().isBalanced)
+    }
+
     @Test("a tell that passed the closed check and inserts after shutdown finished is dead-lettered, not lost")
     func tellRacingShutdownIsDeadLettered() throws {
         let system = try makeSystem()

@@ -91,7 +91,7 @@ import Glibc
         #expect(waitUntil { units.allSatisfy { $0.processed.load(ordering: .sequentiallyConsistent) == rounds } })
     }
 
-    @Test("stress: shutdown while 4 threads keep scheduling: every unit ran, was handed back, or was refused")
+    @Test("stress: shutdown while 4 threads keep scheduling: every unit ran one turn or went to its after-shutdown hook once")
     func shutdownWithWorkInFlight() throws {
         for _ in 0..<5 {
             let scheduler = try makeScheduler(workers: 2, capacity: 8)
