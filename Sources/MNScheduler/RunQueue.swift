@@ -64,8 +64,8 @@ struct RunQueue: @unchecked Sendable {
             if first == nil {
                 first = p
             } else if !into.push(p) {
-                // Cannot happen with equal capacities and an empty destination; keep the
-                // entry runnable rather than lose it.
+                // Cannot happen: every thief's queue (a worker's or a spare's) has this
+                // capacity and is empty when it steals. Trap, naming it, rather than lose it.
                 preconditionFailure("RunQueue.stealHalf: the thief's own queue is full")
             }
         }

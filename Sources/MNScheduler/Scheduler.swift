@@ -144,7 +144,7 @@ public final class Scheduler: Sendable {
         self.resolvedConfiguration = resolved
         self.id = nextSchedulerID.wrappingAdd(1, ordering: .relaxed).oldValue
         let id = self.id
-        let core = SchedulerCore(configuration: resolved)
+        let core = SchedulerCore(configuration: resolved, schedulerID: id)
         self.core = core
         self.workers = (0..<resolved.workers).map {
             Worker(index: $0, schedulerID: id, core: core, configuration: resolved)
@@ -153,6 +153,7 @@ public final class Scheduler: Sendable {
         self.gate = gate
         self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, gate: gate)
         startThreads()
+        BlockingMonitor.start(core: core)
     }
 
     private func startThreads() {
@@ -238,7 +239,9 @@ public final class Scheduler: Sendable {
             core.closed.store(true, ordering: .sequentiallyConsistent)
             while gate.outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
             for worker in workers { worker.parker.unpark() }
-            while core.exitedWorkers.load(ordering: .acquiring) < workers.count, monotonicNanoseconds() < deadline {
+            while core.exitedWorkers.load(ordering: .acquiring) < workers.count
+                    || core.activeSpares.load(ordering: .acquiring) > 0,
+                  monotonicNanoseconds() < deadline {
                 usleep(200)
             }
             for (index, thread) in life.threads.enumerated() {
@@ -270,7 +273,9 @@ public final class Scheduler: Sendable {
 
     /// Workers that have not left their loop: 0 once a shutdown finished normally; after a
     /// shutdown that timed out, the workers still inside a turn (a snapshot).
-    public var workersStillRunning: Int { workers.count - core.exitedWorkers.load(ordering: .acquiring) }
+    public var workersStillRunning: Int {
+        workers.count - core.exitedWorkers.load(ordering: .acquiring) + core.activeSpares.load(ordering: .acquiring)
+    }
 
     /// Searching / awake / sleeping worker counts (a snapshot, for tests and diagnostics).
     package var idleSnapshot: (searching: Int, unparked: Int, sleeping: Int) { core.idle.snapshot }

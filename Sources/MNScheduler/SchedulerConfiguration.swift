@@ -13,6 +13,8 @@
 //   spinCount          MN_SPIN                64                     0...1_000_000
 //   runQueueCapacity   MN_RUNQUEUE_CAPACITY   256                    power of two in 4...65536
 //   pinWorkers         MN_PIN                 false                  1/0, true/false, yes/no, on/off
+//   blockingThreshold  MN_BLOCKING_THRESHOLD_MS  10                  0...60000 (0: detection off)
+//   maxBlockingThreads MN_MAX_BLOCKING_THREADS   64                  0...4096
 //   (*) CPUAvailability: affinity mask, cgroup quota (v2 cpu.max, v1 cfs), online CPUs.
 //
 // Resolution is a pure function of the configuration, an environment dictionary and a
@@ -40,16 +42,27 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public var runQueueCapacity: Int?
     /// Pin worker i to the i-th CPU of the affinity mask (MN_PIN).
     public var pinWorkers: Bool?
+    /// Milliseconds a worker may stay inside one turn, while other work waits, before the
+    /// scheduler treats it as blocked and lets another thread take its queued work
+    /// (MN_BLOCKING_THRESHOLD_MS; 0 turns detection off).
+    public var blockingThresholdMilliseconds: Int?
+    /// Most extra threads that run queued work while workers are blocked (in `blocking {}`
+    /// or detected) (MN_MAX_BLOCKING_THREADS; 0: none).
+    public var maxBlockingThreads: Int?
     /// Whether MN_* variables are consulted for the properties left nil (default true).
     public var readsEnvironment: Bool
 
     public init(workers: Int? = nil, throughput: Int? = nil, spinCount: Int? = nil,
-                runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil, readsEnvironment: Bool = true) {
+                runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil,
+                blockingThresholdMilliseconds: Int? = nil, maxBlockingThreads: Int? = nil,
+                readsEnvironment: Bool = true) {
         self.workers = workers
         self.throughput = throughput
         self.spinCount = spinCount
         self.runQueueCapacity = runQueueCapacity
         self.pinWorkers = pinWorkers
+        self.blockingThresholdMilliseconds = blockingThresholdMilliseconds
+        self.maxBlockingThreads = maxBlockingThreads
         self.readsEnvironment = readsEnvironment
     }
 
@@ -57,7 +70,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     /// One knob: its environment variable, property name, default and allowed range.
     public enum Setting: String, CaseIterable, Sendable {
-        case workers, throughput, spinCount, runQueueCapacity, pinWorkers
+        case workers, throughput, spinCount, runQueueCapacity, pinWorkers, blockingThresholdMilliseconds, maxBlockingThreads
 
         /// The environment variable that sets it.
         public var environmentVariable: String {
@@ -67,6 +80,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
             case .spinCount: return "MN_SPIN"
             case .runQueueCapacity: return "MN_RUNQUEUE_CAPACITY"
             case .pinWorkers: return "MN_PIN"
+            case .blockingThresholdMilliseconds: return "MN_BLOCKING_THRESHOLD_MS"
+            case .maxBlockingThreads: return "MN_MAX_BLOCKING_THREADS"
             }
         }
 
@@ -81,6 +96,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
             case .spinCount: return "an integer in 0...1000000"
             case .runQueueCapacity: return "a power of two in 4...65536"
             case .pinWorkers: return "one of 1, 0, true, false, yes, no, on, off"
+            case .blockingThresholdMilliseconds: return "an integer in 0...60000 (milliseconds; 0 turns detection off)"
+            case .maxBlockingThreads: return "an integer in 0...4096"
             }
         }
     }
@@ -106,10 +123,18 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public static let defaultRunQueueCapacity = 256
     /// Pinning when nothing else is set.
     public static let defaultPinWorkers = false
+    /// Allowed blocking thresholds (milliseconds; 0 = off).
+    public static let blockingThresholdRange = 0...60_000
+    /// Blocking threshold when nothing else is set (milliseconds).
+    public static let defaultBlockingThresholdMilliseconds = 10
+    /// Allowed extra-thread caps.
+    public static let maxBlockingThreadsRange = 0...4096
+    /// Extra-thread cap when nothing else is set.
+    public static let defaultMaxBlockingThreads = 64
 
     public var description: String {
         func show<T>(_ v: T?) -> String { v.map { "\($0)" } ?? "unset" }
-        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), readsEnvironment: \(readsEnvironment))"
+        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), blockingThresholdMilliseconds: \(show(blockingThresholdMilliseconds)), maxBlockingThreads: \(show(maxBlockingThreads)), readsEnvironment: \(readsEnvironment))"
     }
 
     // MARK: resolution
@@ -173,6 +198,12 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
                                    range: SchedulerConfiguration.runQueueCapacityRange,
                                    default: SchedulerConfiguration.defaultRunQueueCapacity,
                                    accept: { $0 & ($0 - 1) == 0 })
+        let threshold = try integer(.blockingThresholdMilliseconds, code: self.blockingThresholdMilliseconds,
+                                    range: SchedulerConfiguration.blockingThresholdRange,
+                                    default: SchedulerConfiguration.defaultBlockingThresholdMilliseconds)
+        let maxBlocking = try integer(.maxBlockingThreads, code: self.maxBlockingThreads,
+                                      range: SchedulerConfiguration.maxBlockingThreadsRange,
+                                      default: SchedulerConfiguration.defaultMaxBlockingThreads)
         let pin: Bool
         if let code = self.pinWorkers {
             pin = code
@@ -192,7 +223,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         }
         return ResolvedSchedulerConfiguration(
             workers: workers, throughput: throughput, spinCount: spin, runQueueCapacity: capacity,
-            pinWorkers: pin, sources: sources, cpus: cpus)
+            pinWorkers: pin, blockingThresholdMilliseconds: threshold, maxBlockingThreads: maxBlocking,
+            sources: sources, cpus: cpus)
     }
 }
 
@@ -210,6 +242,10 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
     public let runQueueCapacity: Int
     /// Whether workers are pinned to CPUs.
     public let pinWorkers: Bool
+    /// Milliseconds in one turn, with work waiting, before a worker counts as blocked (0: off).
+    public let blockingThresholdMilliseconds: Int
+    /// Most extra threads for blocked workers' queued work.
+    public let maxBlockingThreads: Int
     /// Where each value came from (default, environment, code).
     public let sources: [SchedulerConfiguration.Setting: SchedulerConfiguration.Source]
     /// The CPUs seen when the default worker count was computed.
@@ -219,7 +255,9 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
     /// Scheduler reproduces them whatever the environment says).
     public var configuration: SchedulerConfiguration {
         SchedulerConfiguration(workers: workers, throughput: throughput, spinCount: spinCount,
-                               runQueueCapacity: runQueueCapacity, pinWorkers: pinWorkers)
+                               runQueueCapacity: runQueueCapacity, pinWorkers: pinWorkers,
+                               blockingThresholdMilliseconds: blockingThresholdMilliseconds,
+                               maxBlockingThreads: maxBlockingThreads)
     }
 
     /// The source of one setting.
@@ -232,10 +270,12 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
         let rows: [(SchedulerConfiguration.Setting, String)] = [
             (.workers, String(workers)), (.throughput, String(throughput)), (.spinCount, String(spinCount)),
             (.runQueueCapacity, String(runQueueCapacity)), (.pinWorkers, String(pinWorkers)),
+            (.blockingThresholdMilliseconds, String(blockingThresholdMilliseconds)),
+            (.maxBlockingThreads, String(maxBlockingThreads)),
         ]
         var out = "MNScheduler configuration (precedence: defaults < environment < code)\n"
         for (setting, value) in rows {
-            let name = setting.rawValue.padding(toLength: 17)
+            let name = setting.rawValue.padding(toLength: 29)
             let shown = value.padding(toLength: 7)
             out += "  \(name) \(shown) from \(source(of: setting).rawValue.padding(toLength: 11)) (\(setting.environmentVariable))\n"
         }

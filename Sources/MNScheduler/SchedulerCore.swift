@@ -25,6 +25,19 @@ final class SchedulerCore: Sendable {
     let queues: [RunQueue]
     /// Worker i's parker.
     let parkers: [Parker]
+    /// Worker i's next slot, turn count and stalled flag (see Worker's file comment).
+    let shared: [WorkerShared]
+    /// The owning scheduler's id (spares' workers carry it).
+    let schedulerID: Int
+    /// The resolved configuration (spares are made from it).
+    let configuration: ResolvedSchedulerConfiguration
+    /// Spare threads running now, and ever started (see Scheduler+Blocking.swift).
+    let activeSpares = Atomic<Int>(0)
+    let sparesStarted = Atomic<Int>(0)
+    /// Workers inside `blocking {}` now.
+    let blockingNow = Atomic<Int>(0)
+    /// The longest turn the monitor has seen running, in nanoseconds (a lower bound).
+    let longestTurnNanoseconds = Atomic<UInt64>(0)
     /// Units no worker will run any more (see "After close" in Scheduler.swift): collected
     /// until shutdown's hand-back, run through their after-shutdown hook from then on.
     let late = Lock<LateUnits>(LateUnits())
@@ -40,10 +53,13 @@ final class SchedulerCore: Sendable {
         var units: [UnsafeMutableRawPointer] = []
     }
 
-    init(configuration: ResolvedSchedulerConfiguration) {
+    init(configuration: ResolvedSchedulerConfiguration, schedulerID: Int) {
+        self.schedulerID = schedulerID
         let workers = configuration.workers
         queues = (0..<workers).map { _ in RunQueue(capacity: configuration.runQueueCapacity) }
         parkers = (0..<workers).map { _ in Parker() }
+        shared = (0..<workers).map { _ in WorkerShared() }
+        self.configuration = configuration
         injection = InjectionQueue(capacity: configuration.runQueueCapacity * 4)
         idle = IdleWorkers(workerCount: workers)
     }

@@ -28,6 +28,14 @@
 // hand-back already happened, as for a turn that outlived the shutdown timeout), then
 // sets `hasExited`.
 //
+// Blocked workers (issue 10; see Scheduler+Blocking.swift for `blocking {}` and
+// BlockingMonitor.swift for detection): a worker inside `blocking {}`, or one the monitor
+// saw inside one turn for longer than the threshold, is *stalled*. Its next slot is then
+// stealable (an exchange, so the owner and a thief never both take it), its local queue
+// is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
+// run queue of its own, outside the stealing ring, that retires when idle) runs it.
+// The owner clears `stalled` at its next turn. A spare is named `mn-blocking-N`, a
+// worker `mn-worker-N`.
 // Thread-confinement: every `var` below is touched only by the worker's own thread, except
 // by Scheduler.shutdown after it joined this thread (the join orders the accesses).
 
@@ -66,8 +74,13 @@ final class Worker: @unchecked Sendable {
     let throughput: Int
     let spinCount: Int
 
+    /// What other threads may see and take of this worker (next slot, turn count, stalled
+    /// flag); held by the core too, for the monitor and thieves (see WorkerShared).
+    let shared: WorkerShared
+    /// True for a spare thread's worker (not in the stealing ring; retires when idle).
+    let isSpare: Bool
+
     // Owner-thread-only state.
-    var nextSlot: UnsafeMutableRawPointer?
     var nextStreak = 0
     var tick: UInt32 = 0
     var searching = false
@@ -80,12 +93,15 @@ final class Worker: @unchecked Sendable {
     var laneCursor = 0
     private var random: UInt64
 
-    init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration) {
+    init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration,
+         spareQueue: RunQueue? = nil) {
         self.index = index
         self.schedulerID = schedulerID
         self.core = core
-        self.local = core.queues[index]
-        self.parker = core.parkers[index]
+        self.isSpare = spareQueue != nil
+        self.local = spareQueue ?? core.queues[index]
+        self.parker = spareQueue == nil ? core.parkers[index] : Parker()
+        self.shared = spareQueue == nil ? core.shared[index] : WorkerShared()
         self.throughput = configuration.throughput
         self.spinCount = configuration.spinCount
         self.random = 0x9E37_79B9_7F4A_7C15 &* UInt64(index + 1)
@@ -108,9 +124,16 @@ final class Worker: @unchecked Sendable {
 
     // MARK: the loop
 
+    /// The owner's view of the next slot (a relaxed load: only the owner puts units there).
+    @inline(__always) var nextSlot: UnsafeMutableRawPointer? { shared.nextSlot.load(ordering: .relaxed) }
+
+    /// Takes the next slot's unit (owner).
+    @inline(__always) func takeNextSlot() -> UnsafeMutableRawPointer? { shared.takeNextSlot() }
+
     func run(pin: Bool) {
         pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(currentWorkerKey, nil) }
+        _ = ckshim_set_thread_name("mn-worker-\(index)")
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
             if count > 0 {
@@ -134,22 +157,51 @@ final class Worker: @unchecked Sendable {
 
     /// Leaving the loop: what this worker still holds goes to the hand-back (file comment).
     private func handOverLeftovers() {
-        if let unit = nextSlot {
-            nextSlot = nil
-            core.handOver(unit)
-        }
+        if let unit = takeNextSlot() { core.handOver(unit) }
         while let unit = local.pop() { core.handOver(unit) }
+    }
+
+    /// A spare thread's loop: run queued work (own queue, injection, stalled workers'
+    /// queues) while there is some; retire after `idleLimit` of finding none, handing
+    /// whatever it still holds to the injection queue (or the hand-back once closed).
+    func runSpare(idleLimit: UInt64) {
+        pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(currentWorkerKey, nil) }
+        _ = ckshim_set_thread_name("mn-blocking-\(index - core.queues.count)")
+        var idleSince: UInt64 = 0
+        while !core.closed.load(ordering: .acquiring) {
+            if let unit = localWork() ?? takeFromInjection() ?? steal() {
+                idleSince = 0
+                runUnit(unit)
+                continue
+            }
+            let now = monotonicNanoseconds()
+            if idleSince == 0 { idleSince = now } else if now - idleSince >= idleLimit { break }
+            usleep(200)
+        }
+        if let unit = takeNextSlot() { retireHandOver(unit) }
+        while let unit = local.pop() { retireHandOver(unit) }
+        local.deallocate()
+    }
+
+    /// A retiring spare's units go back to the pool (or to the hand-back once closed).
+    private func retireHandOver(_ unit: UnsafeMutableRawPointer) {
+        if core.closed.load(ordering: .acquiring) {
+            core.handOver(unit)
+        } else {
+            core.injection.push(unit)
+            core.notifyParked()
+        }
     }
 
     /// Steps 1–3 of the file comment.
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
         tick &+= 1
-        if tick % Worker.injectionPollInterval == 0, let unit = core.injection.pop() {
-            return unit
+        if tick % Worker.injectionPollInterval == 0, let unit = takeFromInjection() {
+            return unit  // outside work is taken in batches (1/W of it), never starved
         }
-        if let unit = nextSlot {
-            nextSlot = nil
+        if let unit = takeNextSlot() {
             if nextStreak < Worker.maxNextStreak {
                 nextStreak += 1
                 return unit
@@ -198,7 +250,7 @@ final class Worker: @unchecked Sendable {
     private func steal() -> UnsafeMutableRawPointer? {
         let queues = core.queues
         let n = queues.count
-        guard n > 1 else { return nil }
+        guard n > 1 || isSpare else { return nil }
         random ^= random << 13
         random ^= random >> 7
         random ^= random << 17
@@ -207,6 +259,10 @@ final class Worker: @unchecked Sendable {
             let victim = (start + k) % n
             if victim == index { continue }
             if let unit = queues[victim].stealHalf(into: local) { return unit }
+        }
+        // A stalled worker's next slot (blocked, or one long turn): see the file comment.
+        for other in core.shared where other !== shared && other.stalled.load(ordering: .relaxed) {
+            if let unit = other.takeNextSlot() { return unit }
         }
         return nil
     }
@@ -239,10 +295,13 @@ final class Worker: @unchecked Sendable {
         let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
         let throughput = self.throughput
         currentUnit = pointer
+        shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
+        if shared.stalled.load(ordering: .relaxed) { shared.stalled.store(false, ordering: .relaxed) }
         let requeue = unit._withUnsafeGuaranteedRef { unit -> Bool in
             unit.transitionToRunning()
             return unit.transitionAfterTurn(unit.runTurn(budget: throughput))
         }
+        shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil
         if requeue {
             if core.closed.load(ordering: .acquiring) { return core.handOver(pointer) }
@@ -256,12 +315,12 @@ final class Worker: @unchecked Sendable {
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
-        if let previous = nextSlot {
-            nextSlot = unit
+        if shared.nextSlot.load(ordering: .relaxed) == nil, !shared.stalled.load(ordering: .relaxed) {
+            // Empty and nobody may steal it: a plain release store suffices.
+            shared.nextSlot.store(unit, ordering: .releasing)
+        } else if let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing) {
             pushLocal(previous)
             core.notifyParkedFromWorker()
-        } else {
-            nextSlot = unit
         }
     }
 
@@ -283,4 +342,24 @@ final class Worker: @unchecked Sendable {
         core.injection.push(contentsOf: batch)
         core.notifyParkedFromWorker()
     }
+}
+
+/// The part of a worker other threads touch: its next slot (stealable while it is stalled),
+/// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
+/// the Worker; references neither. See the file comment for the protocol.
+final class WorkerShared: @unchecked Sendable {
+    // @unchecked: every field is an Atomic.
+    let nextSlot = Atomic<UnsafeMutableRawPointer?>(nil)
+    let turnCount = Atomic<UInt>(0)
+    let stalled = Atomic<Bool>(false)
+
+    /// Takes the next slot's unit: the owner, or a thief while the owner is stalled. An
+    /// exchange, so exactly one taker gets a unit.
+    @inline(__always) func takeNextSlot() -> UnsafeMutableRawPointer? {
+        if nextSlot.load(ordering: .relaxed) == nil { return nil }
+        return nextSlot.exchange(nil, ordering: .acquiringAndReleasing)
+    }
+
+    /// True while a turn is running (the count is odd).
+    var inTurn: Bool { turnCount.load(ordering: .relaxed) & 1 == 1 }
 }

@@ -1,0 +1,93 @@
+// BlockingMonitor — notices workers stuck inside one turn while work waits, and gets that
+// work running on another thread (Haller & Odersky's scheduler adds threads when workers
+// make no progress; Go's sysmon retakes a processor from a goroutine stuck in a syscall).
+//
+// One detached thread per scheduler (`mn-monitor`), started unless
+// MN_BLOCKING_THRESHOLD_MS is 0. Every tick (threshold / 2, at least 1 ms) it reads each
+// worker's turn count (WorkerShared.turnCount: odd while a turn runs, bumped at every
+// start and end). An odd count equal to the last reading means the same turn is still
+// running; after `threshold` of that the worker is marked stalled (its next slot becomes
+// stealable, Worker's file comment) and, if work waits — its local queue, its next slot or
+// the injection queue — a sleeping worker is woken to take it, or, when none sleeps, a
+// spare thread is started (at most MN_MAX_BLOCKING_THREADS running). Spares retire after
+// an idle spell (Scheduler+Blocking.swift).
+// Cost when nobody blocks: one relaxed load per worker per tick, on its own thread; the
+// workers pay two relaxed stores per turn for the count. Races are benign: a stale reading
+// only delays or repeats a wake-up, and taking work is done with the ordinary stealing
+// operations (exchange on the next slot, ck_ring pops), never by the monitor itself.
+// Exits at the next tick after the scheduler closes. Holds the core, not the Scheduler.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CConcurrencyKit
+import Synchronization
+
+enum BlockingMonitor {
+    private final class Context {
+        let core: SchedulerCore
+        init(core: SchedulerCore) { self.core = core }
+    }
+
+    /// Starts the monitor thread unless detection is off (threshold 0) or there are no
+    /// extra threads to start and nobody to wake (a single worker with a cap of 0).
+    static func start(core: SchedulerCore) {
+        guard core.configuration.blockingThresholdMilliseconds > 0 else { return }
+        let context = Unmanaged.passRetained(Context(core: core))
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, monitorThreadMain, context.toOpaque())
+        if rc == 0 {
+            pthread_detach(thread)
+        } else {
+            context.release()  // no monitor: detection is off
+        }
+    }
+
+    /// The monitor thread's entry point (takes the context's retain).
+    fileprivate static func threadMain(_ raw: UnsafeMutableRawPointer) {
+        let context = Unmanaged<Context>.fromOpaque(raw).takeRetainedValue()
+        _ = ckshim_set_thread_name("mn-monitor")
+        run(core: context.core)
+    }
+
+    private static func run(core: SchedulerCore) {
+        let threshold = UInt64(core.configuration.blockingThresholdMilliseconds) * 1_000_000
+        let tick = max(threshold / 2, 1_000_000)
+        let count = core.shared.count
+        var last = [UInt](repeating: 0, count: count)
+        var since = [UInt64](repeating: 0, count: count)
+        while !core.closed.load(ordering: .acquiring) {
+            usleep(useconds_t(tick / 1_000))
+            let now = monotonicNanoseconds()
+            var stalledWithWork = 0
+            for index in 0..<count {
+                let shared = core.shared[index]
+                let turns = shared.turnCount.load(ordering: .relaxed)
+                if turns & 1 == 0 || turns != last[index] {
+                    last[index] = turns
+                    since[index] = now
+                    continue
+                }
+                let running = now &- since[index] + tick  // the turn began at most a tick before the first sighting
+                guard running >= threshold else { continue }
+                if running > core.longestTurnNanoseconds.load(ordering: .relaxed) {
+                    core.longestTurnNanoseconds.store(running, ordering: .relaxed)
+                }
+                if !shared.stalled.load(ordering: .relaxed) { shared.stalled.store(true, ordering: .releasing) }
+                if core.queues[index].count > 0 || shared.nextSlot.load(ordering: .relaxed) != nil
+                    || !core.injection.isEmpty {
+                    stalledWithWork += 1
+                }
+            }
+            if stalledWithWork > 0 { core.helpStalledWorkers(stalledWithWork) }
+        }
+    }
+}
+
+/// pthread entry point for BlockingMonitor (a plain function: no captures).
+private func monitorThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    BlockingMonitor.threadMain(raw!)
+    return nil
+}

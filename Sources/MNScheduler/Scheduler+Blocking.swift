@@ -1,0 +1,148 @@
+// Scheduler+Blocking — code that blocks its thread, on a pool sized to the cores.
+//
+// `blocking { … }` (explicit): before the closure runs, the calling worker marks itself
+// stalled, moves its next slot and local queue to the injection queue and makes sure a
+// thread will run them — a sleeping worker if one sleeps, else a spare thread (at most
+// MN_MAX_BLOCKING_THREADS at once). The closure then runs on the same thread, so the actor
+// (or native actor, or task) that called it keeps its exclusivity: nothing else runs its
+// turns meanwhile. Afterwards the thread simply carries on as the worker it was.
+// Undeclared blocking is caught by BlockingMonitor after MN_BLOCKING_THRESHOLD_MS.
+// Spares (Worker.runSpare): a Worker with a run queue of its own (the workers' capacity,
+// so stealing half of a worker's queue always fits), outside the
+// stealing ring, that takes from the injection queue and steals from the workers; it
+// retires after max(2 × threshold, 20 ms) without work. Off the pool (any other thread)
+// `blocking` just runs the closure.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+/// Runs `body`, which may block its thread — file or socket I/O, a lock, `sleep`, a C
+/// library call — without starving the other actors of its scheduler.
+///
+/// On a scheduler worker (inside an event actor's `receive`, a sequential actor's body,
+/// a native actor on an `MNSerialExecutor`, a task on `scheduler.taskExecutor`), the work
+/// queued behind the caller moves to another thread first (a sleeping worker, or a spare
+/// thread the scheduler starts, up to `MN_MAX_BLOCKING_THREADS`), so the pool keeps its
+/// full width while `body` blocks. The caller's actor stays exclusive: `body` runs on the
+/// calling thread, inside the turn. Elsewhere it simply runs `body`.
+///
+/// Cost: a few atomic operations and, when no worker sleeps, a thread start (spares are
+/// reused until they retire). Don't wrap code that does not block: it is not free.
+@discardableResult
+public func blocking<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    guard let worker = Worker.current, !worker.isSpare else { return try body() }
+    worker.beginBlocking()
+    defer { worker.endBlocking() }
+    return try body()
+}
+
+extension Worker {
+    /// `blocking {}` on this worker's own thread: see the file comment.
+    func beginBlocking() {
+        shared.stalled.store(true, ordering: .releasing)
+        core.blockingNow.wrappingAdd(1, ordering: .relaxed)
+        var moved: [UnsafeMutableRawPointer] = []
+        if let unit = takeNextSlot() { moved.append(unit) }
+        while let unit = local.pop() { moved.append(unit) }
+        if !moved.isEmpty { core.injection.push(contentsOf: moved) }
+        core.helpStalledWorkers(core.blockingNow.load(ordering: .relaxed))
+    }
+
+    func endBlocking() {
+        core.blockingNow.wrappingSubtract(1, ordering: .relaxed)
+        // `stalled` is cleared by this worker's next turn (runUnit).
+    }
+}
+
+extension SchedulerCore {
+    /// `stalled` workers have work waiting: wake a sleeper, or start a spare when none
+    /// sleeps and fewer spares run than workers are stalled.
+    func helpStalledWorkers(_ stalled: Int) {
+        if idle.snapshot.sleeping > 0 {
+            notifyParked()
+        } else if activeSpares.load(ordering: .relaxed) < stalled {
+            startSpare()
+        }
+    }
+
+    fileprivate final class SpareContext {
+        let core: SchedulerCore
+        let index: Int
+        init(core: SchedulerCore, index: Int) { self.core = core; self.index = index }
+    }
+
+    /// Starts one spare thread unless MN_MAX_BLOCKING_THREADS are running or the
+    /// scheduler closed.
+    func startSpare() {
+        var running = activeSpares.load(ordering: .relaxed)
+        while true {
+            guard running < configuration.maxBlockingThreads, !closed.load(ordering: .acquiring) else { return }
+            let (won, current) = activeSpares.compareExchange(expected: running, desired: running + 1, ordering: .acquiringAndReleasing)
+            if won { break }
+            running = current
+        }
+        let number = sparesStarted.wrappingAdd(1, ordering: .relaxed).oldValue
+        let context = Unmanaged.passRetained(SpareContext(core: self, index: queues.count + number))
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, spareThreadMain, context.toOpaque())
+        if rc == 0 {
+            pthread_detach(thread)
+        } else {
+            context.release()
+            activeSpares.wrappingSubtract(1, ordering: .releasing)
+        }
+    }
+
+    /// A spare thread's life (takes the context's retain).
+    fileprivate static func runSpareThread(_ raw: UnsafeMutableRawPointer) {
+        let context = Unmanaged<SpareContext>.fromOpaque(raw).takeRetainedValue()
+        let core = context.core
+        let worker = Worker(index: context.index, schedulerID: core.schedulerID, core: core,
+                            configuration: core.configuration,
+                            spareQueue: RunQueue(capacity: core.configuration.runQueueCapacity))
+        let threshold = UInt64(core.configuration.blockingThresholdMilliseconds) * 1_000_000
+        worker.runSpare(idleLimit: max(2 * threshold, 20_000_000))
+        core.activeSpares.wrappingSubtract(1, ordering: .releasing)
+    }
+}
+
+/// pthread entry point for a spare thread (a plain function: no captures).
+private func spareThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    SchedulerCore.runSpareThread(raw!)
+    return nil
+}
+
+/// What the scheduler did about blocking code (a snapshot; see ``Scheduler/blockingMetrics``).
+public struct SchedulerBlockingMetrics: Sendable, Equatable, CustomStringConvertible {
+    /// Workers inside `blocking {}` now.
+    public var workersInBlockingSections: Int
+    /// Workers the monitor sees inside one turn longer than the threshold now.
+    public var workersStalled: Int
+    /// Spare threads running now.
+    public var spareThreadsRunning: Int
+    /// Spare threads started since the scheduler began.
+    public var spareThreadsStarted: Int
+    /// The longest single turn the monitor has seen (a lower bound; zero if none passed
+    /// the threshold).
+    public var longestTurn: Duration
+
+    public var description: String {
+        "blocking sections \(workersInBlockingSections), stalled \(workersStalled), spares running \(spareThreadsRunning) (started \(spareThreadsStarted)), longest turn \(longestTurn)"
+    }
+}
+
+extension Scheduler {
+    /// Blocking and detection figures (any thread; a snapshot).
+    public var blockingMetrics: SchedulerBlockingMetrics {
+        SchedulerBlockingMetrics(
+            workersInBlockingSections: core.blockingNow.load(ordering: .relaxed),
+            workersStalled: core.shared.filter { $0.stalled.load(ordering: .relaxed) && $0.inTurn }.count,
+            spareThreadsRunning: core.activeSpares.load(ordering: .relaxed),
+            spareThreadsStarted: core.sparesStarted.load(ordering: .relaxed),
+            longestTurn: .nanoseconds(Int64(clamping: core.longestTurnNanoseconds.load(ordering: .relaxed))))
+    }
+}
