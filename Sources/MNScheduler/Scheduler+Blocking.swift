@@ -6,7 +6,9 @@
 // MN_MAX_BLOCKING_THREADS at once). The closure then runs on the same thread, so the actor
 // (or native actor, or task) that called it keeps its exclusivity: nothing else runs its
 // turns meanwhile. Afterwards the thread simply carries on as the worker it was.
-// Undeclared blocking is caught by BlockingMonitor after MN_BLOCKING_THRESHOLD_MS.
+// A spare that blocks does the same (its own queue goes to the injection queue, and
+// another spare may start). Undeclared blocking is caught by BlockingMonitor after
+// MN_BLOCKING_THRESHOLD_MS (for the workers; a spare stuck in a turn holds nothing else).
 // Spares (Worker.runSpare): a Worker with a run queue of its own (the workers' capacity,
 // so stealing half of a worker's queue always fits), outside the
 // stealing ring, that takes from the injection queue and steals from the workers; it
@@ -34,7 +36,7 @@ import Synchronization
 /// reused until they retire). Don't wrap code that does not block: it is not free.
 @discardableResult
 public func blocking<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-    guard let worker = Worker.current, !worker.isSpare else { return try body() }
+    guard let worker = Worker.current else { return try body() }
     worker.beginBlocking()
     defer { worker.endBlocking() }
     return try body()

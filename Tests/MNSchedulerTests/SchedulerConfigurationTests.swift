@@ -33,9 +33,11 @@ import Testing
 
     @Test("valid environment values are used and reported as coming from the environment")
     func goodEnvironmentValues() throws {
-        let env = ["MN_WORKERS": "3", "MN_THROUGHPUT": "10", "MN_SPIN": "0", "MN_RUNQUEUE_CAPACITY": "4", "MN_PIN": "yes"]
+        let env = ["MN_WORKERS": "3", "MN_THROUGHPUT": "10", "MN_SPIN": "0", "MN_RUNQUEUE_CAPACITY": "4", "MN_PIN": "yes",
+                   "MN_BLOCKING_THRESHOLD_MS": "25", "MN_MAX_BLOCKING_THREADS": "7"]
         let r = try SchedulerConfiguration().resolved(environment: env, cpus: cpus4)
         #expect(r.workers == 3 && r.throughput == 10 && r.spinCount == 0 && r.runQueueCapacity == 4 && r.pinWorkers)
+        #expect(r.blockingThresholdMilliseconds == 25 && r.maxBlockingThreads == 7)
         for setting in SchedulerConfiguration.Setting.allCases { #expect(r.source(of: setting) == .environment) }
         let auto = try SchedulerConfiguration().resolved(environment: ["MN_WORKERS": "auto", "MN_PIN": "off"], cpus: cpus4)
         #expect(auto.workers == 4 && !auto.pinWorkers)
