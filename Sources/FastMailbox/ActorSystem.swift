@@ -65,6 +65,17 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
     /// Names of the actors that had not stopped (at most 20).
     public var actorsNotStoppedNames: [String]
 
+    /// Adds another report's figures (a dedicated actor's private system).
+    mutating func add(_ other: ShutdownReport) {
+        delivered += other.delivered
+        deadLettered += other.deadLettered
+        left += other.left
+        actorsNotStopped += other.actorsNotStopped
+        sent += other.sent
+        workersNotStopped += other.workersNotStopped
+        actorsNotStoppedNames = Array((actorsNotStoppedNames + other.actorsNotStoppedNames).prefix(20))
+    }
+
     /// True when every accepted message is accounted for: `delivered + deadLettered + left == sent`.
     public var isBalanced: Bool { delivered + deadLettered + left == sent }
 
@@ -111,6 +122,9 @@ public final class ActorSystem: Sendable {
     let outstandingAsks = Atomic<Int>(0)
     private let registry = Lock<Registry>(Registry())
     private let shutdownResult = Lock<ShutdownReport?>(nil)
+    /// Private one-worker systems of dedicated actors (see ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``),
+    /// shut down with this one.
+    let dedicatedSystems = Lock<[ActorSystem]>([])
     /// Typed registry for non-actor services (see ``ServiceRegistry``).
     public let services = ServiceRegistry()
 
@@ -320,6 +334,7 @@ public final class ActorSystem: Sendable {
         return shutdownResult.withLock { result in
             if let result { return result }
             registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }
+            let dedicated = dedicatedSystems.withLock { systems in defer { systems = [] }; return systems }
             let cells = registry.withLock { Array($0.cells.values) }
             for cell in cells {
                 cell.closeMailbox()
@@ -351,10 +366,16 @@ public final class ActorSystem: Sendable {
             }
             deadLetters.finishSubscribers()
             let stats = statistics
-            let report = ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered,
+            var report = ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered,
                                         left: left, actorsNotStopped: remaining.count, sent: acceptedTotal,
                                         workersNotStopped: workersNotStopped,
                                         actorsNotStoppedNames: remaining.prefix(20).map(\.name).sorted())
+            // Dedicated actors' private systems: same deadline, figures added.
+            for system in dedicated {
+                let now = monotonicNanoseconds()
+                let part = system.shutdown(timeout: .nanoseconds(deadline > now ? Int64(clamping: deadline - now) : 0))
+                report.add(part)
+            }
             // Break the cycles system → registry → cells → system, and the singleton table.
             // Stragglers keep themselves alive until their turn ends (their unit is retained
             // by the worker running it) and dead-letter what they hold then.
