@@ -1,0 +1,4 @@
+// Allocation gate placeholder; filled in below.
+enum AllocationGate {
+    static func check(thresholdsPath: String) -> Bool { true }
+}
