@@ -99,22 +99,23 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     func size(_ scale: Scale) -> Int {
         switch (self, scale) {
         case (.ring, .quick), (.mailbox, .quick), (.fanin, .quick): 100_000
-        case (.ring, .headline), (.mailbox, .headline), (.fanin, .headline): 1_000_000
+        case (.ring, .headline), (.mailbox, .headline): 1_000_000
+        case (.fanin, .headline): 500_000
         case (.ring, .full), (.mailbox, .full), (.fanin, .full): 2_000_000
         case (.pingpong, .quick): 10_000
-        case (.pingpong, .headline): 100_000
+        case (.pingpong, .headline): 50_000
         case (.pingpong, .full): 200_000
         case (.threadring, .quick): 50_000
-        case (.threadring, .headline): 300_000
+        case (.threadring, .headline): 200_000
         case (.threadring, .full): 1_000_000
         case (.spawn, .quick): 20_000
-        case (.spawn, .headline): 200_000
+        case (.spawn, .headline): 100_000
         case (.spawn, .full): 1_000_000
         case (.parallel, .quick): 1_000
         case (.parallel, .headline): 5_000
         case (.parallel, .full): 20_000
         case (.ask, .quick): 5_000
-        case (.ask, .headline): 30_000
+        case (.ask, .headline): 20_000
         case (.ask, .full): 100_000
         case (.skynet, .quick): 10_000
         case (.skynet, .headline): 100_000
