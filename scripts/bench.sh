@@ -4,9 +4,29 @@
 # `--peers` naming go (or all) it also installs Debian's golang-go when `go` is missing and
 # builds the Go peer in Benchmarks/peers/go. Results go to Benchmarks/results/ unless
 # --results says otherwise. `scripts/bench.sh --help` explains every option.
+#
+# `scripts/bench.sh --static-binary` instead builds a standalone ring-bench (Swift runtime,
+# Foundation and Concurrency Kit linked in; it needs only glibc) at
+# .build-static/release/ring-bench, for a machine without a Swift toolchain. See
+# Benchmarks/README.md, "A portable binary".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+
+if [ "${1:-}" = "--static-binary" ]; then
+  # A directory holding only libck.a makes the linker's -lck pick the static archive.
+  mkdir -p .build-static/libck
+  cp "$(ls /usr/lib/*-linux-gnu/libck.a | head -1)" .build-static/libck/
+  swift build -c release --product ring-bench --scratch-path .build-static \
+    --static-swift-stdlib -Xlinker -L.build-static/libck
+  if ldd .build-static/release/ring-bench | grep -q 'libck\|libswift\|libFoundation\|libdispatch'; then
+    echo "bench: the binary still links a shared Swift or ck library:" >&2
+    ldd .build-static/release/ring-bench >&2
+    exit 1
+  fi
+  echo ".build-static/release/ring-bench: standalone (needs glibc only)"
+  exit 0
+fi
 
 wants_go=0
 previous=""
