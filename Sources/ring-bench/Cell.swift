@@ -1,3 +1,5 @@
+import MNScheduler
+
 /// One measured configuration: a workload's row, a runtime and a worker count.
 struct Cell: Hashable, Codable, Sendable {
     var workload: Workload
@@ -9,9 +11,15 @@ struct Cell: Hashable, Codable, Sendable {
     /// `--capacity` when given (mailbox ring slots, actor mailbox capacity, Go channel buffer).
     var capacity: Int?
 
-    /// Runs the cell once.
+    /// Runs the cell once: the Go peer in its own process, Swift and Dispatch cells with
+    /// fewer workers than CPUs allowed in a pinned child (see PinnedChild), the rest here.
     func run() -> RunOutcome {
         if runtime == .go { return GoPeer.run(self) }
+        if !runtime.hasSettableWorkers, workers < CPUAvailability.current().usableCPUs { return PinnedChild.run(self) }
+        return runInProcess()
+    }
+
+    func runInProcess() -> RunOutcome {
         switch workload {
         case .ring: return RingWorkload.run(self)
         case .mailbox: return MailboxWorkload.run(self)

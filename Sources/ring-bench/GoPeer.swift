@@ -9,24 +9,14 @@ enum GoPeer {
     nonisolated(unsafe) static var binary = "Benchmarks/peers/go/ring-bench-go"
 
     static func run(_ cell: Cell) -> RunOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
         var arguments = ["-workload", cell.workload.rawValue, "-param", "\(cell.variant.parameter)", "-size", "\(cell.size)"]
         if let capacity = cell.capacity { arguments += ["-capacity", "\(capacity)"] }
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["GOMAXPROCS"] = "\(cell.workers)"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        do {
-            try process.run()
-        } catch {
-            return .failed("cannot start the Go peer at \(binary): \(error) (scripts/bench.sh --peers go builds it)")
+        guard let (data, status) = ChildProcess.run(binary, arguments, environment: environment) else {
+            return .failed("cannot start the Go peer at \(binary) (scripts/bench.sh --peers go builds it)")
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return .failed("the Go peer exited with status \(process.terminationStatus)") }
+        guard status == 0 else { return .failed("the Go peer exited with status \(status)") }
         do {
             return try JSONDecoder().decode(RunOutcome.self, from: data)
         } catch {

@@ -38,16 +38,7 @@ struct MachineInfo: Codable, Sendable {
 
     /// The first line a command prints, or nil when it cannot run.
     static func firstLine(of command: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
+        guard let (data, status) = ChildProcess.run("/usr/bin/env", command, quietStderr: true), status == 0 else { return nil }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
     }
 

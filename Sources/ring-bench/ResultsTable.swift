@@ -25,7 +25,7 @@ struct ResultsTable {
 
     /// A figure in the table's unit: M ops/s, or µs for latency.
     func format(_ value: Double) -> String {
-        workload.isLatency ? String(format: "%.1f", value / 1e3) : String(format: value >= 1e7 ? "%.1f" : "%.2f", value / 1e6)
+        workload.isLatency ? String(format: value < 10_000 ? "%.2f" : "%.1f", value / 1e3) : String(format: value >= 1e7 ? "%.1f" : "%.2f", value / 1e6)
     }
 
     /// How many times faster the reference is than `peer` (> 1: the reference is faster).
@@ -59,7 +59,7 @@ struct ResultsTable {
         }
         out += "\n\"\(ref) vs X\": how many times faster \(ref) is than X in that row (> 1: \(ref) is faster)."
         if peers.contains(.swift) || peers.contains(.dispatch) {
-            out += " Swift's global executor and Dispatch size their own pools to every CPU allowed, so they run only in the largest-workers row."
+            out += " Swift's global executor and Dispatch size their own pools: with fewer workers than CPUs allowed they run in a child process pinned to that many CPUs, driver thread included (FastMailbox's driver thread is not one of its workers)."
         }
         if let note = workload.semanticsNote { out += " " + note }
         out += "\n"
@@ -80,7 +80,7 @@ struct ResultsTable {
             for runtime in runtimes {
                 guard let r = result(variant, workers, runtime), r.failure == nil else { continue }
                 let extras = r.extras
-                let values = keys.map { extras[$0.key].map { String(format: scale == 1 ? "%.0f" : "%.1f", $0 * scale) } ?? "–" }
+                let values = keys.map { extras[$0.key].map { String(format: scale == 1 ? "%.0f" : $0 < 10_000 ? "%.2f" : "%.1f", $0 * scale) } ?? "–" }
                 out += "| \(variant.name.isEmpty ? "–" : variant.name) | \(workers) | \(runtime.title) | " + values.joined(separator: " | ") + " |\n"
             }
         }

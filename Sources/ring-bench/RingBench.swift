@@ -64,6 +64,9 @@ struct RingBench: ParsableCommand {
     @Option(help: ArgumentHelp("Check allocations per operation against the thresholds in this file (see Benchmarks/allocation-thresholds.json); exits 1 on a regression.", valueName: "path"))
     var checkAllocations: String?
 
+    @Option(help: .hidden)
+    var runCell: String?
+
     mutating func validate() throws {
         if let repeats, repeats < 1 { throw ValidationError("--repeat must be at least 1") }
         if let capacity, capacity < 4 || capacity & (capacity - 1) != 0 { throw ValidationError("--capacity must be a power of two, at least 4") }
@@ -92,6 +95,7 @@ struct RingBench: ParsableCommand {
     }
 
     func run() throws {
+        if let runCell { PinnedChild.runHere(runCell) }
         if printConfig {
             print(try SchedulerConfiguration().resolved().description)
             if workloadList == nil { return }

@@ -12,20 +12,23 @@ struct Runner {
     let repeats: Int
     let scale: Scale
 
+    /// ring and mailbox run on plain threads (workers mean nothing to them but Go's
+    /// GOMAXPROCS), so they run once, at the largest worker count.
+    func workerCounts(_ workload: Workload) -> [Int] {
+        [.ring, .mailbox].contains(workload) ? [workers.max() ?? 1] : workers
+    }
+
     /// The cells of one row, in the order they alternate.
     func row(_ workload: Workload, _ variant: Variant, workers w: Int) -> [Cell] {
-        let maxWorkers = workers.max() ?? w
-        return workload.runtimes.filter { runtime in
-            (runtime == workload.reference || runtimes.contains(runtime))
-                && workload.applies(to: runtime, variant: variant)
-                && (runtime.hasSettableWorkers || w == maxWorkers)
+        workload.runtimes.filter { runtime in
+            (runtime == workload.reference || runtimes.contains(runtime)) && workload.applies(to: runtime, variant: variant)
         }.map { Cell(workload: workload, variant: variant, runtime: $0, workers: w, size: workload.size(scale), capacity: capacity) }
     }
 
     var rows: [[Cell]] {
         workloads.flatMap { workload in
             workload.variants(producers: producers, scale: scale).flatMap { variant in
-                workers.map { row(workload, variant, workers: $0) }
+                workerCounts(workload).map { row(workload, variant, workers: $0) }
             }
         }
     }

@@ -1,8 +1,8 @@
 /// A runtime that runs a workload: FastMailbox itself, or a peer it is compared with.
 ///
 /// Which runtimes a workload supports is the workload's decision (`Workload.runtimes`);
-/// a pool whose size this process cannot set (Swift's global executor, Dispatch) runs only
-/// at the largest `--workers` value, where it has every CPU this process may use.
+/// a pool whose size this process cannot set (Swift's global executor, Dispatch) runs with
+/// fewer workers than CPUs allowed in a child process pinned to that many CPUs (PinnedChild).
 enum Runtime: String, CaseIterable, Codable, Sendable, Comparable {
     /// FastMailbox event actors (`ActorSystem.spawn`), on an MNScheduler with `workers` workers.
     case fastmailbox
@@ -31,7 +31,7 @@ enum Runtime: String, CaseIterable, Codable, Sendable, Comparable {
         }
     }
 
-    /// True when this process sets the runtime's thread count per cell.
+    /// True when the runtime's thread count is set per cell (else: CPU affinity, see PinnedChild).
     var hasSettableWorkers: Bool {
         switch self {
         case .swift, .dispatch: false
