@@ -30,6 +30,7 @@ struct Cell: Hashable, Codable, Sendable {
         case .parallel: return ParallelWorkload.run(self)
         case .ask: return AskWorkload.run(self)
         case .skynet: return SkynetWorkload.run(self)
+        case .chameneos: return ChameneosWorkload.run(self)
         }
     }
 }

@@ -3,7 +3,7 @@ import ArgumentParser
 /// One benchmark of the suite. Each checks its own result and refuses to report a figure
 /// when the check fails; Benchmarks/README.md explains each and how to read it.
 enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
-    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet
+    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet, chameneos
 
     /// The workloads of the no-argument headline table (about a minute on 2 cores).
     static let headline: [Workload] = [.pingpong, .threadring, .fanin, .spawn, .parallel, .ask, .skynet]
@@ -20,6 +20,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .parallel: "Savina fork-join: 64 actors × N messages, fixed compute per message; checks every actor's checksum"
         case .ask: "request–reply latency (HdrHistogram p50/p90/p99/p99.9), caller inside or outside the pool; checks every reply"
         case .skynet: "a tree of actors, 10 children each, N leaves summing 0..<N; checks the sum"
+        case .chameneos: "many-to-many: 100 chameneos pair up through one mall for N meetings; checks 2·N meetings and that all stopped"
         }
     }
 
@@ -31,6 +32,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .pingpong, .threadring, .fanin, .spawn, .parallel: [.fastmailbox, .sequential, .mnActor, .swift, .dispatch, .go]
         case .ask: [.fastmailbox, .mnActor, .swift, .dispatch, .go]
         case .skynet: [.fastmailbox, .mnActor, .swift, .go]
+        case .chameneos: [.fastmailbox, .dispatch, .go]
         }
     }
 
@@ -50,6 +52,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     var operationName: String {
         switch self {
         case .ring, .mailbox, .fanin, .parallel: "msgs"
+        case .chameneos: "meetings"
         case .pingpong: "round trips"
         case .threadring: "hops"
         case .spawn: "actors"
@@ -75,6 +78,8 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
             "Swift and MN columns are structured tasks (a task group per node), not actors; Go: a goroutine and a channel per node."
         case .mailbox:
             "Mailbox.send never blocks (a full ring overflows in order); raw ck_ring uses the yielding multi-producer enqueue and retries when full; Go: a channel buffered to --capacity, which blocks a sender when full."
+        case .chameneos:
+            "No Swift-actor column: an awaited call cannot wait for a partner without hand-written continuations. Go: the mall is a goroutine reading one unbuffered channel; each chameneo has its own."
         case .ring:
             "Raw ring: producers retry a full enqueue with backoff. Go: a channel buffered to --capacity."
         }
@@ -92,6 +97,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .threadring: [Variant(name: "503 actors", parameter: 503)]
         case .pingpong: [Variant(name: "1 pair", parameter: 1)]
         case .spawn, .skynet: [Variant(name: "", parameter: 0)]
+        case .chameneos: [Variant(name: "100 chameneos", parameter: 100)]
         }
     }
 
@@ -120,6 +126,9 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case (.skynet, .quick): 10_000
         case (.skynet, .headline): 100_000
         case (.skynet, .full): 1_000_000
+        case (.chameneos, .quick): 10_000
+        case (.chameneos, .headline): 100_000
+        case (.chameneos, .full): 200_000
         }
     }
 }

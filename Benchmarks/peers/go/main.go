@@ -67,6 +67,8 @@ func main() {
 		result = ask(*size)
 	case "skynet":
 		result = skynet(*size)
+	case "chameneos":
+		result = chameneos(*param, *size)
 	default:
 		result = failed("the Go peer has no workload %q", *workload)
 	}
@@ -425,4 +427,73 @@ func skynet(leaves int) outcome {
 		check = fmt.Sprintf("sum %d, expected %d", sum, leaves*(leaves-1)/2)
 	}
 	return timed(start, nodes, check)
+}
+
+// chameneos: creatures goroutines ask one mall goroutine for a mate over one unbuffered
+// channel; the mall pairs them two by two until meetings happened, then answers stop.
+func chameneos(creatures, meetings int) outcome {
+	type reply struct {
+		stop   bool
+		colour int
+	}
+	type request struct {
+		colour int
+		reply  chan reply
+	}
+	complement := func(a, b int) int {
+		if a == b {
+			return a
+		}
+		return 3 - a - b
+	}
+	mall := make(chan request)
+	met := make(chan int, creatures)
+	start := time.Now()
+	go func() {
+		left := meetings
+		var waiting *request
+		stopped := 0
+		for stopped < creatures {
+			r := <-mall
+			if left == 0 {
+				r.reply <- reply{stop: true}
+				stopped++
+				continue
+			}
+			if waiting == nil {
+				w := r
+				waiting = &w
+				continue
+			}
+			left--
+			waiting.reply <- reply{colour: r.colour}
+			r.reply <- reply{colour: waiting.colour}
+			waiting = nil
+		}
+	}()
+	for c := 0; c < creatures; c++ {
+		go func(colour int) {
+			replies := make(chan reply, 1)
+			count := 0
+			for {
+				mall <- request{colour, replies}
+				r := <-replies
+				if r.stop {
+					met <- count
+					return
+				}
+				colour = complement(colour, r.colour)
+				count++
+			}
+		}(c % 3)
+	}
+	total := 0
+	for c := 0; c < creatures; c++ {
+		total += <-met
+	}
+	check := ""
+	if total != 2*meetings {
+		check = fmt.Sprintf("chameneos met %d times, expected %d", total, 2*meetings)
+	}
+	return timed(start, meetings, check)
 }
