@@ -27,8 +27,9 @@ struct ScalingChart {
            let base = ok.first(where: { $0.cell.runtime == workload.reference && Double($0.cell.workers) == minW })?.median {
             ideal = workerValues.map { (Double($0), scaled(base) * Double($0) / minW) }
         }
-        let yMax = max((ok.compactMap(\.max).map(scaled) + ideal.map(\.1)).max() ?? 1, 1e-9) * 1.1
-        func x(_ w: Double) -> Double { maxW == minW ? left + plotW / 2 : left + (w - minW) / (maxW - minW) * plotW }
+        let yMax = Self.niceCeiling(max((ok.compactMap(\.max).map(scaled) + ideal.map(\.1)).max() ?? 1, 1e-9) * 1.05)
+        let pad = 40.0
+        func x(_ w: Double) -> Double { maxW == minW ? left + plotW / 2 : left + pad + (w - minW) / (maxW - minW) * (plotW - 2 * pad) }
         func y(_ v: Double) -> Double { top + plotH - v / yMax * plotH }
         func f(_ v: Double) -> String { String(format: "%.1f", v) }
         let unit = workload.isLatency ? "p50 latency, µs (lower is better)" : "M \(workload.operationName)/s (higher is better)"
@@ -44,7 +45,7 @@ struct ScalingChart {
         for i in 0...4 {
             let v = yMax * Double(i) / 4
             out += "<line x1=\"\(left - 4)\" y1=\"\(f(y(v)))\" x2=\"\(left + plotW)\" y2=\"\(f(y(v)))\" stroke=\"#ddd\"/>"
-            out += "<text x=\"\(left - 8)\" y=\"\(f(y(v) + 4))\" text-anchor=\"end\">\(String(format: yMax < 10 ? "%.2f" : "%.0f", v))</text>\n"
+            out += "<text x=\"\(left - 8)\" y=\"\(f(y(v) + 4))\" text-anchor=\"end\">\(String(format: yMax < 1 ? "%.3f" : yMax < 10 ? "%.2f" : "%.0f", v))</text>\n"
         }
         for w in workerValues {
             out += "<text x=\"\(f(x(Double(w))))\" y=\"\(top + plotH + 18)\" text-anchor=\"middle\">\(w)</text>\n"
@@ -72,6 +73,13 @@ struct ScalingChart {
             out += "<text x=\"\(left + plotW + 38)\" y=\"\(ly + 1)\">\(escape(runtime.title))</text>\n"
         }
         return out + "</svg>\n"
+    }
+
+    /// The smallest 1, 2, 2.5 or 5 × 10^k at or above `v`, so axis ticks are round.
+    static func niceCeiling(_ v: Double) -> Double {
+        let magnitude = pow(10, floor(log10(v)))
+        for step in [1.0, 2.0, 2.5, 5.0, 10.0] where step * magnitude >= v { return step * magnitude }
+        return 10 * magnitude
     }
 
     private func escape(_ s: String) -> String {
