@@ -1,4 +1,5 @@
 import ArgumentParser
+import FastMailbox
 import Foundation
 import MNScheduler
 
@@ -40,7 +41,7 @@ struct RingBench: ParsableCommand {
     @Option(help: ArgumentHelp("Producer/sender counts for mailbox and fanin, comma-separated. Default: mailbox 1,2,4; fanin 1,64 (1,4,16,64 with --suite full).", valueName: "list"))
     var producers: CommaList<Int>?
 
-    @Option(help: ArgumentHelp("Ring slots for ring/mailbox (default 1024), actor mailbox capacity for FastMailbox (default \(32)), Go channel buffer (default 1024 ring/mailbox/fanin, 256 parallel).", valueName: "n"))
+    @Option(help: ArgumentHelp("Ring slots for ring/mailbox (default 1024), actor mailbox capacity for FastMailbox (default \(ActorSystem.defaultMailboxCapacity)), Go channel buffer (default 1024 ring/mailbox/fanin, 256 parallel).", valueName: "n"))
     var capacity: Int?
 
     @Option(name: .customLong("repeat"), help: ArgumentHelp("Runs per cell; tables print the median (default 5, 3 with --quick).", valueName: "n"))
