@@ -10,6 +10,11 @@ let package = Package(
         .library(name: "MNScheduler", targets: ["MNScheduler"]),
         .executable(name: "ring-bench", targets: ["ring-bench"]),
     ],
+    dependencies: [
+        // ring-bench only (the libraries depend on nothing outside the toolchain).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
     targets: [
         .systemLibrary(
             name: "CConcurrencyKit",
@@ -23,7 +28,11 @@ let package = Package(
         .target(name: "FastMailbox", dependencies: ["MNScheduler"]),
         .executableTarget(
             name: "ring-bench",
-            dependencies: ["FastMailbox", "MNScheduler", "CConcurrencyKit", "MallocCounter"]
+            dependencies: [
+                "FastMailbox", "MNScheduler", "CConcurrencyKit", "MallocCounter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
         // Examples: each runs with `swift run <name>` and prints what it did.
         .executableTarget(name: "example-echo", dependencies: ["FastMailbox"], path: "Examples/EchoAsk"),

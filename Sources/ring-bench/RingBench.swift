@@ -1,83 +1,171 @@
+import ArgumentParser
+import FastMailbox
 import Foundation
+import MNScheduler
 
-/// The command line: which tables to run, how many runs, where results go.
-struct BenchOptions: Sendable {
-    /// Independent runs per cell; cells report the median.
-    var runs = 5
-    /// Messages (or operations) per run, per producer where it says so.
-    var operations = 2_000_000
-    /// Tables to run, by name; empty means the default set.
-    var tables: [String] = []
-    /// Where CSV/JSON and charts go.
-    var resultsDirectory = "Benchmarks/results"
-    var printConfig = false
-    /// Shorter runs for CI smoke checks.
+/// The ring-bench command line. Every option is order-independent (swift-argument-parser);
+/// `--quick` and `--suite` pick defaults that explicit options then override.
+struct RingBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ring-bench",
+        abstract: "FastMailbox's benchmark suite: Savina-style workloads, side by side with Swift actors, Dispatch and Go.",
+        discussion: """
+        With no arguments: the headline table (\(Workload.headline.map(\.rawValue).joined(separator: ", ")) \
+        at every CPU allowed, medians of 5 runs, about a minute on 2 cores), written to Benchmarks/results/.
+
+        Workloads (each checks its own result and prints CHECK FAILED instead of a figure when the check fails):
+        \(Workload.allCases.map { "  \($0.rawValue): \($0.summary)" }.joined(separator: "\n"))
+
+        Runtimes: fastmailbox (always; the reference), sequential, mn-actor, swift, dispatch, go (see --peers), \
+        ck-ring (ring and mailbox only). Results: Markdown on stdout and in DIR/README.md, DIR/results.json \
+        (schema in Benchmarks/README.md), DIR/results.csv, one SVG chart per workload row.
+        """,
+        subcommands: [],
+        helpNames: [.short, .long]
+    )
+
+    @Option(name: .customLong("workload"), help: ArgumentHelp(
+        "Workloads to run, comma-separated, or 'all'. Default: the headline set (all with --suite full).",
+        valueName: "list"))
+    var workloadList: String?
+
+    @Option(help: ArgumentHelp("headline: headline workloads and sizes; full: every workload, larger runs, workers 1…CPUs.", valueName: "headline|full"))
+    var suite: Scale = .headline
+
+    @Flag(help: "Small runs, 3 repeats and one worker count: a smoke test of every selected workload (CI).")
     var quick = false
+
+    @Option(help: ArgumentHelp("Worker counts to sweep, comma-separated (e.g. 1,2). Default: CPUs allowed; 1…CPUs with --suite full.", valueName: "list"))
+    var workers: CommaList<Int>?
+
+    @Option(help: ArgumentHelp("Producer/sender counts for mailbox and fanin, comma-separated. Default: mailbox 1,2,4; fanin 1,64 (1,4,16,64 with --suite full).", valueName: "list"))
+    var producers: CommaList<Int>?
+
+    @Option(help: ArgumentHelp("Ring slots for ring/mailbox (default 1024), actor mailbox capacity for FastMailbox (default \(ActorSystem.defaultMailboxCapacity)), Go channel buffer (default 1024 ring/mailbox/fanin, 256 parallel).", valueName: "n"))
+    var capacity: Int?
+
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Runs per cell; tables print the median (default 5, 3 with --quick).", valueName: "n"))
+    var repeats: Int?
+
+    @Option(help: ArgumentHelp("Peers beside FastMailbox, comma-separated: sequential, mn-actor, swift, dispatch, go, ck-ring, or 'all'. Default: all but go.", valueName: "list"))
+    var peers: String?
+
+    @Option(help: ArgumentHelp("The Go peer's binary (scripts/bench.sh --peers go builds it).", valueName: "path"))
+    var goBinary = "Benchmarks/peers/go/ring-bench-go"
+
+    @Option(help: ArgumentHelp("Directory for README.md, results.json, results.csv and the SVG charts.", valueName: "dir"))
+    var results = "Benchmarks/results"
+
+    @Option(help: ArgumentHelp("Also write the JSON results to this path.", valueName: "path"))
+    var json: String?
+
+    @Flag(help: "Print the scheduler's resolved configuration (and where each value came from); exits unless --workload is given.")
+    var printConfig = false
+
+    @Option(help: ArgumentHelp("Check allocations per operation against the thresholds in this file (see Benchmarks/allocation-thresholds.json); exits 1 on a regression.", valueName: "path"))
+    var checkAllocations: String?
+
+    @Option(help: .hidden)
+    var runCell: String?
+
+    mutating func validate() throws {
+        if let repeats, repeats < 1 { throw ValidationError("--repeat must be at least 1") }
+        if let capacity, capacity < 4 || capacity & (capacity - 1) != 0 { throw ValidationError("--capacity must be a power of two, at least 4") }
+        if let workers, workers.values.contains(where: { $0 < 1 }) { throw ValidationError("--workers must be positive") }
+        if let producers, producers.values.contains(where: { $0 < 1 }) { throw ValidationError("--producers must be positive") }
+        _ = try selectedWorkloads()
+        _ = try selectedPeers()
+    }
+
+    func selectedWorkloads() throws -> [Workload] {
+        guard let workloadList else { return suite == .full ? Workload.allCases : Workload.headline }
+        if workloadList == "all" { return Workload.allCases }
+        guard let list = CommaList<Workload>(argument: workloadList) else {
+            throw ValidationError("unknown workload in '\(workloadList)'; workloads: \(Workload.allCases.map(\.rawValue).joined(separator: ", ")), all")
+        }
+        return list.values
+    }
+
+    func selectedPeers() throws -> [Runtime] {
+        guard let peers else { return Runtime.allCases.filter { $0 != .go } }
+        if peers == "all" { return Runtime.allCases }
+        guard let list = CommaList<Runtime>(argument: peers) else {
+            throw ValidationError("unknown peer in '\(peers)'; peers: \(Runtime.allCases.map(\.rawValue).joined(separator: ", ")), all")
+        }
+        return list.values
+    }
+
+    func run() throws {
+        if let runCell { PinnedChild.runHere(runCell) }
+        if printConfig {
+            print(try SchedulerConfiguration().resolved().description)
+            if workloadList == nil { return }
+        }
+        if let checkAllocations {
+            throw ExitCode(AllocationGate.check(thresholdsPath: checkAllocations) ? 0 : 1)
+        }
+        let allowed = CPUAvailability.current().usableCPUs
+        let scale: Scale = quick ? .quick : suite
+        let workerCounts = workers?.values ?? (scale == .full ? Array(1...allowed) : [allowed])
+        let peers = try selectedPeers()
+        GoPeer.binary = goBinary
+        let runner = Runner(workloads: try selectedWorkloads(), runtimes: peers, workers: workerCounts,
+                            producers: producers?.values, capacity: capacity,
+                            repeats: repeats ?? (quick ? 3 : 5), scale: scale)
+        let machine = MachineInfo.current(includeGo: peers.contains(.go))
+        print("# ring-bench\n\n\(machine.markdown)\nCommand: `\(commandLine)`\n")
+        var markdown = ""
+        let all = runner.run { workloadResults in
+            guard let workload = workloadResults.first?.cell.workload else { return }
+            let table = ResultsTable(workload: workload, results: workloadResults, repeats: runner.repeats).markdown
+            print(table)
+            fflush(nil)
+            markdown += table
+        }
+        let settings = ResultsDocument.Settings(workloads: runner.workloads, runtimes: peers, workers: workerCounts,
+                                                producers: producers?.values, capacity: capacity, repeats: runner.repeats, scale: scale)
+        let document = ResultsDocument(command: CommandLine.arguments, machine: machine, settings: settings, results: all)
+        try write(document, markdown: markdown, results: all, machine: machine)
+        let failed = all.filter { $0.failure != nil }
+        if !failed.isEmpty {
+            FileHandle.standardError.write(Data("ring-bench: \(failed.count) cell(s) failed their check\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    var commandLine: String {
+        (["ring-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+    }
+
+    func write(_ document: ResultsDocument, markdown: String, results all: [CellResult], machine: MachineInfo) throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: results, withIntermediateDirectories: true)
+        var readme = "# ring-bench results\n\n\(machine.markdown)\nCommand: `\(commandLine)`. Generated \(document.generated).\n"
+        readme += "Files: results.json (schema ring-bench/2), results.csv, one chart per workload row.\n\n"
+        readme += markdown
+        var charts: [String] = []
+        for workload in document.settings.workloads {
+            for variant in workload.variants(producers: document.settings.producers, scale: document.settings.scale) {
+                let rowResults = all.filter { $0.cell.workload == workload && $0.cell.variant == variant }
+                guard !rowResults.isEmpty else { continue }
+                let chart = ScalingChart(workload: workload, variant: variant, results: rowResults)
+                try chart.svg.write(toFile: "\(results)/\(chart.fileName)", atomically: true, encoding: .utf8)
+                charts.append(chart.fileName)
+            }
+        }
+        readme += "## Charts\n\n" + charts.map { "![\($0)](\($0))\n" }.joined() + "\n"
+        try readme.write(toFile: "\(results)/README.md", atomically: true, encoding: .utf8)
+        try document.json.write(to: URL(fileURLWithPath: "\(results)/results.json"))
+        try document.csv.write(toFile: "\(results)/results.csv", atomically: true, encoding: .utf8)
+        if let json { try document.json.write(to: URL(fileURLWithPath: json)) }
+        print("results written to \(results)/ (README.md, results.json, results.csv, \(charts.count) charts)")
+    }
+
+    /// Exits with a message naming `error` (configuration errors while building a system).
+    static func exit(withError error: any Error) -> Never {
+        FileHandle.standardError.write(Data("ring-bench: \(error)\n".utf8))
+        Foundation.exit(2)
+    }
 }
 
-enum RingBench {
-    static let allTables = ["mailbox", "scheduler", "actors"]
-
-    static func usage() -> String {
-        """
-        usage: ring-bench [--table NAME]... [--runs N] [--ops N] [--quick] [--results DIR] [--print-config]
-          tables: \(allTables.joined(separator: ", ")) (default: all)
-          --runs N      runs per cell, the median is reported (default 5)
-          --ops N       operations per run (default 2000000)
-          --quick       small runs, for smoke tests
-          --print-config  print the scheduler's effective configuration and where each value came from
-        """
-    }
-
-    static func main(_ arguments: [String]) {
-        var options = BenchOptions()
-        var index = 1
-        func value(_ flag: String) -> String {
-            index += 1
-            guard index < arguments.count else { fail("\(flag) needs a value") }
-            return arguments[index]
-        }
-        func integer(_ flag: String) -> Int {
-            let text = value(flag)
-            guard let n = Int(text), n > 0 else { fail("\(flag) needs a positive integer, got '\(text)'") }
-            return n
-        }
-        while index < arguments.count {
-            let arg = arguments[index]
-            switch arg {
-            case "--table": options.tables.append(value(arg))
-            case "--runs": options.runs = integer(arg)
-            case "--ops": options.operations = integer(arg)
-            case "--results": options.resultsDirectory = value(arg)
-            case "--quick": options.quick = true; options.runs = 3; options.operations = 200_000
-            case "--print-config": options.printConfig = true
-            case "-h", "--help": print(usage()); exit(0)
-            default: fail("unknown argument '\(arg)'\n\(usage())")
-            }
-            index += 1
-        }
-        for table in options.tables where !allTables.contains(table) {
-            fail("unknown table '\(table)'; tables are \(allTables.joined(separator: ", "))")
-        }
-        if options.printConfig {
-            printConfiguration()
-            if options.tables.isEmpty { return }
-        }
-        let selected = options.tables.isEmpty ? allTables : options.tables
-        var report = BenchReport(options: options)
-        for table in selected {
-            switch table {
-            case "mailbox": report.add(MailboxBenchmarks.run(options))
-            case "scheduler": report.add(SchedulerBenchmarks.run(options))
-            case "actors": report.add(ActorBenchmarks.run(options))
-            default: break
-            }
-        }
-        report.write()
-    }
-
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("ring-bench: \(message)\n".utf8))
-        exit(2)
-    }
-}
+extension Scale: ExpressibleByArgument {}

@@ -1,4 +1,2 @@
-// ring-bench — FastMailbox's benchmark tool. See README.md and `ring-bench --help`.
-import FastMailbox
-
-RingBench.main(CommandLine.arguments)
+// ring-bench — FastMailbox's benchmark suite. See Benchmarks/README.md and `ring-bench --help`.
+RingBench.main()

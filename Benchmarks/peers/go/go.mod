@@ -1,0 +1,3 @@
+module fastmailbox/ring-bench-go
+
+go 1.19

@@ -1,0 +1,45 @@
+import Dispatch
+import FastMailbox
+import MNScheduler
+
+/// Bridges the synchronous runner to async workloads, and makes the systems cells run on.
+enum Blocking {
+    /// Runs `body` as a task (preferring `executor` when given) and blocks this thread
+    /// until it returns. The runner's thread is never a pool thread, so this cannot deadlock.
+    static func run<T: Sendable>(on executor: (any TaskExecutor)? = nil, _ body: @escaping @Sendable () async -> T) -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: executor) {
+            box.value = await body()
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    /// An actor system with its own `workers`-worker scheduler.
+    static func system(workers: Int) -> ActorSystem {
+        var configuration = SchedulerConfiguration()
+        configuration.workers = workers
+        do {
+            return try ActorSystem(name: "ring-bench", configuration: configuration)
+        } catch {
+            RingBench.exit(withError: error)
+        }
+    }
+
+    /// A bare scheduler with `workers` workers (for native actors on MNSerialExecutor).
+    static func scheduler(workers: Int) -> Scheduler {
+        do {
+            return try Scheduler(configuration: SchedulerConfiguration(workers: workers))
+        } catch {
+            RingBench.exit(withError: error)
+        }
+    }
+}
+
+/// A value handed from one thread to another across a semaphore or latch, which orders
+/// the write before the read (hence @unchecked).
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,36 @@
+// mailbox: P producer threads → one FastMailbox Mailbox drained by one thread, beside the
+// raw ring it is built on (ck_ring with the yielding multi-producer enqueue, the one Mailbox
+// uses, retrying when full). Mailbox.send never blocks: a full ring overflows, in order,
+// into a locked list. Checked by QueueDriver (count, sum, exact per-producer order).
+import FastMailbox
+import MNScheduler
+
+enum MailboxWorkload {
+    static func run(_ cell: Cell) -> RunOutcome {
+        let producers = cell.variant.parameter
+        let each = max(cell.size / producers, 1)
+        let capacity = cell.capacity ?? 1024
+        switch cell.runtime {
+        case .fastmailbox:
+            let mailbox = try! Mailbox<UInt>(capacity: capacity)
+            return QueueDriver.run(producers: producers, consumers: 1, each: each, produce: { word in
+                _ = mailbox.send(word)
+            }, take: { batch in
+                _ = mailbox.drain(max: 64) { batch.append($0) }
+            })
+        case .ckRing:
+            let ring = RawRing(capacity: capacity)
+            defer { ring.deallocate() }
+            let handle = RingHandle(ring: ring)
+            return QueueDriver.run(producers: producers, consumers: 1, each: each, produce: { word in
+                var backoff = Backoff()
+                while !handle.ring.enqueueMultiProducerYielding(word: word) { backoff.pause() }
+            }, take: { batch in
+                var word: UInt = 0
+                while batch.count < 64, handle.ring.dequeueSingleConsumer(word: &word) { batch.append(word) }
+            })
+        default:
+            return .failed("mailbox has no \(cell.runtime) implementation")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+// ring: raw Concurrency Kit rings (MNScheduler's RawRing) between plain threads, the floor
+// under every mailbox: spsc (1 → 1, single-producer enqueue), mpsc (2 → 1, ck's
+// multi-producer enqueue), mpmc (2 → 2, multi-consumer dequeue). A full ring makes the
+// producer back off and retry. Checked by QueueDriver (count, sum, per-producer order).
+import MNScheduler
+
+enum RingWorkload {
+    static func run(_ cell: Cell) -> RunOutcome {
+        guard cell.runtime == .ckRing else { return .failed("ring has no \(cell.runtime) implementation") }
+        let ring = RawRing(capacity: cell.capacity ?? 1024)
+        defer { ring.deallocate() }
+        let handle = RingHandle(ring: ring)
+        switch cell.variant.parameter {
+        case 1:
+            return QueueDriver.run(producers: 1, consumers: 1, each: cell.size, produce: { word in
+                var backoff = Backoff()
+                while !handle.ring.enqueueSingleProducer(word: word) { backoff.pause() }
+            }, take: { batch in
+                var word: UInt = 0
+                while batch.count < 64, handle.ring.dequeueSingleConsumer(word: &word) { batch.append(word) }
+            })
+        case 2:
+            return QueueDriver.run(producers: 2, consumers: 1, each: cell.size / 2, produce: { word in
+                var backoff = Backoff()
+                while !handle.ring.enqueueMultiProducer(word: word) { backoff.pause() }
+            }, take: { batch in
+                var word: UInt = 0
+                while batch.count < 64, handle.ring.dequeueSingleConsumer(word: &word) { batch.append(word) }
+            })
+        default:
+            // The pointer API is the multi-consumer one; a marker bit keeps every word non-nil.
+            let marker: UInt = 1 << 48
+            return QueueDriver.run(producers: 2, consumers: 2, each: cell.size / 2, produce: { word in
+                var backoff = Backoff()
+                while !handle.ring.enqueueMultiProducer(UnsafeMutableRawPointer(bitPattern: word | marker)!) { backoff.pause() }
+            }, take: { batch in
+                while batch.count < 64, let pointer = handle.ring.dequeueMultiConsumer() {
+                    batch.append(UInt(bitPattern: pointer) & ~marker)
+                }
+            })
+        }
+    }
+}
+
+/// A RawRing shared by the threads of one run: the ring is thread-safe by construction
+/// (ck_ring's own protocol), and it outlives them (hence @unchecked).
+struct RingHandle: @unchecked Sendable {
+    let ring: RawRing
+}

@@ -1,0 +1,137 @@
+// spawn: create `size` actors and send each one message, all alive at once. Reports
+// actors per second (spawn + first message) and, in extras, the heap and RSS growth per
+// live actor. Check: every actor received its message (a count, and a sum of the payloads).
+import Dispatch
+import FastMailbox
+import MNScheduler
+import Synchronization
+
+enum SpawnWorkload {
+    /// Counts deliveries and sums their payloads.
+    final class Tally: Sendable {
+        let sum = Atomic<Int>(0)
+        let latch: Latch
+        let total: Int
+        init(total: Int) { self.total = total; latch = Latch(total) }
+        func receive(_ value: Int) {
+            sum.wrappingAdd(value, ordering: .relaxed)
+            latch.countDown()
+        }
+        func check(finished: Bool) -> String? {
+            if !finished { return "\(total - latch.count) of \(total) actors got their message" }
+            let expected = total * (total - 1) / 2
+            let got = sum.load(ordering: .acquiring)
+            return got == expected ? nil : "payload sum \(got), expected \(expected)"
+        }
+    }
+
+    /// Memory before the timed part; growth is divided by the number of live actors.
+    struct Baseline {
+        let heap = MemoryProbe.heapBytes()
+        let resident = MemoryProbe.residentBytes()
+        func perActor(_ count: Int) -> [String: Double] {
+            ["heap_bytes_per_actor": Double(MemoryProbe.heapBytes() - heap) / Double(count),
+             "rss_bytes_per_actor": Double(MemoryProbe.residentBytes() - resident) / Double(count)]
+        }
+    }
+
+    static func run(_ cell: Cell) -> RunOutcome {
+        let count = cell.size
+        let tally = Tally(total: count)
+        switch cell.runtime {
+        case .fastmailbox:
+            let system = Blocking.system(workers: cell.workers)
+            defer { _ = system.shutdown(timeout: .seconds(60)) }
+            var refs: [ActorRef<Int>] = []
+            refs.reserveCapacity(count)
+            let base = Baseline()
+            let t0 = Clock.now()
+            for i in 0..<count {
+                let ref = try! system.spawn { (value: Int, _: ActorContext<Int>) in tally.receive(value) }
+                ref.tell(i)
+                refs.append(ref)
+            }
+            let finished = tally.latch.wait()
+            return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
+        case .sequential:
+            let system = Blocking.system(workers: cell.workers)
+            defer { _ = system.shutdown(timeout: .seconds(60)) }
+            var refs: [ActorRef<Int>] = []
+            refs.reserveCapacity(count)
+            let base = Baseline()
+            let t0 = Clock.now()
+            for i in 0..<count {
+                let ref = try! system.spawnSequential { (inbox: Inbox<Int>) in
+                    tally.receive(try await inbox.receive())
+                    for await _ in inbox {}  // stay alive until shutdown
+                }
+                ref.tell(i)
+                refs.append(ref)
+            }
+            let finished = tally.latch.wait()
+            return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
+        case .mnActor:
+            let scheduler = Blocking.scheduler(workers: cell.workers)
+            defer { scheduler.shutdown() }
+            return native(count: count, tally: tally, caller: scheduler.taskExecutor) {
+                MNSpawnedActor(tally: tally, executor: MNSerialExecutor(scheduler: scheduler))
+            }
+        case .swift:
+            return native(count: count, tally: tally, caller: nil) { DefaultSpawnedActor(tally: tally) }
+        case .dispatch:
+            var queues: [DispatchQueue] = []
+            queues.reserveCapacity(count)
+            let base = Baseline()
+            let t0 = Clock.now()
+            for i in 0..<count {
+                let queue = DispatchQueue(label: "actor")
+                queue.async { tally.receive(i) }
+                queues.append(queue)
+            }
+            let finished = tally.latch.wait()
+            return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
+        default:
+            return .failed("spawn has no \(cell.runtime) implementation")
+        }
+    }
+
+    static func native<A: SpawnedActor>(count: Int, tally: Tally, caller: (any TaskExecutor)?,
+                                        make: @escaping @Sendable () -> A) -> RunOutcome {
+        let (t0, extras, actors) = Blocking.run(on: caller) { () async -> (UInt64, [String: Double], [A]) in
+            var actors: [A] = []
+            actors.reserveCapacity(count)
+            let base = Baseline()
+            let t0 = Clock.now()
+            for i in 0..<count {
+                let actor = make()
+                await actor.receive(i)
+                actors.append(actor)
+            }
+            return (t0, base.perActor(count), actors)
+        }
+        let finished = tally.latch.wait()
+        let outcome = RunOutcome.timed(since: t0, operations: count, check: tally.check(finished: finished), extras: extras)
+        withExtendedLifetime(actors) {}
+        return outcome
+    }
+}
+
+protocol SpawnedActor: Actor {
+    var tally: SpawnWorkload.Tally { get }
+}
+
+extension SpawnedActor {
+    func receive(_ value: Int) { tally.receive(value) }
+}
+
+actor DefaultSpawnedActor: SpawnedActor {
+    let tally: SpawnWorkload.Tally
+    init(tally: SpawnWorkload.Tally) { self.tally = tally }
+}
+
+actor MNSpawnedActor: SpawnedActor {
+    let tally: SpawnWorkload.Tally
+    let executor: MNSerialExecutor
+    init(tally: SpawnWorkload.Tally, executor: MNSerialExecutor) { self.tally = tally; self.executor = executor }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+}

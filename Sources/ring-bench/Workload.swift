@@ -1,0 +1,145 @@
+import ArgumentParser
+
+/// One benchmark of the suite. Each checks its own result and refuses to report a figure
+/// when the check fails; Benchmarks/README.md explains each and how to read it.
+enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
+    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet, chameneos
+
+    /// The workloads of the no-argument headline table (about a minute on 2 cores).
+    static let headline: [Workload] = [.pingpong, .threadring, .fanin, .spawn, .parallel, .ask, .skynet]
+
+    /// What it measures, for --help, the tables and the README.
+    var summary: String {
+        switch self {
+        case .ring: "raw ck_ring: spsc (1→1), mpsc (2→1), mpmc (2→2) threads; checks count, sum and per-producer order"
+        case .mailbox: "P producer threads → one Mailbox drained by one thread; checks count and per-producer order"
+        case .pingpong: "two actors bounce one message N times (latency-bound); checks both sides' counts"
+        case .threadring: "503 actors in a ring pass a token N hops; checks the hop count and the actor that ends it"
+        case .fanin: "P senders → one receiver, N messages in all; checks count and per-sender order"
+        case .spawn: "N actors, one message each: spawns/s, heap and RSS bytes per live actor; checks every delivery"
+        case .parallel: "Savina fork-join: 64 actors × N messages, fixed compute per message; checks every actor's checksum"
+        case .ask: "request–reply latency (HdrHistogram p50/p90/p99/p99.9), caller inside or outside the pool; checks every reply"
+        case .skynet: "a tree of actors, 10 children each, N leaves summing 0..<N; checks the sum"
+        case .chameneos: "many-to-many: 100 chameneos pair up through one mall for N meetings; checks 2·N meetings and that all stopped"
+        }
+    }
+
+    /// The runtimes that implement it, the reference (ratios are to it) first.
+    var runtimes: [Runtime] {
+        switch self {
+        case .ring: [.ckRing, .go]
+        case .mailbox: [.fastmailbox, .ckRing, .go]
+        case .pingpong, .threadring, .fanin, .spawn, .parallel: [.fastmailbox, .sequential, .mnActor, .swift, .dispatch, .go]
+        case .ask: [.fastmailbox, .mnActor, .swift, .dispatch, .go]
+        case .skynet: [.fastmailbox, .mnActor, .swift, .go]
+        case .chameneos: [.fastmailbox, .dispatch, .go]
+        }
+    }
+
+    var reference: Runtime { runtimes[0] }
+
+    /// False where a row does not apply to a runtime: the ask caller's place means nothing
+    /// to Swift's default pool, Dispatch or Go, which have one pool for callers and actors.
+    func applies(to runtime: Runtime, variant: Variant) -> Bool {
+        if self == .ask, variant.parameter == 1 { return [.fastmailbox, .mnActor].contains(runtime) }
+        return runtimes.contains(runtime)
+    }
+
+    /// True when the headline figure is a latency (lower is better): ratios invert.
+    var isLatency: Bool { self == .ask }
+
+    /// What one operation is, for table headers.
+    var operationName: String {
+        switch self {
+        case .ring, .mailbox, .fanin, .parallel: "msgs"
+        case .chameneos: "meetings"
+        case .pingpong: "round trips"
+        case .threadring: "hops"
+        case .spawn: "actors"
+        case .ask: "asks"
+        case .skynet: "actors"
+        }
+    }
+
+    /// Where peers' semantics differ from FastMailbox's, the table says so.
+    var semanticsNote: String? {
+        switch self {
+        case .pingpong, .ask:
+            "Swift and MN actors: the caller awaits each call (a request–reply, not two fire-and-forget sends); an await on an idle actor runs on the caller's own thread (no queue, no wake-up), so these columns measure a call, not a message between two threads. FastMailbox's ask allocates a promise and arms a timeout timer per call. Go: unbuffered channels. Dispatch: serial queues async-ing to each other (ask: a semaphore wakes the caller thread)."
+        case .threadring:
+            "Swift and MN actors have no fire-and-forget send: each hop starts a Task that awaits the next actor. Go: an unbuffered channel per goroutine."
+        case .fanin:
+            "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks."
+        case .spawn:
+            "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive."
+        case .parallel:
+            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity)."
+        case .skynet:
+            "Swift and MN columns are structured tasks (a task group per node), not actors; Go: a goroutine and a channel per node."
+        case .mailbox:
+            "Mailbox.send never blocks (a full ring overflows in order); raw ck_ring uses the yielding multi-producer enqueue and retries when full; Go: a channel buffered to --capacity, which blocks a sender when full."
+        case .chameneos:
+            "No Swift-actor column: an awaited call cannot wait for a partner without hand-written continuations. Go: the mall is a goroutine reading one unbuffered channel; each chameneo has its own."
+        case .ring:
+            "Raw ring: producers retry a full enqueue with backoff. Go: a channel buffered to --capacity."
+        }
+    }
+
+    /// Parameter sweep: one row per value (producers for ring, mailbox and fanin; the ask
+    /// caller's place; 1 elsewhere).
+    func variants(producers: [Int]?, scale: Scale) -> [Variant] {
+        switch self {
+        case .ring: [Variant(name: "spsc 1→1", parameter: 1), Variant(name: "mpsc 2→1", parameter: 2), Variant(name: "mpmc 2→2", parameter: 3)]
+        case .mailbox: (producers ?? [1, 2, 4]).map { Variant(name: "P=\($0)", parameter: $0) }
+        case .fanin: (producers ?? (scale == .full ? [1, 4, 16, 64] : [1, 64])).map { Variant(name: "P=\($0)", parameter: $0) }
+        case .ask: [Variant(name: "caller outside pool", parameter: 0), Variant(name: "caller inside pool", parameter: 1)]
+        case .parallel: [Variant(name: "64 actors", parameter: 64)]
+        case .threadring: [Variant(name: "503 actors", parameter: 503)]
+        case .pingpong: [Variant(name: "1 pair", parameter: 1)]
+        case .spawn, .skynet: [Variant(name: "", parameter: 0)]
+        case .chameneos: [Variant(name: "100 chameneos", parameter: 100)]
+        }
+    }
+
+    /// Operations per run (per actor for `parallel`; leaves for `skynet`, a power of 10).
+    func size(_ scale: Scale) -> Int {
+        switch (self, scale) {
+        case (.ring, .quick), (.mailbox, .quick), (.fanin, .quick): 100_000
+        case (.ring, .headline), (.mailbox, .headline): 1_000_000
+        case (.fanin, .headline): 500_000
+        case (.ring, .full), (.mailbox, .full), (.fanin, .full): 2_000_000
+        case (.pingpong, .quick): 10_000
+        case (.pingpong, .headline): 50_000
+        case (.pingpong, .full): 200_000
+        case (.threadring, .quick): 50_000
+        case (.threadring, .headline): 200_000
+        case (.threadring, .full): 1_000_000
+        case (.spawn, .quick): 20_000
+        case (.spawn, .headline): 100_000
+        case (.spawn, .full): 1_000_000
+        case (.parallel, .quick): 1_000
+        case (.parallel, .headline): 5_000
+        case (.parallel, .full): 20_000
+        case (.ask, .quick): 5_000
+        case (.ask, .headline): 20_000
+        case (.ask, .full): 100_000
+        case (.skynet, .quick): 10_000
+        case (.skynet, .headline): 100_000
+        case (.skynet, .full): 1_000_000
+        case (.chameneos, .quick): 10_000
+        case (.chameneos, .headline): 100_000
+        case (.chameneos, .full): 200_000
+        }
+    }
+}
+
+/// How big the runs are: `--quick` (CI smoke), the headline table, or `--suite full`.
+enum Scale: String, Codable, Sendable {
+    case quick, headline, full
+}
+
+/// One row of a workload's table.
+struct Variant: Hashable, Codable, Sendable {
+    var name: String
+    var parameter: Int
+}
