@@ -140,6 +140,10 @@ public final class ActorSystemMetricsReporter: Sendable {
 
     /// Creates a reporter (it publishes nothing until ``run()`` or ``report()``).
     /// - Parameters:
+    ///   - system: the system to sample.
+    ///   - interval: time between samples in ``run()`` (default 10 s).
+    ///   - labelPrefix: the start of every metric's label (default `"fastmailbox"`).
+    ///   - dimensions: dimensions every metric carries; by default `[("system", system.name)]`.
     ///   - factory: where to publish; by default the process's bootstrapped
     ///     `MetricsSystem.factory` (read now).
     public init(system: ActorSystem, interval: Duration = .seconds(10), labelPrefix: String = "fastmailbox",
