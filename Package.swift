@@ -4,11 +4,13 @@ import PackageDescription
 // Dependencies point one way: CConcurrencyKit <- MNScheduler <- FastMailbox <- ring-bench.
 // MallocCounter is test/benchmark support only (it interposes malloc to count allocations).
 // Outside dependencies stay light: the core takes swift-log and swift-metrics (API
-// packages, no transitive dependencies); FastMailboxServiceLifecycle adds
-// swift-service-lifecycle (with swift-async-algorithms and swift-collections) for those who
-// import it; swift-docc-plugin is a command plugin, built only by
-// `swift package generate-documentation`. The Hummingbird + Prometheus example is a
-// separate package (Examples/Server), so `swift build` here never builds SwiftNIO.
+// packages, no transitive dependencies). FastMailboxServiceLifecycle needs
+// swift-service-lifecycle (with swift-async-algorithms and swift-collections: ~1.5 min of
+// debug build), so it is behind the package trait "ServiceLifecycleSupport": without it the
+// product is an empty module and nothing of swift-service-lifecycle is built. Enable it with
+// `.package(url: ..., from: ..., traits: ["ServiceLifecycleSupport"])`, or
+// `swift build --traits ServiceLifecycleSupport` here. swift-docc-plugin is a command
+// plugin, built only by `swift package generate-documentation`.
 let package = Package(
     name: "FastMailbox",
     products: [
@@ -16,6 +18,10 @@ let package = Package(
         .library(name: "MNScheduler", targets: ["MNScheduler"]),
         .library(name: "FastMailboxServiceLifecycle", targets: ["FastMailboxServiceLifecycle"]),
         .executable(name: "ring-bench", targets: ["ring-bench"]),
+    ],
+    traits: [
+        .trait(name: "ServiceLifecycleSupport",
+               description: "Builds FastMailboxServiceLifecycle (ActorSystemService) with swift-service-lifecycle"),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -45,7 +51,8 @@ let package = Package(
             name: "FastMailboxServiceLifecycle",
             dependencies: [
                 "FastMailbox",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["ServiceLifecycleSupport"])),
             ]
         ),
         .executableTarget(
@@ -62,7 +69,8 @@ let package = Package(
         .executableTarget(
             name: "example-service",
             dependencies: ["FastMailbox", "FastMailboxServiceLifecycle",
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                                    condition: .when(traits: ["ServiceLifecycleSupport"])),
                            .product(name: "Logging", package: "swift-log")],
             path: "Examples/Service"
         ),
@@ -76,7 +84,8 @@ let package = Package(
         .testTarget(
             name: "FastMailboxServiceLifecycleTests",
             dependencies: ["FastMailboxServiceLifecycle",
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                                    condition: .when(traits: ["ServiceLifecycleSupport"])),
                            .product(name: "Logging", package: "swift-log")]
         ),
     ],

@@ -3,10 +3,11 @@
 // the group shuts down in reverse order: the producer stops first, then ActorSystemService
 // drains the actors and prints the report — every message sent is accounted for.
 //
-//   swift run example-service                        # runs until you press Ctrl-C
-//   swift run example-service --sigterm-after 2      # sends itself SIGTERM after 2 s
+//   swift run --traits ServiceLifecycleSupport example-service                    # until Ctrl-C
+//   swift run --traits ServiceLifecycleSupport example-service --sigterm-after 2  # SIGTERM after 2 s
 //   (or from another shell: kill -TERM <pid>)
 
+#if ServiceLifecycleSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -63,3 +64,6 @@ if let flag = arguments.firstIndex(of: "--sigterm-after"), flag + 1 < arguments.
 }
 try await group.run()
 print("producer sent \(sentCount.load(ordering: .relaxed)), actors processed \(processed.load(ordering: .relaxed))")
+#else
+print("example-service needs the ServiceLifecycleSupport trait: swift run --traits ServiceLifecycleSupport example-service")
+#endif

@@ -3,6 +3,8 @@
 // drains the actors with ActorSystem.gracefulShutdown and returns. A separate product, so
 // the core FastMailbox module stays free of swift-service-lifecycle and its dependencies.
 
+// Built only with the package trait ServiceLifecycleSupport (see Package.swift).
+#if ServiceLifecycleSupport
 import FastMailbox
 import Logging
 import ServiceLifecycle
@@ -62,3 +64,4 @@ public struct ActorSystemService: Service {
         }
     }
 }
+#endif

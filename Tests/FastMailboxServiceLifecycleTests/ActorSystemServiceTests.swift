@@ -1,3 +1,5 @@
+// Runs only with `--traits ServiceLifecycleSupport` (see Package.swift).
+#if ServiceLifecycleSupport
 import FastMailbox
 import FastMailboxServiceLifecycle
 import Logging
@@ -48,3 +50,4 @@ struct ActorSystemServiceTests {
         #expect(system.statistics.liveActors == 0)
     }
 }
+#endif
