@@ -405,7 +405,10 @@ public final class ActorSystem: Sendable {
     ///
     /// Idempotent: later calls return the first report. Any `Duration` is accepted (a huge
     /// one waits as long as it takes; negative means zero). Must not be called from one of
-    /// the scheduler's workers (it would wait for itself).
+    /// the scheduler's workers (it would wait for itself). It blocks the calling thread: from
+    /// async code use ``gracefulShutdown(timeout:)``, which runs these same steps off
+    /// Swift's cooperative pool. The report is also logged (info when everything stopped
+    /// and balanced, warning otherwise).
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         precondition(!scheduler.isCurrentThreadWorker,
