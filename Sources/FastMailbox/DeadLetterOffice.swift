@@ -3,8 +3,9 @@ import Synchronization
 
 /// Where undeliverable messages go: a counter and a stream users can subscribe to.
 ///
-/// Thread-safety: everything may be called from any thread. Publishing costs one atomic
-/// increment, plus a short lock only while someone is subscribed.
+/// Thread-safety: everything may be called from any thread. Publishing costs two atomic
+/// increments (the total and its reason's count), plus a short lock only while someone is
+/// subscribed; the system adds a rate-limited debug log line when its logger is at debug.
 public final class DeadLetterOffice: Sendable {
     /// Dead letters published so far. Written with relaxed increments by any thread.
     private let counter = Atomic<Int>(0)
