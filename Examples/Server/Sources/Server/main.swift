@@ -1,7 +1,7 @@
 // A Hummingbird HTTP server whose requests are handled by actors, with FastMailbox's
 // metrics exported for Prometheus, in one ServiceGroup that shuts down gracefully.
 //
-//   cd Examples/Server && swift run Server            # listens on 127.0.0.1:8080
+//   cd Examples/Server && swift run Server            # listens on 127.0.0.1:8080 ($PORT)
 //   curl -X POST localhost:8080/counter/5             # tell the counter actor: add 5
 //   curl localhost:8080/counter                       # ask it for the total
 //   curl localhost:8080/metrics                       # fastmailbox_* in Prometheus' text format
@@ -57,7 +57,8 @@ router.get("metrics") { _, _ -> String in
     return prometheus.emitToString()
 }
 
-let port = 8080
+setvbuf(stdout, nil, _IOLBF, 0)  // our lines and the curl output in the order they happen
+let port = getenv("PORT").flatMap { Int(String(cString: $0)) } ?? 8080
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                       logger: logger)
 let actors = ActorSystemService(system: system, shutdownTimeout: .seconds(5), metricsReporter: reporter) { report in
