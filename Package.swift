@@ -3,15 +3,32 @@ import PackageDescription
 
 // Dependencies point one way: CConcurrencyKit <- MNScheduler <- FastMailbox <- ring-bench.
 // MallocCounter is test/benchmark support only (it interposes malloc to count allocations).
+// Outside dependencies stay light: the core takes swift-log and swift-metrics (API
+// packages, no transitive dependencies). FastMailboxServiceLifecycle needs
+// swift-service-lifecycle (with swift-async-algorithms and swift-collections: ~1.5 min of
+// debug build), so it is behind the package trait "ServiceLifecycleSupport": without it the
+// product is an empty module and nothing of swift-service-lifecycle is built. Enable it with
+// `.package(url: ..., from: ..., traits: ["ServiceLifecycleSupport"])`, or
+// `swift build --traits ServiceLifecycleSupport` here. swift-docc-plugin is a command
+// plugin, built only by `swift package generate-documentation`.
 let package = Package(
     name: "FastMailbox",
     products: [
         .library(name: "FastMailbox", targets: ["FastMailbox"]),
         .library(name: "MNScheduler", targets: ["MNScheduler"]),
+        .library(name: "FastMailboxServiceLifecycle", targets: ["FastMailboxServiceLifecycle"]),
         .executable(name: "ring-bench", targets: ["ring-bench"]),
     ],
+    traits: [
+        .trait(name: "ServiceLifecycleSupport",
+               description: "Builds FastMailboxServiceLifecycle (ActorSystemService) with swift-service-lifecycle"),
+    ],
     dependencies: [
-        // ring-bench only (the libraries depend on nothing outside the toolchain).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        // ring-bench only.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
@@ -25,7 +42,22 @@ let package = Package(
         ),
         .target(name: "MallocCounter", path: "Sources/MallocCounter"),
         .target(name: "MNScheduler", dependencies: ["CConcurrencyKit"]),
-        .target(name: "FastMailbox", dependencies: ["MNScheduler"]),
+        .target(
+            name: "FastMailbox",
+            dependencies: [
+                "MNScheduler",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "FastMailboxServiceLifecycle",
+            dependencies: [
+                "FastMailbox",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["ServiceLifecycleSupport"])),
+            ]
+        ),
         .executableTarget(
             name: "ring-bench",
             dependencies: [
@@ -40,8 +72,29 @@ let package = Package(
         .executableTarget(name: "example-login", dependencies: ["FastMailbox"], path: "Examples/Login"),
         .executableTarget(name: "example-image-cache", dependencies: ["FastMailbox"], path: "Examples/ImageCache"),
         .executableTarget(name: "example-readme", dependencies: ["FastMailbox"], path: "Examples/ReadmeExample"),
+        .executableTarget(name: "example-metrics", dependencies: ["FastMailbox"], path: "Examples/Metrics"),
+        .executableTarget(
+            name: "example-service",
+            dependencies: ["FastMailbox", "FastMailboxServiceLifecycle",
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                                    condition: .when(traits: ["ServiceLifecycleSupport"])),
+                           .product(name: "Logging", package: "swift-log")],
+            path: "Examples/Service"
+        ),
         .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit"]),
-        .testTarget(name: "FastMailboxTests", dependencies: ["FastMailbox", "MNScheduler", "MallocCounter"]),
+        .testTarget(
+            name: "FastMailboxTests",
+            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter",
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Metrics", package: "swift-metrics")]
+        ),
+        .testTarget(
+            name: "FastMailboxServiceLifecycleTests",
+            dependencies: ["FastMailboxServiceLifecycle",
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                                    condition: .when(traits: ["ServiceLifecycleSupport"])),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,6 +57,10 @@
 #ifndef CKSHIM_H
 #define CKSHIM_H
 
+/* Without Concurrency Kit's headers, say what to install instead of "file not found". */
+#if defined(__has_include) && !__has_include(<ck_ring.h>)
+#error "FastMailbox needs Concurrency Kit: install it with `sudo apt-get install libck-dev` (Debian/Ubuntu), then build again"
+#endif
 #include <ck_ring.h>
 #include <ck_pr.h>
 #include <ck_md.h>

@@ -1,3 +1,4 @@
+import Logging
 import MNScheduler
 
 /// What an actor can do while it handles a message: reply, spawn, stop, watch, change
@@ -19,6 +20,11 @@ public struct ActorContext<Message: Sendable> {
     public var name: String { cell.name }
     /// The system the actor lives in.
     public var system: ActorSystem { cell.system }
+    /// The system's ``ActorSystem/logger`` with this actor's `actor/id` and `actor/name`
+    /// metadata (built on first use and kept for the actor's life: reading it again costs a
+    /// copy of a small struct). Logging is the caller's choice; the runtime logs nothing
+    /// per message.
+    public var log: Logger { cell.logger }
     /// IDs of the children still alive (as far as this actor has been told).
     public var children: [ActorID] { Array(cell.children.keys).sorted() }
 

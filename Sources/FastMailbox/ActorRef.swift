@@ -18,8 +18,8 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// - Thread-safety: any thread or task.
     /// - Ordering: messages from one sender (thread, or actor turn) to one actor arrive in
     ///   the order sent. Messages from different senders interleave.
-    /// - Cost: lock-free; no allocation for class messages and small trivial values, one
-    ///   box for other values. Never blocks: a full mailbox ring overflows in order.
+    /// - Cost: never blocks; see <doc:Guarantees#Mailboxes-and-allocation> for what a send
+    ///   costs and allocates.
     /// - Stopped actor: the message goes to the system's dead letters (counted, observable).
     @inlinable
     public func tell(_ message: Message) {

@@ -6,9 +6,11 @@ extension ActorSystem {
     /// Spawns a pool: `size` event actors made by `factory`, behind one ref whose messages
     /// are routed to one routee each by `routing`.
     ///
-    /// Routees are top-level actors named `"<name>/<index>"` (findable with
-    /// ``lookup(_:as:)``), each with its own mailbox and supervised by `supervisor` (else
-    /// the system default); a routee that stops for good is skipped by the router.
+    /// The pool is registered under `name` like any actor (``lookup(_:as:)`` finds the pool
+    /// ref; the name is freed when the pool terminates). Routees are top-level actors named
+    /// `"<name>/<index>"` (also findable), each with its own mailbox and supervised by
+    /// `supervisor` (else the system default); a routee that stops for good is skipped by
+    /// the router. ``ActorSystemStatistics/liveActors`` counts the routees, not the pool.
     ///
     /// - Thread-safety: the pool ref may be used from any thread or task; routing is
     ///   lock-free (see ``RoutingStrategy``). `ask` through the pool works: the routee that
@@ -17,7 +19,9 @@ extension ActorSystem {
     ///   sender that go to different routees may be processed in either order.
     /// - Stopping: `poolRef.stop(mode)` stops every routee with `mode`; later messages to
     ///   the pool go to dead letters. `mailboxDepth` is the sum of the routees' depths.
-    ///   The pool ref cannot be watched (watch the routees, see ``routees(of:)``).
+    ///   The pool ref can be watched (``ActorContext/watch(_:)``, ``ActorRef/terminated``):
+    ///   the pool terminates when its last routee has — with `.stopped` after
+    ///   `poolRef.stop`, `.systemShutDown` at shutdown, else the last routee's reason.
     /// - Throws: ``ActorSystemError/invalidPoolSize(_:)`` when `size < 1`,
     ///   ``ActorSystemError/duplicateName(_:)`` when the pool's name (or a routee's) is
     ///   taken, or the errors of ``spawn(name:mailboxCapacity:supervisor:_:)``. Nothing is
@@ -31,6 +35,7 @@ extension ActorSystem {
         guard size >= 1 else { throw .invalidPoolSize(size) }
         let id = nextActorID()
         let poolName = name ?? "$pool\(id.rawValue)"
+        if let name { try reserveName(name) }
         var routees: [ActorCellBase<A.Message>] = []
         routees.reserveCapacity(size)
         do {
@@ -44,10 +49,14 @@ extension ActorSystem {
             }
         } catch {
             for routee in routees { routee.stop(.immediately) }
+            if let name { unreserveName(name) }
             if case .duplicateName = error { throw .duplicateName(poolName) }
             throw error
         }
-        return ActorRef(Router(id: id, name: poolName, system: self, strategy: routing, routees: routees))
+        let router = Router(id: id, name: poolName, system: self, strategy: routing, routees: routees)
+        if let name { fillReservedName(name, with: router) }
+        router.watchRoutees()
+        return ActorRef(router)
     }
 
     /// Spawns a pool of `size` actors whose behaviour is a closure (see

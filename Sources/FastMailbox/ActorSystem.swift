@@ -23,6 +23,7 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import MNScheduler
 import Synchronization
 
@@ -91,7 +92,12 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
 /// registry by name and the dead letters.
 ///
 /// Thread-safety: every method may be called from any thread or task, except
-/// ``shutdown(timeout:)``, which waits and must not run on one of the system's own workers.
+/// ``shutdown(timeout:)``, which waits and must not run on one of the system's own workers
+/// (from async code use ``gracefulShutdown(timeout:)``, which never blocks a thread of
+/// Swift's cooperative pool).
+///
+/// Logging: ``logger`` receives supervisor decisions, dead letters (debug, rate-limited)
+/// and the shutdown report; nothing is logged per delivered message.
 public final class ActorSystem: Sendable {
     /// Default ring slots of an actor's mailbox: small, because actors number in the
     /// millions and an idle one should cost little; bursts beyond it overflow in order.
@@ -105,6 +111,16 @@ public final class ActorSystem: Sendable {
     public let deadLetters = DeadLetterOffice()
     /// Decides about failures of top-level actors (and children of actors that don't say).
     public let defaultSupervisor: SupervisorStrategy
+
+    /// Where the runtime logs (supervisor decisions, dead letters, shutdown), and the base of
+    /// every actor's ``ActorContext/log``. Its `actor/system` metadata is the system's name.
+    public let logger: Logger
+    /// Relaxed counters behind ``metrics`` (never touched per delivered message).
+    let counters = SystemCounters()
+    /// Dead-letter log rate limit: the earliest monotonic time of the next line, and the
+    /// letters skipped since the last one.
+    private let nextDeadLetterLog = Atomic<UInt64>(0)
+    private let skippedDeadLetterLogs = Atomic<Int>(0)
 
     private let ownsScheduler: Bool
     private let shuttingDown = Atomic<Bool>(false)
@@ -132,6 +148,8 @@ public final class ActorSystem: Sendable {
         var cells: [ActorID: AnyActorCell] = [:]
         var names: [String: AnyActorCell] = [:]
         var singletons: [String: any Sendable] = [:]
+        /// Pool names taken while the pool's routees are spawned.
+        var reserved: Set<String> = []
     }
 
     /// Actor ids are process-wide so refs of different systems never compare equal.
@@ -143,24 +161,36 @@ public final class ActorSystem: Sendable {
     ///   - configuration: scheduler settings in code; environment variables
     ///     (`MN_WORKERS`, …) apply underneath them, as `SchedulerConfiguration` documents.
     ///   - defaultSupervisor: decides about failures of top-level actors.
+    ///   - logger: where the runtime logs (see ``logger``); by default a logger labelled
+    ///     `"fastmailbox"`, which goes wherever the process bootstrapped `LoggingSystem`.
     /// - Throws: `SchedulerConfigurationError` naming a bad variable, its value and the allowed range.
     public init(name: String = "fastmailbox",
                 configuration: SchedulerConfiguration = SchedulerConfiguration(),
-                defaultSupervisor: SupervisorStrategy = .default) throws(SchedulerConfigurationError) {
+                defaultSupervisor: SupervisorStrategy = .default,
+                logger: Logger = Logger(label: "fastmailbox")) throws(SchedulerConfigurationError) {
         self.name = name
         self.scheduler = try Scheduler(configuration: configuration)
         self.ownsScheduler = true
         self.defaultSupervisor = defaultSupervisor
+        self.logger = ActorSystem.systemLogger(logger, name: name)
     }
 
     /// Creates a system on an existing scheduler (shared with other systems or executors;
     /// this system's shutdown then does not shut it down).
     public init(name: String = "fastmailbox", scheduler: Scheduler,
-                defaultSupervisor: SupervisorStrategy = .default) {
+                defaultSupervisor: SupervisorStrategy = .default,
+                logger: Logger = Logger(label: "fastmailbox")) {
         self.name = name
         self.scheduler = scheduler
         self.ownsScheduler = false
         self.defaultSupervisor = defaultSupervisor
+        self.logger = ActorSystem.systemLogger(logger, name: name)
+    }
+
+    private static func systemLogger(_ logger: Logger, name: String) -> Logger {
+        var logger = logger
+        logger[metadataKey: "actor/system"] = "\(name)"
+        return logger
     }
 
     /// True once ``shutdown(timeout:)`` has begun.
@@ -229,7 +259,7 @@ public final class ActorSystem: Sendable {
         let error: ActorSystemError? = registry.withLock { registry in
             if isShuttingDown { return .shutDown }
             if let name {
-                if registry.names[name] != nil { return .duplicateName(name) }
+                if registry.names[name] != nil || registry.reserved.contains(name) { return .duplicateName(name) }
                 registry.names[name] = cell
             }
             registry.cells[cell.id] = cell
@@ -245,7 +275,33 @@ public final class ActorSystem: Sendable {
             guard registry.cells.removeValue(forKey: cell.id) != nil else { return }
             retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
             retiredAccepted.wrappingAdd(cell.retiredAcceptedCount, ordering: .relaxed)
+            counters.retiredOverflows.wrappingAdd(cell.overflowCount, ordering: .relaxed)
             if registry.names[cell.name] === cell { registry.names[cell.name] = nil }
+        }
+    }
+
+    /// Takes `name` for a pool before its routees exist (a placeholder until
+    /// `fillReservedName`), so a taken name fails before anything is spawned.
+    func reserveName(_ name: String) throws(ActorSystemError) {
+        let error: ActorSystemError? = registry.withLock { registry in
+            if isShuttingDown { return .shutDown }
+            if registry.names[name] != nil || registry.reserved.contains(name) { return .duplicateName(name) }
+            registry.reserved.insert(name)
+            return nil
+        }
+        if let error { throw error }
+    }
+
+    func unreserveName(_ name: String) {
+        registry.withLock { _ = $0.reserved.remove(name) }
+    }
+
+    /// Registers a pool's router under its reserved name (not in `cells`: the routees are
+    /// the live actors). After a shutdown began the name is simply dropped.
+    func fillReservedName(_ name: String, with router: AnyActorCell) {
+        registry.withLock { registry in
+            guard registry.reserved.remove(name) != nil, !isShuttingDown else { return }
+            registry.names[name] = router
         }
     }
 
@@ -266,9 +322,32 @@ public final class ActorSystem: Sendable {
     func publishDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                         reason: DeadLetterReason? = nil, wasQueued: Bool) {
         if !wasQueued { unqueuedSent.wrappingAdd(1, ordering: .relaxed) }
-        deadLetters.publish(DeadLetter(message: message, recipient: recipient, recipientName: recipientName,
-                                       reason: reason ?? (isShuttingDown ? .systemShutDown : .recipientStopped)))
+        let letter = DeadLetter(message: message, recipient: recipient, recipientName: recipientName,
+                                reason: reason ?? (isShuttingDown ? .systemShutDown : .recipientStopped))
+        deadLetters.publish(letter)
+        if logger.logLevel <= .debug { logDeadLetter(letter) }
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
+    }
+
+    /// At most one dead-letter line per second, carrying how many were skipped before it.
+    /// Only the message's type is logged, never its value (it may hold private data).
+    private func logDeadLetter(_ letter: DeadLetter) {
+        let now = monotonicNanoseconds()
+        let due = nextDeadLetterLog.load(ordering: .relaxed)
+        guard now >= due,
+              nextDeadLetterLog.compareExchange(expected: due, desired: now &+ 1_000_000_000,
+                                                ordering: .relaxed).exchanged else {
+            skippedDeadLetterLogs.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        let skipped = skippedDeadLetterLogs.exchange(0, ordering: .relaxed)
+        logger.debug("dead letter", metadata: [
+            "actor/id": "\(letter.recipient.rawValue)",
+            "actor/name": "\(letter.recipientName)",
+            "message/type": "\(type(of: letter.message))",
+            "deadletter/reason": "\(letter.reason)",
+            "deadletter/skipped": "\(skipped)",
+        ])
     }
 
     /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
@@ -305,6 +384,20 @@ public final class ActorSystem: Sendable {
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
     }
 
+    /// Live actors, delivered messages and mailbox overflows, from one pass over the
+    /// registry (see ``metrics``).
+    func registryTotals() -> (live: Int, delivered: Int, overflows: Int) {
+        registry.withLock { registry in
+            var delivered = retiredDelivered.load(ordering: .relaxed)
+            var overflows = counters.retiredOverflows.load(ordering: .relaxed)
+            for cell in registry.cells.values {
+                delivered += cell.delivered.load(ordering: .relaxed)
+                overflows += cell.overflowCount
+            }
+            return (registry.cells.count, delivered, overflows)
+        }
+    }
+
     /// Messages accepted so far (see `ShutdownReport.sent`; a snapshot).
     var acceptedTotal: Int {
         registry.withLock { registry in
@@ -326,7 +419,10 @@ public final class ActorSystem: Sendable {
     ///
     /// Idempotent: later calls return the first report. Any `Duration` is accepted (a huge
     /// one waits as long as it takes; negative means zero). Must not be called from one of
-    /// the scheduler's workers (it would wait for itself).
+    /// the scheduler's workers (it would wait for itself). It blocks the calling thread: from
+    /// async code use ``gracefulShutdown(timeout:)``, which runs these same steps off
+    /// Swift's cooperative pool. The report is also logged (info when everything stopped
+    /// and balanced, warning otherwise).
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         precondition(!scheduler.isCurrentThreadWorker,
@@ -383,6 +479,11 @@ public final class ActorSystem: Sendable {
                 registry.cells = [:]
                 registry.names = [:]
                 registry.singletons = [:]
+            }
+            if report.isBalanced && report.actorsNotStopped == 0 && workersNotStopped == 0 {
+                logger.info("actor system shut down", metadata: ["shutdown/report": "\(report)"])
+            } else {
+                logger.warning("actor system shut down with work left", metadata: ["shutdown/report": "\(report)"])
             }
             result = report
             return report

@@ -12,6 +12,7 @@
 // `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
 // statistics can read it from any thread without a race.
 
+import Logging
 import MNScheduler
 import Synchronization
 #if canImport(Glibc)
@@ -52,6 +53,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         var termination: Terminated?
         /// Set by the turn that found the stopped cell drained and left the registry.
         var leftRegistry = false
+        /// `await ref.terminated` callers, resumed when the cell stops.
+        var observers: [TerminationObserver] = []
+        /// `context.log`, built on first use (the system's logger plus actor/id, actor/name).
+        var logger: Logger?
     }
     @exclusivity(unchecked) private var extrasStorage: Extras?
     private final var extras: Extras {
@@ -79,6 +84,21 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final var termination: Terminated? {
         get { extrasStorage?.termination }
         _modify { yield &extras.termination }
+    }
+    final var observers: [TerminationObserver] {
+        get { extrasStorage?.observers ?? [] }
+        _modify { yield &extras.observers }
+    }
+
+    /// The system's logger with this actor's `actor/id` and `actor/name` (turn only; built
+    /// once per actor, on first use).
+    final var logger: Logger {
+        if let logger = extrasStorage?.logger { return logger }
+        var logger = system.logger
+        logger[metadataKey: "actor/id"] = "\(id.rawValue)"
+        logger[metadataKey: "actor/name"] = "\(name)"
+        extras.logger = logger
+        return logger
     }
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy) {
@@ -133,8 +153,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     override final func runAfterShutdown() {
         if let systemQueue {
             while systemQueue.drain(max: Int.max, { (word: UInt) in
-                if case .watch(let watcher) = MessageEncoding<SystemMessage>.decode(word), let termination {
-                    watcher.sendSystem(.terminated(termination))
+                let message = MessageEncoding<SystemMessage>.decode(word)
+                switch message {
+                case .watch, .unwatch, .observe:
+                    // Told now if stopped, else kept: the stop below (or the body's end, for
+                    // a sequential actor still running) tells them.
+                    handleSystem(message)
+                default:
+                    break
                 }
             }) == .more { sched_yield() }
         }
@@ -189,6 +215,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             if phase != .stopped { handleTerminated(t); finishPendingStop() }
         case .childFailed(let failure):
             if phase != .stopped { handleFailure(failure); finishPendingStop() }
+        case .observe(let observer):
+            if let termination { observer.fire(termination) } else { observers.append(observer) }
         }
     }
 
@@ -201,24 +229,44 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
 
     /// Applies the supervisor's directive to a failure of this cell's behaviour.
+    /// Every decision is logged with the error (`context.log`'s metadata plus
+    /// `supervisor/directive`): resume at debug, restart at warning, stop and escalate at
+    /// error. Failures are not the hot path; a behaviour that throws on every message logs
+    /// on every message, which is what its supervisor chose.
     final func handleFailure(_ error: any Error) {
+        let described = String(describing: error)
         switch supervisor.decide(error) {
         case .resume:
+            logger.debug("actor failed; supervisor resumes it",
+                         metadata: ["error": "\(described)", "supervisor/directive": "resume"])
             return
         case .restart:
             if restartBudget.allowRestart(supervisor) {
+                system.counters.restarts.wrappingAdd(1, ordering: .relaxed)
+                logger.warning("actor failed; supervisor restarts it",
+                               metadata: ["error": "\(described)", "supervisor/directive": "restart"])
                 stopInstance()
                 stopChildrenForRestart()
                 resetBehaviourState()
-                do { try startInstance() } catch { pendingStop = .failed(String(describing: error)) }
+                do { try startInstance() } catch {
+                    logger.error("actor failed again in preStart after a restart; supervisor stops it",
+                                 metadata: ["error": "\(error)", "supervisor/directive": "stop"])
+                    pendingStop = .failed(String(describing: error))
+                }
             } else {
-                pendingStop = .failed(String(describing: error))
+                logger.error("actor failed with no restarts left (\(supervisor.maxRestarts) within \(supervisor.window)); supervisor stops it",
+                             metadata: ["error": "\(described)", "supervisor/directive": "stop"])
+                pendingStop = .failed(described)
             }
         case .stop:
-            pendingStop = .failed(String(describing: error))
+            logger.error("actor failed; supervisor stops it",
+                         metadata: ["error": "\(described)", "supervisor/directive": "stop"])
+            pendingStop = .failed(described)
         case .escalate:
-            pendingStop = .failed(String(describing: error))
-            parent?.sendSystem(.childFailed(ChildFailedError(child: id, childName: name, underlying: String(describing: error))))
+            logger.error("actor failed; supervisor stops it and escalates to its parent",
+                         metadata: ["error": "\(described)", "supervisor/directive": "escalate"])
+            pendingStop = .failed(described)
+            parent?.sendSystem(.childFailed(ChildFailedError(child: id, childName: name, underlying: described)))
         }
     }
 
@@ -249,10 +297,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Stops the cell: closes the mailbox (later sends → dead letters), stops children,
     /// runs postStop, tells watchers and the parent, leaves the registry. Messages still in
     /// the mailbox are dead-lettered by the current and later turns. Idempotent.
+    /// The name is freed first (before anyone is told), so a watcher or an awaiting task
+    /// that spawns a successor under the same name never meets ``ActorSystemError/duplicateName(_:)``.
     final func finalizeStop(_ reason: TerminationReason) {
         guard phase != .stopped else { return }
         let wasStarted = phase != .created
         phase = .stopped
+        if case .failed = reason { system.counters.failedStops.wrappingAdd(1, ordering: .relaxed) }
+        system.releaseName(of: self)
         closeMailbox()
         for child in children.values { child.sendSystem(.stop(.immediately, .stopped)) }
         if wasStarted { stopInstance() }
@@ -260,7 +312,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         let t = Terminated(id: id, name: name, reason: reason)
         termination = t
         for watcher in watchers.values { watcher.sendSystem(.terminated(t)) }
-        if extrasStorage != nil { watchers = [:]; children = [:] }
+        if extrasStorage != nil {
+            for observer in observers { observer.fire(t) }
+            watchers = [:]; children = [:]; observers = []
+        }
         parent?.sendSystem(.terminated(t))
         releaseInstance()
     }
@@ -277,6 +332,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// being inserted then is counted when it is dead-lettered).
     var retiredAcceptedCount: Int { 0 }
 
+    /// Sends that went to the user mailbox's overflow list (thread-safe; a snapshot).
+    var overflowCount: Int { 0 }
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
     /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed

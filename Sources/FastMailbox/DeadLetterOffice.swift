@@ -3,8 +3,9 @@ import Synchronization
 
 /// Where undeliverable messages go: a counter and a stream users can subscribe to.
 ///
-/// Thread-safety: everything may be called from any thread. Publishing costs one atomic
-/// increment, plus a short lock only while someone is subscribed.
+/// Thread-safety: everything may be called from any thread. Publishing costs two atomic
+/// increments (the total and its reason's count), plus a short lock only while someone is
+/// subscribed; the system adds a rate-limited debug log line when its logger is at debug.
 public final class DeadLetterOffice: Sendable {
     /// Dead letters published so far. Written with relaxed increments by any thread.
     private let counter = Atomic<Int>(0)
@@ -12,11 +13,24 @@ public final class DeadLetterOffice: Sendable {
     private let subscriberCount = Atomic<Int>(0)
     private let subscribers = Lock<[UInt64: AsyncStream<DeadLetter>.Continuation]>([:])
     private let nextSubscriber = Atomic<UInt64>(0)
+    /// Per reason, in DeadLetterReason's declaration order (relaxed: statistics only).
+    private let recipientStopped = Atomic<Int>(0)
+    private let askTimedOut = Atomic<Int>(0)
+    private let duplicateReply = Atomic<Int>(0)
+    private let systemShutDown = Atomic<Int>(0)
 
     init() {}
 
     /// Number of dead letters so far.
     public var count: Int { counter.load(ordering: .acquiring) }
+
+    /// Dead letters so far, by reason (a snapshot; see ``ActorSystem/metrics``).
+    public var countsByReason: DeadLetterCounts {
+        DeadLetterCounts(recipientStopped: recipientStopped.load(ordering: .relaxed),
+                         askTimedOut: askTimedOut.load(ordering: .relaxed),
+                         duplicateReply: duplicateReply.load(ordering: .relaxed),
+                         systemShutDown: systemShutDown.load(ordering: .relaxed))
+    }
 
     /// A stream of every dead letter published after this call. Buffers up to
     /// `bufferLimit` letters for a slow reader (older ones beyond that are dropped from the
@@ -38,6 +52,12 @@ public final class DeadLetterOffice: Sendable {
     /// Records one dead letter.
     func publish(_ letter: DeadLetter) {
         counter.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        switch letter.reason {
+        case .recipientStopped: recipientStopped.wrappingAdd(1, ordering: .relaxed)
+        case .askTimedOut: askTimedOut.wrappingAdd(1, ordering: .relaxed)
+        case .duplicateReply: duplicateReply.wrappingAdd(1, ordering: .relaxed)
+        case .systemShutDown: systemShutDown.wrappingAdd(1, ordering: .relaxed)
+        }
         guard subscriberCount.load(ordering: .acquiring) > 0 else { return }
         let listeners = subscribers.withLock { Array($0.values) }
         for listener in listeners { listener.yield(letter) }

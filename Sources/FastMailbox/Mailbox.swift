@@ -59,8 +59,7 @@ public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
 /// - Full: ``send(_:)`` never fails or blocks for space (ordered overflow beyond the ring);
 ///   ``trySend(_:)`` returns ``TrySendResult/full(_:)`` instead.
 /// - Closed: sends are refused with the message handed back; nothing is dropped silently.
-/// - Allocation: 0 per message for class references and trivial values of ≤ 8 bytes,
-///   exactly 1 for other values (a box freed on drain).
+/// - Cost and allocation: as an actor's mailbox, see <doc:Guarantees#Mailboxes-and-allocation>.
 public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     // @unchecked: all shared state is inside MPSCQueue (atomics, a Mutex, consumer-only
     // fields whose single-consumer rule is documented above).

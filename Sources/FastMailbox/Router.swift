@@ -8,14 +8,18 @@
 // routee's own enqueue.
 // Ordering: a message is one tell to one routee, so per-sender FIFO holds per routee only:
 // two messages from one sender that go to different routees may be processed in any order.
+// Lifecycle: the router is a cell without a mailbox. It is registered under the pool's
+// name (not counted as a live actor: its routees are), watches every routee, and its turns
+// only drain its system queue: watch/unwatch/observe as any cell, a routee's `.terminated`
+// counted down, a `.stop` passed on to the routees. When the last routee has terminated the
+// router stops (watchers and `await ref.terminated` callers are told) and frees its name.
 
 import MNScheduler
 import Synchronization
 
-final class Router<Message: Sendable>: MessageRecipient, RouterSystemProviding, Sendable {
-    let id: ActorID
-    let name: String
-    let system: ActorSystem
+final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSystemProviding, @unchecked Sendable {
+    // @unchecked: fields are immutable, atomics, or turn-confined (`routeesRunning`), as
+    // AnyActorCell's confinement rules C1–C3 describe.
     let strategy: RoutingStrategy
     /// The routees, in index order (fixed for the pool's life).
     let routees: [ActorCellBase<Message>]
@@ -24,17 +28,27 @@ final class Router<Message: Sendable>: MessageRecipient, RouterSystemProviding, 
     /// Set once by stop() (release); deliver reads it (acquire).
     private let stopped = Atomic<Bool>(false)
 
+    /// Routees not yet reported terminated (turn-confined).
+    private var routeesRunning: Int
+    /// Why the last routee stopped (turn-confined).
+    private var lastRouteeReason: TerminationReason = .stopped
+
     init(id: ActorID, name: String, system: ActorSystem, strategy: RoutingStrategy, routees: [ActorCellBase<Message>]) {
-        self.id = id
-        self.name = name
-        self.system = system
         self.strategy = strategy
         self.routees = routees
+        self.routeesRunning = routees.count
+        super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor)
+        phase = .running  // no preStart: a router has no behaviour of its own
+    }
+
+    /// Starts watching the routees (after registration, before the ref is handed out).
+    func watchRoutees() {
+        for routee in routees { routee.sendSystem(.watch(self)) }
     }
 
     var routerSystem: ActorSystem { system }
-    /// A pool cannot be watched as a whole (watch its routees, see `ActorSystem.routees(of:)`).
-    var watchableCell: AnyActorCell? { nil }
+    /// The pool as a whole: it terminates once every routee has.
+    var watchableCell: AnyActorCell? { self }
     /// The sum of the routees' depths (a snapshot).
     var mailboxDepth: Int { routees.reduce(0) { $0 + $1.mailboxDepth } }
     /// False once the pool was stopped or every routee has.
@@ -57,9 +71,44 @@ final class Router<Message: Sendable>: MessageRecipient, RouterSystemProviding, 
         return false
     }
 
-    /// Stops every routee with `mode`; later messages to the pool go to dead letters.
+    /// Stops every routee with `mode`; later messages to the pool go to dead letters. The
+    /// pool terminates (reason `.stopped`) when the last routee has.
     func stop(_ mode: StopMode) {
         stopped.store(true, ordering: .releasing)
         for routee in routees { routee.stop(mode) }
+    }
+
+    // MARK: the router's own turn (system messages only)
+
+    override func runTurn(budget: Int) -> TurnOutcome {
+        guard let systemQueue else { return .idle }
+        let outcome = systemQueue.drain(max: budget) { (word: UInt) in
+            let message = MessageEncoding<SystemMessage>.decode(word)
+            switch message {
+            case .terminated(let t):
+                routeeTerminated(t)
+            case .stop(let mode, _):
+                stop(mode)
+            case .childFailed:
+                break  // routees are top-level: never sent
+            case .watch, .unwatch, .observe:
+                handleSystem(message)
+            }
+        }
+        return outcome == .more ? .more : .idle
+    }
+
+    private func routeeTerminated(_ t: Terminated) {
+        guard phase != .stopped else { return }
+        routeesRunning -= 1
+        lastRouteeReason = t.reason
+        guard routeesRunning == 0 else { return }
+        let reason: TerminationReason = stopped.load(ordering: .acquiring) ? .stopped : lastRouteeReason
+        finalizeStop(reason)  // frees the pool's name, tells watchers and observers
+    }
+
+    /// After the scheduler shut down: the routees are stopping or stopped; so is the pool.
+    override func finishAfterShutdown() {
+        finalizeStop(.systemShutDown)
     }
 }

@@ -371,6 +371,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
+    override var overflowCount: Int { mailbox.overflowAppends }
     override var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
     override var retiredAcceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) }
 }

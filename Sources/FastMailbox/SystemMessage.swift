@@ -1,3 +1,5 @@
+import MNScheduler
+
 /// Lifecycle traffic between cells. It travels in each cell's own small system queue,
 /// which a turn always drains before user messages.
 enum SystemMessage: Sendable {
@@ -11,6 +13,22 @@ enum SystemMessage: Sendable {
     case terminated(Terminated)
     /// A child escalated its failure: treat it as this cell's own failure.
     case childFailed(ChildFailedError)
+    /// Code outside any actor awaits this cell's end (`ActorRef.terminated`).
+    case observe(TerminationObserver)
+}
+
+/// One `await ref.terminated`: resumed exactly once, with the cell's `Terminated`.
+final class TerminationObserver: Sendable {
+    private let continuation: Lock<CheckedContinuation<Terminated, Never>?>
+
+    init(_ continuation: CheckedContinuation<Terminated, Never>) {
+        self.continuation = Lock(continuation)
+    }
+
+    /// Resumes the waiting task (later calls do nothing).
+    func fire(_ termination: Terminated) {
+        continuation.withLock { $0.take() }?.resume(returning: termination)
+    }
 }
 
 /// The error a parent fails with when a child escalates.

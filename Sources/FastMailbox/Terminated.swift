@@ -1,5 +1,5 @@
 /// Why an actor stopped.
-public enum TerminationReason: Sendable, Equatable {
+public enum TerminationReason: Sendable, Hashable {
     /// `stop()` from inside or outside, or its parent stopped.
     case stopped
     /// Its supervisor stopped it after a failure (the error's description).
@@ -10,7 +10,11 @@ public enum TerminationReason: Sendable, Equatable {
     case finished
 }
 
-/// Delivered to every watcher when a watched actor stops (see `ActorContext.watch(_:)`).
+/// Delivered to every watcher when a watched actor stops (see ``ActorContext/watch(_:)``),
+/// and the value of ``ActorRef/terminated``.
+///
+/// Equality and hashing take every field: two values are equal exactly when they describe
+/// the same actor stopping for the same reason. Compare ``id`` to ask only "which actor".
 public struct Terminated: Sendable, Hashable, CustomStringConvertible {
     /// The actor that stopped.
     public let id: ActorID
@@ -19,8 +23,13 @@ public struct Terminated: Sendable, Hashable, CustomStringConvertible {
     /// Why it stopped.
     public let reason: TerminationReason
 
-    public static func == (lhs: Terminated, rhs: Terminated) -> Bool { lhs.id == rhs.id }
-    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    /// Makes the value an actor's stop delivers (public so tests can build expected values).
+    public init(id: ActorID, name: String, reason: TerminationReason) {
+        self.id = id
+        self.name = name
+        self.reason = reason
+    }
+
     public var description: String { "Terminated(\(name) \(id), \(reason))" }
 }
 

@@ -1,0 +1,196 @@
+// ActorSystem+Metrics — the figures a service watches, readable in code (`metrics`) and
+// published to swift-metrics by a sampling reporter (ActorSystemMetricsReporter).
+//
+// Cost model (the one place it is stated; Architecture.md links here): nothing below runs
+// per delivered message. Delivered counts are the per-cell counters the turn already keeps
+// (see ActorCellBase); dead letters are counted by reason where they are published (one
+// relaxed increment each, off the hot path); restarts and failure stops where the
+// supervisor decides. A snapshot walks the registry once under its lock (O(live actors),
+// plus one short spin lock per mailbox for its overflow count), so sample it every few
+// seconds, not per request. The reporter turns cumulative figures into counter increments
+// (the difference since its last sample) and live actors into a gauge.
+//
+// Scheduler-internal figures (parks, steals, per-worker busy time, injection-queue depth,
+// blocked workers) belong to MNScheduler; they will join `ActorSystemMetrics` as a new
+// field when the scheduler exposes them (the initializer is internal, so adding fields is
+// not a breaking change).
+
+import Metrics
+import MNScheduler
+import Synchronization
+
+/// Relaxed counters the runtime keeps for ``ActorSystem/metrics`` (off the hot path).
+final class SystemCounters: Sendable {
+    /// Supervisor restarts carried out.
+    let restarts = Atomic<Int>(0)
+    /// Actors stopped with ``TerminationReason/failed(_:)``.
+    let failedStops = Atomic<Int>(0)
+    /// Mailbox overflow appends of cells that already left the registry.
+    let retiredOverflows = Atomic<Int>(0)
+}
+
+/// Dead letters so far, by ``DeadLetterReason`` (a snapshot).
+public struct DeadLetterCounts: Sendable, Hashable {
+    /// ``DeadLetterReason/recipientStopped``.
+    public var recipientStopped: Int
+    /// ``DeadLetterReason/askTimedOut(requestID:)``.
+    public var askTimedOut: Int
+    /// ``DeadLetterReason/duplicateReply(requestID:)``.
+    public var duplicateReply: Int
+    /// ``DeadLetterReason/systemShutDown``.
+    public var systemShutDown: Int
+
+    /// All reasons together (equals ``DeadLetterOffice/count`` when read at the same moment).
+    public var total: Int { recipientStopped + askTimedOut + duplicateReply + systemShutDown }
+
+    init(recipientStopped: Int = 0, askTimedOut: Int = 0, duplicateReply: Int = 0, systemShutDown: Int = 0) {
+        self.recipientStopped = recipientStopped
+        self.askTimedOut = askTimedOut
+        self.duplicateReply = duplicateReply
+        self.systemShutDown = systemShutDown
+    }
+
+    /// The reasons with their metric dimension values, in a fixed order.
+    var byLabel: [(String, Int)] {
+        [("recipient_stopped", recipientStopped), ("ask_timed_out", askTimedOut),
+         ("duplicate_reply", duplicateReply), ("system_shut_down", systemShutDown)]
+    }
+}
+
+/// The runtime's figures at one moment, like tokio's `RuntimeMetrics`: read them in code
+/// with ``ActorSystem/metrics``, or publish them with ``ActorSystemMetricsReporter``.
+///
+/// Every count is cumulative over the system's life except ``liveActors``. Figures are read
+/// one after another without stopping the actors, so they are each exact but not taken at
+/// one instant (a message may be counted delivered and its reply not yet).
+///
+/// New fields may be added in minor versions (the scheduler's parks, steals, busy time,
+/// injection-queue depth and blocked workers are planned); build values only by reading
+/// ``ActorSystem/metrics``.
+public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
+    /// Actors spawned and not yet stopped and drained (pool routees count, the pool's own
+    /// ref does not) — the same figure as ``ActorSystemStatistics/liveActors``.
+    public var liveActors: Int
+    /// Messages handed to behaviours.
+    public var delivered: Int
+    /// Dead letters by reason.
+    public var deadLetters: DeadLetterCounts
+    /// Sends that found their mailbox's ring full and went to its ordered overflow list
+    /// (a sign that an actor falls behind; see ``ActorSystem/defaultMailboxCapacity``).
+    public var mailboxOverflows: Int
+    /// Supervisor restarts carried out.
+    public var restarts: Int
+    /// Actors stopped because they failed (supervisor `stop` or `escalate`, or restarts used up).
+    public var failedStops: Int
+
+    public var description: String {
+        "live actors \(liveActors), delivered \(delivered), dead letters \(deadLetters.total) "
+            + "(stopped \(deadLetters.recipientStopped), ask timed out \(deadLetters.askTimedOut), "
+            + "duplicate reply \(deadLetters.duplicateReply), shutdown \(deadLetters.systemShutDown)), "
+            + "mailbox overflows \(mailboxOverflows), restarts \(restarts), failed stops \(failedStops)"
+    }
+}
+
+extension ActorSystem {
+    /// The runtime's figures now (see ``ActorSystemMetrics``).
+    ///
+    /// Cost: one pass over the live actors under the registry's lock; meant for sampling
+    /// every few seconds (``ActorSystemMetricsReporter``), not per request. Any thread.
+    public var metrics: ActorSystemMetrics {
+        let (live, delivered, overflows) = registryTotals()
+        return ActorSystemMetrics(liveActors: live, delivered: delivered,
+                                  deadLetters: deadLetters.countsByReason,
+                                  mailboxOverflows: overflows,
+                                  restarts: counters.restarts.load(ordering: .relaxed),
+                                  failedStops: counters.failedStops.load(ordering: .relaxed))
+    }
+}
+
+/// Publishes an ``ActorSystem``'s ``ActorSystem/metrics`` to swift-metrics every
+/// `interval` — sampled, never per message.
+///
+/// Metrics (labels start with `labelPrefix`, default `"fastmailbox"`; every one carries
+/// `dimensions`, by default `[("system", system.name)]`):
+/// - `fastmailbox_live_actors` (gauge),
+/// - `fastmailbox_messages_delivered_total`, `fastmailbox_mailbox_overflows_total`,
+///   `fastmailbox_restarts_total`, `fastmailbox_failed_stops_total` (counters),
+/// - `fastmailbox_dead_letters_total` (counter, with a `reason` dimension:
+///   `recipient_stopped`, `ask_timed_out`, `duplicate_reply`, `system_shut_down`).
+///
+/// Counters are incremented by the difference since the previous sample, so a backend sees
+/// monotonic totals. The first sample publishes everything counted so far.
+///
+/// Run it with ``run()`` in a task (or as a ServiceLifecycle service: the
+/// `FastMailboxServiceLifecycle` product's `ActorSystemService` takes one), or call
+/// ``report()`` yourself. Thread-safety: `report()` may be called from any thread; samples
+/// are serialised by a lock.
+public final class ActorSystemMetricsReporter: Sendable {
+    /// The system sampled.
+    public let system: ActorSystem
+    /// Time between samples.
+    public let interval: Duration
+
+    private let liveActors: Gauge
+    private let delivered: Counter
+    private let overflows: Counter
+    private let restarts: Counter
+    private let failedStops: Counter
+    private let deadLetters: [Counter]
+    private let previous = Lock<ActorSystemMetrics?>(nil)
+
+    /// Creates a reporter (it publishes nothing until ``run()`` or ``report()``).
+    /// - Parameters:
+    ///   - system: the system to sample.
+    ///   - interval: time between samples in ``run()`` (default 10 s).
+    ///   - labelPrefix: the start of every metric's label (default `"fastmailbox"`).
+    ///   - dimensions: dimensions every metric carries; by default `[("system", system.name)]`.
+    ///   - factory: where to publish; by default the process's bootstrapped
+    ///     `MetricsSystem.factory` (read now).
+    public init(system: ActorSystem, interval: Duration = .seconds(10), labelPrefix: String = "fastmailbox",
+                dimensions: [(String, String)]? = nil, factory: (any MetricsFactory)? = nil) {
+        self.system = system
+        self.interval = interval
+        let factory = factory ?? MetricsSystem.factory
+        let dimensions = dimensions ?? [("system", system.name)]
+        liveActors = Gauge(label: "\(labelPrefix)_live_actors", dimensions: dimensions, factory: factory)
+        delivered = Counter(label: "\(labelPrefix)_messages_delivered_total", dimensions: dimensions, factory: factory)
+        overflows = Counter(label: "\(labelPrefix)_mailbox_overflows_total", dimensions: dimensions, factory: factory)
+        restarts = Counter(label: "\(labelPrefix)_restarts_total", dimensions: dimensions, factory: factory)
+        failedStops = Counter(label: "\(labelPrefix)_failed_stops_total", dimensions: dimensions, factory: factory)
+        deadLetters = DeadLetterCounts().byLabel.map { reason, _ in
+            Counter(label: "\(labelPrefix)_dead_letters_total", dimensions: dimensions + [("reason", reason)],
+                    factory: factory)
+        }
+    }
+
+    /// Takes one sample and publishes it; returns the figures it read.
+    @discardableResult
+    public func report() -> ActorSystemMetrics {
+        previous.withLock { previous in
+            let now = system.metrics
+            let before = previous
+            func delta(_ value: (ActorSystemMetrics) -> Int) -> Int { max(0, value(now) - (before.map(value) ?? 0)) }
+            liveActors.record(now.liveActors)
+            delivered.increment(by: delta(\.delivered))
+            overflows.increment(by: delta(\.mailboxOverflows))
+            restarts.increment(by: delta(\.restarts))
+            failedStops.increment(by: delta(\.failedStops))
+            let old = before?.deadLetters.byLabel
+            for (index, (_, count)) in now.deadLetters.byLabel.enumerated() {
+                deadLetters[index].increment(by: max(0, count - (old?[index].1 ?? 0)))
+            }
+            previous = now
+            return now
+        }
+    }
+
+    /// Samples every ``interval`` until the task is cancelled, then takes a last sample
+    /// (so figures counted during shutdown are published). Returns only on cancellation.
+    public func run() async {
+        while !Task.isCancelled {
+            report()
+            do { try await Task.sleep(for: interval) } catch { break }
+        }
+        report()
+    }
+}
