@@ -1,6 +1,7 @@
 // MPSCQueue — the unbounded, lock-free-on-the-hot-path, multi-producer single-consumer
 // queue of 64-bit words under every mailbox (FastMailbox.Mailbox) and every native actor
 // executor (MNSerialExecutor). Built on one ck_ring plus an ordered overflow list.
+// model: Models/mailbox.pml (spin; scripts/model-check.sh checks it, Models/README.md)
 //
 // ## Words
 // Producers enqueue 64-bit words (a retained object pointer, a boxed value, or a small

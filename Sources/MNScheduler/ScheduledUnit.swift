@@ -1,5 +1,6 @@
 // ScheduledUnit — anything the M:N scheduler runs one turn at a time (an actor with
 // messages, a native actor's job queue, a lane of task jobs).
+// model: Models/scheduled_unit.pml (spin; scripts/model-check.sh checks it, Models/README.md)
 //
 // ## The state word
 // Each unit carries one atomic byte, `state`, with four values:
