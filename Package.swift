@@ -81,10 +81,11 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             path: "Examples/Service"
         ),
-        .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),  // helpers both test targets share
+        .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit", "TestSupport"]),
         .testTarget(
             name: "FastMailboxTests",
-            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter",
+            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "Metrics", package: "swift-metrics")]
         ),

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,11 +41,11 @@ import MNScheduler
     }
 
     @Test("a mailbox whose ring cannot be allocated reports ringAllocationFailed instead of trapping",
-          .enabled(if: !underSanitizer(), "sanitizers own the allocator and abort on a limit"))
+          .enabled(if: !runningUnderSanitizer(), "sanitizers own the allocator and abort on a limit"))
     func ringAllocationFailureIsReported() async {
         await #expect(processExitsWith: .success) {
             let mailbox = try! Mailbox<Int>(capacity: 1 << 20)  // an 8 MiB ring
-            capDataSegment(headroomBytes: 2 << 20)
+            limitDataSegment(headroomBytes: 2 << 20)
             do {
                 try mailbox.reserveRing()
                 exit(3)  // allocated despite the limit: the test proves nothing
@@ -58,11 +59,11 @@ import MNScheduler
     }
 
     @Test("spawn with a large mailbox under a memory limit throws mailboxAllocationFailed instead of trapping at the first tell",
-          .enabled(if: !underSanitizer(), "sanitizers own the allocator and abort on a limit"))
+          .enabled(if: !runningUnderSanitizer(), "sanitizers own the allocator and abort on a limit"))
     func spawnReportsRingAllocationFailure() async {
         await #expect(processExitsWith: .success) {
             let system = try! ActorSystem(name: "limited")
-            capDataSegment(headroomBytes: 2 << 20)
+            limitDataSegment(headroomBytes: 2 << 20)
             do throws(ActorSystemError) {
                 _ = try system.spawn(name: "big", mailboxCapacity: 1 << 20) { (_: Int, _) in }
                 exit(3)  // allocated despite the limit: the test proves nothing
@@ -78,28 +79,4 @@ import MNScheduler
         let text = ActorSystemError.mailboxAllocationFailed(capacity: 1 << 20, bytes: 8_388_800).description
         #expect(text.contains("1048576") && text.contains("8388800 bytes"), "\(text)")
     }
-}
-
-/// True under ASan or TSan (their runtimes export these symbols).
-private func underSanitizer() -> Bool {
-    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
-        || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-}
-
-/// Caps this process's data segment (RLIMIT_DATA: heap and private anonymous mappings
-/// since Linux 4.7) at its current size plus `headroomBytes`.
-private func capDataSegment(headroomBytes: Int) {
-    var current = 0
-    if let file = fopen("/proc/self/status", "r") {
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, 256, file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("VmData:") {
-                current = (Int(text.dropFirst(7).filter(\.isNumber)) ?? 0) * 1024
-            }
-        }
-    }
-    var limit = rlimit(rlim_cur: rlim_t(current + headroomBytes), rlim_max: rlim_t(current + headroomBytes))
-    _ = setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit)
 }

@@ -9,6 +9,24 @@ enum SlowMessage: Sendable {
     case get(replyTo: ActorRef<Int>)
 }
 
+/// The ask (with a 60 s timeout) must fail with `recipientStopped`, well before its timeout.
+private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>,
+                                                   sourceLocation: SourceLocation = #_sourceLocation) async {
+    let start = ContinuousClock.now
+    do {
+        _ = try await asked.value
+        Issue.record("the ask was answered by a stopped actor", sourceLocation: sourceLocation)
+    } catch let error as AskError {
+        guard case .recipientStopped = error else {
+            Issue.record("expected recipientStopped, got \(error)", sourceLocation: sourceLocation)
+            return
+        }
+    } catch {
+        Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
+    }
+    #expect(ContinuousClock.now - start < .seconds(30), "the ask waited for its timeout", sourceLocation: sourceLocation)
+}
+
 @Suite("Stop and restart (issue 7)", .serialized) struct StopAndRestartTests {
     @Test("stop(.immediately) on a busy actor: the message in hand finishes, every other one is a dead letter")
     func stopImmediatelyStopsABusyActor() async throws {
@@ -32,14 +50,7 @@ enum SlowMessage: Sendable {
         ref.stop()
         ref.tell(.work(1_000))  // sent after stop returned
         gate.open()
-        let start = ContinuousClock.now
-        do {
-            _ = try await asked.value
-            Issue.record("the ask queued before the stop was answered")
-        } catch let error as AskError {
-            guard case .recipientStopped = error else { Issue.record("unexpected \(error)"); return }
-        }
-        #expect(ContinuousClock.now - start < .seconds(30), "the ask waited for its timeout")
+        await expectFailsAtOnceWithRecipientStopped(asked)
         #expect(eventually { system.statistics.liveActors == 0 })
         #expect(handled.values == [0])
         let report = system.shutdown()
@@ -60,14 +71,7 @@ enum SlowMessage: Sendable {
         let asked = Task { try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) } }
         #expect(eventually { ref.mailboxDepth >= 1 })
         gate.open()  // the actor stops itself; the queued ask becomes a dead letter
-        let start = ContinuousClock.now
-        do {
-            _ = try await asked.value
-            Issue.record("the ask was answered by a stopped actor")
-        } catch let error as AskError {
-            guard case .recipientStopped = error else { Issue.record("expected recipientStopped, got \(error)"); return }
-        }
-        #expect(ContinuousClock.now - start < .seconds(30))
+        await expectFailsAtOnceWithRecipientStopped(asked)
         #expect(system.shutdown().isBalanced)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -84,28 +85,4 @@ import Glibc
         }
         #expect(CPUAvailability(affinityCPUs: 4, cgroupQuotaCPUs: 1.5, onlineCPUs: 8).usableCPUs == 2)
     }
-}
-
-/// True under ASan or TSan (their runtimes export these symbols).
-func runningUnderSanitizer() -> Bool {
-    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
-        || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-}
-
-/// Caps this process's data segment (RLIMIT_DATA: heap and private anonymous mappings
-/// since Linux 4.7) at its current size plus `headroomBytes`.
-func limitDataSegment(headroomBytes: Int) {
-    var current = 0
-    if let file = fopen("/proc/self/status", "r") {
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, 256, file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("VmData:") {
-                current = (Int(text.dropFirst(7).filter(\.isNumber)) ?? 0) * 1024
-            }
-        }
-    }
-    var limit = rlimit(rlim_cur: rlim_t(current + headroomBytes), rlim_max: rlim_t(current + headroomBytes))
-    _ = setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit)
 }

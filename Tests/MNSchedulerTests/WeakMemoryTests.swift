@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
