@@ -57,7 +57,6 @@ router.get("metrics") { _, _ -> String in
     return prometheus.emitToString()
 }
 
-setvbuf(stdout, nil, _IOLBF, 0)  // our lines and the curl output in the order they happen
 let port = getenv("PORT").flatMap { Int(String(cString: $0)) } ?? 8080
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                       logger: logger)
