@@ -64,8 +64,7 @@ public struct DeadLetterCounts: Sendable, Hashable {
 /// one after another without stopping the actors, so they are each exact but not taken at
 /// one instant (a message may be counted delivered and its reply not yet).
 ///
-/// New fields may be added in minor versions (the scheduler's parks, steals, busy time,
-/// injection-queue depth and blocked workers are planned); build values only by reading
+/// New fields may be added in minor versions; build values only by reading
 /// ``ActorSystem/metrics``.
 public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Actors spawned and not yet stopped and drained (pool routees count, the pool's own
@@ -82,12 +81,16 @@ public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
     public var restarts: Int
     /// Actors stopped because they failed (supervisor `stop` or `escalate`, or restarts used up).
     public var failedStops: Int
+    /// The scheduler's figures: parks, steals, busy time per worker, injection-queue depth,
+    /// blocked workers and spare threads.
+    public var scheduler: SchedulerMetrics
 
     public var description: String {
         "live actors \(liveActors), delivered \(delivered), dead letters \(deadLetters.total) "
             + "(stopped \(deadLetters.recipientStopped), ask timed out \(deadLetters.askTimedOut), "
             + "duplicate reply \(deadLetters.duplicateReply), shutdown \(deadLetters.systemShutDown)), "
-            + "mailbox overflows \(mailboxOverflows), restarts \(restarts), failed stops \(failedStops)"
+            + "mailbox overflows \(mailboxOverflows), restarts \(restarts), failed stops \(failedStops); "
+            + "scheduler: \(scheduler)"
     }
 }
 
@@ -102,7 +105,8 @@ extension ActorSystem {
                                   deadLetters: deadLetters.countsByReason,
                                   mailboxOverflows: overflows,
                                   restarts: counters.restarts.load(ordering: .relaxed),
-                                  failedStops: counters.failedStops.load(ordering: .relaxed))
+                                  failedStops: counters.failedStops.load(ordering: .relaxed),
+                                  scheduler: scheduler.metrics)
     }
 }
 
@@ -115,7 +119,12 @@ extension ActorSystem {
 /// - `fastmailbox_messages_delivered_total`, `fastmailbox_mailbox_overflows_total`,
 ///   `fastmailbox_restarts_total`, `fastmailbox_failed_stops_total` (counters),
 /// - `fastmailbox_dead_letters_total` (counter, with a `reason` dimension:
-///   `recipient_stopped`, `ask_timed_out`, `duplicate_reply`, `system_shut_down`).
+///   `recipient_stopped`, `ask_timed_out`, `duplicate_reply`, `system_shut_down`),
+/// - the scheduler's: `fastmailbox_scheduler_parks_total`, `fastmailbox_scheduler_steals_total`
+///   (counters), `fastmailbox_scheduler_injection_queue_depth`,
+///   `fastmailbox_scheduler_blocked_workers` (in `blocking {}` or detected),
+///   `fastmailbox_scheduler_spare_threads` and `fastmailbox_scheduler_worker_busy_ratio`
+///   (gauges; the last with a `worker` dimension).
 ///
 /// Counters are incremented by the difference since the previous sample, so a backend sees
 /// monotonic totals. The first sample publishes everything counted so far.
@@ -136,6 +145,12 @@ public final class ActorSystemMetricsReporter: Sendable {
     private let restarts: Counter
     private let failedStops: Counter
     private let deadLetters: [Counter]
+    private let parks: Counter
+    private let steals: Counter
+    private let injectionDepth: Gauge
+    private let blockedWorkers: Gauge
+    private let spareThreads: Gauge
+    private let busyRatio: [Gauge]
     private let previous = Lock<ActorSystemMetrics?>(nil)
 
     /// Creates a reporter (it publishes nothing until ``run()`` or ``report()``).
@@ -154,6 +169,15 @@ public final class ActorSystemMetricsReporter: Sendable {
         let dimensions = dimensions ?? [("system", system.name)]
         liveActors = Gauge(label: "\(labelPrefix)_live_actors", dimensions: dimensions, factory: factory)
         delivered = Counter(label: "\(labelPrefix)_messages_delivered_total", dimensions: dimensions, factory: factory)
+        parks = Counter(label: "\(labelPrefix)_scheduler_parks_total", dimensions: dimensions, factory: factory)
+        steals = Counter(label: "\(labelPrefix)_scheduler_steals_total", dimensions: dimensions, factory: factory)
+        injectionDepth = Gauge(label: "\(labelPrefix)_scheduler_injection_queue_depth", dimensions: dimensions, factory: factory)
+        blockedWorkers = Gauge(label: "\(labelPrefix)_scheduler_blocked_workers", dimensions: dimensions, factory: factory)
+        spareThreads = Gauge(label: "\(labelPrefix)_scheduler_spare_threads", dimensions: dimensions, factory: factory)
+        busyRatio = (0..<system.scheduler.workerCount).map { index in
+            Gauge(label: "\(labelPrefix)_scheduler_worker_busy_ratio", dimensions: dimensions + [("worker", String(index))],
+                  factory: factory)
+        }
         overflows = Counter(label: "\(labelPrefix)_mailbox_overflows_total", dimensions: dimensions, factory: factory)
         restarts = Counter(label: "\(labelPrefix)_restarts_total", dimensions: dimensions, factory: factory)
         failedStops = Counter(label: "\(labelPrefix)_failed_stops_total", dimensions: dimensions, factory: factory)
@@ -175,6 +199,14 @@ public final class ActorSystemMetricsReporter: Sendable {
             overflows.increment(by: delta(\.mailboxOverflows))
             restarts.increment(by: delta(\.restarts))
             failedStops.increment(by: delta(\.failedStops))
+            parks.increment(by: delta(\.scheduler.parks))
+            steals.increment(by: delta(\.scheduler.steals))
+            injectionDepth.record(now.scheduler.injectionQueueDepth)
+            blockedWorkers.record(now.scheduler.blocking.workersInBlockingSections + now.scheduler.blocking.workersStalled)
+            spareThreads.record(now.scheduler.blocking.spareThreadsRunning)
+            for (gauge, worker) in zip(busyRatio, now.scheduler.workers) {
+                if let fraction = worker.busyFraction { gauge.record(fraction) }
+            }
             let old = before?.deadLetters.byLabel
             for (index, (_, count)) in now.deadLetters.byLabel.enumerated() {
                 deadLetters[index].increment(by: max(0, count - (old?[index].1 ?? 0)))

@@ -15,6 +15,8 @@
 // workers pay two relaxed stores per turn for the count. Races are benign: a stale reading
 // only delays or repeats a wake-up, and taking work is done with the ordinary stealing
 // operations (exchange on the next slot, ck_ring pops), never by the monitor itself.
+// It also samples each worker's busy time for SchedulerMetrics: a tick that finds a turn
+// running, or turns completed since the last tick, counts as busy.
 // Exits at the next tick after the scheduler closes. Holds the core, not the Scheduler.
 
 #if canImport(Glibc)
@@ -65,6 +67,11 @@ enum BlockingMonitor {
             for index in 0..<count {
                 let shared = core.shared[index]
                 let turns = shared.turnCount.load(ordering: .relaxed)
+                // Busy-time sampling for SchedulerMetrics (monitor-only counters).
+                shared.samples.store(shared.samples.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+                if turns & 1 == 1 || turns != last[index] {
+                    shared.busySamples.store(shared.busySamples.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+                }
                 if turns & 1 == 0 || turns != last[index] {
                     last[index] = turns
                     since[index] = now

@@ -119,7 +119,7 @@ private func spareThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRa
 }
 
 /// What the scheduler did about blocking code (a snapshot; see ``Scheduler/blockingMetrics``).
-public struct SchedulerBlockingMetrics: Sendable, Equatable, CustomStringConvertible {
+public struct SchedulerBlockingMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Workers inside `blocking {}` now.
     public var workersInBlockingSections: Int
     /// Workers the monitor sees inside one turn longer than the threshold now.

@@ -127,6 +127,11 @@ final class Worker: @unchecked Sendable {
     /// The owner's view of the next slot (a relaxed load: only the owner puts units there).
     @inline(__always) var nextSlot: UnsafeMutableRawPointer? { shared.nextSlot.load(ordering: .relaxed) }
 
+    /// Metrics: one more successful steal (owner only: a relaxed load and store).
+    private func countSteal() {
+        shared.steals.store(shared.steals.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
     /// Takes the next slot's unit (owner).
     @inline(__always) func takeNextSlot() -> UnsafeMutableRawPointer? { shared.takeNextSlot() }
 
@@ -258,17 +263,18 @@ final class Worker: @unchecked Sendable {
         for k in 0..<n {
             let victim = (start + k) % n
             if victim == index { continue }
-            if let unit = queues[victim].stealHalf(into: local) { return unit }
+            if let unit = queues[victim].stealHalf(into: local) { countSteal(); return unit }
         }
         // A stalled worker's next slot (blocked, or one long turn): see the file comment.
         for other in core.shared where other !== shared && other.stalled.load(ordering: .relaxed) {
-            if let unit = other.takeNextSlot() { return unit }
+            if let unit = other.takeNextSlot() { countSteal(); return unit }
         }
         return nil
     }
 
     /// Step 5. Returns when woken (as a searcher) or when the scheduler closes.
     private func park() {
+        shared.parks.store(shared.parks.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // metrics, owner only
         let wasSearching = searching
         searching = false
         if core.idle.transitionToParked(worker: index, isSearching: wasSearching) {
@@ -352,6 +358,12 @@ final class WorkerShared: @unchecked Sendable {
     let nextSlot = Atomic<UnsafeMutableRawPointer?>(nil)
     let turnCount = Atomic<UInt>(0)
     let stalled = Atomic<Bool>(false)
+    /// Metrics, written by the owner only (relaxed load+store): times parked, steals made.
+    let parks = Atomic<Int>(0)
+    let steals = Atomic<Int>(0)
+    /// Metrics, written by the monitor only: its samples, and those that found a turn running.
+    let samples = Atomic<Int>(0)
+    let busySamples = Atomic<Int>(0)
 
     /// Takes the next slot's unit: the owner, or a thief while the owner is stalled. An
     /// exchange, so exactly one taker gets a unit.
