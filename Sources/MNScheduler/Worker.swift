@@ -34,7 +34,12 @@
 // stealable (an exchange, so the owner and a thief never both take it), its local queue
 // is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
 // run queue of its own, outside the stealing ring, that retires when idle) runs it.
-// The owner clears `stalled` at its next turn. A spare is named `mn-blocking-N`, a
+// The owner clears `stalled` at its next turn. Ordering (x86 and ARM): the owner puts a
+// unit with a release store (empty slot, not stalled) or an acq_rel exchange; every taker
+// (owner or thief) uses an acq_rel exchange, so exactly one taker gets each unit and sees
+// what was written before it was put (the unit's own state-word CAS, T3, orders the turn
+// on top). A thief looks only when `stalled` is set; a stale `stalled` reading just
+// delays or skips a steal, it never duplicates or loses a unit. A spare is named `mn-blocking-N`, a
 // worker `mn-worker-N`.
 // Thread-confinement: every `var` below is touched only by the worker's own thread, except
 // by Scheduler.shutdown after it joined this thread (the join orders the accesses).
