@@ -69,35 +69,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     typealias Body = @Sendable (Inbox<Message>) async throws -> Void
 
-    /// Why a parked receive was resumed.
-    enum WakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
-
-    enum BodyState {
-        case notStarted
-        case running(Task<Void, Never>)
-        case ended(TerminationReason)
-    }
-
-    /// What a 0→1 sender must do (decided under the lock, done outside it).
-    enum WakeDuty { case resume(Waiter), none, turn }
-
-    /// What a park attempt did.
-    enum ParkAttempt { case parked(generation: UInt64), immediate(WakeReason) }
-
-    struct Waiter {
-        let continuation: CheckedContinuation<WakeReason, Never>
-        let generation: UInt64
-    }
-
-    /// Shared between senders, the consumer task, stop() and timers (see the file comment).
-    struct Control {
-        var body: BodyState = .notStarted
-        var waiter: Waiter?
-        var signalled = false
-        var generation: UInt64 = 0
-        /// `stop(_:)` was called (as opposed to a close by shutdown).
-        var stopRequested = false
-    }
+    // The protocol's types live outside this generic class (below): nested in it, every
+    // use instantiated generic metadata (swift_getGenericMetadata was ~60 % of a sequential
+    // ping-pong message's instructions).
+    typealias WakeReason = SequentialWakeReason
+    typealias BodyState = SequentialBodyState
+    typealias WakeDuty = SequentialWakeDuty
+    typealias ParkAttempt = SequentialParkAttempt
+    typealias Waiter = SequentialWaiter
+    typealias Control = SequentialControl
 
     /// The user mailbox (encoded messages, see MessageEncoding).
     let mailbox: MPSCQueue
@@ -374,6 +354,36 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override var overflowCount: Int { mailbox.overflowAppends }
     override var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
     override var retiredAcceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) }
+}
+
+/// Why a parked receive was resumed.
+enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
+
+enum SequentialBodyState {
+    case notStarted
+    case running(Task<Void, Never>)
+    case ended(TerminationReason)
+}
+
+/// What a 0→1 sender must do (decided under the lock, done outside it).
+enum SequentialWakeDuty { case resume(SequentialWaiter), none, turn }
+
+/// What a park attempt did.
+enum SequentialParkAttempt { case parked(generation: UInt64), immediate(SequentialWakeReason) }
+
+struct SequentialWaiter {
+    let continuation: CheckedContinuation<SequentialWakeReason, Never>
+    let generation: UInt64
+}
+
+/// Shared between senders, the consumer task, stop() and timers (see the file comment).
+struct SequentialControl {
+    var body: SequentialBodyState = .notStarted
+    var waiter: SequentialWaiter?
+    var signalled = false
+    var generation: UInt64 = 0
+    /// `stop(_:)` was called (as opposed to a close by shutdown).
+    var stopRequested = false
 }
 
 extension TerminationReason {
