@@ -39,10 +39,12 @@ enum BlockingMonitor {
         guard core.configuration.blockingThresholdMilliseconds > 0 else { return }
         let context = Unmanaged.passRetained(Context(core: core))
         var thread = pthread_t()
+        core.monitorRunning.store(true, ordering: .releasing)
         let rc = pthread_create(&thread, nil, monitorThreadMain, context.toOpaque())
         if rc == 0 {
             pthread_detach(thread)
         } else {
+            core.monitorRunning.store(false, ordering: .releasing)
             context.release()  // no monitor: detection is off
         }
     }
@@ -52,6 +54,7 @@ enum BlockingMonitor {
         let context = Unmanaged<Context>.fromOpaque(raw).takeRetainedValue()
         _ = ckshim_set_thread_name("mn-monitor")
         run(core: context.core)
+        context.core.monitorRunning.store(false, ordering: .releasing)  // shutdown may free the rings now
     }
 
     private static func run(core: SchedulerCore) {

@@ -40,7 +40,17 @@ final class InjectionQueue: @unchecked Sendable {
         ring = RawRing(capacity: capacity)
     }
 
-    deinit { ring.deallocate() }
+    /// Set once the ring was freed early (SchedulerCore.releaseRings), so deinit does not
+    /// free it again.
+    let ringReleased = Atomic<Bool>(false)
+
+    deinit { if !ringReleased.load(ordering: .acquiring) { ring.deallocate() } }
+
+    /// Frees the ring now. Only when no thread can touch the queue again (see
+    /// SchedulerCore.releaseRings); idempotent.
+    func releaseRing() {
+        if !ringReleased.exchange(true, ordering: .acquiringAndReleasing) { ring.deallocate() }
+    }
 
     /// Adds an entry: one short critical section.
     func push(_ unit: UnsafeMutableRawPointer) {

@@ -50,6 +50,10 @@ extension Worker {
         var moved: [UnsafeMutableRawPointer] = []
         if let unit = takeNextSlot() { moved.append(unit) }
         while let unit = local.pop() { moved.append(unit) }
+        if core.closed.load(ordering: .acquiring) {
+            for unit in moved { core.handOver(unit) }  // shut down: the after-close path
+            return
+        }
         if !moved.isEmpty { core.injection.push(contentsOf: moved) }
         core.helpStalledWorkers(core.blockingNow.load(ordering: .relaxed))
     }

@@ -268,6 +268,13 @@ public final class Scheduler: Sendable {
             handedBack.append(Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeUnretainedValue())
             SchedulerCore.abandon(pointer)
         }
+        // Nobody left to touch the queues (every worker and spare exited, the monitor
+        // stops within a tick): free the rings (SchedulerCore.releaseRings).
+        if workersStillRunning == 0 {
+            let monitorDeadline = monotonicNanoseconds() + 1_000_000_000
+            while core.monitorRunning.load(ordering: .acquiring), monotonicNanoseconds() < monitorDeadline { usleep(200) }
+            if !core.monitorRunning.load(ordering: .acquiring) { core.releaseRings() }
+        }
         return handedBack
     }
 

@@ -64,8 +64,24 @@ final class SchedulerCore: Sendable {
         idle = IdleWorkers(workerCount: workers)
     }
 
+    /// True while the monitor thread runs (it reads the run queues' counts).
+    let monitorRunning = Atomic<Bool>(false)
+    /// Set once the rings were freed after a clean shutdown (releaseRings).
+    let ringsReleased = Atomic<Bool>(false)
+
     deinit {
+        if !ringsReleased.load(ordering: .acquiring) { for queue in queues { queue.deallocate() } }
+    }
+
+    /// After a shutdown in which every worker and spare exited and the monitor stopped, no
+    /// thread can touch the run queues or the injection queue again (late work takes the
+    /// after-close path, which uses neither): free their rings now, so a shut-down
+    /// scheduler that something still references (an ActorRef → cell → system) is small.
+    /// Readers of counts (metrics) check `ringsReleased` first. Idempotent.
+    func releaseRings() {
+        guard !ringsReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for queue in queues { queue.deallocate() }
+        injection.releaseRing()
     }
 
     /// IdleWorkers W1: after publishing work, wake a sleeper if nobody is searching.

@@ -41,15 +41,16 @@ public struct SchedulerMetrics: Sendable, Hashable, CustomStringConvertible {
 extension Scheduler {
     /// The scheduler's figures now (see ``SchedulerMetrics``). Cheap: a few loads per worker.
     public var metrics: SchedulerMetrics {
+        let released = core.ringsReleased.load(ordering: .acquiring)  // after shutdown: no queues
         let workerFigures = core.shared.indices.map { index -> WorkerMetrics in
             let shared = core.shared[index]
             let samples = shared.samples.load(ordering: .relaxed)
             return WorkerMetrics(
                 parks: shared.parks.load(ordering: .relaxed),
                 steals: shared.steals.load(ordering: .relaxed),
-                localQueueDepth: core.queues[index].count,
+                localQueueDepth: released ? 0 : core.queues[index].count,
                 busyFraction: samples > 0 ? Double(shared.busySamples.load(ordering: .relaxed)) / Double(samples) : nil)
         }
-        return SchedulerMetrics(workers: workerFigures, injectionQueueDepth: core.injection.count, blocking: blockingMetrics)
+        return SchedulerMetrics(workers: workerFigures, injectionQueueDepth: released ? 0 : core.injection.count, blocking: blockingMetrics)
     }
 }

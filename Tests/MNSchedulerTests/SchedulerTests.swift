@@ -149,6 +149,11 @@ import Glibc
         #expect(unit.stateSnapshot == ScheduledUnit.idle)
         scheduler.schedule(unit)  // idle again: a later schedule is handed over again
         #expect(unit.abandoned.load(ordering: .sequentiallyConsistent) == 2)
+        // Every thread exited, so the run queues' and injection queue's rings were freed:
+        // what stays of a shut-down scheduler is small. Metrics still answer.
+        let released = scheduler.core.ringsReleased.load(ordering: .acquiring)
+        #expect(released)
+        #expect(scheduler.metrics.injectionQueueDepth == 0)
     }
 
     @Test("shutdown lets the running turn finish and hands back queued units without running them")
