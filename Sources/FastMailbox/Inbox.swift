@@ -31,7 +31,7 @@ import Synchronization
 /// - Cancellation: a receive that would have to wait in a cancelled task throws
 ///   `CancellationError` (``ActorStoppedError`` when the cancellation is the actor's own
 ///   stop); messages already there are still returned.
-/// - Cost: taking a message is one ring dequeue and one atomic subtract; waiting costs a
+/// - Cost: taking a message is one ring dequeue; waiting costs a
 ///   continuation and no thread; a send that finds the inbox empty takes one short lock to
 ///   resume the waiting body (other sends take none).
 public final class Inbox<Message: Sendable> {

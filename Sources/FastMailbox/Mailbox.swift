@@ -5,8 +5,8 @@
 // MessageEncoding (how a message fits a 64-bit slot without allocating).
 //
 // Guarantees, all tested in MailboxTests / MailboxStressTests:
-//  - send is lock-free from any thread while the ring has room: one ck_ring enqueue and
-//    one atomic increment. A full ring never loses, reorders or blocks: the message goes
+//  - send is lock-free from any thread while the ring has room (its cost: the Guarantees
+//    article, "Lock-free on the common path"). A full ring never loses, reorders or blocks: the message goes
 //    to an ordered overflow list (one short critical section, counted by
 //    `overflowSendCount`), and the ring is used again once the consumer has emptied it.
 //  - per-sender FIFO: what one thread sends arrives in the order sent; senders interleave.
@@ -151,7 +151,7 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     }
 
     /// Consumer only: hands up to `max` messages to `body`, oldest first per sender.
-    /// One atomic load and one atomic subtract per batch.
+    /// No atomic read-modify-write per message (see MPSCQueue.drain).
     @inlinable
     public func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
         switch queue.drain(max: max, { (word: UInt) in body(MessageEncoding<Message>.decode(word)) }) {

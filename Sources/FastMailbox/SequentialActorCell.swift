@@ -29,8 +29,8 @@
 // and does not park; consumer first → the sender finds the waiter. Every enqueue after the
 // consumer observed empty is either that 0→1 sender or counted behind it, so a parked
 // consumer always has a resumer. A stale `signalled` (set while the consumer was running)
-// costs one extra, empty drain. Senders that do not take the count from 0 take no lock:
-// the hot path stays one ring enqueue and one atomic add.
+// costs one extra, empty drain. Senders that do not take the mailbox from idle take no
+// lock: the hot path stays an ordinary send (Guarantees, "Lock-free on the common path").
 // Other resumers, all under the same lock and only if the waiter is still there:
 // stop/close (→ .stopped), the timeout timer (→ .timedOut, only if the generation still
 // matches, so a stale timer never resumes a later wait), task cancellation (→ .cancelled).

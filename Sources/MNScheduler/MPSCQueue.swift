@@ -66,7 +66,8 @@
 // any ring message committed later was claimed after the flag was cleared, so it is newer
 // than everything taken. Per-producer FIFO therefore holds across ring and overflow.
 // The lock is taken only on the overflow path (a full ring); the steady-state send is one
-// ck_ring enqueue plus one atomic increment. `overflowAppends` counts overflow sends so a
+// ck_ring enqueue plus a plain load of the idle flag (see "Who runs the consumer").
+// `overflowAppends` counts overflow sends so a
 // benchmark can show the hot path never took it.
 //
 // ## Preempted producers
