@@ -18,8 +18,8 @@
 // The task (consumer) takes one message at a time with `mailbox.drain(max: 1)`:
 //   got one       → return it (selective receive: buffer it in the Inbox and go on);
 //   .more, none   → a producer is between claim and commit: Task.yield() and retry;
-//   .empty        → count is 0 *after* our decrement (or was 0 at the snapshot), so the
-//                   next enqueue is the 0→1 one and reports `becameNonEmpty`. Now park:
+//   .empty        → the mailbox went idle (MPSCQueue's idle flag), so the next enqueue
+//                   is the idle→busy one and reports `becameNonEmpty`. Now park:
 //                   under `control`'s lock, if `signalled` is set, clear it and retry;
 //                   if the actor is stopping or the task is cancelled, don't park; else
 //                   store the continuation as `waiter` (with a fresh generation number).
@@ -27,7 +27,7 @@
 // stored it removes and resumes it; otherwise it sets `signalled`. The two critical
 // sections are ordered one way or the other: sender first → the consumer sees `signalled`
 // and does not park; consumer first → the sender finds the waiter. Every enqueue after the
-// consumer observed empty is either that 0→1 sender or counted behind it, so a parked
+// consumer observed empty is either that idle→busy sender or lands behind it, so a parked
 // consumer always has a resumer. A stale `signalled` (set while the consumer was running)
 // costs one extra, empty drain. Senders that do not take the mailbox from idle take no
 // lock: the hot path stays an ordinary send (Guarantees, "Lock-free on the common path").
@@ -133,7 +133,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     // MARK: wake-ups (any thread)
 
-    /// The 0→1 sender's duty: resume the parked body, or leave `signalled`, or (no body
+    /// The idle→busy sender's duty: resume the parked body, or leave `signalled`, or (no body
     /// running) get a turn to start it or dead-letter.
     private func wakeConsumer() {
         let duty: WakeDuty = control.withLock { control in
@@ -365,7 +365,7 @@ enum SequentialBodyState {
     case ended(TerminationReason)
 }
 
-/// What a 0→1 sender must do (decided under the lock, done outside it).
+/// What an idle→busy sender must do (decided under the lock, done outside it).
 enum SequentialWakeDuty { case resume(SequentialWaiter), none, turn }
 
 /// What a park attempt did.
