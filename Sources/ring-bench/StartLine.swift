@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 /// A start line for `parties` threads: all spin until the last arrives, so producers start
 /// together and thread creation stays out of the timed part.
 final class StartLine: Sendable {
