@@ -45,7 +45,7 @@ struct ScalingChart {
         for i in 0...4 {
             let v = yMax * Double(i) / 4
             out += "<line x1=\"\(left - 4)\" y1=\"\(f(y(v)))\" x2=\"\(left + plotW)\" y2=\"\(f(y(v)))\" stroke=\"#ddd\"/>"
-            out += "<text x=\"\(left - 8)\" y=\"\(f(y(v) + 4))\" text-anchor=\"end\">\(String(format: yMax < 1 ? "%.3f" : yMax < 10 ? "%.2f" : "%.0f", v))</text>\n"
+            out += "<text x=\"\(left - 8)\" y=\"\(f(y(v) + 4))\" text-anchor=\"end\">\(Self.tickLabel(v))</text>\n"
         }
         for w in workerValues {
             out += "<text x=\"\(f(x(Double(w))))\" y=\"\(top + plotH + 18)\" text-anchor=\"middle\">\(w)</text>\n"
@@ -73,6 +73,14 @@ struct ScalingChart {
             out += "<text x=\"\(left + plotW + 38)\" y=\"\(ly + 1)\">\(escape(runtime.title))</text>\n"
         }
         return out + "</svg>\n"
+    }
+
+    /// A tick value without trailing zeros (12.5, 25, 0.25).
+    static func tickLabel(_ v: Double) -> String {
+        var text = String(format: "%.3f", v)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 
     /// The smallest 1, 2, 2.5 or 5 × 10^k at or above `v`, so axis ticks are round.

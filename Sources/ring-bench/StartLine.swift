@@ -1,16 +1,5 @@
-import CConcurrencyKit
 import Foundation
 import Synchronization
-
-/// Waits a little: spins first, then yields the CPU. On a 2-core machine a pure spin
-/// starves the very thread it waits for (a preempted producer or consumer).
-struct Backoff {
-    private var spins = 0
-    mutating func pause() {
-        spins += 1
-        if spins < 64 { ckshim_stall() } else { sched_yield(); spins = 0 }
-    }
-}
 
 /// A start line for `parties` threads: all spin until the last arrives, so producers start
 /// together and thread creation stays out of the timed part.

@@ -109,10 +109,10 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case (.fanin, .headline): 500_000
         case (.ring, .full), (.mailbox, .full), (.fanin, .full): 2_000_000
         case (.pingpong, .quick): 10_000
-        case (.pingpong, .headline): 50_000
+        case (.pingpong, .headline): 30_000
         case (.pingpong, .full): 200_000
         case (.threadring, .quick): 50_000
-        case (.threadring, .headline): 200_000
+        case (.threadring, .headline): 100_000
         case (.threadring, .full): 1_000_000
         case (.spawn, .quick): 20_000
         case (.spawn, .headline): 100_000
