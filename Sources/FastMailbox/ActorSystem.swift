@@ -134,6 +134,8 @@ public final class ActorSystem: Sendable {
     /// Messages taken out of mailboxes and held by their actors (stash, unstashed and not
     /// yet handled): part of `left` at shutdown. Changed by turns (rarely), relaxed.
     let heldBack = Atomic<Int>(0)
+    /// The timeouts of pending asks (one Dispatch timer for the system).
+    let askTimer = AskTimer()
     /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
     let outstandingAsks = Atomic<Int>(0)
     private let registry = Lock<Registry>(Registry())
@@ -481,7 +483,7 @@ public final class ActorSystem: Sendable {
                 registry.singletons = [:]
             }
             if report.isBalanced && report.actorsNotStopped == 0 && workersNotStopped == 0 {
-                logger.info("actor system shut down", metadata: ["shutdown/report": "\(report)"])
+                logger.debug("actor system shut down", metadata: ["shutdown/report": "\(report)"])
             } else {
                 logger.warning("actor system shut down with work left", metadata: ["shutdown/report": "\(report)"])
             }

@@ -10,10 +10,11 @@
 // The request itself dead-lettered (the actor stopped before handling it) fails the ask
 // at once with `recipientStopped`: ActorSystem.publishDeadLetter looks for a pending
 // promise inside a dead-lettered message (only while asks are outstanding).
-// Memory ordering: the continuation and timer are stored before the timer is activated
-// and the request is sent (Dispatch's activation and the send's ring release order them
-// before any reader); the CAS (acq_rel) makes the winner the only thread that touches
-// them afterwards. The winner cancels the timer, so an answered ask holds no memory.
+// Timeouts: the system's AskTimer (one Dispatch timer for all asks; see AskTimer.swift).
+// Memory ordering: the continuation is stored before the ask is added to the timer (its
+// lock) and the request is sent (the send's ring release), which order it before any
+// reader; the CAS (acq_rel) makes the winner the only thread that touches it afterwards.
+// The winner removes the ask from the timer, so an answered ask holds no memory.
 
 import Dispatch
 import MNScheduler
@@ -45,7 +46,7 @@ protocol AskFailing: AnyObject, Sendable {
     func failBecauseRequestDeadLettered()
 }
 
-final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, @unchecked Sendable {
+final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTimingOut, @unchecked Sendable {
     // @unchecked: `continuation` and `timer` are written before the request is published
     // and afterwards only by the CAS winner (see file comment).
     static var pending: UInt8 { 0 }
@@ -59,12 +60,13 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, @unchecke
     let target: String
     let state = Atomic<UInt8>(0)
     var continuation: CheckedContinuation<Reply, any Error>?
-    /// The timeout timer; cancelled (and so released at once) by whoever resolves the ask.
-    var timer: (any DispatchSourceTimer)?
+    /// The timeout, as AskTimer's deadline; nil: no timeout.
+    let timeout: Duration
 
-    init(system: ActorSystem, target: String) {
+    init(system: ActorSystem, target: String, timeout: Duration) {
         self.system = system
         self.target = target
+        self.timeout = timeout
         self.id = system.nextActorID()
         self.requestID = askRequestIDs.wrappingAdd(1, ordering: .relaxed).newValue
     }
@@ -104,11 +106,14 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, @unchecke
         fail(.recipientStopped(requestID: requestID, recipient: target))
     }
 
-    /// The winner's bookkeeping: the timer is cancelled (Dispatch releases its handler, and
-    /// so this promise, now rather than at the deadline) and the system's count drops.
+    func timeOut() {
+        fail(.timedOut(requestID: requestID, recipient: target, after: timeout))
+    }
+
+    /// The winner's bookkeeping: the ask leaves the system's AskTimer (which releases this
+    /// promise now, not at the deadline) and the count of outstanding asks drops.
     private func resolved() {
-        timer?.cancel()
-        timer = nil
+        system.askTimer.remove(id: requestID)
         system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
     }
 }
@@ -135,20 +140,15 @@ extension ActorRef {
         guard let system = (recipient as? AnyActorCell)?.system ?? (recipient as? RouterSystemProviding)?.routerSystem else {
             preconditionFailure("ask on a ref without an actor system")
         }
-        let promise = AskPromise<Reply>(system: system, target: name)
+        let promise = AskPromise<Reply>(system: system, target: name, timeout: timeout)
         defer { threadSanitizerAcquire(promise) }
         return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
             promise.continuation = continuation
             system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
             let nanoseconds = timeout.saturatingNanoseconds
             if nanoseconds < AskPromise<Reply>.noTimeoutThreshold {
-                let timer = DispatchSource.makeTimerSource(queue: .global())
-                timer.setEventHandler { [promise] in
-                    promise.fail(.timedOut(requestID: promise.requestID, recipient: promise.target, after: timeout))
-                }
-                timer.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)))
-                promise.timer = timer
-                timer.activate()
+                system.askTimer.add(promise, id: promise.requestID,
+                                    deadline: timeout.saturatingDeadline(from: DispatchTime.now().uptimeNanoseconds))
             }
             let message = makeMessage(ActorRef<Reply>(promise))
             if !recipient.deliver(message) {

@@ -23,7 +23,7 @@ enum AllocationGate {
 
     /// Allocations per tell on the sending thread plus per received message on the worker.
     static func tellReceive() -> Double {
-        let system = Blocking.system(workers: 1)
+        let system = Blocking.system(workers: 1, detectBlocking: false)
         defer { _ = system.shutdown() }
         let latch = Latch(1)
         let box = ResultBox<(first: UInt64, last: UInt64)>()
@@ -41,7 +41,7 @@ enum AllocationGate {
 
     /// Allocations per ask, caller and echo actor on the one worker thread.
     static func ask() -> Double {
-        let system = Blocking.system(workers: 1)
+        let system = Blocking.system(workers: 1, detectBlocking: false)
         defer { _ = system.shutdown() }
         let echo = try! system.spawn { (request: AskWorkload.Request, _: ActorContext<AskWorkload.Request>) in
             if case .echo(let n, let replyTo) = request { replyTo.tell(n) }
@@ -57,7 +57,7 @@ enum AllocationGate {
 
     /// Allocations per spawned actor and its first message, spawned by an actor.
     static func spawn() -> Double {
-        let system = Blocking.system(workers: 1)
+        let system = Blocking.system(workers: 1, detectBlocking: false)
         defer { _ = system.shutdown(timeout: .seconds(60)) }
         let remaining = Latch(operations), done = Latch(1)
         let box = ResultBox<UInt64>()

@@ -18,9 +18,12 @@ enum Blocking {
     }
 
     /// An actor system with its own `workers`-worker scheduler.
-    static func system(workers: Int) -> ActorSystem {
+    /// `detectBlocking: false` turns off MNScheduler's blocked-turn detection, so no spare
+    /// thread ever joins (the allocation gate counts on one thread).
+    static func system(workers: Int, detectBlocking: Bool = true) -> ActorSystem {
         var configuration = SchedulerConfiguration()
         configuration.workers = workers
+        if !detectBlocking { configuration.blockingThresholdMilliseconds = 0 }
         do {
             return try ActorSystem(name: "ring-bench", configuration: configuration)
         } catch {

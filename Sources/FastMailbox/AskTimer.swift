@@ -1,0 +1,116 @@
+// AskTimer — the timeouts of one system's pending asks, on one Dispatch timer.
+//
+// A timer per ask (a DispatchSource) cost about four allocations per ask and a kernel
+// timer each; here every pending ask is an entry in a dictionary (request id → promise)
+// and a min-heap of (deadline, request id), under one short lock, and a single
+// DispatchSource fires at the earliest deadline. An answered ask removes its dictionary
+// entry at once (so the promise is freed now, not at its deadline); its heap entry (16
+// bytes) is skipped when it comes up, and the heap is rebuilt from the dictionary when
+// stale entries outnumber live ones, so memory follows the asks still pending.
+// The timer's handler fails the expired asks outside the lock (AskPromise.fail resumes a
+// continuation). The Dispatch timer is re-armed only under the lock, so the deadline it
+// is set for is always the heap's minimum (or later than a removed entry's: a wasted fire). Thread-safety: every method from any thread.
+
+import Dispatch
+import MNScheduler
+
+final class AskTimer: @unchecked Sendable {
+    // @unchecked: `state` is under its lock; `source` is a DispatchSource, whose schedule
+    // and cancel are thread-safe (we call schedule only under the lock, so the armed
+    // deadline and the heap's minimum never disagree).
+    private struct State {
+        var pending: [UInt64: any AskTimingOut] = [:]
+        var heap: [(deadline: UInt64, id: UInt64)] = []
+        /// The deadline the Dispatch timer is set for (`.max`: not armed).
+        var armedFor: UInt64 = .max
+    }
+
+    private let state = Lock<State>(State())
+    private let source: any DispatchSourceTimer
+
+    init() {
+        source = DispatchSource.makeTimerSource(queue: .global())
+        source.setEventHandler { [weak self] in self?.fire() }
+        source.activate()
+    }
+
+    deinit {
+        source.cancel()
+    }
+
+    /// Starts timing `promise` out at `deadline` (uptime nanoseconds).
+    func add(_ promise: any AskTimingOut, id: UInt64, deadline: UInt64) {
+        state.withLock { state in
+            state.pending[id] = promise
+            state.heap.append((deadline, id))
+            siftUp(&state.heap, state.heap.count - 1)
+            guard deadline < state.armedFor else { return }
+            state.armedFor = deadline
+            source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
+        }
+    }
+
+    /// The ask ended (replied or failed): forget it now.
+    func remove(id: UInt64) {
+        state.withLock { state in
+            guard state.pending.removeValue(forKey: id) != nil else { return }
+            if state.heap.count > 1_024, state.heap.count > 2 * state.pending.count { rebuild(&state) }
+        }
+    }
+
+    /// Asks waiting for a reply or a timeout (a snapshot).
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    private func fire() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let expired: [any AskTimingOut] = state.withLock { state in
+            var expired: [any AskTimingOut] = []
+            while let top = state.heap.first, top.deadline <= now {
+                popMin(&state.heap)
+                if let promise = state.pending.removeValue(forKey: top.id) { expired.append(promise) }
+            }
+            state.armedFor = state.heap.first?.deadline ?? .max
+            if let next = state.heap.first?.deadline {
+                source.schedule(deadline: DispatchTime(uptimeNanoseconds: next), leeway: .milliseconds(1))
+            }
+            return expired
+        }
+        for promise in expired { promise.timeOut() }
+    }
+
+    private func rebuild(_ state: inout State) {
+        var live = state.heap.filter { state.pending[$0.id] != nil }
+        live.sort { $0.deadline < $1.deadline }  // a sorted array is a valid min-heap
+        state.heap = live
+    }
+
+    private func siftUp(_ heap: inout [(deadline: UInt64, id: UInt64)], _ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private func popMin(_ heap: inout [(deadline: UInt64, id: UInt64)]) {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+/// A pending ask the timer can time out (AskPromise).
+protocol AskTimingOut: AnyObject, Sendable {
+    func timeOut()
+}
