@@ -28,6 +28,7 @@ struct Cell: Hashable, Codable, Sendable {
         case .fanin: return FanInWorkload.run(self)
         case .spawn: return SpawnWorkload.run(self)
         case .parallel: return ParallelWorkload.run(self)
+        case .blocking: return BlockingWorkload.run(self)
         case .ask: return AskWorkload.run(self)
         case .skynet: return SkynetWorkload.run(self)
         case .chameneos: return ChameneosWorkload.run(self)

@@ -3,7 +3,7 @@ import ArgumentParser
 /// One benchmark of the suite. Each checks its own result and refuses to report a figure
 /// when the check fails; Benchmarks/README.md explains each and how to read it.
 enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
-    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet, chameneos
+    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet, chameneos, blocking
 
     /// The workloads of the no-argument headline table (about a minute on 2 cores).
     static let headline: [Workload] = [.pingpong, .threadring, .fanin, .spawn, .parallel, .ask, .skynet]
@@ -21,6 +21,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .ask: "request–reply latency (HdrHistogram p50/p90/p99/p99.9), caller inside or outside the pool; checks every reply"
         case .skynet: "a tree of actors, 10 children each, N leaves summing 0..<N; checks the sum"
         case .chameneos: "many-to-many: 100 chameneos pair up through one mall for N meetings; checks 2·N meetings and that all stopped"
+        case .blocking: "16 actors × N messages, every 20th makes a 1 ms blocking call: detection off / 10 ms / 1 ms / blocking {}, vs Swift actors; checks every count"
         }
     }
 
@@ -33,6 +34,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .ask: [.fastmailbox, .mnActor, .swift, .dispatch, .go]
         case .skynet: [.fastmailbox, .mnActor, .swift, .go]
         case .chameneos: [.fastmailbox, .dispatch, .go]
+        case .blocking: [.fastmailbox, .swift]
         }
     }
 
@@ -42,6 +44,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// to Swift's default pool, Dispatch or Go, which have one pool for callers and actors.
     func applies(to runtime: Runtime, variant: Variant) -> Bool {
         if self == .ask, variant.parameter == 1 { return [.fastmailbox, .mnActor].contains(runtime) }
+        if self == .blocking, variant.parameter != 1 { return runtime == .fastmailbox }
         return runtimes.contains(runtime)
     }
 
@@ -51,7 +54,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// What one operation is, for table headers.
     var operationName: String {
         switch self {
-        case .ring, .mailbox, .fanin, .parallel: "msgs"
+        case .ring, .mailbox, .fanin, .parallel, .blocking: "msgs"
         case .chameneos: "meetings"
         case .pingpong: "round trips"
         case .threadring: "hops"
@@ -82,6 +85,8 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
             "No Swift-actor column: an awaited call cannot wait for a partner without hand-written continuations. Go: the mall is a goroutine reading one unbuffered channel; each chameneo has its own."
         case .ring:
             "Raw ring: producers retry a full enqueue with backoff. Go: a channel buffered to --capacity."
+        case .blocking:
+            "Swift actors (default executor) run in the detection-on row only: their cooperative pool has no detection or blocking section to switch. Rows differ only in MN_BLOCKING_THRESHOLD_MS (0 = off) and whether the call is wrapped in blocking {}."
         }
     }
 
@@ -98,6 +103,8 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .pingpong: [Variant(name: "1 pair", parameter: 1)]
         case .spawn, .skynet: [Variant(name: "", parameter: 0)]
         case .chameneos: [Variant(name: "100 chameneos", parameter: 100)]
+        case .blocking: [Variant(name: "detection off", parameter: 0), Variant(name: "detection on (10 ms)", parameter: 1),
+                         Variant(name: "detection at 1 ms", parameter: 3), Variant(name: "blocking {}", parameter: 2)]
         }
     }
 
@@ -129,6 +136,9 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case (.chameneos, .quick): 10_000
         case (.chameneos, .headline): 100_000
         case (.chameneos, .full): 200_000
+        case (.blocking, .quick): 200
+        case (.blocking, .headline): 1_000
+        case (.blocking, .full): 4_000
         }
     }
 }
