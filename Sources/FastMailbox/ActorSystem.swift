@@ -143,6 +143,8 @@ public final class ActorSystem: Sendable {
     /// Private one-worker systems of dedicated actors (see ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``),
     /// shut down with this one.
     let dedicatedSystems = Lock<[ActorSystem]>([])
+    /// The private system of main-thread actors, made on first use (ActorSystem+MainThread).
+    let mainThreadSystemStorage = Lock<ActorSystem?>(nil)
     /// Typed registry for non-actor services (see ``ServiceRegistry``).
     public let services = ServiceRegistry()
 
@@ -185,6 +187,17 @@ public final class ActorSystem: Sendable {
         self.name = name
         self.scheduler = scheduler
         self.ownsScheduler = false
+        self.defaultSupervisor = defaultSupervisor
+        self.logger = ActorSystem.systemLogger(logger, name: name)
+    }
+
+    /// A system on `scheduler` that shuts it down with itself when `ownsScheduler` (the
+    /// private system of main-thread actors).
+    init(name: String, scheduler: Scheduler, ownsScheduler: Bool, defaultSupervisor: SupervisorStrategy,
+         logger: Logger = Logger(label: "fastmailbox")) {
+        self.name = name
+        self.scheduler = scheduler
+        self.ownsScheduler = ownsScheduler
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
     }

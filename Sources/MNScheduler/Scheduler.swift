@@ -127,7 +127,12 @@ public final class Scheduler: Sendable {
     let gate: SchedulerGate
 
     /// Worker threads to join, and whether shutdown completed. Taken by shutdown() only.
-    private let lifecycle = Lock<(threads: [pthread_t], finished: Bool)>(([], false))
+    private let lifecycle = Lock<(threads: [(worker: Int, thread: pthread_t)], finished: Bool)>(([], false))
+    /// Workers 0..<donatedWorkers get no thread of their own: a thread donates itself with
+    /// ``runDonatedWorker()`` (the main thread, for main-thread actors).
+    public let donatedWorkers: Int
+    /// Donated workers claimed so far (any thread; each index is claimed once).
+    private let donationsClaimed = Atomic<Int>(0)
 
     /// Runs `Task`s on this scheduler's workers: pass it to `Task(executorPreference:)` or
     /// `withTaskExecutorPreference`. Awaited calls to actors on an `MNSerialExecutor` of the
@@ -139,8 +144,18 @@ public final class Scheduler: Sendable {
     /// Values set in `configuration` win over MN_* environment variables, which win over the
     /// defaults. Throws `SchedulerConfigurationError` naming the variable, the value and the
     /// allowed range when any value (code or environment) is malformed or out of range.
-    public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) throws(SchedulerConfigurationError) {
+    ///
+    /// `donatedWorkers` (0 by default, at most the worker count): that many workers get no
+    /// thread of their own; their loops run only on threads that call
+    /// ``runDonatedWorker()`` — the way to put a worker on the main thread.
+    public init(configuration: SchedulerConfiguration = SchedulerConfiguration(),
+                donatedWorkers: Int = 0) throws(SchedulerConfigurationError) {
         let resolved = try configuration.resolved()
+        guard (0...resolved.workers).contains(donatedWorkers) else {
+            throw SchedulerConfigurationError(variable: "Scheduler.init(donatedWorkers:)", value: String(donatedWorkers),
+                                              allowed: "an integer in 0...\(resolved.workers) (the worker count)")
+        }
+        self.donatedWorkers = donatedWorkers
         self.resolvedConfiguration = resolved
         self.id = nextSchedulerID.wrappingAdd(1, ordering: .relaxed).oldValue
         let id = self.id
@@ -157,8 +172,8 @@ public final class Scheduler: Sendable {
     }
 
     private func startThreads() {
-        var threads: [pthread_t] = []
-        for index in workers.indices {
+        var threads: [(worker: Int, thread: pthread_t)] = []
+        for index in workers.indices.dropFirst(donatedWorkers) {
             let context = Unmanaged.passRetained(WorkerThreadContext(scheduler: self, index: index)).toOpaque()
             var thread = pthread_t()
             let rc = pthread_create(&thread, nil, { raw in
@@ -168,9 +183,23 @@ public final class Scheduler: Sendable {
                 return nil
             }, context)
             precondition(rc == 0, "MNScheduler: pthread_create failed for worker \(index) (errno \(rc))")
-            threads.append(thread)
+            threads.append((index, thread))
         }
         lifecycle.withLock { $0.threads = threads }
+    }
+
+    /// Runs one of the donated workers (see `init(configuration:donatedWorkers:)`) on the
+    /// calling thread until the scheduler shuts down, then returns true; returns false at
+    /// once when every donated worker is already claimed. Call it from the thread that must
+    /// run those turns — on Linux, the main thread, in place of `dispatchMain()`. Traps
+    /// when called from one of this scheduler's workers.
+    @discardableResult
+    public func runDonatedWorker() -> Bool {
+        precondition(!isCurrentThreadWorker, "Scheduler.runDonatedWorker() called from one of its own workers")
+        let index = donationsClaimed.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        guard index < donatedWorkers else { return false }
+        workers[index].run(pin: false, nameThread: false)  // a donated thread keeps its affinity and name
+        return true
     }
 
     /// The process-wide scheduler, created on first use from the environment (MN_*).
@@ -244,7 +273,7 @@ public final class Scheduler: Sendable {
                   monotonicNanoseconds() < deadline {
                 usleep(200)
             }
-            for (index, thread) in life.threads.enumerated() {
+            for (index, thread) in life.threads {
                 if workers[index].hasExited.load(ordering: .acquiring) {
                     pthread_join(thread, nil)
                 } else {

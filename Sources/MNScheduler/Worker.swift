@@ -140,10 +140,12 @@ final class Worker: @unchecked Sendable {
     /// Takes the next slot's unit (owner).
     @inline(__always) func takeNextSlot() -> UnsafeMutableRawPointer? { shared.takeNextSlot() }
 
-    func run(pin: Bool) {
+    /// `nameThread: false` for a donated thread (the main thread keeps its name: it is the
+    /// process's name in `ps`).
+    func run(pin: Bool, nameThread: Bool = true) {
         pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(currentWorkerKey, nil) }
-        _ = ckshim_set_thread_name("mn-worker-\(index)")
+        if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
             if count > 0 {
