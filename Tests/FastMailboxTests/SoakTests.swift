@@ -189,11 +189,15 @@ func runOnThreadsAsync(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
     }
 }
 
-/// Bytes malloc has handed out and not had back, from glibc's malloc_info (found with dlsym:
+/// Bytes malloc has handed out and not had back, from glibc's malloc_trim + malloc_info (found with dlsym:
 /// <malloc.h> is not part of the Glibc module): the arenas' current size minus their free
 /// chunks, plus mmapped blocks. nil when unavailable (meaningless under sanitizers anyway).
 func heapInUse() -> Int? {
     typealias MallocInfo = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
+    // First give back what free() kept at the top of each arena (malloc_trim trims them all),
+    // so the figure is what is allocated, not what glibc holds for reuse.
+    typealias MallocTrim = @convention(c) (Int) -> Int32
+    if let trim = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(trim, to: MallocTrim.self)(0) }
     guard let symbol = dlsym(nil, "malloc_info") else { return nil }  // RTLD_DEFAULT
     let mallocInfo = unsafeBitCast(symbol, to: MallocInfo.self)
     var buffer: UnsafeMutablePointer<CChar>?
