@@ -16,7 +16,7 @@ final class CapturedLogs: Sendable {
         var message: String
         var metadata: [String: String]
     }
-    private let records = Mutex<[Record]>([])
+    private let records = Lock<[Record]>([])  // not Mutex: TSan cannot see its futex
     var all: [Record] { records.withLock { $0 } }
     func append(_ record: Record) { records.withLock { $0.append(record) } }
 
@@ -166,7 +166,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         func record(_ value: Int64) { self.value.store(value, ordering: .relaxed) }
         func record(_ value: Double) { self.value.store(Int64(value), ordering: .relaxed) }
     }
-    private let handlers = Mutex<[String: Handler]>([:])
+    private let handlers = Lock<[String: Handler]>([:])
 
     func value(_ label: String, _ dimensions: [(String, String)] = [("system", "fastmailbox")]) -> Int64? {
         handlers.withLock { $0[key(label, dimensions)]?.value.load(ordering: .relaxed) }
