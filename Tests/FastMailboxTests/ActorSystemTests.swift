@@ -1,4 +1,5 @@
 import Testing
+import Logging
 import Foundation
 import Synchronization
 @testable import FastMailbox
@@ -23,10 +24,13 @@ final class Probe<T: Sendable>: Sendable {
     var count: Int { storage.withLock { $0.count } }
 }
 
+/// A system for one test: `workers` workers and a silent logger (supervisor warnings from
+/// tests that throw on purpose would flood the CI log; the logging tests use their own).
 func makeSystem(workers: Int = 2) throws -> ActorSystem {
     var configuration = SchedulerConfiguration()
     configuration.workers = workers
-    return try ActorSystem(configuration: configuration)
+    return try ActorSystem(configuration: configuration,
+                           logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
 }
 
 @Suite("ActorSystem", .serialized) struct ActorSystemTests {
