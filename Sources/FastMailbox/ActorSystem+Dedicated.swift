@@ -11,6 +11,24 @@
 import MNScheduler
 
 extension ActorSystem {
+    /// One worker, nothing else ever runs there: no blocked-turn detection, no spares.
+    static var privateOneWorkerConfiguration: SchedulerConfiguration {
+        SchedulerConfiguration(workers: 1, spinCount: 0, blockingThresholdMilliseconds: 0, maxBlockingThreads: 0,
+                               readsEnvironment: false)
+    }
+
+    /// Keeps a private system (dedicated or main-thread actors) to shut it down with this
+    /// one; false (and the private system shut down) once this one is shutting down.
+    func adoptPrivateSystem(_ system: ActorSystem) -> Bool {
+        let adopted = dedicatedSystems.withLock { systems -> Bool in
+            if isShuttingDown { return false }
+            systems.append(system)
+            return true
+        }
+        if !adopted { system.shutdown(timeout: .zero) }
+        return adopted
+    }
+
     /// Spawns an event actor on a dedicated OS thread: every turn of it — `preStart`,
     /// each `receive`, `postStop` — runs on that one thread, and nothing else does.
     ///
@@ -31,24 +49,15 @@ extension ActorSystem {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let configuration = SchedulerConfiguration(
-            workers: 1, spinCount: 0, blockingThresholdMilliseconds: 0, maxBlockingThreads: 0, readsEnvironment: false)
         let system: ActorSystem
         do {
-            system = try ActorSystem(name: "\(self.name)/\(name ?? "dedicated")", configuration: configuration,
-                                     defaultSupervisor: supervisor ?? defaultSupervisor)
+            system = try ActorSystem(name: "\(self.name)/\(name ?? "dedicated")",
+                                     configuration: ActorSystem.privateOneWorkerConfiguration,
+                                     defaultSupervisor: supervisor ?? defaultSupervisor, logger: logger)
         } catch {
             preconditionFailure("a fixed one-worker configuration was refused: \(error)")
         }
-        let adopted = dedicatedSystems.withLock { systems -> Bool in
-            if isShuttingDown { return false }
-            systems.append(system)
-            return true
-        }
-        guard adopted else {
-            system.shutdown(timeout: .zero)
-            throw .shutDown
-        }
+        guard adoptPrivateSystem(system) else { throw .shutDown }
         return try system.spawn(name: name, mailboxCapacity: mailboxCapacity, factory)
     }
 }

@@ -48,25 +48,15 @@ extension ActorSystem {
         mainThreadSystemStorage.withLock { storage -> ActorSystem? in
             if let storage { return storage }
             guard creating, !isShuttingDown else { return nil }
-            let configuration = SchedulerConfiguration(
-                workers: 1, spinCount: 0, blockingThresholdMilliseconds: 0, maxBlockingThreads: 0, readsEnvironment: false)
             let scheduler: Scheduler
             do {
-                scheduler = try Scheduler(configuration: configuration, donatedWorkers: 1)
+                scheduler = try Scheduler(configuration: ActorSystem.privateOneWorkerConfiguration, donatedWorkers: 1)
             } catch {
                 preconditionFailure("a fixed one-worker configuration was refused: \(error)")
             }
             let system = ActorSystem(name: "\(name)/main-thread", scheduler: scheduler, ownsScheduler: true,
-                                     defaultSupervisor: defaultSupervisor)
-            let adopted = dedicatedSystems.withLock { systems -> Bool in
-                if isShuttingDown { return false }
-                systems.append(system)
-                return true
-            }
-            guard adopted else {
-                system.shutdown(timeout: .zero)
-                return nil
-            }
+                                     defaultSupervisor: defaultSupervisor, logger: logger)
+            guard adoptPrivateSystem(system) else { return nil }
             storage = system
             return system
         }

@@ -181,14 +181,11 @@ public final class ActorSystem: Sendable {
 
     /// Creates a system on an existing scheduler (shared with other systems or executors;
     /// this system's shutdown then does not shut it down).
-    public init(name: String = "fastmailbox", scheduler: Scheduler,
+    public convenience init(name: String = "fastmailbox", scheduler: Scheduler,
                 defaultSupervisor: SupervisorStrategy = .default,
                 logger: Logger = Logger(label: "fastmailbox")) {
-        self.name = name
-        self.scheduler = scheduler
-        self.ownsScheduler = false
-        self.defaultSupervisor = defaultSupervisor
-        self.logger = ActorSystem.systemLogger(logger, name: name)
+        self.init(name: name, scheduler: scheduler, ownsScheduler: false, defaultSupervisor: defaultSupervisor,
+                  logger: logger)
     }
 
     /// A system on `scheduler` that shuts it down with itself when `ownsScheduler` (the
