@@ -261,10 +261,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: AnyActorCell hooks
 
     override final func closeMailbox() { mailbox.markClosed() }
-    override final var overflowCount: Int { mailbox.overflowAppends }
+    override final var userQueue: MPSCQueue? { mailbox }
     override final var userMailboxDepth: Int { mailbox.approximateCount }
-    override final var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
-    override final var retiredAcceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) }
 
     final var selfRef: ActorRef<Message> {
         if let ref = typedExtras?.selfRef { return ref }

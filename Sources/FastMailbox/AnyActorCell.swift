@@ -324,16 +324,22 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// other actors, to the system) no longer keep anything alive: the cell is a stub.
     func releaseInstance() {}
 
-    // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
+    // MARK: counts of the user mailbox (any thread; snapshots)
 
-    /// Messages ever accepted by the user mailbox (taken out + still inside): a snapshot.
-    var acceptedCount: Int { 0 }
+    /// Messages ever accepted by the user mailbox (taken out + still inside).
+    final var acceptedCount: Int {
+        userQueue.map { $0.dequeuedCount.load(ordering: .relaxed) + $0.approximateCount } ?? 0
+    }
     /// The same when the cell leaves the registry (drained: taken out only; a message still
     /// being inserted then is counted when it is dead-lettered).
-    var retiredAcceptedCount: Int { 0 }
+    final var retiredAcceptedCount: Int { userQueue?.dequeuedCount.load(ordering: .relaxed) ?? 0 }
+    /// Sends that went to the user mailbox's overflow list.
+    final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
 
-    /// Sends that went to the user mailbox's overflow list (thread-safe; a snapshot).
-    var overflowCount: Int { 0 }
+    // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
+
+    /// The user mailbox (nil for cells without one: a pool's router).
+    var userQueue: MPSCQueue? { nil }
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
     /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed

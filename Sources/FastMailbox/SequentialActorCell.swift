@@ -351,9 +351,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
-    override var overflowCount: Int { mailbox.overflowAppends }
-    override var acceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) + mailbox.approximateCount }
-    override var retiredAcceptedCount: Int { mailbox.dequeuedCount.load(ordering: .relaxed) }
+    override var userQueue: MPSCQueue? { mailbox }
 }
 
 /// Why a parked receive was resumed.

@@ -48,8 +48,7 @@ extension Worker {
         shared.stalled.store(true, ordering: .releasing)
         core.blockingNow.wrappingAdd(1, ordering: .relaxed)
         var moved: [UnsafeMutableRawPointer] = []
-        if let unit = takeNextSlot() { moved.append(unit) }
-        while let unit = local.pop() { moved.append(unit) }
+        giveAwayQueued { moved.append($0) }
         if core.closed.load(ordering: .acquiring) {
             for unit in moved { core.handOver(unit) }  // shut down: the after-close path
             return

@@ -168,9 +168,12 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Leaving the loop: what this worker still holds goes to the hand-back (file comment).
-    private func handOverLeftovers() {
-        if let unit = takeNextSlot() { core.handOver(unit) }
-        while let unit = local.pop() { core.handOver(unit) }
+    private func handOverLeftovers() { giveAwayQueued(to: core.handOver) }
+
+    /// Hands the next slot's unit, then every local one, to `receiver` (owner only).
+    func giveAwayQueued(to receiver: (UnsafeMutableRawPointer) -> Void) {
+        if let unit = takeNextSlot() { receiver(unit) }
+        while let unit = local.pop() { receiver(unit) }
     }
 
     /// A spare thread's loop: run queued work (own queue, injection, stalled workers'
@@ -191,8 +194,7 @@ final class Worker: @unchecked Sendable {
             if idleSince == 0 { idleSince = now } else if now - idleSince >= idleLimit { break }
             usleep(200)
         }
-        if let unit = takeNextSlot() { retireHandOver(unit) }
-        while let unit = local.pop() { retireHandOver(unit) }
+        giveAwayQueued(to: retireHandOver)
         local.deallocate()
     }
 

@@ -40,36 +40,16 @@ enum SpawnWorkload {
         let tally = Tally(total: count)
         switch cell.runtime {
         case .fastmailbox:
-            let system = Blocking.system(workers: cell.workers)
-            defer { _ = system.shutdown(timeout: .seconds(60)) }
-            var refs: [ActorRef<Int>] = []
-            refs.reserveCapacity(count)
-            let base = Baseline()
-            let t0 = Clock.now()
-            for i in 0..<count {
-                let ref = try! system.spawn { (value: Int, _: ActorContext<Int>) in tally.receive(value) }
-                ref.tell(i)
-                refs.append(ref)
+            return fastMailboxActors(count: count, tally: tally, workers: cell.workers) { system in
+                try! system.spawn { (value: Int, _: ActorContext<Int>) in tally.receive(value) }
             }
-            let finished = tally.latch.wait()
-            return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
         case .sequential:
-            let system = Blocking.system(workers: cell.workers)
-            defer { _ = system.shutdown(timeout: .seconds(60)) }
-            var refs: [ActorRef<Int>] = []
-            refs.reserveCapacity(count)
-            let base = Baseline()
-            let t0 = Clock.now()
-            for i in 0..<count {
-                let ref = try! system.spawnSequential { (inbox: Inbox<Int>) in
+            return fastMailboxActors(count: count, tally: tally, workers: cell.workers) { system in
+                try! system.spawnSequential { (inbox: Inbox<Int>) in
                     tally.receive(try await inbox.receive())
                     for await _ in inbox {}  // stay alive until shutdown
                 }
-                ref.tell(i)
-                refs.append(ref)
             }
-            let finished = tally.latch.wait()
-            return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
         case .mnActor:
             let scheduler = Blocking.scheduler(workers: cell.workers)
             defer { scheduler.shutdown() }
@@ -93,6 +73,25 @@ enum SpawnWorkload {
         default:
             return .failed("spawn has no \(cell.runtime) implementation")
         }
+    }
+
+    /// FastMailbox event or sequential actors: `count` spawned by `spawn`, one tell each, all
+    /// kept alive until the run is timed and measured.
+    static func fastMailboxActors(count: Int, tally: Tally, workers: Int,
+                       spawn: (ActorSystem) -> ActorRef<Int>) -> RunOutcome {
+        let system = Blocking.system(workers: workers)
+        defer { _ = system.shutdown(timeout: .seconds(60)) }
+        var refs: [ActorRef<Int>] = []
+        refs.reserveCapacity(count)
+        let base = Baseline()
+        let t0 = Clock.now()
+        for i in 0..<count {
+            let ref = spawn(system)
+            ref.tell(i)
+            refs.append(ref)
+        }
+        let finished = tally.latch.wait()
+        return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
     }
 
     static func native<A: SpawnedActor>(count: Int, tally: Tally, caller: (any TaskExecutor)?,

@@ -43,33 +43,19 @@ enum ThreadRingWorkload {
         let hops = cell.size
         switch cell.runtime {
         case .fastmailbox:
-            let system = Blocking.system(workers: cell.workers)
-            defer { _ = system.shutdown() }
-            let tally = Tally(), ring = Ring<ActorRef<Int>>()
-            for index in 0..<actors {
-                ring.refs.append(try! system.spawn { (token: Int, _: ActorContext<Int>) in
+            return fastMailboxRing(hops: hops, workers: cell.workers) { system, index, tally, ring in
+                try! system.spawn { (token: Int, _: ActorContext<Int>) in
                     if tally.receive(at: index, token: token) { ring.next(after: index).tell(token - 1) }
-                })
+                }
             }
-            let t0 = Clock.now()
-            ring.refs[0].tell(hops)
-            let finished = tally.latch.wait()
-            return .timed(since: t0, operations: hops, check: tally.check(hops: hops, finished: finished))
         case .sequential:
-            let system = Blocking.system(workers: cell.workers)
-            defer { _ = system.shutdown() }
-            let tally = Tally(), ring = Ring<ActorRef<Int>>()
-            for index in 0..<actors {
-                ring.refs.append(try! system.spawnSequential { (inbox: Inbox<Int>) in
+            return fastMailboxRing(hops: hops, workers: cell.workers) { system, index, tally, ring in
+                try! system.spawnSequential { (inbox: Inbox<Int>) in
                     for await token in inbox {
                         if tally.receive(at: index, token: token) { ring.next(after: index).tell(token - 1) }
                     }
-                })
+                }
             }
-            let t0 = Clock.now()
-            ring.refs[0].tell(hops)
-            let finished = tally.latch.wait()
-            return .timed(since: t0, operations: hops, check: tally.check(hops: hops, finished: finished))
         case .mnActor:
             let scheduler = Blocking.scheduler(workers: cell.workers)
             defer { scheduler.shutdown() }
@@ -91,6 +77,20 @@ enum ThreadRingWorkload {
         default:
             return .failed("threadring has no \(cell.runtime) implementation")
         }
+    }
+
+    /// FastMailbox event or sequential actors in a ring of `actors`, each made by `spawn`
+    /// (given its index, the tally and the ring to pass the token on).
+    static func fastMailboxRing(hops: Int, workers: Int,
+                                spawn: (ActorSystem, Int, Tally, Ring<ActorRef<Int>>) -> ActorRef<Int>) -> RunOutcome {
+        let system = Blocking.system(workers: workers)
+        defer { _ = system.shutdown() }
+        let tally = Tally(), ring = Ring<ActorRef<Int>>()
+        for index in 0..<actors { ring.refs.append(spawn(system, index, tally, ring)) }
+        let t0 = Clock.now()
+        ring.refs[0].tell(hops)
+        let finished = tally.latch.wait()
+        return .timed(since: t0, operations: hops, check: tally.check(hops: hops, finished: finished))
     }
 
     static func native<Node: RingNode>(hops: Int, caller: (any TaskExecutor)?, make: (Int, Tally) -> Node) -> RunOutcome {
