@@ -66,6 +66,8 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // scripts/instructions.sh: fixed workloads counted with callgrind (issue 9).
+        .executableTarget(name: "instruction-probe", dependencies: ["FastMailbox"]),
         // Examples: each runs with `swift run <name>` and prints what it did.
         .executableTarget(name: "example-echo", dependencies: ["FastMailbox"], path: "Examples/EchoAsk"),
         .executableTarget(name: "example-ring", dependencies: ["FastMailbox"], path: "Examples/Ring"),

@@ -1,0 +1,109 @@
+// instruction-probe — the fixed workloads scripts/instructions.sh runs under callgrind to
+// count instructions per message (issue 9). Actors are written as a user writes them: event
+// actors, an enum message carrying a reply-to ActorRef. Each run checks its own result and
+// exits non-zero when the check fails, so a count is never taken of a broken run.
+//
+//   instruction-probe <workload> <n>
+//     pingpong    two actors bounce `.ping(k, replyTo:)` until k == n: 2·n messages
+//     threadring  503 actors pass an Int token n hops: n messages
+//     fanin       this thread tells n Ints to one actor with a 32-slot mailbox: n messages
+//     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
+//
+// Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
+// extra messages, so set-up, shutdown and the tool's own start cancel out.
+
+import Dispatch
+import FastMailbox
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum Ping: Sendable { case ping(Int, replyTo: ActorRef<Ping>) }
+
+final class Ponger: EventActor {
+    func receive(_ message: Ping, context: ActorContext<Ping>) {
+        if case .ping(let k, let replyTo) = message { replyTo.tell(.ping(k, replyTo: context.myself)) }
+    }
+}
+
+final class Pinger: EventActor {
+    let n: Int
+    let done: DispatchSemaphore
+    var received = 0
+    init(n: Int, done: DispatchSemaphore) { self.n = n; self.done = done }
+    func receive(_ message: Ping, context: ActorContext<Ping>) {
+        guard case .ping(let k, let replyTo) = message else { return }
+        received += 1
+        if k >= n {
+            if received != n + 1 { fatalError("pingpong: \(received) replies, expected \(n + 1)") }
+            done.signal()
+            return
+        }
+        replyTo.tell(.ping(k + 1, replyTo: context.myself))
+    }
+}
+
+enum RingMessage: Sendable { case next(ActorRef<RingMessage>), token(Int) }
+
+final class RingMember: EventActor {
+    let done: DispatchSemaphore
+    var next: ActorRef<RingMessage>?
+    init(done: DispatchSemaphore) { self.done = done }
+    func receive(_ message: RingMessage, context: ActorContext<RingMessage>) {
+        switch message {
+        case .next(let ref): next = ref
+        case .token(0): done.signal()
+        case .token(let hops): next!.tell(.token(hops - 1))
+        }
+    }
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
+    print("usage: instruction-probe pingpong|threadring|fanin|sequential <n>")
+    exit(2)
+}
+let system = try ActorSystem()
+let done = DispatchSemaphore(value: 0)
+
+switch arguments.first! {
+case "pingpong":
+    let ponger = try system.spawn { Ponger() }
+    let pinger = try system.spawn { Pinger(n: n, done: done) }
+    pinger.tell(.ping(0, replyTo: ponger))
+case "threadring":
+    let members = try (0..<503).map { _ in try system.spawn { RingMember(done: done) } }
+    for (index, member) in members.enumerated() { member.tell(.next(members[(index + 1) % members.count])) }
+    members[0].tell(.token(n))
+case "fanin":
+    let count = Atomic<Int>(0)
+    let expected = Atomic<Int>(0)
+    let sink = try system.spawn(mailboxCapacity: 32) { (value: Int, _) in
+        if value != expected.load(ordering: .relaxed) { fatalError("fanin: got \(value) out of order") }
+        expected.store(value + 1, ordering: .relaxed)
+        if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
+    }
+    for value in 0..<n { sink.tell(value) }
+case "sequential":
+    final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
+    let peerOfA = Peer(), peerOfB = Peer()
+    let a: ActorRef<Int> = try system.spawnSequential { inbox in
+        for await k in inbox {
+            if k >= 2 * n { done.signal(); return }
+            peerOfA.ref!.tell(k + 1)
+        }
+    }
+    let b: ActorRef<Int> = try system.spawnSequential { inbox in
+        for await k in inbox { peerOfB.ref!.tell(k + 1) }
+    }
+    peerOfA.ref = b
+    peerOfB.ref = a
+    a.tell(0)
+default:
+    print("unknown workload \(arguments.first!)")
+    exit(2)
+}
+done.wait()
+let report = system.shutdown()
+if !report.isBalanced { fatalError("books not balanced: \(report)") }

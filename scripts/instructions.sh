@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Instructions per message on the hot path (issue 9), counted by callgrind: deterministic,
+# so this shared machine's noise does not move it. For each workload of instruction-probe,
+# at MN_WORKERS=1, two run lengths; (instructions(long) − instructions(short)) / extra
+# messages is the figure, so start-up and shutdown cancel out. The same difference, per
+# symbol, gives the top symbols per message.
+#
+#   scripts/instructions.sh [--out FILE] [workload …]   (default: all four; FILE default
+#                                                      Benchmarks/results/instructions.md)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=Benchmarks/results/instructions.md
+if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
+workloads=("$@")
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin sequential)
+scripts/bootstrap.sh
+command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
+swift build -c release --product instruction-probe >/dev/null
+probe=.build/release/instruction-probe
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# messages per unit of n: ping-pong and sequential send 2 per round
+per_n() { case $1 in pingpong|sequential) echo 2 ;; *) echo 1 ;; esac; }
+short_n() { case $1 in sequential) echo 20000 ;; *) echo 50000 ;; esac; }
+
+{
+  echo "# Instructions per message"
+  echo
+  echo "\`scripts/instructions.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'),"
+  echo "$(uname -m), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'). callgrind, MN_WORKERS=1: (Ir(2n) − Ir(n)) / extra messages."
+  echo
+  echo "| workload | n | instructions / message |"
+  echo "|---|---:|---:|"
+} > "$tmp/head.md"
+: > "$tmp/tops.md"
+
+for w in "${workloads[@]}"; do
+  n=$(short_n "$w")
+  for len in "$n" "$((2 * n))"; do
+    MN_WORKERS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
+      || { cat "$tmp/$w.$len.log" >&2; echo "instructions: $w $len failed" >&2; exit 1; }
+    callgrind_annotate --threshold=100 "$tmp/$w.$len" 2>/dev/null > "$tmp/$w.$len.txt"
+  done
+  extra=$(( n * $(per_n "$w") ))
+  python3 - "$w" "$n" "$extra" "$tmp/$w.$n.txt" "$tmp/$w.$((2 * n)).txt" "$tmp" <<'PY'
+import re, sys, os
+w, n, extra, a, b, tmp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+def parse(path):
+    total, syms = 0, {}
+    for line in open(path):
+        m = re.match(r'\s*([\d,]+)\s+\([^)]*\)\s+(PROGRAM TOTALS|(\S+?):(\S+))', line)
+        if not m: continue
+        v = int(m.group(1).replace(',', ''))
+        if m.group(2) == 'PROGRAM TOTALS': total = v; continue
+        sym = m.group(4)
+        syms[sym] = syms.get(sym, 0) + v
+    return total, syms
+ta, sa = parse(a); tb, sb = parse(b)
+per = (tb - ta) / extra
+with open(os.path.join(tmp, 'head.md'), 'a') as f:
+    f.write(f"| {w} | {n} | {per:,.0f} |\n")
+def demangle(names):
+    import subprocess
+    try:
+        out = subprocess.run(['swift', 'demangle', '--simplified'], input='\n'.join(names), capture_output=True, text=True).stdout.splitlines()
+        return out if len(out) == len(names) else names
+    except Exception:
+        return names
+diffs = sorted(((sb.get(s, 0) - sa.get(s, 0)) / extra, s) for s in set(sa) | set(sb))
+diffs.reverse()
+top = [d for d in diffs if d[0] >= 1][:15]
+names = demangle([s for _, s in top])
+with open(os.path.join(tmp, 'tops.md'), 'a') as f:
+    f.write(f"\n## {w}: top symbols (instructions per message)\n\n| per message | symbol |\n|---:|---|\n")
+    for (v, _), name in zip(top, names):
+        f.write(f"| {v:,.1f} | `{name[:140]}` |\n")
+print(f"{w}: {per:,.0f} instructions/message")
+PY
+done
+mkdir -p "$(dirname "$out")"
+cat "$tmp/head.md" "$tmp/tops.md" > "$out"
+cat "$tmp/head.md"
+echo "(top symbols in $out)"
