@@ -208,20 +208,35 @@ static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t
  * Multi-producer enqueue that yields while it waits for its turn to commit.
  *
  * Same algorithm and memory ordering as ck's _ck_ring_enqueue_mp: claim a ticket with a
- * CAS on p_head (ck_ring_enqueue_reserve_mpmc), write the slot, wait until p_tail equals
- * the ticket, store fence, publish p_tail = ticket + 1. The only change is the wait: ck
- * spins with `pause` forever, so with more producers than cores a producer preempted
- * between claim and commit makes every later producer burn its whole time slice, and
- * throughput collapses to about one commit per scheduler tick (measured here: 4 producers
- * on 2 cores, a few hundred messages per second). After 256 pauses this wait calls
- * sched_yield(), handing the core to the preempted producer it is waiting for.
+ * CAS on p_head (ck's _ck_ring_enqueue_reserve_mp), write the slot, wait until p_tail
+ * equals the ticket, store fence, publish p_tail = ticket + 1. The only change is the
+ * wait: ck spins with `pause` forever, so with more producers than cores a producer
+ * preempted between claim and commit makes every later producer burn its whole time
+ * slice, and throughput collapses to about one commit per scheduler tick (measured here:
+ * 4 producers on 2 cores, a few hundred messages per second). After 256 pauses this wait
+ * calls sched_yield(), handing the core to the preempted producer it is waiting for.
+ *
+ * Sized slots (issue 9): a ring may hold entries of `size` bytes (a multiple of 8, at
+ * most 64) instead of pointers, so a message is written into its slot in place, between
+ * the reserve and the commit, and moved out of it by the consumer between the peek and
+ * the release: no box, no allocation. The orderings are exactly the pointer versions':
+ *   producer: reserve (ticket CAS) → write the slot → [wait p_tail == ticket] → store
+ *             fence → publish p_tail;
+ *   consumer: load p_tail → load fence → read (move out of) the slot → release fence →
+ *             publish c_head.
+ * Under CKSHIM_TSAN the producer acquires on the ring after its reserve (the consumer's
+ * reads of the slot's previous entry happen before this write) and releases before the
+ * commit; the consumer acquires after the peek and releases before freeing the slot.
  */
-static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
-    unsigned int ticket;
+static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned int size,
+                                                 unsigned int *ticket) {
+    void *slot = _ck_ring_enqueue_reserve_mp(r, b, size, ticket, NULL);
+    if (slot != NULL) CKSHIM_TSAN_ACQUIRE(r);
+    return slot;
+}
+
+static inline void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int ticket) {
     CKSHIM_TSAN_RELEASE(r);
-    void **slot = (void **)ck_ring_enqueue_reserve_mpmc(r, b, &ticket);
-    if (slot == NULL) return false;
-    *slot = (void *)e;
     unsigned int spins = 0;
     while (ck_pr_load_uint(&r->p_tail) != ticket) {
         if (++spins < 256) {
@@ -235,7 +250,33 @@ static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_
     }
     ck_pr_fence_store();
     ck_pr_store_uint(&r->p_tail, ticket + 1);
+}
+
+static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
+    unsigned int ticket;
+    void **slot = (void **)ckshim_ring_reserve_mp_sized(r, b, sizeof(void *), &ticket);
+    if (slot == NULL) return false;
+    *slot = (void *)e;
+    ckshim_ring_commit_mp_yielding(r, ticket);
     return true;
+}
+
+/* The single consumer's view of the oldest committed slot (NULL when empty); the caller
+ * moves the entry out, then calls ckshim_ring_release_sc. */
+static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned int size) {
+    const unsigned int consumer = r->c_head; /* only this consumer writes it */
+    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
+    if (CK_CC_UNLIKELY(consumer == producer)) return NULL;
+    ck_pr_fence_load(); /* the slot is read after the p_tail that published it */
+    CKSHIM_TSAN_ACQUIRE(r);
+    return (char *)b + size * (consumer & r->mask);
+}
+
+/* Frees the slot ckshim_ring_peek_sc_sized returned. */
+static inline void ckshim_ring_release_sc(ck_ring_t *r) {
+    CKSHIM_FENCE_RELEASE(); /* the slot's reads before the publish that frees it */
+    CKSHIM_TSAN_RELEASE(r);
+    ck_pr_store_uint(&r->c_head, r->c_head + 1);
 }
 
 /* Single producer, multi consumer (the owner pushes; owner and thieves pop). */

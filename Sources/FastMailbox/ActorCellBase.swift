@@ -35,10 +35,11 @@ import Glibc
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
 
-    /// The user mailbox (MPSCQueue of encoded messages; see MessageEncoding).
+    /// The user mailbox (an MPSCQueue of `Message`s in ring slots; see MessageEncoding).
     let mailbox: MPSCQueue
-    /// How `Message` travels through a ring slot, computed once (see MessageEncoding).
-    let encoding = MessageEncoding<Message>.kind
+    /// True when `Message` is too big for a ring slot and travels boxed (computed once:
+    /// this generic class's code is not specialised, see MessageEncoding).
+    let boxed = MessageEncoding<Message>.isBoxed
 
     // Turn-confined (AnyActorCell C2).
 
@@ -109,7 +110,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     deinit {
         // Release payloads of messages reported as `left` by a shutdown whose actor never
         // finished (normally empty: stopped cells dead-letter everything).
-        _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word, as: encoding) }
+        MessageEncoding<Message>.discardAll(in: mailbox)
     }
 
     // MARK: MessageRecipient (any thread)
@@ -120,15 +121,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     var mailboxDepth: Int { mailbox.approximateCount + (mailbox.hasPendingWork ? 1 : 0) }
 
     @discardableResult
-    final func deliver(_ message: Message) -> Bool {
-        if mailbox.isClosed { deadLetter(message, wasQueued: false); return false }
-        let word = MessageEncoding<Message>.encode(message, as: encoding)
-        switch mailbox.enqueue(word: word) {
+    final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.decode(word, as: encoding), wasQueued: false)
+            deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
             return false
         }
     }
@@ -158,9 +157,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let systemOutcome = drainSystem()
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if phase == .stopped {
-            mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
-                deadLetter(MessageEncoding<Message>.decode(word, as: encoding))
-            }
+            mailboxOutcome = mailbox.drain(max: budget, taking: take) { deadLetter($0) }
         } else {
             var remaining = budget
             if let extras = typedExtras, extras.hasPriority {
@@ -178,8 +175,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 updateHeldBack()
             }
             if remaining > 0 {
-                mailboxOutcome = mailbox.drain(max: remaining) { (word: UInt) in
-                    let message = MessageEncoding<Message>.decode(word, as: encoding)
+                mailboxOutcome = mailbox.drain(max: remaining, taking: take) { (message: consuming Message) in
                     if hasSystemWork { _ = drainSystem() }  // a stop observed per message
                     if phase == .stopped {
                         deadLetter(message)
@@ -211,10 +207,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
     override final func finishAfterShutdown() {
         if phase != .stopped { finalizeStop(.systemShutDown) }  // dead-letters stash and priority
-        while mailbox.drain(max: Int.max, { (word: UInt) in
-            deadLetter(MessageEncoding<Message>.decode(word, as: encoding))
-        }) == .more { sched_yield() }  // a sender between claim and commit: a few instructions
+        while mailbox.drain(max: Int.max, taking: take, { deadLetter($0) }) == .more {
+            sched_yield()
+        }  // a sender between claim and commit: a few instructions
         leaveRegistry()
+    }
+
+    /// Moves a message out of a mailbox item (see MessageEncoding).
+    @inline(__always)
+    final func take(_ item: UnsafeMutableRawPointer) -> Message {
+        MessageEncoding<Message>.take(from: item, boxed: boxed)
     }
 
     /// Publishes the change in stash + unstashed count to the system's `heldBack` (turn only).

@@ -31,7 +31,7 @@ extension ActorSystem {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity)
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self)
         let id = nextActorID()
         let cell = SequentialActorCell<Message>(id: id, name: name ?? "$\(id.rawValue)", system: self,
                                                 mailbox: mailbox, body: body)

@@ -240,7 +240,7 @@ public final class ActorSystem: Sendable {
         name: String?, mailboxCapacity: Int, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity)
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let id = nextActorID()
         let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, factory: factory)
@@ -258,9 +258,9 @@ public final class ActorSystem: Sendable {
 
     /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
     /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
-    func makeMailbox(capacity: Int) throws(ActorSystemError) -> MPSCQueue {
+    func makeMailbox<Message>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> MPSCQueue {
         let mailbox: MPSCQueue
-        do { mailbox = try MPSCQueue(capacity: capacity) } catch { throw .invalidMailboxCapacity(capacity) }
+        do { mailbox = try MessageEncoding<Message>.makeQueue(capacity: capacity) } catch { throw .invalidMailboxCapacity(capacity) }
         if capacity >= ActorSystem.eagerRingCapacity {
             do { try mailbox.reserveRing() } catch { throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes) }
         }

@@ -19,6 +19,7 @@ import Synchronization
 import Glibc
 #endif
 
+@usableFromInline
 class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
 
@@ -113,7 +114,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     deinit {
         if let queue = systemQueueStorage.load(ordering: .acquiring) {
             let systemQueue = Unmanaged<MPSCQueue>.fromOpaque(queue).takeRetainedValue()
-            _ = systemQueue.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<SystemMessage>.decode(word) }
+            MessageEncoding<SystemMessage>.discardAll(in: systemQueue)
         }
     }
 
@@ -124,7 +125,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
 
     private final func makeSystemQueue() -> MPSCQueue {
-        let fresh = Unmanaged.passRetained(try! MPSCQueue(capacity: 4))
+        let fresh = Unmanaged.passRetained(try! MessageEncoding<SystemMessage>.makeQueue(capacity: 4))
         let (won, current) = systemQueueStorage.compareExchange(
             expected: nil, desired: fresh.toOpaque(), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
         if won { return fresh.takeUnretainedValue() }
@@ -135,7 +136,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Enqueues a system message from any thread and schedules the cell if it was idle.
     final func sendSystem(_ message: SystemMessage) {
         let queue = systemQueue ?? makeSystemQueue()
-        if case .accepted(true) = queue.enqueue(word: MessageEncoding<SystemMessage>.encode(message)) {
+        if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(message, into: queue) {
             scheduleSelf()
         }
     }
@@ -152,8 +153,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// told), drop system messages, dead-letter every message, leave the registry.
     override final func runAfterShutdown() {
         if let systemQueue {
-            while systemQueue.drain(max: Int.max, { (word: UInt) in
-                let message = MessageEncoding<SystemMessage>.decode(word)
+            while systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
                 switch message {
                 case .watch, .unwatch, .observe:
                     // Told now if stopped, else kept: the stop below (or the body's end, for
@@ -183,9 +183,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
         guard let systemQueue, systemQueue.hasPendingWork else { return .empty }
-        return systemQueue.drain(max: Int.max) { (word: UInt) in
-            handleSystem(MessageEncoding<SystemMessage>.decode(word))
-        }
+        return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { handleSystem($0) }
     }
 
     final func handleSystem(_ message: SystemMessage) {

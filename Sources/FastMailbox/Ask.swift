@@ -47,6 +47,7 @@ protocol AskFailing: AnyObject, Sendable {
 }
 
 final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTimingOut, @unchecked Sendable {
+    typealias Message = Reply
     // @unchecked: `continuation` and `timer` are written before the request is published
     // and afterwards only by the CAS winner (see file comment).
     static var pending: UInt8 { 0 }
@@ -75,6 +76,11 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTiming
     var watchableCell: AnyActorCell? { nil }
     var mailboxDepth: Int { 0 }
     func stop(_ mode: StopMode) {}
+
+    @discardableResult
+    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        deliver(MessageEncoding<Reply>.take(from: source, boxed: false))
+    }
 
     @discardableResult
     func deliver(_ reply: Reply) -> Bool {

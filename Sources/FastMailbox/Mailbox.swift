@@ -2,7 +2,7 @@
 //
 // A thin typed layer over MNScheduler's MPSCQueue (ck_ring + ordered overflow; its file
 // comment has the algorithm, invariants and memory-ordering argument) plus
-// MessageEncoding (how a message fits a 64-bit slot without allocating).
+// MessageEncoding (how a message travels inside a ring slot without allocating).
 //
 // Guarantees, all tested in MailboxTests / MailboxStressTests:
 //  - send is lock-free from any thread while the ring has room (its cost: the Guarantees
@@ -17,8 +17,9 @@
 //  - memory: an idle mailbox is two small objects, 112 heap bytes in all on x86_64
 //    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
 //    allocates the ring: RawRing.headerBytes (192: ck_ring pads c_head and p_tail/p_head
-//    onto their own 64-byte cache lines, then size/mask) + 8 × capacity bytes, e.g. 2,240
-//    bytes at the default capacity of 256. It is kept until the mailbox is released: a
+//    onto their own 64-byte cache lines, then size/mask) + capacity × the message's
+//    stride rounded up to 8 (8 for a boxed message over 64 bytes), e.g. 2,240 bytes for
+//    Int messages at the default capacity of 256. It is kept until the mailbox is released: a
 //    producer may still hold a pointer to it, and freeing it safely would need hazard
 //    pointers or epochs on every send. A send cannot report a failed allocation (it
 //    traps); `reserveRing()` allocates it up front and throws instead. Capacities are
@@ -30,6 +31,9 @@
 // back later instead of spinning (the actor layer re-queues the actor).
 
 import MNScheduler
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why a mailbox could not be created.
 public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
@@ -105,7 +109,7 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// No ring is allocated until the first send or ``reserveRing()``.
     /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
     public init(capacity: Int = 256) throws(MailboxError) {
-        do { queue = try MPSCQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
+        do { queue = try MessageEncoding<Message>.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
     }
 
     /// Allocates the ring now (if no send did yet), so that no later send allocates. A
@@ -121,32 +125,41 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        // Release whatever is still inside so boxed/retained payloads are not leaked.
-        _ = queue.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word) }
+        // Release whatever is still inside so payloads are not leaked.
+        MessageEncoding<Message>.discardAll(in: queue)
     }
 
     /// Sends `message` from any thread. Lock-free while the ring has room; never blocks and
     /// never drops. See ``SendResult``.
     @inlinable @inline(__always)
-    public func send(_ message: Message) -> SendResult {
-        if queue.isClosed { return .closed(message) }
-        let word = MessageEncoding<Message>.encode(message)
-        switch queue.enqueue(word: word) {
+    public func send(_ message: consuming Message) -> SendResult {
+        let (result, refused) = MessageEncoding<Message>.enqueue(message, into: queue)
+        switch result {
         case .accepted(let first): return .accepted(becameNonEmpty: first)
-        case .closed: return .closed(MessageEncoding<Message>.decode(word))
+        case .closed: return .closed(refused.unsafelyUnwrapped)
         }
     }
 
     /// Sends only if the ring has room right now; never takes the overflow path. Wait-free
     /// apart from ck_ring's in-order commit.
     @inlinable
-    public func trySend(_ message: Message) -> TrySendResult {
-        if queue.isClosed { return .closed(message) }
-        let word = MessageEncoding<Message>.encode(message)
-        switch queue.tryEnqueue(word: word) {
-        case .accepted(let first)?: return .accepted(becameNonEmpty: first)
-        case .closed?: return .closed(MessageEncoding<Message>.decode(word))
-        case nil: return .full(MessageEncoding<Message>.decode(word))
+    public func trySend(_ message: consuming Message) -> TrySendResult {
+        if MessageEncoding<Message>.isBoxed {
+            // Box first; a refused message is unboxed again.
+            let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
+            box.initialize(to: message)
+            var word = UInt(bitPattern: box)
+            let result = queue.tryEnqueue(moving: &word)
+            if case .accepted(let first)? = result { return .accepted(becameNonEmpty: first) }
+            defer { box.deallocate() }
+            return result == nil ? .full(box.move()) : .closed(box.move())
+        }
+        return MessageEncoding<Message>.withMovable(message) { source in
+            switch queue.tryEnqueue(moving: source) {
+            case .accepted(let first)?: return .accepted(becameNonEmpty: first)
+            case .closed?: return .closed(MessageEncoding<Message>.take(from: source, boxed: false))
+            case nil: return .full(MessageEncoding<Message>.take(from: source, boxed: false))
+            }
         }
     }
 
@@ -154,7 +167,7 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// No atomic read-modify-write per message (see MPSCQueue.drain).
     @inlinable
     public func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
-        switch queue.drain(max: max, { (word: UInt) in body(MessageEncoding<Message>.decode(word)) }) {
+        switch queue.drain(max: max, taking: { MessageEncoding<Message>.take(from: $0) }, { body($0) }) {
         case .empty: return .empty
         case .more: return .more
         }
@@ -166,7 +179,12 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
 
     /// Consumer only: closes the mailbox and returns everything inside, in order.
     public func closeAndDrain() -> [Message] {
-        queue.closeAndTakeAll().map { MessageEncoding<Message>.decode($0) }
+        queue.markClosed()
+        var out: [Message] = []
+        while queue.drain(max: Int.max, taking: { MessageEncoding<Message>.take(from: $0) }, { out.append($0) }) == .more {
+            sched_yield()  // a sender between claim and commit: a few instructions
+        }
+        return out
     }
 
     /// True once ``close()`` or ``closeAndDrain()`` ran.

@@ -1,75 +1,97 @@
-// MessageEncoding — how a typed message travels through a 64-bit ring slot.
+// MessageEncoding — how a typed message travels through a mailbox's ring (MPSCQueue).
 //
-// Three encodings, chosen per message type at compile time (every test below folds to a
-// constant once the generic code is specialised):
-//   .inline  trivially copyable values of at most 8 bytes (Int, small enums without
-//            payloads, Bool, Double…) are stored bit-for-bit in the slot: 0 allocations.
-//   .object  class references: the slot holds the retained pointer
-//            (Unmanaged.passRetained / takeRetainedValue): 0 allocations, one retain.
-//   .boxed   every other value (structs, enums with payloads, existentials) is moved into
-//            one heap cell (UnsafeMutablePointer.allocate): exactly 1 allocation per
-//            message, freed when it is consumed.
+// A message of at most RawRing.maximumSlotBytes (64) bytes of stride travels *inside* the
+// ring: the mailbox's queue is made with itemBytes = MemoryLayout<Message>.stride, the
+// sender's bytes are copied into the slot it reserved, and the consumer moves the message
+// out of the slot before freeing it (MPSCQueue, "Items"; ckshim.h, "Sized slots"). Enums
+// with payloads, structs with a String, anything carrying ActorRefs: 0 allocations.
+// A bigger message is moved into one heap box (UnsafeMutablePointer.allocate) whose pointer
+// travels instead: exactly 1 allocation per message, freed when it is consumed.
+// (A message that finds the ring full and goes to the ordered overflow list is boxed there
+// if it is bigger than a word: the overflow is the growth path, not the steady state.)
 // MailboxTests proves those numbers with MallocCounter.
 //
-// Ownership: encode() consumes the message into the word (+1 reference where there is
-// one); decode() takes it back out exactly once. A word must be decoded exactly once or
-// released with discard() — the mailbox guarantees that for everything it accepted.
+// Ownership: a message is moved (a bitwise copy after which the source is forgotten, never
+// destroyed): `withMovable` lends its bytes to a callee that must move them out — into the
+// queue, or back out with `take` to dead-letter it. Every item a queue accepted is taken
+// out exactly once (by a drain, or by the owner's deinit, which drains).
 
-@usableFromInline
-enum MessageEncodingKind: Sendable { case inline, object, boxed }
+import MNScheduler
 
 @usableFromInline
 enum MessageEncoding<Message> {
+    /// True when `Message` is too big for a ring slot and travels boxed.
     @inlinable @inline(__always)
-    static var kind: MessageEncodingKind {
-        if _isPOD(Message.self) && MemoryLayout<Message>.size <= MemoryLayout<UInt>.size { return .inline }
-        if Message.self is AnyObject.Type && MemoryLayout<Message>.size == MemoryLayout<AnyObject>.size { return .object }
-        return .boxed
+    static var isBoxed: Bool { MemoryLayout<Message>.stride > RawRing.maximumSlotBytes }
+
+    /// Bytes of one queue item: the message itself, or the box pointer.
+    @inlinable @inline(__always)
+    static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.stride) }
+
+    /// A queue sized for `Message` items.
+    static func makeQueue(capacity: Int) throws(RingCapacityError) -> MPSCQueue {
+        try MPSCQueue(capacity: capacity, itemBytes: itemBytes)
     }
 
+    /// Runs `body` with a pointer to `message`'s bytes; `body` must move the message out
+    /// (with `MPSCQueue.enqueue(moving:)`, or `take(from:)`): the bytes are forgotten
+    /// afterwards. Specialised code keeps the message in a stack slot: no allocation.
     @inlinable @inline(__always)
-    static func encode(_ message: Message) -> UInt { encode(message, as: kind) }
-
-    @inlinable @inline(__always)
-    static func decode(_ word: UInt) -> Message { decode(word, as: kind) }
-
-    /// Encode with a kind computed once and cached: unspecialised generic code (an actor
-    /// cell called through the scheduler's vtable) would otherwise pay metadata look-ups
-    /// and a dynamic cast to recompute `kind` for every message.
-    @inlinable @inline(__always)
-    static func encode(_ message: Message, as kind: MessageEncodingKind) -> UInt {
-        switch kind {
-        case .inline:
-            var word: UInt = 0
-            withUnsafeMutablePointer(to: &word) { UnsafeMutableRawPointer($0).storeBytes(of: message, as: Message.self) }
-            return word
-        case .object:
-            let object = unsafeBitCast(message, to: AnyObject.self)
-            return UInt(bitPattern: Unmanaged.passRetained(object).toOpaque())
-        case .boxed:
-            // A raw, typed allocation rather than a generic box class: forming
-            // MessageBox<Message>'s metadata costs a runtime look-up per message in
-            // unspecialised code; the pointer needs none.
-            let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
-            box.initialize(to: message)
-            return UInt(bitPattern: box)
+    static func withMovable<R>(_ message: consuming Message, _ body: (UnsafeMutableRawPointer) -> R) -> R {
+        // An Optional's payload starts at offset 0; storing nil over the moved-out bytes
+        // makes `held` forget them instead of destroying them.
+        var held: Message? = consume message
+        return withUnsafeMutablePointer(to: &held) { pointer in
+            let result = body(UnsafeMutableRawPointer(pointer))
+            pointer.initialize(to: nil)
+            return result
         }
     }
 
+    /// Moves the message at `source` into `queue` (boxing it if it is too big for a slot).
+    /// On `.closed` the message is still at `source` (the caller takes it back).
     @inlinable @inline(__always)
-    static func decode(_ word: UInt, as kind: MessageEncodingKind) -> Message {
-        switch kind {
-        case .inline:
-            var bits = word
-            return withUnsafeMutablePointer(to: &bits) { UnsafeMutableRawPointer($0).load(as: Message.self) }
-        case .object:
-            let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: word)!).takeRetainedValue()
-            return unsafeBitCast(object, to: Message.self)
-        case .boxed:
-            let box = UnsafeMutablePointer<Message>(bitPattern: word)!
-            let message = box.move()
+    static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
+                        boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
+        if !boxed { return queue.enqueue(moving: source) }
+        return enqueueBoxed(movingFrom: source, into: queue)
+    }
+
+    @usableFromInline @inline(never)
+    static func enqueueBoxed(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
+        let typed = source.bindMemory(to: Message.self, capacity: 1)
+        let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
+        box.moveInitialize(from: typed, count: 1)
+        var word = UInt(bitPattern: box)
+        let result = queue.enqueue(moving: &word)
+        if result == .closed {
+            typed.moveInitialize(from: box, count: 1)
             box.deallocate()
-            return message
         }
+        return result
+    }
+
+    /// Moves the message out of a queue item (a slot, or a box, which is freed).
+    @inlinable @inline(__always)
+    static func take(from item: UnsafeMutableRawPointer, boxed: Bool = isBoxed) -> Message {
+        if !boxed { return item.bindMemory(to: Message.self, capacity: 1).move() }
+        let box = item.load(as: UnsafeMutablePointer<Message>.self)
+        defer { box.deallocate() }
+        return box.move()
+    }
+
+    /// Moves `message` into `queue`; on `.closed` hands it back.
+    @inlinable @inline(__always)
+    static func enqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult, Message?) {
+        withMovable(message) { source in
+            let result = enqueue(movingFrom: source, into: queue)
+            return (result, result == .closed ? take(from: source, boxed: false) : nil)
+        }
+    }
+
+    /// Moves every message still in `queue` out and destroys it (an owner's deinit).
+    static func discardAll(in queue: MPSCQueue) {
+        let boxed = isBoxed
+        _ = queue.drain(max: Int.max, taking: { take(from: $0, boxed: boxed) }, { _ in })
     }
 }

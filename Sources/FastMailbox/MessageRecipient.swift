@@ -1,18 +1,28 @@
 /// Anything an `ActorRef` can point at: an actor cell, an ask's reply slot, a router.
 /// Internal: users only see `ActorRef`.
+@usableFromInline
 protocol MessageRecipient<Message>: AnyObject, Sendable {
     associatedtype Message: Sendable
     /// Identity (equal refs ⇔ equal ids).
     var id: ActorID { get }
     /// The name given at spawn (or a generated one).
     var name: String { get }
-    /// Enqueue from any thread; never blocks. Undeliverable messages go to dead letters.
-    /// Returns false when the message was dead-lettered.
-    @discardableResult func deliver(_ message: Message) -> Bool
+    /// Enqueue from any thread; never blocks. Takes ownership of the `Message` at `source`
+    /// (moves it out: into the mailbox, or to dead letters when undeliverable; see
+    /// MessageEncoding.withMovable). Returns false when the message was dead-lettered.
+    @discardableResult func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool
     /// Asks the recipient to stop. Idempotent.
     func stop(_ mode: StopMode)
     /// The cell to register a watch with (nil for recipients that cannot be watched).
     var watchableCell: AnyActorCell? { get }
     /// Messages waiting (a snapshot; 0 for recipients without a mailbox).
     var mailboxDepth: Int { get }
+}
+
+extension MessageRecipient {
+    /// Delivers `message` (see `deliver(movingFrom:)`).
+    @inlinable @discardableResult
+    func deliver(_ message: consuming Message) -> Bool {
+        MessageEncoding<Message>.withMovable(message) { deliver(movingFrom: $0) }
+    }
 }

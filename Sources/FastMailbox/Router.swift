@@ -57,6 +57,11 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSys
     }
 
     @discardableResult
+    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        deliver(MessageEncoding<Message>.take(from: source, boxed: false))
+    }
+
+    @discardableResult
     func deliver(_ message: Message) -> Bool {
         if !stopped.load(ordering: .acquiring) {
             let position = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -82,8 +87,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSys
 
     override func runTurn(budget: Int) -> TurnOutcome {
         guard let systemQueue else { return .idle }
-        let outcome = systemQueue.drain(max: budget) { (word: UInt) in
-            let message = MessageEncoding<SystemMessage>.decode(word)
+        let outcome = systemQueue.drain(max: budget, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
             switch message {
             case .terminated(let t):
                 routeeTerminated(t)

@@ -79,7 +79,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     typealias Waiter = SequentialWaiter
     typealias Control = SequentialControl
 
-    /// The user mailbox (encoded messages, see MessageEncoding).
+    /// True when `Message` travels boxed (see MessageEncoding), computed once.
+    let boxed = MessageEncoding<Message>.isBoxed
+    /// Moves a message out of a mailbox item.
+    @inline(__always) final func take(_ item: UnsafeMutableRawPointer) -> Message {
+        MessageEncoding<Message>.take(from: item, boxed: boxed)
+    }
+    /// The user mailbox (messages in ring slots, see MessageEncoding).
     let mailbox: MPSCQueue
     let body: Body
     let control = Lock<Control>(Control())
@@ -97,7 +103,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     deinit {
         // Release payloads of messages nobody will process (e.g. left at shutdown).
-        _ = mailbox.drain(max: Int.max) { (word: UInt) in _ = MessageEncoding<Message>.decode(word) }
+        MessageEncoding<Message>.discardAll(in: mailbox)
     }
 
     // MARK: MessageRecipient (any thread)
@@ -106,15 +112,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     var mailboxDepth: Int { mailbox.approximateCount + buffered.load(ordering: .relaxed) }
 
     @discardableResult
-    func deliver(_ message: Message) -> Bool {
-        if mailbox.isClosed { deadLetter(message, wasQueued: false); return false }
-        let word = MessageEncoding<Message>.encode(message)
-        switch mailbox.enqueue(word: word) {
+    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { wakeConsumer() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.decode(word), wasQueued: false)
+            deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
             return false
         }
     }
@@ -173,7 +177,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Takes at most one message from the mailbox.
     func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
-        let outcome = mailbox.drain(max: 1) { (word: UInt) in taken = MessageEncoding<Message>.decode(word) }
+        let outcome = mailbox.drain(max: 1, taking: take) { taken = $0 }
         return (taken, outcome)
     }
 
@@ -271,9 +275,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         if let ended = endedReason() {
             finalize(ended)
             let counted = !leftRegistry
-            mailboxOutcome = mailbox.drain(max: budget) { (word: UInt) in
-                deadLetter(MessageEncoding<Message>.decode(word), wasQueued: counted)
-            }
+            mailboxOutcome = mailbox.drain(max: budget, taking: take) { deadLetter($0, wasQueued: counted) }
             if mailboxOutcome == .empty { leaveRegistry() }  // every message accounted for
         }
         return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
@@ -311,9 +313,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         guard let ended = endedReason(forShutdown: true) else { return }
         finalize(ended)
         let counted = !leftRegistry
-        while mailbox.drain(max: Int.max, { (word: UInt) in
-            deadLetter(MessageEncoding<Message>.decode(word), wasQueued: counted)
-        }) == .more { sched_yield() }  // a sender between claim and commit: a few instructions
+        while mailbox.drain(max: Int.max, taking: take, { deadLetter($0, wasQueued: counted) }) == .more {
+            sched_yield()
+        }  // a sender between claim and commit: a few instructions
         leaveRegistry()
     }
 

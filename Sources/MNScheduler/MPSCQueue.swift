@@ -3,9 +3,16 @@
 // executor (MNSerialExecutor). Built on one ck_ring plus an ordered overflow list.
 // model: Models/mailbox.pml (spin; scripts/model-check.sh checks it, Models/README.md)
 //
-// ## Words
-// Producers enqueue 64-bit words (a retained object pointer, a boxed value, or a small
-// trivially-copyable value stored inline); the queue never interprets them.
+// ## Items
+// Every item is `itemBytes` bytes (8 by default: a word, such as a retained object
+// pointer). A queue made with more (up to RawRing.maximumSlotBytes) keeps items of that
+// size in ring slots rounded up to a multiple of 8: a producer copies its item into the
+// slot it reserved and commits (ckshim.h, "Sized slots"); the consumer's `drain` hands out
+// a pointer to the slot and frees the slot once the body moved the item out. No
+// allocation either way. An item that takes the overflow path (a full ring) is kept in
+// the overflow list as its word, or, if it is bigger than a word, in a heap box of
+// `itemBytes` (allocated by the producer, freed by the consumer after the hand-off).
+// The queue never interprets the bytes; moving them is the owner's business.
 //
 // ## Who runs the consumer: the idle flag (`consumerIdle`, one Atomic<Bool>)
 // true  = no consumer turn is running or due; false = one is (or is about to be).
@@ -152,6 +159,10 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
     package let capacity: Int
+    /// Bytes of one item (see "Items"): 8 for a word queue.
+    @usableFromInline package let itemBytes: Int
+    /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8.
+    @usableFromInline package let slotBytes: Int
 
     // Consumer-private (touched only inside drain/takeAll): items taken from the overflow
     // and not yet handed out.
@@ -166,17 +177,27 @@ package final class MPSCQueue: @unchecked Sendable {
     /// how many items were ever accepted, for exact accounting at shutdown.
     @usableFromInline package let dequeuedCount = Atomic<Int>(0)
 
-    /// Creates an empty queue. The ring of `capacity` slots (a power of two in
+    /// Creates an empty queue of `itemBytes`-byte items (1...RawRing.maximumSlotBytes;
+    /// default: words). The ring of `capacity` slots (a power of two in
     /// 4...RawRing.maximumCapacity, i.e. 2^20) is allocated on the first enqueue, or by
     /// `reserveRing()`.
-    package init(capacity: Int) throws(RingCapacityError) {
+    package init(capacity: Int, itemBytes: Int = 8) throws(RingCapacityError) {
         try RawRing.validate(capacity: capacity)
+        precondition(itemBytes >= 1 && itemBytes <= RawRing.maximumSlotBytes,
+                     "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
         self.capacity = capacity
+        self.itemBytes = itemBytes
+        self.slotBytes = (itemBytes + 7) & ~7
     }
 
     deinit {
         if let block = ringBlock.load(ordering: .acquiring) {
             RawRing(block: block).deallocate()
+        }
+        // Boxes of items nobody drained (the owner drains what it must release first).
+        if slotBytes > 8 {
+            for word in pending[pendingIndex...] { UnsafeMutableRawPointer(bitPattern: word)?.deallocate() }
+            for word in overflowItems { UnsafeMutableRawPointer(bitPattern: word)?.deallocate() }
         }
     }
 
@@ -211,7 +232,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Allocates a ring and publishes it; racing callers: one CAS wins, losers free theirs.
     private func installRing() throws(RingAllocationError) -> RawRing {
-        let fresh = try RawRing(tryCapacity: capacity)
+        let fresh = try RawRing(tryCapacity: capacity, slotBytes: slotBytes)
         let (won, current) = ringBlock.compareExchange(
             expected: nil, desired: fresh.block, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
         if won { return fresh }
@@ -219,22 +240,36 @@ package final class MPSCQueue: @unchecked Sendable {
         return RawRing(block: current!)
     }
 
-    /// Enqueues `word` from any thread. Lock-free unless the ring is full (then one short
-    /// critical section appends to the ordered overflow). Never fails for lack of space.
+    /// Enqueues the `itemBytes` bytes at `source` from any thread (a bitwise copy: on
+    /// `.accepted` the queue owns the item and the caller must treat `source` as moved
+    /// from; on `.closed` nothing was copied). Lock-free unless the ring is full (then one
+    /// short critical section appends to the ordered overflow). Never fails for lack of space.
     @inlinable @inline(__always)
-    package func enqueue(word: UInt) -> EnqueueResult {
+    package func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
         if closed.load(ordering: .relaxed) { return .closed }
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
         #endif
         let ring = self.ring
-        if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) {
-            enqueueSlow(word: word, ring: ring)
-            atomicMemoryFence(ordering: .sequentiallyConsistent)
-        } else {
+        var ticket: UInt32 = 0
+        if !overflowActive.load(ordering: .acquiring),
+           let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
+            slot.copyMemory(from: source, byteCount: itemBytes)
+            ring.commitMultiProducer(ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
+        } else {
+            enqueueSlow(source: source, ring: ring)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
         return .accepted(becameNonEmpty: claimConsumer())
+    }
+
+    /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.
+    @inlinable @inline(__always)
+    package func enqueue(word: UInt) -> EnqueueResult {
+        assert(itemBytes == 8, "enqueue(word:) on a queue of \(itemBytes)-byte items")
+        var word = word
+        return enqueue(moving: &word)
     }
 
     /// The producer side of the idle flag: true for the one caller that took it from idle.
@@ -244,22 +279,54 @@ package final class MPSCQueue: @unchecked Sendable {
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// Ring-only enqueue: refuses instead of overflowing. Returns nil when the ring is full
-    /// or the overflow is in use (the caller keeps its item and may retry).
+    /// Ring-only enqueue (see `enqueue(moving:)`): refuses instead of overflowing.
+    /// Returns nil when the ring is full or the overflow is in use (nothing was copied:
+    /// the caller keeps its item and may retry).
     @inlinable @inline(__always)
-    package func tryEnqueue(word: UInt) -> EnqueueResult? {
+    package func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
         let ring = self.ring
-        if overflowActive.load(ordering: .acquiring) || !ring.enqueueMultiProducerYielding(word: word) { return nil }
+        var ticket: UInt32 = 0
+        guard !overflowActive.load(ordering: .acquiring),
+              let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) else { return nil }
+        slot.copyMemory(from: source, byteCount: itemBytes)
+        ring.commitMultiProducer(ticket: ticket)
         ckshim_fence_atomic_load()
         return .accepted(becameNonEmpty: claimConsumer())
     }
 
+    /// Word form of `tryEnqueue(moving:)`.
+    @inlinable @inline(__always)
+    package func tryEnqueue(word: UInt) -> EnqueueResult? {
+        assert(itemBytes == 8, "tryEnqueue(word:) on a queue of \(itemBytes)-byte items")
+        var word = word
+        return tryEnqueue(moving: &word)
+    }
+
+    /// The full-ring path (file comment, "Ring, then overflow"): under the overflow lock,
+    /// the ring once more if no overflow is pending, else an append (the word itself, or a
+    /// box of a bigger item).
     @usableFromInline @inline(never)
-    func enqueueSlow(word: UInt, ring: RawRing) {
+    func enqueueSlow(source: UnsafeRawPointer, ring: RawRing) {
         withOverflowLock {
-            if !overflowActive.load(ordering: .relaxed), ring.enqueueMultiProducerYielding(word: word) { return }
+            var ticket: UInt32 = 0
+            if !overflowActive.load(ordering: .relaxed),
+               let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
+                slot.copyMemory(from: source, byteCount: itemBytes)
+                ring.commitMultiProducer(ticket: ticket)
+                return
+            }
             overflowActive.store(true, ordering: .releasing)
+            let word: UInt
+            if slotBytes == 8 {
+                var bits: UInt = 0
+                withUnsafeMutableBytes(of: &bits) { $0.baseAddress!.copyMemory(from: source, byteCount: itemBytes) }
+                word = bits
+            } else {
+                let box = UnsafeMutableRawPointer.allocate(byteCount: itemBytes, alignment: 16)
+                box.copyMemory(from: source, byteCount: itemBytes)
+                word = UInt(bitPattern: box)
+            }
             overflowItems.append(word)
             overflowAppendCount += 1
             overflowQueued.wrappingAdd(1, ordering: .relaxed)
@@ -274,35 +341,57 @@ package final class MPSCQueue: @unchecked Sendable {
 
     // MARK: consumer
 
-    /// Hands up to `max` words, in FIFO order per producer, to `body`. Consumer only.
-    /// No atomic read-modify-write per item: ring dequeues only, plus the idle protocol
+    /// Hands up to `max` items, in FIFO order per producer, to `body`. `take` moves each
+    /// item out of its `itemBytes` bytes (a ring slot, or an overflow word or box), which
+    /// are freed as soon as it returns; then `body` gets the item. Consumer only. No atomic
+    /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable
-    package func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
+    package func drain<Item>(max: Int, taking take: (UnsafeMutableRawPointer) -> Item,
+                             _ body: (consuming Item) -> Void) -> DrainOutcome {
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
         let ring = RawRing(block: block)
         var taken = 0
-        var word: UInt = 0
         while taken < max {
+            let item: Item
             if pendingIndex < pending.count {
-                word = pending[pendingIndex]
-                pendingIndex += 1
-                overflowQueued.wrappingSubtract(1, ordering: .relaxed)
-                if pendingIndex == pending.count { releasePending() }
-            } else if ring.dequeueSingleConsumer(word: &word) {
-                // taken from the ring
+                item = takePending(take)
+            } else if let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
+                item = take(slot)
+                ring.releaseSingleConsumer()
             } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
                 continue
             } else {
                 return goIdle(ring)
             }
             // Counted before the hand-off (one writer: a relaxed load and store, no RMW), so
-            // a turn stuck inside `body` has its message counted as taken.
+            // a turn stuck inside `body` has its item counted as taken.
             dequeuedCount.store(dequeuedCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-            body(word)
+            body(item)
             taken += 1
         }
         return .more
+    }
+
+    /// Takes the next overflow item (from its word, or its box, which is then freed).
+    @inlinable
+    func takePending<Item>(_ take: (UnsafeMutableRawPointer) -> Item) -> Item {
+        var word = pending[pendingIndex]
+        pendingIndex += 1
+        overflowQueued.wrappingSubtract(1, ordering: .relaxed)
+        if pendingIndex == pending.count { releasePending() }
+        if slotBytes == 8 {
+            return withUnsafeMutableBytes(of: &word) { take($0.baseAddress!) }
+        }
+        let box = UnsafeMutableRawPointer(bitPattern: word)!
+        defer { box.deallocate() }
+        return take(box)
+    }
+
+    /// Word form of `drain(max:taking:_:)` (a queue of 8-byte items).
+    @inlinable
+    package func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
+        drain(max: max, taking: { $0.load(as: UInt.self) }, { (word: consuming UInt) in body(word) })
     }
 
     /// The overflow batch is used up: give its storage back (a burst of millions of
@@ -406,7 +495,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
     package var ringBytes: Int {
-        ringBlock.load(ordering: .relaxed) == nil ? 0 : RawRing.allocationSize(capacity: capacity)
+        ringBlock.load(ordering: .relaxed) == nil ? 0 : RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
     }
 }
 

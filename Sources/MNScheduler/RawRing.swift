@@ -1,7 +1,10 @@
 // RawRing — Concurrency Kit's ck_ring of raw pointers, in one cache-aligned allocation.
 //
 // Layout: [ struct ck_ring (136 bytes, c_head and p_tail/p_head on their own cache lines),
-//           padded to a multiple of 64 ] [ capacity × 8-byte slots ].
+//           padded to a multiple of 64 ] [ capacity × slot bytes ].
+// Slots are 8 bytes (a pointer or a word) unless the ring was made with `slotBytes`
+// (a multiple of 8 up to 64): then entries are written in place between a reserve and a
+// commit and moved out between a peek and a release (see ckshim.h, "Sized slots").
 // Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
 // RingAllocationError through init(tryCapacity:), so a caller can report it.
 // The block comes from posix_memalign(64): a C struct declared aligned(64) does not import
@@ -70,9 +73,12 @@ package struct RawRing: @unchecked Sendable {
         return (Int(ckshim_ring_header_size()) + line - 1) / line * line
     }
 
-    /// Bytes one ring of `capacity` slots allocates.
-    package static func allocationSize(capacity: Int) -> Int {
-        headerBytes + capacity * MemoryLayout<ck_ring_buffer_t>.stride
+    /// Largest sized slot: a message up to this many bytes travels inside the ring.
+    @usableFromInline package static let maximumSlotBytes = 64
+
+    /// Bytes one ring of `capacity` slots of `slotBytes` each allocates.
+    package static func allocationSize(capacity: Int, slotBytes: Int = 8) -> Int {
+        headerBytes + capacity * slotBytes
     }
 
     /// Checks a capacity: a power of two in 4...maximumCapacity.
@@ -97,18 +103,22 @@ package struct RawRing: @unchecked Sendable {
     /// cannot be had. `capacity` must already be valid (traps otherwise: a programming
     /// error, see `validate`). `allocate(alignment, bytes)` is posix_memalign unless a
     /// test substitutes a failing one; what it returns is released with free().
-    package init(tryCapacity capacity: Int,
+    package init(tryCapacity capacity: Int, slotBytes: Int = 8,
                  allocate: (_ alignment: Int, _ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.alignedAllocate)
     throws(RingAllocationError) {
         precondition((try? RawRing.validate(capacity: capacity)) != nil,
                      RingCapacityError(requested: capacity).description)
-        let size = RawRing.allocationSize(capacity: capacity)
+        precondition(slotBytes >= 8 && slotBytes <= RawRing.maximumSlotBytes && slotBytes % 8 == 0,
+                     "RawRing: slot of \(slotBytes) bytes (must be a multiple of 8 up to \(RawRing.maximumSlotBytes))")
+        let size = RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
         guard let block = allocate(Int(ckshim_cacheline()), size) else {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
-        buffer.initialize(repeating: ck_ring_buffer_t(value: nil), count: capacity)
+        if slotBytes == MemoryLayout<ck_ring_buffer_t>.stride {
+            buffer.initialize(repeating: ck_ring_buffer_t(value: nil), count: capacity)
+        }  // sized slots stay raw memory: entries are written whole before they are read
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
@@ -169,6 +179,35 @@ package struct RawRing: @unchecked Sendable {
     @inlinable @inline(__always)
     package func dequeueSingleConsumer(word: inout UInt) -> Bool {
         withUnsafeMutablePointer(to: &word) { ckshim_ring_dequeue_spsc(ring, buffer, $0) }
+    }
+
+    // MARK: sized slots (in place; see ckshim.h, "Sized slots")
+
+    /// Claims the next slot for `slotBytes` bytes (multi-producer). Nil when full. The
+    /// caller writes the entry, then must `commitMultiProducer(ticket:)` at once: later
+    /// producers wait for that commit.
+    @inlinable @inline(__always)
+    package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
+        ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), &ticket)
+    }
+
+    /// Publishes the slot claimed with `ticket` (after the earlier tickets' commits).
+    @inlinable @inline(__always)
+    package func commitMultiProducer(ticket: UInt32) {
+        ckshim_ring_commit_mp_yielding(ring, ticket)
+    }
+
+    /// The oldest committed slot (single consumer), nil when empty. Move the entry out,
+    /// then `releaseSingleConsumer()`.
+    @inlinable @inline(__always)
+    package func peekSingleConsumer(slotBytes: Int) -> UnsafeMutableRawPointer? {
+        ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
+    }
+
+    /// Frees the slot `peekSingleConsumer` returned for reuse by producers.
+    @inlinable @inline(__always)
+    package func releaseSingleConsumer() {
+        ckshim_ring_release_sc(ring)
     }
 
     // MARK: single producer
