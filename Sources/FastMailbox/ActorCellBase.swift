@@ -21,6 +21,16 @@
 // `left` for actors that did not stop; a stopped actor dead-letters them).
 // After the scheduler shut down, runAfterShutdown (AnyActorCell) finalizes the cell and
 // finishAfterShutdown below dead-letters the mailbox, the stash and the unstashed list.
+// Specialised turns: this generic class's methods are compiled once, unspecialised (the
+// scheduler calls runTurn through the vtable), so every message would pay value-witness
+// calls and metadata look-ups for `Message`. The @inlinable spawn entry points therefore
+// build a `MailboxPass` for the concrete actor type in the caller's module
+// (ActorCell.specializedMailboxPass): the mailbox drain, the move out of the ring slot and
+// the call into the behaviour's `receive`, all specialised. runTurn calls it for the
+// mailbox part of a turn. Per message it checks `isOnFastPath` (no system message
+// pending, not stopped, no `become` behaviour or unstashed messages in front) and
+// otherwise hands the message to the unspecialised `handleFromMailbox`, which is the one
+// place that knows the rules above; cells spawned without a pass use it for every message.
 // Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
 // transition and that sender calls schedule(); if the cell is mid-turn the scheduler marks
 // it notified and runs it again, so a message is never left behind (MPSCQueue S1/S2,
@@ -32,11 +42,17 @@ import Synchronization
 import Glibc
 #endif
 
+@usableFromInline
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
+    /// Drains up to `max` mailbox messages into the behaviour, specialised for one actor
+    /// type (see "Specialised turns" in the file comment).
+    @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> MPSCQueue.DrainOutcome
 
     /// The user mailbox (an MPSCQueue of `Message`s in ring slots; see MessageEncoding).
-    let mailbox: MPSCQueue
+    @usableFromInline let mailbox: MPSCQueue
+    /// The specialised mailbox pass, nil when spawned from unspecialised code.
+    let mailboxPass: MailboxPass?
     /// True when `Message` is too big for a ring slot and travels boxed (computed once:
     /// this generic class's code is not specialised, see MessageEncoding).
     let boxed = MessageEncoding<Message>.isBoxed
@@ -46,16 +62,18 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Behaviour state most actors never use (become stack, stash, watch messages, the
     /// cached self ref), allocated on first use so an idle actor stays small. The hot path
     /// only tests `typedExtras == nil`.
-    final class TypedExtras {
+    @usableFromInline final class TypedExtras {
         // The per-message checks read only the Int counters: in unspecialised generic code
         // touching an array of `Message` or of closures costs a metadata look-up each time
         // (measured: request–reply ping-pong 2.7 → 1.7 M round trips/s).
         var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
-        var becomeDepth = 0
+        // The fast-path checks read these three from code specialised in the user's module:
+        // turn-confined (AnyActorCell C2), so no dynamic exclusivity check.
+        @exclusivity(unchecked) @usableFromInline var becomeDepth = 0
         var stashed: [Message] = []
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
-        var priorityCount = 0
-        var priorityIndex = 0
+        @exclusivity(unchecked) @usableFromInline var priorityCount = 0
+        @exclusivity(unchecked) @usableFromInline var priorityIndex = 0
         /// stashed + unstashed still waiting, as last added to the system's `heldBack`.
         var heldBack = 0
         var watchMessages: [ActorID: Message] = [:]
@@ -64,9 +82,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         /// a witness-table look-up. The cycle it makes (cell → ref → cell) is broken when the
         /// cell stops; until then the registry keeps the cell alive anyway.
         var selfRef: ActorRef<Message>?
-        var hasPriority: Bool { priorityIndex < priorityCount }
+        @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    @exclusivity(unchecked) var typedExtras: TypedExtras?  // turn-confined: see AnyActorCell's `phase`
+    @exclusivity(unchecked) @usableFromInline var typedExtras: TypedExtras?  // turn-confined: see AnyActorCell's `phase`
     final var typed: TypedExtras {
         if let typedExtras { return typedExtras }
         let fresh = TypedExtras()
@@ -102,8 +120,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: MPSCQueue) {
+         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?) {
         self.mailbox = mailbox
+        self.mailboxPass = mailboxPass
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor)
     }
 
@@ -175,16 +194,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 updateHeldBack()
             }
             if remaining > 0 {
-                mailboxOutcome = mailbox.drain(max: remaining, taking: take) { (message: consuming Message) in
-                    if hasSystemWork { _ = drainSystem() }  // a stop observed per message
-                    if phase == .stopped {
-                        deadLetter(message)
-                    } else if let extras = typedExtras, extras.hasPriority {
-                        extras.priority.append(message)
-                        updateHeldBack()
-                    } else {
-                        invoke(message)
-                    }
+                if let mailboxPass {
+                    mailboxOutcome = mailboxPass(self, remaining)
+                } else {
+                    mailboxOutcome = mailbox.drain(max: remaining, taking: take) { handleFromMailbox($0) }
                 }
             } else {
                 // Budget spent on unstashed messages: the mailbox is visited next turn
@@ -211,6 +224,31 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             sched_yield()
         }  // a sender between claim and commit: a few instructions
         leaveRegistry()
+    }
+
+    /// True when the next mailbox message may go straight to `receive` (see "Specialised
+    /// turns"): no system message pending (a stop is observed per message), not stopped,
+    /// no `become` behaviour and no unstashed messages ahead of the mailbox. Turn only.
+    @inlinable @inline(__always)
+    final var isOnFastPath: Bool {
+        if hasSystemWork { return false }
+        if case .stopped = phase { return false }
+        if let extras = typedExtras, extras.becomeDepth > 0 || extras.hasPriority { return false }
+        return true
+    }
+
+    /// One mailbox message, by the full rules (file comment, step 3). Turn only.
+    @usableFromInline @inline(never)
+    final func handleFromMailbox(_ message: consuming Message) {
+        if hasSystemWork { _ = drainSystem() }  // a stop observed per message
+        if phase == .stopped {
+            deadLetter(message)
+        } else if let extras = typedExtras, extras.hasPriority {
+            extras.priority.append(message)
+            updateHeldBack()
+        } else {
+            invoke(message)
+        }
     }
 
     /// Moves a message out of a mailbox item (see MessageEncoding).
@@ -316,17 +354,46 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 }
 
 /// The cell of an `EventActor` instance.
+@usableFromInline
 final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
     /// Makes instances (at spawn and on every restart); nil once stopped. Turn-confined.
     var factory: (@Sendable () -> A)?
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
-    var instance: A?
+    @exclusivity(unchecked) @usableFromInline var instance: A?
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: MPSCQueue, factory: @escaping @Sendable () -> A) {
+         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?,
+         factory: @escaping @Sendable () -> A) {
         self.factory = factory
         self.instance = factory()
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, mailbox: mailbox)
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+                   mailbox: mailbox, mailboxPass: mailboxPass)
+    }
+
+    /// The mailbox pass for `A`, specialised where it is formed: the @inlinable spawn
+    /// entry points, in the user's module (see "Specialised turns" in the file comment).
+    @inlinable
+    static var specializedMailboxPass: MailboxPass {
+        { base, max in
+            let cell = unsafeDowncast(base, to: ActorCell<A>.self)
+            return cell.mailbox.drain(max: max, taking: { MessageEncoding<A.Message>.take(from: $0) }) {
+                (message: consuming A.Message) in
+                if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
+            }
+        }
+    }
+
+    /// `invoke` for the fast path: counts the message, runs `receive`, and hands failures
+    /// and stops requested inside it to the unspecialised code. Turn only.
+    @inlinable @inline(__always)
+    final func invokeOnFastPath(_ message: consuming A.Message) {
+        delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        do {
+            try instance.unsafelyUnwrapped.receive(message, context: ActorContext(cell: self))  // set until stopped
+        } catch {
+            handleFailure(error)
+        }
+        if pendingStop != nil { finishPendingStop() }
     }
 
     override func receive(_ message: A.Message) throws {
@@ -354,5 +421,5 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
         factory = nil
     }
 
-    override var childSupervisor: SupervisorStrategy { instance?.supervisorStrategy ?? system.defaultSupervisor }
+    @usableFromInline override var childSupervisor: SupervisorStrategy { instance?.supervisorStrategy ?? system.defaultSupervisor }
 }

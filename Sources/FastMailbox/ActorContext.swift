@@ -8,9 +8,9 @@ import MNScheduler
 /// that thread: it is deliberately not `Sendable`. To refer to the actor from elsewhere use
 /// ``myself``.
 public struct ActorContext<Message: Sendable> {
-    unowned(unsafe) let cell: ActorCellBase<Message>
+    @usableFromInline unowned(unsafe) let cell: ActorCellBase<Message>
 
-    init(cell: ActorCellBase<Message>) { self.cell = cell }
+    @inlinable init(cell: ActorCellBase<Message>) { self.cell = cell }
 
     /// A reference to this actor, to hand to others (e.g. as a reply-to).
     public var myself: ActorRef<Message> { cell.selfRef }
@@ -33,13 +33,14 @@ public struct ActorContext<Message: Sendable> {
     /// Spawns a child. It is stopped when this actor stops; its failures are decided by
     /// `supervisor`, else by this actor's ``EventActor/supervisorStrategy``.
     /// - Throws: ``ActorSystemError`` (duplicate name, bad capacity, system shut down).
-    @discardableResult
+    @inlinable @discardableResult
     public func spawn<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, parent: cell,
-                                  supervisor: supervisor ?? cell.childSupervisor, factory: factory)
+                                  supervisor: supervisor ?? cell.childSupervisor,
+                                  mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
     /// Spawns a child whose behaviour is a closure.

@@ -4,7 +4,7 @@
 /// Holding a ref keeps the actor's small cell object alive, not the actor running: a
 /// stopped actor's ref still works, and whatever is sent to it goes to dead letters.
 public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConvertible {
-    @usableFromInline let recipient: any MessageRecipient<Message>
+    let recipient: any MessageRecipient<Message>
 
     init(_ recipient: any MessageRecipient<Message>) { self.recipient = recipient }
 
@@ -25,8 +25,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     public func tell(_ message: consuming Message) {
         // Specialised in the caller: the message is built in a stack slot and moved into
         // the ring slot by the recipient (MessageEncoding.withMovable).
-        _ = MessageEncoding<Message>.withMovable(message) { recipient.deliver(movingFrom: $0) }
+        MessageEncoding<Message>.withMovable(message) { _deliver(movingFrom: $0) }
     }
+
+    @usableFromInline func _deliver(movingFrom source: UnsafeMutableRawPointer) { recipient.deliver(movingFrom: source) }
 
     /// Stops the actor. Either way the mailbox closes before this returns: later messages
     /// go to dead letters. `.immediately` (default): the actor finishes the message in hand,

@@ -213,17 +213,19 @@ public final class ActorSystem: Sendable {
     /// Spawns a top-level event-based actor. `factory` makes the instance now and a fresh
     /// one on every supervisor restart. Costs no thread; see ``defaultMailboxCapacity``.
     /// - Throws: ``ActorSystemError``.
-    @discardableResult
+    @inlinable @discardableResult
     public func spawn<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        // Inlinable so the turn is specialised for A here (ActorCellBase, "Specialised turns").
         try spawnCell(name: name, mailboxCapacity: mailboxCapacity, parent: nil,
-                      supervisor: supervisor ?? defaultSupervisor, factory: factory)
+                      supervisor: supervisor ?? defaultSupervisor,
+                      mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
     /// Spawns a top-level actor whose behaviour is a closure.
-    @discardableResult
+    @inlinable @discardableResult
     public func spawn<Message: Sendable>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil,
@@ -236,14 +238,16 @@ public final class ActorSystem: Sendable {
         ActorID(rawValue: ActorSystem.nextID.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
+    @usableFromInline
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy, factory: @escaping @Sendable () -> A
+        supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
+        factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let id = nextActorID()
         let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
-                                supervisor: supervisor, mailbox: mailbox, factory: factory)
+                                supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass, factory: factory)
         try register(cell, named: name)
         if let parent { parent.children[id] = cell }  // spawn from a context runs in the parent's turn
         cell.scheduleSelf()  // the first turn runs preStart

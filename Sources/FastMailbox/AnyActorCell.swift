@@ -21,11 +21,11 @@ import Glibc
 
 @usableFromInline
 class AnyActorCell: ScheduledUnit, @unchecked Sendable {
-    enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
+    @usableFromInline enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
 
     let id: ActorID
     let name: String
-    let system: ActorSystem
+    @usableFromInline let system: ActorSystem
     /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's cell
     /// object alive (not running); the parent drops the child when it terminates.
     let parent: AnyActorCell?
@@ -36,14 +36,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// (acq_rel; the loser releases its own), read with acquire.
     private let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Messages handed to the behaviour so far (only the turn writes it).
-    let delivered = Atomic<Int>(0)
+    @usableFromInline let delivered = Atomic<Int>(0)
 
     // Turn-confined state (C2). `@exclusivity(unchecked)`: the turn reads these on every
     // message; the scheduler's confinement (C2) is what rules out overlapping accesses, so
     // the runtime's dynamic exclusivity check (swift_beginAccess, ~14 % of a ping-pong
     // message's instructions) proves nothing it does not already guarantee.
-    @exclusivity(unchecked) var phase: Phase = .created
-    @exclusivity(unchecked) var pendingStop: TerminationReason?
+    @exclusivity(unchecked) @usableFromInline var phase: Phase = .created
+    @exclusivity(unchecked) @usableFromInline var pendingStop: TerminationReason?
 
     /// Lifecycle state most actors never use (children, watchers, restarts, termination),
     /// allocated on first use so an idle actor stays small. Turn-confined (C2).
@@ -178,7 +178,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
 
     /// True when system messages wait (two loads): checked before each user message.
-    @inline(__always) final var hasSystemWork: Bool { systemQueue?.hasPendingWork ?? false }
+    @usableFromInline @inline(__always) final var hasSystemWork: Bool { systemQueue?.hasPendingWork ?? false }
 
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
@@ -231,7 +231,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// `supervisor/directive`): resume at debug, restart at warning, stop and escalate at
     /// error. Failures are not the hot path; a behaviour that throws on every message logs
     /// on every message, which is what its supervisor chose.
-    final func handleFailure(_ error: any Error) {
+    @usableFromInline final func handleFailure(_ error: any Error) {
         let described = String(describing: error)
         switch supervisor.decide(error) {
         case .resume:
@@ -285,7 +285,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     func stopForParentRestart() { sendSystem(.stop(.immediately, .stopped)) }
 
     /// Runs a stop requested during a message or a hook, once that code has returned.
-    final func finishPendingStop() {
+    @usableFromInline final func finishPendingStop() {
         if let reason = pendingStop {
             pendingStop = nil
             finalizeStop(reason)
@@ -352,5 +352,5 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// A watched actor terminated: deliver the watch message or signal.
     func handleTerminated(_ t: Terminated) {}
     /// The strategy this cell's children get (its behaviour's supervisorStrategy).
-    var childSupervisor: SupervisorStrategy { system.defaultSupervisor }
+    @usableFromInline var childSupervisor: SupervisorStrategy { system.defaultSupervisor }
 }

@@ -37,8 +37,9 @@ extension EventActor {
 
 /// An actor whose behaviour is one closure (stateless, or state captured in the closure's
 /// own objects). Created by `ActorSystem.spawn(name:receive:)`.
+@usableFromInline
 final class ClosureActor<Message: Sendable>: EventActor {
-    let body: (Message, ActorContext<Message>) throws -> Void
-    init(_ body: @escaping (Message, ActorContext<Message>) throws -> Void) { self.body = body }
-    func receive(_ message: Message, context: ActorContext<Message>) throws { try body(message, context) }
+    @usableFromInline let body: (Message, ActorContext<Message>) throws -> Void
+    @inlinable init(_ body: @escaping (Message, ActorContext<Message>) throws -> Void) { self.body = body }
+    @inlinable func receive(_ message: Message, context: ActorContext<Message>) throws { try body(message, context) }
 }

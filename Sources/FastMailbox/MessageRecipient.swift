@@ -1,6 +1,5 @@
 /// Anything an `ActorRef` can point at: an actor cell, an ask's reply slot, a router.
 /// Internal: users only see `ActorRef`.
-@usableFromInline
 protocol MessageRecipient<Message>: AnyObject, Sendable {
     associatedtype Message: Sendable
     /// Identity (equal refs ⇔ equal ids).
@@ -21,7 +20,7 @@ protocol MessageRecipient<Message>: AnyObject, Sendable {
 
 extension MessageRecipient {
     /// Delivers `message` (see `deliver(movingFrom:)`).
-    @inlinable @discardableResult
+    @discardableResult
     func deliver(_ message: consuming Message) -> Bool {
         MessageEncoding<Message>.withMovable(message) { deliver(movingFrom: $0) }
     }
