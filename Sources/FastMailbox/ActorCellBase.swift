@@ -378,7 +378,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
             return cell.mailbox.drain(max: max, taking: { MessageEncoding<A.Message>.take(from: $0) }) {
                 (message: consuming A.Message) in
-                if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
+                if cell.isOnFastPath { cell.invokeOnFastPath(consume message) } else { cell.handleFromMailbox(consume message) }
             }
         }
     }

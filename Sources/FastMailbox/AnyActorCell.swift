@@ -34,7 +34,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue created by the first
     /// system message (most actors never get one: spawn needs none), installed by CAS
     /// (acq_rel; the loser releases its own), read with acquire.
-    private let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
+    @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Messages handed to the behaviour so far (only the turn writes it).
     @usableFromInline let delivered = Atomic<Int>(0)
 
@@ -144,7 +144,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
     /// to `runAfterShutdown` instead, which dead-letters the work (never left in a queue).
     final func scheduleSelf() {
-        system.scheduler.schedule(self)
+        // The cell holds the system and the system its scheduler (both `let`): no retain
+        // of either is needed around the call.
+        Unmanaged.passUnretained(system).takeUnretainedValue().scheduler.schedule(self)
     }
 
     /// The scheduler has shut down and will never run this cell again (it was still queued,
@@ -178,7 +180,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
 
     /// True when system messages wait (two loads): checked before each user message.
-    @usableFromInline @inline(__always) final var hasSystemWork: Bool { systemQueue?.hasPendingWork ?? false }
+    @inlinable @inline(__always) final var hasSystemWork: Bool {
+        guard let queue = systemQueueStorage.load(ordering: .acquiring) else { return false }
+        return Unmanaged<MPSCQueue>.fromOpaque(queue)._withUnsafeGuaranteedRef { $0.hasPendingWork }
+    }
 
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
