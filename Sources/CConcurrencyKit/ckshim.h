@@ -2,6 +2,8 @@
  * ckshim.h — Concurrency Kit for Swift, plus the thin shims Swift cannot write itself.
  *
  * What is here and why:
+ *  - ck_ring's sized-slot reserve/commit and peek/release for mailboxes whose messages
+ *    travel in place (ckshim_ring_reserve_mp_sized and friends, "Sized slots" below).
  *  - ck_ring's pointer-sized operations (spsc, spmc, mpsc, mpmc) re-exported as
  *    `static inline` wrappers. Swift imports static inline C functions and clang inlines
  *    them into the Swift caller at -O. Checked with `objdump -d .build/release/ring-bench`
@@ -13,8 +15,9 @@
  *    correct ring looks racy to it. When built with -DCKSHIM_TSAN=1 (pass
  *    `-Xcc -DCKSHIM_TSAN=1` to SwiftPM together with --sanitize=thread; the Swift importer
  *    does not see __has_feature(thread_sanitizer)) every enqueue publishes with
- *    __tsan_release(ring) first and every successful dequeue ends with
- *    __tsan_acquire(ring): the happens-before edge the ring really provides.
+ *    __tsan_release(ring) and every successful dequeue ends with __tsan_acquire(ring):
+ *    the happens-before edge the ring really provides (the sized-slot operations also
+ *    order a slot's reuse after its last read; see "Sized slots" below).
  *  - Things Swift cannot call: the variadic syscall(2) (futex), the CPU_* macros of
  *    sched_getaffinity, ck_pr macros (we use the ck_pr_md_* functions underneath).
  *  - Our own single- and multi-consumer dequeues (ckshim__dequeue_sc/_mc/_trydequeue_mc),
