@@ -161,8 +161,9 @@ package final class MPSCQueue: @unchecked Sendable {
     package let capacity: Int
     /// Bytes of one item (see "Items"): 8 for a word queue.
     @usableFromInline package let itemBytes: Int
-    /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8.
-    @usableFromInline package let slotBytes: Int
+    /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8 (computed, not
+    /// stored: every idle actor carries this object).
+    @inlinable package var slotBytes: Int { (itemBytes + 7) & ~7 }
 
     // Consumer-private (touched only inside drain/takeAll): items taken from the overflow
     // and not yet handed out.
@@ -187,7 +188,6 @@ package final class MPSCQueue: @unchecked Sendable {
                      "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
         self.capacity = capacity
         self.itemBytes = itemBytes
-        self.slotBytes = (itemBytes + 7) & ~7
     }
 
     deinit {

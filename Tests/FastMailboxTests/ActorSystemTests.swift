@@ -395,7 +395,8 @@ extension ActorSystemTests {
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         #expect(cell.mailbox.ringBytes == 0, "no ring before the first message")
         let bytes = heapBlockSize(of: cell) + heapBlockSize(of: cell.mailbox)
-        #expect(bytes <= 320, "cell + mailbox = \(bytes) bytes")
+        // 320 before issue 9's specialised turns; the MailboxPass closure adds 16 bytes.
+        #expect(bytes <= 336, "cell + mailbox = \(bytes) bytes")
         ref.tell(1)
         #expect(eventually { cell.delivered.load(ordering: .relaxed) == 1 })
         #expect(cell.mailbox.ringBytes == RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity))
