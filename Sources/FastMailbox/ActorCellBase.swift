@@ -172,10 +172,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: the turn
 
     override final func runTurn(budget: Int) -> TurnOutcome {
-        if phase == .created { startIfNeeded() }
-        let systemOutcome = drainSystem()
+        if isCreated { startIfNeeded() }
+        let systemOutcome = hasSystemWork ? drainSystem() : .empty
         let mailboxOutcome: MPSCQueue.DrainOutcome
-        if phase == .stopped {
+        if isStopped {
             mailboxOutcome = mailbox.drain(max: budget, taking: take) { deadLetter($0) }
         } else {
             var remaining = budget
@@ -185,7 +185,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     extras.priorityIndex += 1
                     remaining -= 1
                     if hasSystemWork { _ = drainSystem() }
-                    if phase == .stopped { deadLetter(message) } else { invoke(message) }
+                    if isStopped { deadLetter(message) } else { invoke(message) }
                 }
                 if !extras.hasPriority {
                     extras.priority.removeAll()
@@ -208,18 +208,18 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 finalizeStop(reason)
             }
         }
-        if phase == .stopped, mailboxOutcome == .empty {
+        if isStopped, mailboxOutcome == .empty {
             // Stopped and every message accounted for (delivered or dead-lettered).
             leaveRegistry()
         }
         let more = mailboxOutcome == .more || systemOutcome == .more
-            || (phase != .stopped && hasPriority)
+            || (!isStopped && hasPriority)
         return more ? .more : .idle
     }
 
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
     override final func finishAfterShutdown() {
-        if phase != .stopped { finalizeStop(.systemShutDown) }  // dead-letters stash and priority
+        if !isStopped { finalizeStop(.systemShutDown) }  // dead-letters stash and priority
         while mailbox.drain(max: Int.max, taking: take, { deadLetter($0) }) == .more {
             sched_yield()
         }  // a sender between claim and commit: a few instructions
@@ -232,7 +232,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(__always)
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
-        if case .stopped = phase { return false }
+        if isStopped { return false }
         if let extras = typedExtras, extras.becomeDepth > 0 || extras.hasPriority { return false }
         return true
     }
@@ -241,7 +241,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline @inline(never)
     final func handleFromMailbox(_ message: consuming Message) {
         if hasSystemWork { _ = drainSystem() }  // a stop observed per message
-        if phase == .stopped {
+        if isStopped {
             deadLetter(message)
         } else if let extras = typedExtras, extras.hasPriority {
             extras.priority.append(message)
@@ -307,17 +307,17 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final var selfRef: ActorRef<Message> {
         if let ref = typedExtras?.selfRef { return ref }
         let ref = ActorRef<Message>(self)
-        if phase != .stopped { typed.selfRef = ref }
+        if !isStopped { typed.selfRef = ref }
         return ref
     }
 
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
         extras.becomeStack = []
-        if phase == .stopped { extras.selfRef = nil }
+        if isStopped { extras.selfRef = nil }
         // Stashed messages of a stopping or restarting actor are not lost: they are
         // dead-lettered when it stops, and kept in order (ahead of the mailbox) when it restarts.
-        if phase == .stopped {
+        if isStopped {
             for message in stashed { deadLetter(message) }
             for message in priority[priorityIndex...] { deadLetter(message) }
             priority = []

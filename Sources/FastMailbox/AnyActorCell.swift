@@ -43,6 +43,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     // the runtime's dynamic exclusivity check (swift_beginAccess, ~14 % of a ping-pong
     // message's instructions) proves nothing it does not already guarantee.
     @exclusivity(unchecked) @usableFromInline var phase: Phase = .created
+    /// `isStopped` without the synthesized `==` of an enum with a payload.
+    @inlinable @inline(__always) final var isStopped: Bool { if case .stopped = phase { return true } else { return false } }
+    /// `isCreated`, likewise.
+    @inlinable @inline(__always) final var isCreated: Bool { if case .created = phase { return true } else { return false } }
     @exclusivity(unchecked) @usableFromInline var pendingStop: TerminationReason?
 
     /// Lifecycle state most actors never use (children, watchers, restarts, termination),
@@ -146,7 +150,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final func scheduleSelf() {
         // The cell holds the system and the system its scheduler (both `let`): no retain
         // of either is needed around the call.
-        Unmanaged.passUnretained(system).takeUnretainedValue().scheduler.schedule(self)
+        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { $0.schedule(self) }
     }
 
     /// The scheduler has shut down and will never run this cell again (it was still queued,
@@ -199,7 +203,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             case .draining where mode == .afterDrainingMailbox: return
             default: break
             }
-            if mode == .immediately || phase == .created {
+            if mode == .immediately || isCreated {
                 finalizeStop(reason)
             } else {
                 closeMailbox()
@@ -215,9 +219,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             watchers[watcherID] = nil
         case .terminated(let t):
             children[t.id] = nil
-            if phase != .stopped { handleTerminated(t); finishPendingStop() }
+            if !isStopped { handleTerminated(t); finishPendingStop() }
         case .childFailed(let failure):
-            if phase != .stopped { handleFailure(failure); finishPendingStop() }
+            if !isStopped { handleFailure(failure); finishPendingStop() }
         case .observe(let observer):
             if let termination { observer.fire(termination) } else { observers.append(observer) }
         }
@@ -225,7 +229,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Runs preStart on the first turn (spawn schedules the cell; no message needed).
     final func startIfNeeded() {
-        guard phase == .created else { return }
+        guard isCreated else { return }
         phase = .running
         do { try startInstance() } catch { handleFailure(error) }
         finishPendingStop()
@@ -303,8 +307,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// The name is freed first (before anyone is told), so a watcher or an awaiting task
     /// that spawns a successor under the same name never meets ``ActorSystemError/duplicateName(_:)``.
     final func finalizeStop(_ reason: TerminationReason) {
-        guard phase != .stopped else { return }
-        let wasStarted = phase != .created
+        guard !isStopped else { return }
+        let wasStarted = !isCreated
         phase = .stopped
         if case .failed = reason { system.counters.failedStops.wrappingAdd(1, ordering: .relaxed) }
         system.releaseName(of: self)

@@ -103,7 +103,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSys
     }
 
     private func routeeTerminated(_ t: Terminated) {
-        guard phase != .stopped else { return }
+        guard !isStopped else { return }
         routeesRunning -= 1
         lastRouteeReason = t.reason
         guard routeesRunning == 0 else { return }

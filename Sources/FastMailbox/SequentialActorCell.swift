@@ -267,7 +267,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override func runTurn(budget: Int) -> TurnOutcome {
         let systemOutcome = drainSystem()
-        if phase == .created {
+        if isCreated {
             phase = .running
             startBody()
         }
@@ -288,7 +288,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             switch control.body {
             case .ended(let reason):
                 return reason
-            case .notStarted where phase == .stopped || forShutdown:
+            case .notStarted where isStopped || forShutdown:
                 control.body = .ended(.stopped)  // stopped before the body started
                 return forShutdown ? .systemShutDown : .stopped
             default:
@@ -299,7 +299,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     /// The body ended: run the cell's stop (watchers, parent) once.
     private func finalize(_ ended: TerminationReason) {
-        guard phase != .stopped else { return }
+        guard !isStopped else { return }
         if case .draining(let drainReason) = phase, !ended.isFailure {
             finalizeStop(drainReason)
         } else {

@@ -346,7 +346,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// are freed as soon as it returns; then `body` gets the item. Consumer only. No atomic
     /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
-    @inlinable
+    @inlinable @inline(__always)
     package func drain<Item>(max: Int, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (consuming Item) -> Void) -> DrainOutcome {
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
