@@ -146,9 +146,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if becameNonEmpty { scheduleSelf() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
+            refuse(movingFrom: source)
             return false
         }
+    }
+
+    /// A send to a closed mailbox: the message goes to dead letters. Out of line, so the
+    /// send path needs no stack space for a `Message` of unknown size.
+    @inline(never)
+    final func refuse(movingFrom source: UnsafeMutableRawPointer) {
+        deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
     }
 
     /// `.immediately`: the mailbox closes now (later sends are dead letters) and the turn
@@ -176,28 +183,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let systemOutcome = hasSystemWork ? drainSystem() : .empty
         let mailboxOutcome: MPSCQueue.DrainOutcome
         if isStopped {
-            mailboxOutcome = mailbox.drain(max: budget, taking: take) { deadLetter($0) }
+            mailboxOutcome = deadLetterMailbox(max: budget)
         } else {
             var remaining = budget
-            if let extras = typedExtras, extras.hasPriority {
-                while remaining > 0, extras.hasPriority {
-                    let message = extras.priority[extras.priorityIndex]
-                    extras.priorityIndex += 1
-                    remaining -= 1
-                    if hasSystemWork { _ = drainSystem() }
-                    if isStopped { deadLetter(message) } else { invoke(message) }
-                }
-                if !extras.hasPriority {
-                    extras.priority.removeAll()
-                    extras.priorityIndex = 0
-                }
-                updateHeldBack()
-            }
+            if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
                 if let mailboxPass {
                     mailboxOutcome = mailboxPass(self, remaining)
                 } else {
-                    mailboxOutcome = mailbox.drain(max: remaining, taking: take) { handleFromMailbox($0) }
+                    mailboxOutcome = drainUnspecialised(max: remaining)
                 }
             } else {
                 // Budget spent on unstashed messages: the mailbox is visited next turn
@@ -215,6 +209,41 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let more = mailboxOutcome == .more || systemOutcome == .more
             || (!isStopped && hasPriority)
         return more ? .more : .idle
+    }
+
+    // The parts of a turn that hold a `Message` in unspecialised code, out of line: runTurn
+    // itself then needs no stack space for a `Message` of unknown size.
+
+    /// A stopped cell's turn: up to `max` mailbox messages become dead letters.
+    @inline(never)
+    final func deadLetterMailbox(max: Int) -> MPSCQueue.DrainOutcome {
+        mailbox.drain(max: max, taking: take) { deadLetter($0) }
+    }
+
+    /// Unstashed messages first (file comment, step 3); returns the budget left.
+    @inline(never)
+    final func runUnstashed(max: Int) -> Int {
+        guard let extras = typedExtras else { return max }
+        var remaining = max
+        while remaining > 0, extras.hasPriority {
+            let message = extras.priority[extras.priorityIndex]
+            extras.priorityIndex += 1
+            remaining -= 1
+            if hasSystemWork { _ = drainSystem() }
+            if isStopped { deadLetter(message) } else { invoke(message) }
+        }
+        if !extras.hasPriority {
+            extras.priority.removeAll()
+            extras.priorityIndex = 0
+        }
+        updateHeldBack()
+        return remaining
+    }
+
+    /// The mailbox part of a turn for a cell spawned without a specialised pass.
+    @inline(never)
+    final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
+        mailbox.drain(max: max, taking: take) { handleFromMailbox($0) }
     }
 
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.

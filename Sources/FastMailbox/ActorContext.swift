@@ -8,12 +8,16 @@ import MNScheduler
 /// that thread: it is deliberately not `Sendable`. To refer to the actor from elsewhere use
 /// ``myself``.
 public struct ActorContext<Message: Sendable> {
-    @usableFromInline unowned(unsafe) let cell: ActorCellBase<Message>
+    /// The cell, unretained: a context lives only inside a turn of its cell, which keeps
+    /// the cell alive (the scheduler holds it for the turn).
+    @usableFromInline let unmanagedCell: Unmanaged<ActorCellBase<Message>>
+    /// The cell, for calls made while the turn keeps it alive.
+    @usableFromInline var cell: ActorCellBase<Message> { unmanagedCell.takeUnretainedValue() }
 
-    @inlinable init(cell: ActorCellBase<Message>) { self.cell = cell }
+    @inlinable init(cell: ActorCellBase<Message>) { self.unmanagedCell = .passUnretained(cell) }
 
     /// A reference to this actor, to hand to others (e.g. as a reply-to).
-    public var myself: ActorRef<Message> { cell.selfRef }
+    public var myself: ActorRef<Message> { unmanagedCell._withUnsafeGuaranteedRef { $0.selfRef } }
     /// This actor's identity.
     public var id: ActorID { cell.id }
     /// This actor's name.

@@ -181,11 +181,15 @@ private func threadNames() -> [String] {
         #expect(during.workers.count == 2)
         gate.open()
         #expect(waitUntil { scheduler.blockingMetrics.spareThreadsRunning == 0 })
-        // Many units scheduled from one worker's turn land in its queue; the other steals.
-        let units = (0..<2_000).map { _ in ClosureUnit { _, _ in for _ in 0..<1_000 { _ = monotonicNanoseconds() }; return .idle } }
-        let spreader = ClosureUnit { _, _ in for unit in units { scheduler.schedule(unit) }; return .idle }
-        scheduler.schedule(spreader)
-        #expect(waitUntil { units.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 } })
+        // Many units scheduled from one worker's turn land in its queue; the other steals
+        // (if it gets a CPU while they wait: on a loaded machine a batch may finish first,
+        // so batches repeat until a steal is seen, at most 20).
+        for _ in 0..<20 where scheduler.metrics.steals == 0 {
+            let units = (0..<2_000).map { _ in ClosureUnit { _, _ in for _ in 0..<1_000 { _ = monotonicNanoseconds() }; return .idle } }
+            let spreader = ClosureUnit { _, _ in for unit in units { scheduler.schedule(unit) }; return .idle }
+            scheduler.schedule(spreader)
+            #expect(waitUntil { units.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 } })
+        }
         #expect(waitUntil { scheduler.metrics.workers.allSatisfy { $0.busyFraction != nil } })
         let after = scheduler.metrics
         #expect(after.steals > 0, "\(after)")
