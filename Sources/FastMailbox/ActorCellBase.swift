@@ -53,6 +53,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline let mailbox: MPSCQueue
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
+    /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
+    /// a bounded mailbox is its ring, with no overflow).
+    let waiters: BoundedMailboxWaiters<Message>?
     /// True when `Message` is too big for a ring slot and travels boxed (computed once:
     /// this generic class's code is not specialised, see MessageEncoding).
     let boxed = MessageEncoding<Message>.isBoxed
@@ -120,9 +123,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?) {
+         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool) {
         self.mailbox = mailbox
         self.mailboxPass = mailboxPass
+        self.waiters = bounded ? BoundedMailboxWaiters() : nil
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor)
     }
 
@@ -141,6 +145,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @discardableResult
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        if waiters != nil { return deliverBounded(movingFrom: source) }
         switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
@@ -154,8 +159,66 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// A send to a closed mailbox: the message goes to dead letters. Out of line, so the
     /// send path needs no stack space for a `Message` of unknown size.
     @inline(never)
-    final func refuse(movingFrom source: UnsafeMutableRawPointer) {
-        deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
+    final func refuse(movingFrom source: UnsafeMutableRawPointer, reason: DeadLetterReason? = nil) {
+        let message = MessageEncoding<Message>.take(from: source, boxed: false)
+        system.publishDeadLetter(message, recipient: id, recipientName: name, reason: reason, wasQueued: false)
+    }
+
+    /// `tell` to a bounded mailbox: into the ring if it has room, else a dead letter with
+    /// reason `.mailboxFull` (a stopped actor's: `.recipientStopped`).
+    @inline(never)
+    final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        let (result, refused) = MessageEncoding<Message>.tryEnqueue(
+            MessageEncoding<Message>.take(from: source, boxed: false), into: mailbox)
+        switch result {
+        case .accepted(let becameNonEmpty)?:
+            if becameNonEmpty { scheduleSelf() }
+            return true
+        case .closed?:
+            deadLetter(refused!, wasQueued: false)
+        case nil:
+            system.publishDeadLetter(refused!, recipient: id, recipientName: name, reason: .mailboxFull, wasQueued: false)
+        }
+        return false
+    }
+
+    /// See ``ActorRef/trySend(_:)``. Never overtakes senders waiting in ``ActorRef/send(_:)``.
+    final func trySend(_ message: consuming Message) -> TrySendResult<Message> {
+        if let waiters, waiters.count.load(ordering: .relaxed) > 0 {
+            return mailbox.isClosed ? .stopped(message) : .full(message)
+        }
+        let (result, refused) = waiters != nil
+            ? MessageEncoding<Message>.tryEnqueue(message, into: mailbox)
+            : MessageEncoding<Message>.enqueue(message, into: mailbox)
+        switch result {
+        case .accepted(let becameNonEmpty)?:
+            if becameNonEmpty { scheduleSelf() }
+            return .accepted
+        case .closed?: return .stopped(refused!)
+        case nil: return .full(refused!)
+        }
+    }
+
+    /// See ``ActorRef/send(_:)``.
+    final func send(_ message: consuming Message) async throws(SendError<Message>) {
+        guard let waiters else {
+            let (result, refused) = MessageEncoding<Message>.enqueue(message, into: mailbox)
+            guard case .accepted(let becameNonEmpty) = result else { throw .stopped(refused!) }
+            if becameNonEmpty { scheduleSelf() }
+            return
+        }
+        if waiters.count.load(ordering: .relaxed) == 0 {
+            let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: mailbox)
+            switch result {
+            case .accepted(let becameNonEmpty)?:
+                if becameNonEmpty { scheduleSelf() }
+                return
+            case .closed?: throw .stopped(refused!)
+            case nil: try await waiters.send(refused!, into: mailbox, scheduling: self)
+            }
+        } else {
+            try await waiters.send(message, into: mailbox, scheduling: self)
+        }
     }
 
     /// `.immediately`: the mailbox closes now (later sends are dead letters) and the turn
@@ -197,6 +260,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 // Budget spent on unstashed messages: the mailbox is visited next turn
                 // (only drain may declare it idle).
                 mailboxOutcome = mailbox.hasPendingWork ? .more : .empty
+            }
+            if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: mailbox) {
+                scheduleSelf()  // room made and filled by waiting senders (BoundedMailboxWaiters W2)
             }
             if case .draining(let reason) = phase, mailboxOutcome == .empty, !hasPriority {
                 finalizeStop(reason)
@@ -329,7 +395,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     // MARK: AnyActorCell hooks
 
-    override final func closeMailbox() { mailbox.markClosed() }
+    override final func closeMailbox() {
+        mailbox.markClosed()
+        waiters?.failAll()  // senders waiting for room get their messages back
+    }
     override final var userQueue: MPSCQueue? { mailbox }
     override final var userMailboxDepth: Int { mailbox.approximateCount }
 
@@ -391,12 +460,12 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?,
+         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool,
          factory: @escaping @Sendable () -> A) {
         self.factory = factory
         self.instance = factory()
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox, mailboxPass: mailboxPass)
+                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
     /// The mailbox pass for `A`, specialised where it is formed: the @inlinable spawn

@@ -40,21 +40,24 @@ public struct ActorContext<Message: Sendable> {
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, parent: cell,
+        try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
                                   supervisor: supervisor ?? cell.childSupervisor,
                                   mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
     /// Spawns a child whose behaviour is a closure.
-    @discardableResult
+    @inlinable @discardableResult
     public func spawn<M: Sendable>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil,
         receive: @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
-        try spawn(name: name, mailboxCapacity: mailboxCapacity, supervisor: supervisor) { ClosureActor(receive) }
+        try spawn(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
+                  supervisor: supervisor) { ClosureActor(receive) }
     }
 
     // MARK: lifecycle

@@ -21,6 +21,9 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// - Cost: never blocks; see <doc:Guarantees#Mailboxes-and-allocation> for what a send
     ///   costs and allocates.
     /// - Stopped actor: the message goes to the system's dead letters (counted, observable).
+    /// - Bounded mailbox (spawned with `boundedMailbox: true`) that is full: the message
+    ///   goes to dead letters with reason ``DeadLetterReason/mailboxFull``; use
+    ///   ``trySend(_:)`` or ``send(_:)`` to get it back or to wait instead.
     @inlinable
     public func tell(_ message: consuming Message) {
         // Specialised in the caller: the message is built in a stack slot and moved into
@@ -29,6 +32,33 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     }
 
     @usableFromInline func _deliver(movingFrom source: UnsafeMutableRawPointer) { recipient.deliver(movingFrom: source) }
+
+    /// Sends `message` if the actor's mailbox has room now; never waits, never overflows.
+    ///
+    /// - Bounded mailbox (spawned with `boundedMailbox: true`): `.full(message)` when it
+    ///   holds its `mailboxCapacity − 1` messages, or when senders wait in ``send(_:)``
+    ///   (they keep their turn). Unbounded mailbox: never `.full`.
+    /// - Stopped actor: `.stopped(message)`. Either way the message is handed back, never
+    ///   dropped. Same ordering and thread-safety as ``tell(_:)``. Pools and other
+    ///   recipients without a mailbox of their own behave as ``tell(_:)``.
+    public func trySend(_ message: consuming Message) -> TrySendResult<Message> {
+        recipient.trySend(message)
+    }
+
+    /// Sends `message`, waiting for room if the actor's bounded mailbox is full
+    /// (back-pressure).
+    ///
+    /// - Waiting senders are served in the order they started waiting, and none is
+    ///   overtaken by a later `send` or ``trySend(_:)``; the actor moves their messages in
+    ///   as it frees room. Messages from one sender arrive in the order sent.
+    /// - Unbounded mailbox: never waits.
+    /// - Throws: ``SendError/stopped(_:)`` if the actor stops before the message got in,
+    ///   ``SendError/cancelled(_:)`` if the task is cancelled while it waits; both hand the
+    ///   message back. Pools and other recipients without a mailbox of their own behave as
+    ///   ``tell(_:)``.
+    public func send(_ message: consuming Message) async throws(SendError<Message>) {
+        try await recipient.send(message)
+    }
 
     /// Stops the actor. Either way the mailbox closes before this returns: later messages
     /// go to dead letters. `.immediately` (default): the actor finishes the message in hand,

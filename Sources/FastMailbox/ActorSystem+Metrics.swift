@@ -39,21 +39,25 @@ public struct DeadLetterCounts: Sendable, Hashable {
     public var duplicateReply: Int
     /// ``DeadLetterReason/systemShutDown``.
     public var systemShutDown: Int
+    /// ``DeadLetterReason/mailboxFull``.
+    public var mailboxFull: Int
 
     /// All reasons together (equals ``DeadLetterOffice/count`` when read at the same moment).
-    public var total: Int { recipientStopped + askTimedOut + duplicateReply + systemShutDown }
+    public var total: Int { recipientStopped + askTimedOut + duplicateReply + systemShutDown + mailboxFull }
 
-    init(recipientStopped: Int = 0, askTimedOut: Int = 0, duplicateReply: Int = 0, systemShutDown: Int = 0) {
+    init(recipientStopped: Int = 0, askTimedOut: Int = 0, duplicateReply: Int = 0, systemShutDown: Int = 0,
+         mailboxFull: Int = 0) {
         self.recipientStopped = recipientStopped
         self.askTimedOut = askTimedOut
         self.duplicateReply = duplicateReply
         self.systemShutDown = systemShutDown
+        self.mailboxFull = mailboxFull
     }
 
     /// The reasons with their metric dimension values, in a fixed order.
     var byLabel: [(String, Int)] {
         [("recipient_stopped", recipientStopped), ("ask_timed_out", askTimedOut),
-         ("duplicate_reply", duplicateReply), ("system_shut_down", systemShutDown)]
+         ("duplicate_reply", duplicateReply), ("system_shut_down", systemShutDown), ("mailbox_full", mailboxFull)]
     }
 }
 
@@ -88,7 +92,7 @@ public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "live actors \(liveActors), delivered \(delivered), dead letters \(deadLetters.total) "
             + "(stopped \(deadLetters.recipientStopped), ask timed out \(deadLetters.askTimedOut), "
-            + "duplicate reply \(deadLetters.duplicateReply), shutdown \(deadLetters.systemShutDown)), "
+            + "duplicate reply \(deadLetters.duplicateReply), shutdown \(deadLetters.systemShutDown), mailbox full \(deadLetters.mailboxFull)), "
             + "mailbox overflows \(mailboxOverflows), restarts \(restarts), failed stops \(failedStops); "
             + "scheduler: \(scheduler)"
     }

@@ -216,10 +216,11 @@ public final class ActorSystem: Sendable {
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // Inlinable so the turn is specialised for A here (ActorCellBase, "Specialised turns").
-        try spawnCell(name: name, mailboxCapacity: mailboxCapacity, parent: nil,
+        try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
                       supervisor: supervisor ?? defaultSupervisor,
                       mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
@@ -228,10 +229,12 @@ public final class ActorSystem: Sendable {
     @inlinable @discardableResult
     public func spawn<Message: Sendable>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
+        boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil,
         receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        try spawn(name: name, mailboxCapacity: mailboxCapacity, supervisor: supervisor) { ClosureActor(receive) }
+        try spawn(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
+                  supervisor: supervisor) { ClosureActor(receive) }
     }
 
     func nextActorID() -> ActorID {
@@ -240,14 +243,15 @@ public final class ActorSystem: Sendable {
 
     @usableFromInline
     func spawnCell<A: EventActor>(
-        name: String?, mailboxCapacity: Int, parent: AnyActorCell?,
+        name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let id = nextActorID()
         let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
-                                supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass, factory: factory)
+                                supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
+                                bounded: boundedMailbox, factory: factory)
         try register(cell, named: name)
         if let parent { parent.children[id] = cell }  // spawn from a context runs in the parent's turn
         cell.scheduleSelf()  // the first turn runs preStart

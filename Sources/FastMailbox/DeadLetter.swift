@@ -8,6 +8,9 @@ public enum DeadLetterReason: Sendable, Equatable {
     case duplicateReply(requestID: UInt64)
     /// The actor system was shutting down.
     case systemShutDown
+    /// The recipient's mailbox is bounded and was full (a `tell`; see
+    /// ``ActorRef/tell(_:)``, ``ActorRef/trySend(_:)`` and ``ActorRef/send(_:)``).
+    case mailboxFull
 }
 
 /// A message that was accepted by the runtime but could not be delivered. Nothing

@@ -18,6 +18,7 @@ public final class DeadLetterOffice: Sendable {
     private let askTimedOut = Atomic<Int>(0)
     private let duplicateReply = Atomic<Int>(0)
     private let systemShutDown = Atomic<Int>(0)
+    private let mailboxFull = Atomic<Int>(0)
 
     init() {}
 
@@ -29,7 +30,8 @@ public final class DeadLetterOffice: Sendable {
         DeadLetterCounts(recipientStopped: recipientStopped.load(ordering: .relaxed),
                          askTimedOut: askTimedOut.load(ordering: .relaxed),
                          duplicateReply: duplicateReply.load(ordering: .relaxed),
-                         systemShutDown: systemShutDown.load(ordering: .relaxed))
+                         systemShutDown: systemShutDown.load(ordering: .relaxed),
+                         mailboxFull: mailboxFull.load(ordering: .relaxed))
     }
 
     /// A stream of every dead letter published after this call. Buffers up to
@@ -57,6 +59,7 @@ public final class DeadLetterOffice: Sendable {
         case .askTimedOut: askTimedOut.wrappingAdd(1, ordering: .relaxed)
         case .duplicateReply: duplicateReply.wrappingAdd(1, ordering: .relaxed)
         case .systemShutDown: systemShutDown.wrappingAdd(1, ordering: .relaxed)
+        case .mailboxFull: mailboxFull.wrappingAdd(1, ordering: .relaxed)
         }
         guard subscriberCount.load(ordering: .acquiring) > 0 else { return }
         let listeners = subscribers.withLock { Array($0.values) }

@@ -18,7 +18,7 @@
 //    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
 //    allocates the ring: RawRing.headerBytes (192: ck_ring pads c_head and p_tail/p_head
 //    onto their own 64-byte cache lines, then size/mask) + capacity × the message's
-//    stride rounded up to 8 (8 for a boxed message over 64 bytes), e.g. 2,240 bytes for
+//    size rounded up to 8 (8 for a boxed message over 64 bytes), e.g. 2,240 bytes for
 //    Int messages at the default capacity of 256. It is kept until the mailbox is released: a
 //    producer may still hold a pointer to it, and freeing it safely would need hazard
 //    pointers or epochs on every send. A send cannot report a failed allocation (it

@@ -1,7 +1,7 @@
 // MessageEncoding — how a typed message travels through a mailbox's ring (MPSCQueue).
 //
-// A message of at most RawRing.maximumSlotBytes (64) bytes of stride travels *inside* the
-// ring: the mailbox's queue is made with itemBytes = MemoryLayout<Message>.stride, the
+// A message of at most RawRing.maximumSlotBytes (64) bytes (and at most 8-byte alignment)
+// travels *inside* the ring: the mailbox's queue is made with itemBytes = its size, the
 // sender's bytes are copied into the slot it reserved, and the consumer moves the message
 // out of the slot before freeing it (MPSCQueue, "Items"; ckshim.h, "Sized slots"). Enums
 // with payloads, structs with a String, anything carrying ActorRefs: 0 allocations.
@@ -20,13 +20,17 @@ import MNScheduler
 
 @usableFromInline
 enum MessageEncoding<Message> {
-    /// True when `Message` is too big for a ring slot and travels boxed.
+    /// True when `Message` does not fit a ring slot and travels boxed: more than 64 bytes,
+    /// or aligned to more than the slots' 8 bytes.
     @inlinable @inline(__always)
-    static var isBoxed: Bool { MemoryLayout<Message>.stride > RawRing.maximumSlotBytes }
+    static var isBoxed: Bool {
+        MemoryLayout<Message>.size > RawRing.maximumSlotBytes || MemoryLayout<Message>.alignment > 8
+    }
 
-    /// Bytes of one queue item: the message itself, or the box pointer.
+    /// Bytes of one queue item: the message's `size` (not its stride: a sender's copy may
+    /// be exactly `size` bytes long, e.g. the payload of an Optional), or the box pointer.
     @inlinable @inline(__always)
-    static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.stride) }
+    static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.size) }
 
     /// A queue sized for `Message` items.
     static func makeQueue(capacity: Int) throws(RingCapacityError) -> MPSCQueue {
@@ -86,6 +90,25 @@ enum MessageEncoding<Message> {
         withMovable(message) { source in
             let result = enqueue(movingFrom: source, into: queue)
             return (result, result == .closed ? take(from: source, boxed: false) : nil)
+        }
+    }
+
+    /// Ring-only form of `enqueue(_:into:)` (a bounded mailbox): nil result = full. On
+    /// anything but acceptance the message is handed back.
+    static func tryEnqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult?, Message?) {
+        if isBoxed {
+            let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
+            box.initialize(to: message)
+            var word = UInt(bitPattern: box)
+            let result = queue.tryEnqueue(moving: &word)
+            if case .accepted? = result { return (result, nil) }
+            defer { box.deallocate() }
+            return (result, box.move())
+        }
+        return withMovable(message) { source in
+            let result = queue.tryEnqueue(moving: source)
+            if case .accepted? = result { return (result, nil) }
+            return (result, take(from: source, boxed: false))
         }
     }
 

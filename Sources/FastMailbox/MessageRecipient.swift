@@ -16,9 +16,24 @@ protocol MessageRecipient<Message>: AnyObject, Sendable {
     var watchableCell: AnyActorCell? { get }
     /// Messages waiting (a snapshot; 0 for recipients without a mailbox).
     var mailboxDepth: Int { get }
+    /// See ``ActorRef/trySend(_:)``.
+    func trySend(_ message: consuming Message) -> TrySendResult<Message>
+    /// See ``ActorRef/send(_:)``.
+    func send(_ message: consuming Message) async throws(SendError<Message>)
 }
 
 extension MessageRecipient {
+    /// Recipients without a bounded mailbox of their own (pools, ask replies): as `tell`.
+    func trySend(_ message: consuming Message) -> TrySendResult<Message> {
+        deliver(message)
+        return .accepted
+    }
+
+    /// As `tell` (see `trySend`).
+    func send(_ message: consuming Message) async throws(SendError<Message>) {
+        deliver(message)
+    }
+
     /// Delivers `message` (see `deliver(movingFrom:)`).
     @discardableResult
     func deliver(_ message: consuming Message) -> Bool {

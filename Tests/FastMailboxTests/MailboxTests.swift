@@ -111,7 +111,8 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         #expect(MessageEncoding<Int>.itemBytes == 8)
         #expect(MessageEncoding<Command>.itemBytes == 1, "a one-byte enum travels in one byte of an 8-byte slot")
         #expect(MessageEncoding<Payload>.itemBytes == 32 && !MessageEncoding<Payload>.isBoxed)
-        #expect(MessageEncoding<Envelope>.itemBytes == MemoryLayout<Envelope>.stride && !MessageEncoding<Envelope>.isBoxed)
+        #expect(MessageEncoding<Envelope>.itemBytes == MemoryLayout<Envelope>.size && !MessageEncoding<Envelope>.isBoxed)
+        #expect(MessageEncoding<SIMD4<Float>>.isBoxed, "16-byte alignment does not fit an 8-byte-aligned slot")
         #expect(MessageEncoding<Big>.isBoxed && MessageEncoding<Big>.itemBytes == 8)
         let before = Tracked.live.load(ordering: .relaxed)
         do {

@@ -1,0 +1,191 @@
+import Dispatch
+import Foundation
+@testable import FastMailbox
+import MNScheduler
+import Synchronization
+import Testing
+import TestSupport
+
+/// Issue 9, item 7: bounded mailboxes and back-pressure, nothing lost.
+@Suite("Bounded mailboxes", .serialized) struct BoundedMailboxTests {
+    /// An actor that blocks in its first message until `gate` is signalled, and records
+    /// what it receives.
+    final class Recorder: EventActor {
+        let gate: DispatchSemaphore
+        let seen: Lock<[Int]>
+        var first = true
+        init(gate: DispatchSemaphore, seen: Lock<[Int]>) { self.gate = gate; self.seen = seen }
+        func receive(_ message: Int, context: ActorContext<Int>) {
+            if first { first = false; gate.wait() }
+            seen.withLock { $0.append(message) }
+        }
+    }
+
+    /// Waits without blocking a cooperative thread (the senders under test need one).
+    func settled(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<20_000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+
+    func waiters(of ref: ActorRef<Int>) -> Int {
+        (ref.recipient as? ActorCellBase<Int>)?.waiters?.count.load(ordering: .relaxed) ?? -1
+    }
+
+    @Test("a full bounded mailbox: tell dead-letters with .mailboxFull, trySend hands the message back; both accept again once there is room")
+    func fullMailbox() throws {
+        let system = try makeSystem()
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Lock<[Int]>([])
+        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+        ref.tell(0)
+        #expect(eventually { ref.mailboxDepth == 1 })  // 0 in hand, blocked
+        for i in 1...3 { #expect(ref.trySend(i).isAccepted, "room for capacity − 1 = 3") }
+        ref.tell(4)
+        guard case .full(let back) = ref.trySend(5) else { Issue.record("trySend on a full mailbox was not .full"); return }
+        #expect(back == 5)
+        #expect(system.metrics.deadLetters.mailboxFull == 1, "the tell of 4 is a dead letter with reason mailboxFull")
+        gate.signal()
+        #expect(eventually { seen.withLock { $0 } == [0, 1, 2, 3] })
+        #expect(ref.trySend(6).isAccepted)
+        #expect(eventually { seen.withLock { $0 } == [0, 1, 2, 3, 6] })
+        let report = system.shutdown()
+        #expect(report.isBalanced, "\(report)")
+        #expect(report.delivered == 5 && report.deadLettered == 1)
+    }
+
+    @Test("send waits for room; waiting senders get in in the order they started waiting, ahead of later trySends")
+    func sendWaitsInOrder() async throws {
+        let system = try makeSystem()
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Lock<[Int]>([])
+        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+        ref.tell(0)
+        #expect(await settled { ref.mailboxDepth == 1 })
+        for i in 1...3 { #expect(ref.trySend(i).isAccepted) }
+        var senders: [Task<Void, any Error>] = []
+        for (index, value) in [10, 11, 12].enumerated() {
+            senders.append(Task { try await ref.send(value) })
+            #expect(await settled { waiters(of: ref) == index + 1 }, "sender \(value) is waiting, in order")
+        }
+        guard case .full(99) = ref.trySend(99) else { Issue.record("trySend overtook waiting senders"); return }
+        gate.signal()
+        for sender in senders { try await sender.value }
+        #expect(await settled { seen.withLock { $0 }.count == 7 })
+        #expect(seen.withLock { $0 } == [0, 1, 2, 3, 10, 11, 12])
+        #expect(system.shutdown().isBalanced)
+    }
+
+    @Test("a cancelled wait hands the message back; a stop hands waiting messages back as .stopped")
+    func cancelAndStop() async throws {
+        let system = try makeSystem()
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Lock<[Int]>([])
+        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+        ref.tell(0)
+        #expect(await settled { ref.mailboxDepth == 1 })
+        for i in 1...3 { #expect(ref.trySend(i).isAccepted) }
+        let cancelled = Task { () -> SendError<Int>? in
+            do throws(SendError<Int>) { try await ref.send(20); return nil } catch { return error }
+        }
+        #expect(await settled { waiters(of: ref) == 1 })
+        cancelled.cancel()
+        guard case .cancelled(20)? = await cancelled.value else { Issue.record("the cancelled send did not hand 20 back"); return }
+        #expect(waiters(of: ref) == 0)
+
+        let stopped = Task { () -> SendError<Int>? in
+            do throws(SendError<Int>) { try await ref.send(21); return nil } catch { return error }
+        }
+        #expect(await settled { waiters(of: ref) == 1 })
+        ref.stop()
+        gate.signal()
+        guard case .stopped(21)? = await stopped.value else { Issue.record("the waiting send was not handed back as .stopped"); return }
+        guard case .stopped(22) = ref.trySend(22) else { Issue.record("trySend to a stopped actor"); return }
+        do throws(SendError<Int>) {
+            try await ref.send(23)
+            Issue.record("send to a stopped actor returned")
+        } catch {
+            #expect(error.message == 23)
+            #expect(String(describing: error).contains("stopped"))
+        }
+        let report = system.shutdown()
+        #expect(report.isBalanced, "\(report)")
+        #expect(report.delivered == 1, "0 was in hand when the stop came; 1-3 are dead letters")
+    }
+
+    @Test("8 producers flood a slow bounded actor with send: nothing lost, per-sender order held, the mailbox never grows past its ring")
+    func floodWithBackPressure() async throws {
+        let system = try makeSystem()
+        let producers = 8
+        let perProducer = runningUnderSanitizer() ? 300 : 3_000
+        let capacity = 64
+        let lastSeen = Lock<[Int]>(Array(repeating: -1, count: producers))
+        let outOfOrder = Atomic<Int>(0)
+        let received = Atomic<Int>(0)
+        let ref = try system.spawn(mailboxCapacity: capacity, boundedMailbox: true) { (message: Int, _) in
+            let producer = message / 1_000_000, sequence = message % 1_000_000
+            lastSeen.withLock { last in
+                if sequence != last[producer] + 1 { outOfOrder.add(1, ordering: .relaxed) }
+                last[producer] = sequence
+            }
+            var spin = 0
+            for k in 0..<200 { spin &+= k }  // a slow consumer
+            _ = spin
+            received.add(1, ordering: .relaxed)
+        }
+        let maxDepth = Lock(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for producer in 0..<producers {
+                group.addTask {
+                    for sequence in 0..<perProducer {
+                        try await ref.send(producer * 1_000_000 + sequence)
+                        let depth = ref.mailboxDepth
+                        maxDepth.withLock { $0 = Swift.max($0, depth) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await settled { received.load(ordering: .relaxed) == producers * perProducer })
+        #expect(outOfOrder.load(ordering: .relaxed) == 0)
+        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        #expect(cell.mailbox.overflowAppends == 0, "a bounded mailbox never overflows")
+        let deepest = maxDepth.withLock { $0 }
+        #expect(deepest <= capacity, "depth \(deepest) (ring \(capacity))")
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.delivered == producers * perProducer && report.deadLettered == 0, "\(report)")
+    }
+
+    @Test("system messages never count against the bound: a watcher with a full bounded mailbox still learns of a termination")
+    func systemMessagesBypassTheBound() throws {
+        let system = try makeSystem()
+        let gate = DispatchSemaphore(value: 0)
+        let terminated = Lock(0)
+        final class Watcher: EventActor {
+            let gate: DispatchSemaphore, terminated: Lock<Int>, watched: ActorRef<Int>
+            var first = true
+            init(gate: DispatchSemaphore, terminated: Lock<Int>, watched: ActorRef<Int>) {
+                self.gate = gate; self.terminated = terminated; self.watched = watched
+            }
+            func preStart(context: ActorContext<Int>) { context.watch(watched) }
+            func receive(_ message: Int, context: ActorContext<Int>) { if first { first = false; gate.wait() } }
+            func receiveSignal(_ signal: Signal, context: ActorContext<Int>) {
+                if case .terminated = signal { terminated.withLock { $0 += 1 } }
+            }
+        }
+        let watched = try system.spawn { (_: Int, _) in }
+        let watcher = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) {
+            Watcher(gate: gate, terminated: terminated, watched: watched)
+        }
+        watcher.tell(0)
+        #expect(eventually { watcher.mailboxDepth == 1 })
+        for i in 1...3 { #expect(watcher.trySend(i).isAccepted) }
+        guard case .full = watcher.trySend(4) else { Issue.record("the watcher's mailbox is not full"); return }
+        watched.stop()
+        gate.signal()
+        #expect(eventually { terminated.withLock { $0 } == 1 })
+        #expect(system.shutdown().isBalanced)
+    }
+}
