@@ -115,7 +115,8 @@ package final class DeterministicEngine: Sendable {
     /// Drives until quiescent (at most `maxTurns`) if nobody else drives: the actor
     /// system's shutdown. Returns false when the guard was taken or it did not quiesce.
     package func driveForShutdown(maxTurns: Int) -> Bool {
-        guard let previous = try? beginDrive() else { return false }
+        let previous: UnsafeMutableRawPointer?
+        do { previous = try beginDrive() } catch { return false }  // (not `try?`: nil is a valid previous clock)
         defer { endDrive(previous) }
         return runTurns(maxTurns: maxTurns).quiescent
     }
