@@ -44,7 +44,7 @@ extension ActorSystem {
     ///   (within the same timeout) and adds its figures to the report.
     /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity, a duplicate name in
     ///   the private system cannot happen;
-    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a ``DeterministicScheduler``).
+    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
     @discardableResult
     public func spawnDedicated<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,

@@ -24,7 +24,7 @@ extension ActorSystem {
     /// actors' private system (keep the ref), as for
     /// ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``.
     /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity;
-    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a ``DeterministicScheduler``).
+    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
     @discardableResult
     public func spawnOnMainThread<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,

@@ -26,7 +26,7 @@ extension ActorSystem {
     ///   its timeout (reported in `actorsNotStopped`); its task is then cancelled, and
     ///   whatever runs after the scheduler shut down continues on Swift's global executor.
     /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, shut down, or
-    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a ``DeterministicScheduler``).
+    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
     @discardableResult
     public func spawnSequential<Message: Sendable>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,

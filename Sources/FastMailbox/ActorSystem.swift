@@ -184,13 +184,13 @@ public final class ActorSystem: Sendable {
         self.askTimer = AskTimer(clock: scheduler.clock)
     }
 
-    /// Creates a system for tests that runs on a ``DeterministicScheduler``: no threads;
+    /// Creates a system for tests that runs on a `DeterministicScheduler`: no threads;
     /// every turn runs on the thread that drives `scheduler`, in the order its seed
     /// chooses, with virtual time (see <doc:DeterministicTesting>).
     ///
-    /// The system owns the deterministic scheduler's ``DeterministicScheduler/scheduler``:
+    /// The system owns the deterministic scheduler's `DeterministicScheduler.scheduler`:
     /// ``shutdown(timeout:)`` drives it until every actor stopped, then shuts it down.
-    /// Event actors, pools, asks (from tasks on `scheduler.scheduler.taskExecutor`) and
+    /// Event actors, pools, asks (from tasks on `scheduler.taskExecutor`) and
     /// supervision work as on a real scheduler; actors that need threads of their own —
     /// sequential, dedicated and main-thread actors — cannot be spawned
     /// (``ActorSystemError/unsupportedOnDeterministicScheduler(_:)``).

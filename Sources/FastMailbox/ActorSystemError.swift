@@ -11,7 +11,7 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
     case shutDown
     /// A pool needs at least one routee.
     case invalidPoolSize(Int)
-    /// The named spawn function needs threads of its own, which a ``DeterministicScheduler``
+    /// The named spawn function needs threads of its own, which a `DeterministicScheduler`
     /// does not have: `spawnSequential` (a Swift task with real-time receive timeouts),
     /// `spawnDedicated` and `spawnOnMainThread`. Spawn an event actor instead.
     case unsupportedOnDeterministicScheduler(String)

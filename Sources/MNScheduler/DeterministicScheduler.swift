@@ -108,6 +108,11 @@ public final class DeterministicScheduler: Sendable {
         return engine.clock.advance(by: duration.saturatingNanoseconds)
     }
 
+    /// ``scheduler``'s task executor: `Task(executorPreference: deterministic.taskExecutor)`
+    /// runs the task's code when this scheduler is driven, on the driving thread (the way
+    /// to `await` an actor's reply in a deterministic test).
+    public var taskExecutor: MNTaskExecutor { scheduler.taskExecutor }
+
     /// Virtual time elapsed since this scheduler was created.
     public var now: Duration { .nanoseconds(Int64(clamping: engine.clock.nanoseconds)) }
 

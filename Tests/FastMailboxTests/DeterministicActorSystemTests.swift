@@ -194,3 +194,22 @@ final class DeterministicCounter: EventActor {
         #expect(system.shutdown().isBalanced)
     }
 }
+
+/// DeterministicTesting.md's example, verbatim but for the names (keep the two in step).
+@Test("the DeterministicTesting article's example passes", arguments: 0..<20 as Range<UInt64>)
+func deterministicTestingArticleExample(seed: UInt64) async throws {
+    let scheduler = DeterministicScheduler(seed: seed)
+    let system = ActorSystem(scheduler: scheduler)
+    let counter = try system.spawn { DeterministicCounter() }
+    for n in 1...100 { counter.tell(.add(n)) }
+
+    // An ask runs in a task on the scheduler's executor, so it runs when the test drives.
+    let total = Task(executorPreference: scheduler.taskExecutor) {
+        try await counter.ask(timeout: .seconds(1)) { .get(replyTo: $0) }
+    }
+    try scheduler.runUntilQuiescent()           // every turn, on this thread
+    #expect(try await total.value == 5050, "seed \(seed)")  // done already: no waiting
+
+    let report = system.shutdown()              // drives the remaining turns
+    #expect(report.isBalanced, "seed \(seed)")
+}
