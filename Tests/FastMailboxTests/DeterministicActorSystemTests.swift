@@ -213,3 +213,23 @@ func deterministicTestingArticleExample(seed: UInt64) async throws {
     let report = system.shutdown()              // drives the remaining turns
     #expect(report.isBalanced, "seed \(seed)")
 }
+
+/// The body of a driven task did not finish when the scheduler went quiescent.
+struct DrivenTaskUnfinished: Error, CustomStringConvertible {
+    var description: String { "the task on the deterministic scheduler is still waiting (for a timer? advance time)" }
+}
+
+/// Runs `body` as a task on `scheduler`'s executor, drives the scheduler until quiescent
+/// and returns the task's result — finished by then, so nothing waits. Throws
+/// `DrivenTaskUnfinished` instead of hanging when the task still waits for something.
+func runDriven<T: Sendable>(_ scheduler: DeterministicScheduler,
+                            _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let finished = Probe<Bool>()
+    let task = Task(executorPreference: scheduler.taskExecutor) {
+        defer { finished.record(true) }
+        return try await body()
+    }
+    try scheduler.runUntilQuiescent()
+    guard finished.count == 1 else { throw DrivenTaskUnfinished() }
+    return try await task.value
+}
