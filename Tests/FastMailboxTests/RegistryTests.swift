@@ -53,13 +53,15 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
 
     @Test("lookup forgets a stopped actor, and its name can then be used again")
     func lookupAfterStop() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
         let first = try system.spawn(name: "reused") { (_: Int, _) in }
         #expect(throws: ActorSystemError.duplicateName("reused")) {
             try system.spawn(name: "reused") { (_: Int, _) in }
         }
         first.stop()
-        #expect(eventually { system.lookup("reused", as: Int.self) == nil })
+        try deterministic.runUntilQuiescent()
+        #expect(system.lookup("reused", as: Int.self) == nil)
         let second = try system.spawn(name: "reused") { (_: Int, _) in }
         #expect(system.lookup("reused", as: Int.self) == second)
         #expect(second != first)
@@ -105,11 +107,13 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
 
     @Test("a singleton that has stopped is recreated by the next call")
     func singletonRecreated() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic)
         let counter = MadeCounter()
         let first = try system.singleton(key: "phoenix") { CountedActor(counter) }
         first.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         let second = try system.singleton(key: "phoenix") { CountedActor(counter) }
         #expect(second != first)
         #expect(counter.count == 2)

@@ -152,20 +152,20 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
 @Suite("Memory released after the work (issue 7)", .serialized) struct MemoryReleaseTests {
     @Test("an overflow burst's batch is released once the mailbox drained")
     func overflowBatchIsReleased() throws {
-        let system = try makeSystem()
-        let gate = TestGate()
+        // Deterministic: nothing runs until driven, so the whole burst piles up (overflows)
+        // behind message 0 with no gate, and quiescence says when it is drained.
+        let deterministic = DeterministicScheduler(seed: 1, throughput: 64)
+        let system = makeDeterministicSystem(deterministic)
         let count = Atomic<Int>(0)
         let ref = try system.spawn(name: "burst", mailboxCapacity: 4) { (m: Int, _) in
-            if m == 0 { gate.pass() }
             count.wrappingAdd(1, ordering: .relaxed)
         }
         ref.tell(0)
-        #expect(gate.waitForArrival())
         for i in 1...100_000 { ref.tell(i) }
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         #expect(cell.mailbox.overflowAppends > 0)
-        gate.open()
-        #expect(eventually { count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork })
+        try deterministic.runUntilQuiescent()
+        #expect(count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork)
         // The consumer-side batch is the consumer's; read it after the mailbox went idle.
         #expect(cell.mailbox.pending.capacity == 0)
         #expect(system.shutdown().isBalanced)
@@ -174,7 +174,8 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     @Test("an answered ask releases its timeout timer and promise at once")
     func answeredAskReleasesItsTimer() async throws {
         final class Weak: @unchecked Sendable { weak var object: AnyObject? }
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic)
         let weaks = Lock<[Weak]>([])
         let ref = try system.spawn(name: "replier") { (m: SlowMessage, _) in
             if case .get(let replyTo) = m {
@@ -184,10 +185,13 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
                 replyTo.tell(1)
             }
         }
-        for _ in 0..<100 {
-            _ = try await ref.ask(timeout: .seconds(3600)) { SlowMessage.get(replyTo: $0) }
+        try await runDriven(deterministic) {
+            for _ in 0..<100 {
+                _ = try await ref.ask(timeout: .seconds(3600)) { SlowMessage.get(replyTo: $0) }
+            }
         }
-        #expect(eventually { weaks.withLock { $0.allSatisfy { $0.object == nil } } }, "answered asks are still retained (by their timers)")
+        #expect(weaks.withLock { $0.count } == 100)
+        #expect(weaks.withLock { $0.allSatisfy { $0.object == nil } }, "answered asks are still retained (by their timers)")
         #expect(system.outstandingAsks.load(ordering: .relaxed) == 0)
         #expect(system.shutdown().isBalanced)
     }
