@@ -120,7 +120,7 @@ public final class ActorSystem: Sendable {
     public let logger: Logger
     /// Relaxed counters behind ``metrics`` (never touched per delivered message).
     let counters = SystemCounters()
-    /// Dead-letter log rate limit: the earliest monotonic time of the next line, and the
+    /// Dead-letter log rate limit: the earliest clock time of the next line, and the
     /// letters skipped since the last one.
     private let nextDeadLetterLog = Atomic<UInt64>(0)
     private let skippedDeadLetterLogs = Atomic<Int>(0)
@@ -372,10 +372,11 @@ public final class ActorSystem: Sendable {
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
     }
 
-    /// At most one dead-letter line per second, carrying how many were skipped before it.
+    /// At most one dead-letter line per second (of the scheduler's clock: virtual on a
+    /// DeterministicScheduler), carrying how many were skipped before it.
     /// Only the message's type is logged, never its value (it may hold private data).
     private func logDeadLetter(_ letter: DeadLetter) {
-        let now = monotonicNanoseconds()
+        let now = scheduler.clock.nanoseconds()
         let due = nextDeadLetterLog.load(ordering: .relaxed)
         guard now >= due,
               nextDeadLetterLog.compareExchange(expected: due, desired: now &+ 1_000_000_000,
