@@ -1,11 +1,11 @@
 import Synchronization
-import XCTest
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 @testable import MNScheduler
 
-final class DeterministicSchedulerTests: XCTestCase {
+@Suite struct DeterministicSchedulerTests {
     /// A unit that records its name in a shared log on every turn and takes one pending item.
     final class NamedUnit: ScheduledUnit, @unchecked Sendable {
         let name: String
@@ -40,60 +40,64 @@ final class DeterministicSchedulerTests: XCTestCase {
         let log = Lock<[String]>([])
         let units = (0..<6).map { NamedUnit("u\($0)", log: log) }
         for unit in units { unit.send(5, via: deterministic.scheduler) }
-        XCTAssertEqual(try deterministic.runUntilQuiescent(), 30)
+        #expect(try deterministic.runUntilQuiescent() == 30)
         return log.withLock { $0 }
     }
 
     /// D3: the same seed replays the same interleaving; other seeds give others.
-    func testSameSeedReplaysTheSameOrderAndOtherSeedsDiffer() throws {
+    @Test("D3: the same seed replays the same interleaving; other seeds give others")
+    func sameSeedReplaysTheSameOrderAndOtherSeedsDiffer() throws {
         let first = try turnOrder(seed: 42)
-        XCTAssertEqual(first.count, 30)
-        XCTAssertEqual(try turnOrder(seed: 42), first)
+        #expect(first.count == 30)
+        #expect(try turnOrder(seed: 42) == first)
         let others = try Set((1...8).map { try turnOrder(seed: 1_000 + $0) })
-        XCTAssertGreaterThan(others.count, 1, "different seeds all gave one order")
-        XCTAssertFalse(others.allSatisfy { $0 == first })
+        #expect(others.count > 1, "different seeds all gave one order")
+        #expect(!(others.allSatisfy { $0 == first }))
     }
 
-    func testNothingRunsUntilDrivenAndStepRunsOneTurn() throws {
+    @Test("nothing runs until driven; step runs one turn; a unit is queued once (R1)")
+    func nothingRunsUntilDrivenAndStepRunsOneTurn() throws {
         let deterministic = DeterministicScheduler(seed: 3)
-        XCTAssertEqual(deterministic.scheduler.workerCount, 0)
-        XCTAssertTrue(deterministic.scheduler.isDeterministic)
+        #expect(deterministic.scheduler.workerCount == 0)
+        #expect(deterministic.scheduler.isDeterministic)
         let log = Lock<[String]>([])
         let a = NamedUnit("a", log: log), b = NamedUnit("b", log: log)
         a.send(2, via: deterministic.scheduler)
         b.send(1, via: deterministic.scheduler)
         a.send(0, via: deterministic.scheduler)  // already scheduled: R1, no second entry
-        XCTAssertEqual(deterministic.runnableCount, 2)
-        XCTAssertEqual(log.withLock { $0 }, [])
-        XCTAssertTrue(try deterministic.step())
-        XCTAssertEqual(log.withLock { $0.count }, 1)
-        XCTAssertEqual(deterministic.turnsRun, 1)
-        XCTAssertEqual(try deterministic.runUntilQuiescent(), 2)
-        XCTAssertTrue(deterministic.isQuiescent)
-        XCTAssertFalse(try deterministic.step())
-        XCTAssertEqual(log.withLock { $0.sorted() }, ["a", "a", "b"])
+        #expect(deterministic.runnableCount == 2)
+        #expect(log.withLock { $0 } == [])
+        #expect(try deterministic.step())
+        #expect(log.withLock { $0.count } == 1)
+        #expect(deterministic.turnsRun == 1)
+        #expect(try deterministic.runUntilQuiescent() == 2)
+        #expect(deterministic.isQuiescent)
+        #expect(!(try deterministic.step()))
+        #expect(log.withLock { $0.sorted() } == ["a", "a", "b"])
     }
 
     /// The bound: a unit that always has more work is reported, with the seed, and stays
     /// runnable.
-    func testRunUntilQuiescentThrowsWhenTheBoundIsReached() throws {
+    @Test("runUntilQuiescent reports the bound with the seed; the unit stays runnable")
+    func runUntilQuiescentThrowsWhenTheBoundIsReached() throws {
         let deterministic = DeterministicScheduler(seed: 9)
         let log = Lock<[String]>([])
         let forever = NamedUnit("forever", log: log)
         forever.send(Int.max / 2, via: deterministic.scheduler)
-        XCTAssertThrowsError(try deterministic.runUntilQuiescent(maxTurns: 50)) { error in
-            XCTAssertEqual(error as? DeterministicSchedulerError, .notQuiescent(turns: 50, runnable: 1, seed: 9))
-            XCTAssertTrue("\(error)".contains("seed 9"))
+        #expect(throws: DeterministicSchedulerError.notQuiescent(turns: 50, runnable: 1, seed: 9)) {
+            try deterministic.runUntilQuiescent(maxTurns: 50)
         }
-        XCTAssertEqual(log.withLock { $0.count }, 50)
-        XCTAssertEqual(deterministic.runnableCount, 1)
-        XCTAssertEqual(deterministic.scheduler.shutdown().count, 1)
-        XCTAssertEqual(forever.afterShutdown.load(ordering: .relaxed), 1)
+        #expect("\(DeterministicSchedulerError.notQuiescent(turns: 50, runnable: 1, seed: 9))".contains("seed 9"))
+        #expect(log.withLock { $0.count } == 50)
+        #expect(deterministic.runnableCount == 1)
+        #expect(deterministic.scheduler.shutdown().count == 1)
+        #expect(forever.afterShutdown.load(ordering: .relaxed) == 1)
     }
 
     /// D2: driving from inside a turn, or from another thread while a drive is on, throws
     /// instead of trapping or deadlocking.
-    func testSecondDriveThrowsAlreadyDriving() throws {
+    @Test("D2: a drive from inside a turn or from another thread throws alreadyDriving")
+    func secondDriveThrowsAlreadyDriving() throws {
         let deterministic = DeterministicScheduler(seed: 5)
         let log = Lock<[String]>([])
         let unit = NamedUnit("u", log: log)
@@ -108,46 +112,49 @@ final class DeterministicSchedulerTests: XCTestCase {
         }
         unit.send(1, via: deterministic.scheduler)
         try deterministic.runUntilQuiescent()
-        XCTAssertEqual(errors.withLock { $0 }, Array(repeating: .alreadyDriving(seed: 5), count: 3))
-        XCTAssertEqual(deterministic.now, .zero)  // the refused advance did nothing
-        XCTAssertEqual(try deterministic.runUntilQuiescent(), 0)  // the guard was released
+        #expect(errors.withLock { $0 } == Array(repeating: .alreadyDriving(seed: 5), count: 3))
+        #expect(deterministic.now == .zero)  // the refused advance did nothing
+        #expect(try deterministic.runUntilQuiescent() == 0)  // the guard was released
     }
 
     /// Shutdown: runnable units go through runAfterShutdown; later schedules too (D4); a
     /// second shutdown returns nothing.
-    func testShutdownHandsQueuedAndLateWorkToTheAfterShutdownHook() throws {
+    @Test("D4: shutdown hands queued and later work to the after-shutdown hook")
+    func shutdownHandsQueuedAndLateWorkToTheAfterShutdownHook() throws {
         let deterministic = DeterministicScheduler(seed: 11)
         let log = Lock<[String]>([])
         let a = NamedUnit("a", log: log), b = NamedUnit("b", log: log)
         a.send(3, via: deterministic.scheduler)
         b.send(1, via: deterministic.scheduler)
         let handedBack = deterministic.scheduler.shutdown()
-        XCTAssertEqual(Set(handedBack.map { ObjectIdentifier($0) }), [ObjectIdentifier(a), ObjectIdentifier(b)])
-        XCTAssertTrue(deterministic.scheduler.isShutDown)
-        XCTAssertEqual(a.afterShutdown.load(ordering: .relaxed), 1)
-        XCTAssertEqual(deterministic.runnableCount, 0)
+        #expect(Set(handedBack.map { ObjectIdentifier($0) }) == [ObjectIdentifier(a), ObjectIdentifier(b)])
+        #expect(deterministic.scheduler.isShutDown)
+        #expect(a.afterShutdown.load(ordering: .relaxed) == 1)
+        #expect(deterministic.runnableCount == 0)
         a.send(1, via: deterministic.scheduler)
-        XCTAssertEqual(a.afterShutdown.load(ordering: .relaxed), 2)
-        XCTAssertEqual(deterministic.scheduler.shutdown().count, 0)
-        XCTAssertEqual(deterministic.scheduler.workersStillRunning, 0)
-        XCTAssertFalse(try deterministic.step())
-        XCTAssertEqual(log.withLock { $0 }, [])
+        #expect(a.afterShutdown.load(ordering: .relaxed) == 2)
+        #expect(deterministic.scheduler.shutdown().count == 0)
+        #expect(deterministic.scheduler.workersStillRunning == 0)
+        #expect(!(try deterministic.step()))
+        #expect(log.withLock { $0 } == [])
     }
 
     /// A turn that re-queues itself after a shutdown it caused goes to the hook (D4).
-    func testUnitRequeuedAfterShutdownGoesToTheHook() throws {
+    @Test("D4: a unit re-queued by a turn after a shutdown it caused goes to the hook")
+    func unitRequeuedAfterShutdownGoesToTheHook() throws {
         let deterministic = DeterministicScheduler(seed: 12)
         let log = Lock<[String]>([])
         let unit = NamedUnit("u", log: log)
         unit.onTurn = { deterministic.scheduler.shutdown() }
         unit.send(5, via: deterministic.scheduler)
-        XCTAssertEqual(try deterministic.runUntilQuiescent(), 1)
-        XCTAssertEqual(unit.afterShutdown.load(ordering: .relaxed), 1)
+        #expect(try deterministic.runUntilQuiescent() == 1)
+        #expect(unit.afterShutdown.load(ordering: .relaxed) == 1)
     }
 
     /// Tasks on the scheduler's task executor and MNSerialExecutor jobs run only when
     /// driven, on the driving thread.
-    func testTasksAndSerialExecutorsRunWhenDriven() throws {
+    @Test("tasks on the task executor run only when driven, on the driving thread")
+    func tasksAndSerialExecutorsRunWhenDriven() throws {
         let deterministic = DeterministicScheduler(seed: 13)
         let done = Lock<[Int]>([])
         let driver = pthread_self()
@@ -158,15 +165,16 @@ final class DeterministicSchedulerTests: XCTestCase {
                 done.withLock { $0.append(i) }
             }
         }
-        XCTAssertEqual(done.withLock { $0 }, [])
+        #expect(done.withLock { $0 } == [])
         try deterministic.runUntilQuiescent()
-        XCTAssertEqual(done.withLock { $0.sorted() }, [0, 1, 2, 3])
-        XCTAssertTrue(onDriver.withLock { $0 })
+        #expect(done.withLock { $0.sorted() } == [0, 1, 2, 3])
+        #expect(onDriver.withLock { $0 })
         deterministic.scheduler.shutdown()
     }
 
     /// Throughput is the budget handed to each turn, clamped to the configuration's range.
-    func testThroughputIsTheTurnBudget() throws {
+    @Test("throughput is each turn's budget, clamped to the configuration's range")
+    func throughputIsTheTurnBudget() throws {
         for (asked, expected) in [(1, 1), (7, 7), (0, 1), (Int.max, SchedulerConfiguration.throughputRange.upperBound)] {
             let deterministic = DeterministicScheduler(seed: 1, throughput: asked)
             let budget = Lock<Int>(0)
@@ -177,7 +185,7 @@ final class DeterministicSchedulerTests: XCTestCase {
             }
             deterministic.scheduler.schedule(BudgetUnit(budget))
             try deterministic.runUntilQuiescent()
-            XCTAssertEqual(budget.withLock { $0 }, expected)
+            #expect(budget.withLock { $0 } == expected)
         }
     }
 }
@@ -187,7 +195,8 @@ extension DeterministicSchedulerTests {
     /// (regression: on a thread that had never driven, it once kept the guard and ran
     /// nothing — found by the replay test, seed 7). A fresh thread, so no earlier drive
     /// left state behind.
-    func testDriveForShutdownRunsTurnsAndReleasesTheGuard() throws {
+    @Test("the actor system's shutdown drain runs the turns and releases the drive guard")
+    func driveForShutdownRunsTurnsAndReleasesTheGuard() throws {
         let deterministic = DeterministicScheduler(seed: 14)
         let log = Lock<[String]>([])
         let unit = NamedUnit("u", log: log)
@@ -199,7 +208,7 @@ extension DeterministicSchedulerTests {
             do throws(DeterministicSchedulerError) { stepped = "\(try deterministic.step())" } catch { stepped = "\(error)" }
             results.withLock { $0 = ["\(quiesced)", stepped] }
         }
-        XCTAssertEqual(results.withLock { $0 }, ["true", "false"])
-        XCTAssertEqual(log.withLock { $0 }, ["u", "u", "u"])
+        #expect(results.withLock { $0 } == ["true", "false"])
+        #expect(log.withLock { $0 } == ["u", "u", "u"])
     }
 }

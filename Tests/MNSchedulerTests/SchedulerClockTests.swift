@@ -1,32 +1,33 @@
-import XCTest
+import Testing
 @testable import MNScheduler
 
-final class SchedulerClockTests: XCTestCase {
-    func testRealSchedulerReadsTheMonotonicClock() throws {
+@Suite struct SchedulerClockTests {
+    @Test("a real scheduler reads the monotonic clock")
+    func realSchedulerIsMonotonic() throws {
         let scheduler = try makeScheduler(workers: 1)
         defer { scheduler.shutdown() }
-        XCTAssertFalse(scheduler.isDeterministic)
-        XCTAssertNil(scheduler.clock.virtual)
+        #expect(!scheduler.isDeterministic)
+        #expect(scheduler.clock.virtual == nil)
         let before = monotonicNanoseconds()
         let read = scheduler.clock.nanoseconds()
-        XCTAssertGreaterThanOrEqual(read, before)
-        XCTAssertLessThanOrEqual(read, monotonicNanoseconds())
+        #expect(read >= before)
+        #expect(read <= monotonicNanoseconds())
     }
 
-    func testDeterministicSchedulerReadsItsVirtualClock() throws {
+    @Test("a deterministic scheduler reads its virtual clock; deadlines saturate")
+    func deterministicSchedulerIsVirtual() throws {
         let deterministic = DeterministicScheduler(seed: 1)
-        XCTAssertTrue(deterministic.scheduler.isDeterministic)
-        XCTAssertEqual(deterministic.scheduler.clock.nanoseconds(), 0)
+        #expect(deterministic.scheduler.isDeterministic)
+        #expect(deterministic.scheduler.clock.nanoseconds() == 0)
         try deterministic.advanceTime(by: .milliseconds(250))
-        XCTAssertEqual(deterministic.scheduler.clock.nanoseconds(), 250_000_000)
-        XCTAssertEqual(deterministic.now, .milliseconds(250))
-        XCTAssertEqual(deterministic.scheduler.clock.deadline(after: .seconds(1)), 1_250_000_000)
-        XCTAssertEqual(deterministic.scheduler.clock.deadline(after: .seconds(Int64.max)), .max)  // saturates
+        #expect(deterministic.scheduler.clock.nanoseconds() == 250_000_000)
+        #expect(deterministic.now == .milliseconds(250))
+        #expect(deterministic.scheduler.clock.deadline(after: .seconds(1)) == 1_250_000_000)
+        #expect(deterministic.scheduler.clock.deadline(after: .seconds(Int64.max)) == .max)
     }
 
-    /// K2: inside a drive (a turn) `currentTurn` is the driven scheduler's virtual clock;
-    /// outside, the monotonic clock.
-    func testCurrentTurnIsTheDrivenSchedulersClock() throws {
+    @Test("K2: inside a drive, currentTurn is the driven scheduler's clock; outside, the monotonic one")
+    func currentTurnIsTheDrivenClock() throws {
         let deterministic = DeterministicScheduler(seed: 1)
         try deterministic.advanceTime(by: .seconds(3))
         let seen = Lock<UInt64?>(nil)
@@ -36,7 +37,7 @@ final class SchedulerClockTests: XCTestCase {
         }
         deterministic.scheduler.schedule(unit)
         try deterministic.runUntilQuiescent()
-        XCTAssertEqual(seen.withLock { $0 }, 3_000_000_000)
-        XCTAssertNil(SchedulerClock.currentTurn.virtual)
+        #expect(seen.withLock { $0 } == 3_000_000_000)
+        #expect(SchedulerClock.currentTurn.virtual == nil)
     }
 }

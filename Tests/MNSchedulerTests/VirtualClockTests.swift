@@ -1,39 +1,39 @@
-import XCTest
+import Testing
 @testable import MNScheduler
 
-final class VirtualClockTests: XCTestCase {
+@Suite struct VirtualClockTests {
     /// A log the timers' actions append to (they are @Sendable).
-    final class Log: @unchecked Sendable {
+    final class Log: Sendable {
         private let lock = Lock<[String]>([])
         func append(_ entry: String) { lock.withLock { $0.append(entry) } }
         var entries: [String] { lock.withLock { $0 } }
     }
 
-    func testStartsAtZeroAndMovesOnlyWhenAdvanced() {
+    @Test("V1: the clock starts at zero and moves only when advanced")
+    func startsAtZero() {
         let clock = VirtualClock()
-        XCTAssertEqual(clock.nanoseconds, 0)
-        XCTAssertEqual(clock.advance(by: 1_500), 0)
-        XCTAssertEqual(clock.nanoseconds, 1_500)
-        XCTAssertEqual(clock.nanoseconds, 1_500)
+        #expect(clock.nanoseconds == 0)
+        #expect(clock.advance(by: 1_500) == 0)
+        #expect(clock.nanoseconds == 1_500)
+        #expect(clock.nanoseconds == 1_500)
     }
 
-    /// V2: due timers fire in (deadline, registration) order, each seeing its own deadline;
-    /// later ones stay pending.
-    func testFiresDueTimersInDeadlineOrderAtTheirDeadline() {
+    @Test("V2: due timers fire in (deadline, registration) order, each at its deadline; later ones stay pending")
+    func firesInDeadlineOrder() {
         let clock = VirtualClock()
         let log = Log()
         clock.addTimer(at: 300) { log.append("c@\(clock.nanoseconds)") }
         clock.addTimer(at: 100) { log.append("a@\(clock.nanoseconds)") }
         clock.addTimer(at: 100) { log.append("b@\(clock.nanoseconds)") }
         clock.addTimer(at: 900) { log.append("late") }
-        XCTAssertEqual(clock.advance(by: 500), 3)
-        XCTAssertEqual(log.entries, ["a@100", "b@100", "c@300"])
-        XCTAssertEqual(clock.nanoseconds, 500)
-        XCTAssertEqual(clock.pendingTimers, 1)
+        #expect(clock.advance(by: 500) == 3)
+        #expect(log.entries == ["a@100", "b@100", "c@300"])
+        #expect(clock.nanoseconds == 500)
+        #expect(clock.pendingTimers == 1)
     }
 
-    /// V2: a timer added by an action, due within the advance, fires in the same advance.
-    func testTimerAddedByAnActionFiresInTheSameAdvance() {
+    @Test("V2: a timer added by an action, due within the advance, fires in the same advance")
+    func timerAddedByAnAction() {
         let clock = VirtualClock()
         let log = Log()
         clock.addTimer(at: 10) {
@@ -41,18 +41,18 @@ final class VirtualClockTests: XCTestCase {
             clock.addTimer(at: 20) { log.append("second@\(clock.nanoseconds)") }
         }
         clock.advance(by: 50)
-        XCTAssertEqual(log.entries, ["first", "second@20"])
+        #expect(log.entries == ["first", "second@20"])
     }
 
-    /// A timer in the past fires at the next advance, even one of zero.
-    func testPastDeadlineFiresAtNextAdvanceAndHugeAdvanceSaturates() {
+    @Test("a timer in the past fires at the next advance, even of zero; a huge advance saturates")
+    func pastDeadlineAndSaturation() {
         let clock = VirtualClock()
         clock.advance(by: 100)
         let log = Log()
         clock.addTimer(at: 50) { log.append("past") }
-        XCTAssertEqual(clock.advance(by: 0), 1)
-        XCTAssertEqual(log.entries, ["past"])
+        #expect(clock.advance(by: 0) == 1)
+        #expect(log.entries == ["past"])
         clock.advance(by: .max)
-        XCTAssertEqual(clock.nanoseconds, .max)
+        #expect(clock.nanoseconds == .max)
     }
 }
