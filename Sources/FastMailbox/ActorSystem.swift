@@ -467,6 +467,12 @@ public final class ActorSystem: Sendable {
     /// async code use ``gracefulShutdown(timeout:)``, which runs these same steps off
     /// Swift's cooperative pool. The report is also logged (info when everything stopped
     /// and balanced, warning otherwise).
+    ///
+    /// On a `DeterministicScheduler` the waiting is driving: the remaining turns run on the
+    /// calling thread until every actor stopped (at most a million turns per drain), and the
+    /// timeout is read on its virtual clock. Called from one of its turns, or while another
+    /// thread drives it, shutdown cannot drive: it stops what it can and reports the rest
+    /// (the calling actor included) in ``ShutdownReport/actorsNotStopped``; it never traps.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         precondition(!scheduler.isCurrentThreadWorker,

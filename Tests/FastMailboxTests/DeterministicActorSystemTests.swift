@@ -180,6 +180,25 @@ final class DeterministicCounter: EventActor {
         #expect(try deterministic.runUntilQuiescent() == 0)
     }
 
+    @Test("shutdown called from inside a turn returns a report (the caller counted as not stopped) instead of trapping or hanging")
+    func shutdownFromATurn() throws {
+        let deterministic = DeterministicScheduler(seed: 9)
+        let system = makeDeterministicSystem(deterministic)
+        let reports = Probe<ShutdownReport>()
+        let other = try system.spawn(name: "other") { (_: Int, _) in }
+        let caller = try system.spawn(name: "caller") { (_: Int, context: ActorContext<Int>) in
+            reports.record(context.system.shutdown())
+        }
+        try deterministic.runUntilQuiescent()
+        other.tell(1)
+        caller.tell(1)
+        try deterministic.runUntilQuiescent()
+        let report = try #require(reports.values.first)
+        #expect(report.actorsNotStopped >= 1 && report.actorsNotStoppedNames.contains("caller"), "\(report)")
+        #expect(system.scheduler.isShutDown)
+        #expect(system.shutdown() == report)  // later calls return the first report
+    }
+
     @Test("driving from inside a turn is an error, not a trap")
     func driveFromATurnThrows() throws {
         let deterministic = DeterministicScheduler(seed: 8)
