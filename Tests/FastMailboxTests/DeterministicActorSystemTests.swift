@@ -199,6 +199,22 @@ final class DeterministicCounter: EventActor {
         #expect(system.shutdown() == report)  // later calls return the first report
     }
 
+    @Test("await ref.terminated from a task on the scheduler's executor, and gracefulShutdown, work when driven")
+    func terminatedAndGracefulShutdown() async throws {
+        let deterministic = DeterministicScheduler(seed: 10)
+        let system = makeDeterministicSystem(deterministic)
+        let ref = try system.spawn(name: "short-lived") { (_: Int, context: ActorContext<Int>) in context.stop() }
+        let termination = try await runDriven(deterministic) {
+            ref.tell(1)
+            return await ref.terminated
+        }
+        #expect(termination == Terminated(id: ref.id, name: "short-lived", reason: .stopped))
+        let idle = try system.spawn(name: "idle") { (_: Int, _) in }
+        idle.tell(1)
+        let report = await system.gracefulShutdown()  // drives on a thread of its own
+        #expect(report.isBalanced && report.delivered == 2 && report.actorsNotStopped == 0, "\(report)")
+    }
+
     @Test("driving from inside a turn is an error, not a trap")
     func driveFromATurnThrows() throws {
         let deterministic = DeterministicScheduler(seed: 8)
