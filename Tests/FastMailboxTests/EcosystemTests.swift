@@ -344,6 +344,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         // From a watcher: its Terminated handler respawns under the name.
         let failures = Atomic<Int>(0)
         let respawned = Atomic<Int>(0)
+        let handledEnd = DispatchSemaphore(value: 0)
         enum Control: Sendable { case watch(ActorRef<Int>), ended }
         let watcher = try system.spawn(name: "watcher") { (message: Control, context) in
             switch message {
@@ -353,6 +354,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
                     _ = try context.system.spawn(name: "watched") { (_: Int, _) in }.stop()
                     respawned.wrappingAdd(1, ordering: .relaxed)
                 } catch { failures.wrappingAdd(1, ordering: .relaxed) }
+                handledEnd.signal()
             }
         }
         for _ in 0..<100 {
@@ -361,7 +363,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
             for n in 0..<50 { ref.tell(n) }
             ref.stop()
             _ = await ref.terminated
-            #expect(eventually { respawned.load(ordering: .relaxed) + failures.load(ordering: .relaxed) > 0 })
+            #expect(handledEnd.wait(timeout: .now() + 20) == .success)  // the watcher handled the end
             if let successor = system.lookup("watched", as: Int.self) { _ = await successor.terminated }
             if failures.load(ordering: .relaxed) > 0 { break }
             respawned.store(0, ordering: .relaxed)
@@ -417,13 +419,16 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         #expect(throws: ActorSystemError.duplicateName("pool")) { try system.spawn(name: "pool") { (_: Int, _) in } }
         #expect(system.statistics.liveActors == 3)  // the routees; the pool ref is not an actor of its own
 
-        let probe = Probe<Terminated>()
-        _ = try system.spawn(name: "signals") { SignalRecorder(probe: probe, target: pool) }
-        #expect(eventually { system.statistics.liveActors == 4 })
+        let probe = SignalingProbe<Terminated>()
+        let watching = DispatchSemaphore(value: 0)
+        _ = try system.spawn(name: "signals") { SignalRecorder(probe: probe, target: pool, watching: watching) }
+        #expect(watching.wait(timeout: .now() + 20) == .success)
+        #expect(system.statistics.liveActors == 4)
         pool.stop()
         let termination = await pool.terminated
         #expect(termination == Terminated(id: pool.id, name: "pool", reason: .stopped))
-        #expect(eventually { probe.values == [termination] })
+        #expect(probe.waitForCount(1))
+        #expect(probe.values == [termination])
         #expect(system.lookup("pool", as: Int.self) == nil)
         let again = try system.spawnPool(name: "pool", size: 2) { (_: Int, _) in }
         #expect(system.lookup("pool", as: Int.self) == again)
@@ -444,13 +449,18 @@ final class RecordingMetrics: MetricsFactory, Sendable {
 
 /// Watches `target` from preStart and records the `.terminated` signal.
 private final class SignalRecorder: EventActor {
-    let probe: Probe<Terminated>
+    let probe: SignalingProbe<Terminated>
     let target: ActorRef<Int>
-    init(probe: Probe<Terminated>, target: ActorRef<Int>) {
+    let watching: DispatchSemaphore
+    init(probe: SignalingProbe<Terminated>, target: ActorRef<Int>, watching: DispatchSemaphore) {
         self.probe = probe
         self.target = target
+        self.watching = watching
     }
-    func preStart(context: ActorContext<Int>) throws { context.watch(target) }
+    func preStart(context: ActorContext<Int>) throws {
+        context.watch(target)
+        watching.signal()
+    }
     func receive(_ message: Int, context: ActorContext<Int>) {}
     func receiveSignal(_ signal: Signal, context: ActorContext<Int>) {
         if case .terminated(let t) = signal { probe.record(t) }
