@@ -67,12 +67,14 @@ import Synchronization
             let startedAfterStop = Atomic<Int>(0)
             let handledSentAfterStop = Atomic<Int>(0)
             let handled = Atomic<Int>(0)
+            let firstHandled = DispatchSemaphore(value: 0)
             let ref = try system.spawn(name: "target-\(round)", mailboxCapacity: 4) { (m: Int, _) in
                 if stopReturned.load(ordering: .acquiring) { startedAfterStop.wrappingAdd(1, ordering: .relaxed) }
                 if m & sentAfterStopBit != 0 { handledSentAfterStop.wrappingAdd(1, ordering: .relaxed) }
-                handled.wrappingAdd(1, ordering: .relaxed)
+                if handled.wrappingAdd(1, ordering: .relaxed).newValue == 1 { firstHandled.signal() }
             }
             let sent = Atomic<Int>(0)
+            let finished = DispatchGroup()
             let senders = (0..<3).map { _ in
                 Thread {
                     for i in 0..<2_000 {
@@ -80,13 +82,15 @@ import Synchronization
                         ref.tell(stopReturned.load(ordering: .acquiring) ? i | sentAfterStopBit : i)
                         sent.wrappingAdd(1, ordering: .relaxed)
                     }
+                    finished.leave()
                 }
             }
+            senders.forEach { _ in finished.enter() }
             senders.forEach { $0.start() }
-            #expect(eventually { handled.load(ordering: .relaxed) > 0 })
+            #expect(firstHandled.wait(timeout: .now() + 20) == .success)  // traffic is flowing
             ref.stop(mode)
             stopReturned.store(true, ordering: .releasing)
-            #expect(eventually { senders.allSatisfy(\.isFinished) })
+            #expect(finished.wait(timeout: .now() + 20) == .success)
             let report = system.shutdown()
             #expect(handledSentAfterStop.load(ordering: .relaxed) == 0, "round \(round) \(mode): a message told after stop() returned was handled")
             if mode == .immediately {
@@ -129,11 +133,12 @@ import Synchronization
             let system = try makeSystem()
             let told = Atomic<Int>(0)
             let delivered = Atomic<Int>(0)
+            let loaded = DispatchSemaphore(value: 0)
             final class Ring: Sendable { let refs = Lock<[ActorRef<Int>]>([]) }
             let ring = Ring()
             let refs = try (0..<16).map { i in
                 try system.spawn(name: "load-\(i)", mailboxCapacity: 4) { (m: Int, _) in
-                    delivered.wrappingAdd(1, ordering: .relaxed)
+                    if delivered.wrappingAdd(1, ordering: .relaxed).newValue == 20_001 { loaded.signal() }
                     if m > 0 {  // pass it on around the ring: actors keep sending until stopped
                         let next = ring.refs.withLock { $0[(i + 1) % $0.count] }
                         next.tell(m - 1)
@@ -143,6 +148,7 @@ import Synchronization
             }
             ring.refs.withLock { $0 = refs }
             let stopSending = Atomic<Bool>(false)
+            let finished = DispatchGroup()
             let senders = (0..<2).map { t in
                 Thread {
                     var i = 0
@@ -152,13 +158,15 @@ import Synchronization
                         i += 1
                         if i % 64 == 0 { sched_yield() }
                     }
+                    finished.leave()
                 }
             }
+            senders.forEach { _ in finished.enter() }
             senders.forEach { $0.start() }
-            #expect(eventually { delivered.load(ordering: .relaxed) > 20_000 })
+            #expect(loaded.wait(timeout: .now() + 20) == .success)  // more than 20,000 delivered: full load
             let report = system.shutdown(timeout: .seconds(10))
             stopSending.store(true, ordering: .releasing)
-            #expect(eventually { senders.allSatisfy(\.isFinished) })
+            #expect(finished.wait(timeout: .now() + 20) == .success)
             #expect(report.left == 0 && report.actorsNotStopped == 0 && report.workersNotStopped == 0, "round \(round): \(report)")
             // The report is a snapshot taken while threads still send; after they stopped every
             // tell is delivered or dead-lettered exactly once.

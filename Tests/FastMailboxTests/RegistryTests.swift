@@ -127,7 +127,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     func sequentialSingleton() throws {
         let system = try makeSystem()
         let made = Atomic<Int>(0)
-        let probe = Probe<Int>()
+        let probe = SignalingProbe<Int>()
         let make: () throws(ActorSystemError) -> ActorRef<Int> = {
             made.wrappingAdd(1, ordering: .relaxed)
             return try system.spawnSequential { (inbox: Inbox<Int>) in
@@ -139,7 +139,8 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         #expect(first == second)
         #expect(made.load(ordering: .relaxed) == 1)
         second.tell(5)
-        #expect(eventually { probe.values == [5] })
+        #expect(probe.waitForCount(1))
+        #expect(probe.values == [5])
         system.shutdown()
         #expect(throws: ActorSystemError.shutDown) {
             try system.singleton(key: "late") { CountedActor(MadeCounter()) }

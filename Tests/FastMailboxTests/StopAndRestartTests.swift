@@ -149,7 +149,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     @Test("Inbox.receive with a huge timeout waits for the message instead of timing out at once")
     func hugeReceiveTimeoutWaits() async throws {
         let system = try makeSystem()
-        let got = Probe<String>()
+        let got = SignalingProbe<String>()
         let ref: ActorRef<Int> = try system.spawnSequential(name: "patient") { inbox in
             do {
                 let m = try await inbox.receive(timeout: .seconds(Int64.max))
@@ -160,7 +160,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         }
         try await Task.sleep(for: .milliseconds(50))
         ref.tell(7)
-        #expect(eventually { got.count == 1 })
+        #expect(got.waitForCount(1))
         #expect(got.values == ["got 7"])
         #expect(system.shutdown().isBalanced)
     }
