@@ -189,26 +189,3 @@ import Glibc
         }
     }
 }
-
-extension DeterministicSchedulerTests {
-    /// The actor system's shutdown drain takes and releases the drive guard like any drive
-    /// (regression: on a thread that had never driven, it once kept the guard and ran
-    /// nothing — found by the replay test, seed 7). A fresh thread, so no earlier drive
-    /// left state behind.
-    @Test("the actor system's shutdown drain runs the turns and releases the drive guard")
-    func driveForShutdownRunsTurnsAndReleasesTheGuard() throws {
-        let deterministic = DeterministicScheduler(seed: 14)
-        let log = Lock<[String]>([])
-        let unit = NamedUnit("u", log: log)
-        unit.send(3, via: deterministic.scheduler)
-        let results = Lock<[String]>([])
-        onThreads(1) { _ in
-            let quiesced = deterministic.engine.driveForShutdown(maxTurns: 100)
-            let stepped: String
-            do throws(DeterministicSchedulerError) { stepped = "\(try deterministic.step())" } catch { stepped = "\(error)" }
-            results.withLock { $0 = ["\(quiesced)", stepped] }
-        }
-        #expect(results.withLock { $0 } == ["true", "false"])
-        #expect(log.withLock { $0 } == ["u", "u", "u"])
-    }
-}
