@@ -43,12 +43,14 @@ extension ActorSystem {
     /// - Shutdown: this system's ``shutdown(timeout:)`` shuts the private system down too
     ///   (within the same timeout) and adds its figures to the report.
     /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity, a duplicate name in
-    ///   the private system cannot happen).
+    ///   the private system cannot happen;
+    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
     @discardableResult
     public func spawnDedicated<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        try refuseOnDeterministicScheduler("spawnDedicated")
         let system: ActorSystem
         do {
             system = try ActorSystem(name: "\(self.name)/\(name ?? "dedicated")",

@@ -23,12 +23,14 @@ extension ActorSystem {
     /// are those of ``spawn(name:mailboxCapacity:supervisor:_:)``; the name lives in the
     /// actors' private system (keep the ref), as for
     /// ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``.
-    /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity).
+    /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity;
+    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
     @discardableResult
     public func spawnOnMainThread<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        try refuseOnDeterministicScheduler("spawnOnMainThread")
         guard let system = mainThreadSystem(creating: true) else { throw .shutDown }
         return try system.spawn(name: name, mailboxCapacity: mailboxCapacity, supervisor: supervisor, factory)
     }

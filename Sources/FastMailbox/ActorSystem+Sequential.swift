@@ -25,12 +25,14 @@ extension ActorSystem {
     ///   waits for it to end; a body that neither receives nor returns keeps it waiting until
     ///   its timeout (reported in `actorsNotStopped`); its task is then cancelled, and
     ///   whatever runs after the scheduler shut down continues on Swift's global executor.
-    /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, shut down).
+    /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, shut down, or
+    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
     @discardableResult
     public func spawnSequential<Message: Sendable>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
+        try refuseOnDeterministicScheduler("spawnSequential")
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self)
         let id = nextActorID()
         let cell = SequentialActorCell<Message>(id: id, name: name ?? "$\(id.rawValue)", system: self,

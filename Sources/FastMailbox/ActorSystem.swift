@@ -18,6 +18,9 @@
 // work that arrives later, go to each cell's after-shutdown hook, which dead-letters it
 // (AnyActorCell.runAfterShutdown); count what is left in the cells still running; clear
 // the registry, so the system and its actors are freed once the user drops them.
+// On a DeterministicScheduler (tests) the waiting is driving: shutdown runs the scheduler's
+// turns on the calling thread until it is quiescent (bounded by deterministicShutdownTurns),
+// and the deadline is read on the scheduler's virtual clock (SchedulerClock).
 
 import Dispatch
 #if canImport(Glibc)
@@ -117,7 +120,7 @@ public final class ActorSystem: Sendable {
     public let logger: Logger
     /// Relaxed counters behind ``metrics`` (never touched per delivered message).
     let counters = SystemCounters()
-    /// Dead-letter log rate limit: the earliest monotonic time of the next line, and the
+    /// Dead-letter log rate limit: the earliest clock time of the next line, and the
     /// letters skipped since the last one.
     private let nextDeadLetterLog = Atomic<UInt64>(0)
     private let skippedDeadLetterLogs = Atomic<Int>(0)
@@ -134,8 +137,9 @@ public final class ActorSystem: Sendable {
     /// Messages taken out of mailboxes and held by their actors (stash, unstashed and not
     /// yet handled): part of `left` at shutdown. Changed by turns (rarely), relaxed.
     let heldBack = Atomic<Int>(0)
-    /// The timeouts of pending asks (one Dispatch timer for the system).
-    let askTimer = AskTimer()
+    /// The timeouts of pending asks (one Dispatch timer for the system; the virtual clock's
+    /// timers on a DeterministicScheduler).
+    let askTimer: AskTimer
     /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
     let outstandingAsks = Atomic<Int>(0)
     private let registry = Lock<Registry>(Registry())
@@ -177,6 +181,24 @@ public final class ActorSystem: Sendable {
         self.ownsScheduler = true
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
+        self.askTimer = AskTimer(clock: scheduler.clock)
+    }
+
+    /// Creates a system for tests that runs on a `DeterministicScheduler`: no threads;
+    /// every turn runs on the thread that drives `scheduler`, in the order its seed
+    /// chooses, with virtual time (see <doc:DeterministicTesting>).
+    ///
+    /// The system owns the deterministic scheduler's `DeterministicScheduler.scheduler`:
+    /// ``shutdown(timeout:)`` drives it until every actor stopped, then shuts it down.
+    /// Event actors, pools, asks (from tasks on `scheduler.taskExecutor`) and
+    /// supervision work as on a real scheduler; actors that need threads of their own —
+    /// sequential, dedicated and main-thread actors — cannot be spawned
+    /// (``ActorSystemError/unsupportedOnDeterministicScheduler(_:)``).
+    public convenience init(name: String = "fastmailbox", scheduler: DeterministicScheduler,
+                            defaultSupervisor: SupervisorStrategy = .default,
+                            logger: Logger = Logger(label: "fastmailbox")) {
+        self.init(name: name, scheduler: scheduler.scheduler, ownsScheduler: true,
+                  defaultSupervisor: defaultSupervisor, logger: logger)
     }
 
     /// Creates a system on an existing scheduler (shared with other systems or executors;
@@ -197,6 +219,15 @@ public final class ActorSystem: Sendable {
         self.ownsScheduler = ownsScheduler
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
+        self.askTimer = AskTimer(clock: scheduler.clock)
+    }
+
+    /// Turns ``shutdown(timeout:)`` runs at most, per drain, on a deterministic scheduler.
+    static let deterministicShutdownTurns = 1_000_000
+
+    /// `spawnSequential`, `spawnDedicated` and `spawnOnMainThread` need threads of their own.
+    func refuseOnDeterministicScheduler(_ function: String) throws(ActorSystemError) {
+        if scheduler.isDeterministic { throw .unsupportedOnDeterministicScheduler(function) }
     }
 
     private static func systemLogger(_ logger: Logger, name: String) -> Logger {
@@ -349,10 +380,11 @@ public final class ActorSystem: Sendable {
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
     }
 
-    /// At most one dead-letter line per second, carrying how many were skipped before it.
+    /// At most one dead-letter line per second (of the scheduler's clock: virtual on a
+    /// DeterministicScheduler), carrying how many were skipped before it.
     /// Only the message's type is logged, never its value (it may hold private data).
     private func logDeadLetter(_ letter: DeadLetter) {
-        let now = monotonicNanoseconds()
+        let now = scheduler.clock.nanoseconds()
         let due = nextDeadLetterLog.load(ordering: .relaxed)
         guard now >= due,
               nextDeadLetterLog.compareExchange(expected: due, desired: now &+ 1_000_000_000,
@@ -443,6 +475,12 @@ public final class ActorSystem: Sendable {
     /// async code use ``gracefulShutdown(timeout:)``, which runs these same steps off
     /// Swift's cooperative pool. The report is also logged (info when everything stopped
     /// and balanced, warning otherwise).
+    ///
+    /// On a `DeterministicScheduler` the waiting is driving: the remaining turns run on the
+    /// calling thread until every actor stopped (at most a million turns per drain), and the
+    /// timeout is read on its virtual clock. Called from one of its turns, or while another
+    /// thread drives it, shutdown cannot drive: it stops what it can and reports the rest
+    /// (the calling actor included) in ``ShutdownReport/actorsNotStopped``; it never traps.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         precondition(!scheduler.isCurrentThreadWorker,
@@ -456,20 +494,29 @@ public final class ActorSystem: Sendable {
                 cell.closeMailbox()
                 cell.sendSystem(.stop(.afterDrainingMailbox, .systemShutDown))
             }
-            let deadline = timeout.saturatingDeadline()
-            while registry.withLock({ !$0.cells.isEmpty }), monotonicNanoseconds() < deadline {
-                usleep(200)
+            let clock = scheduler.clock
+            let deadline = clock.deadline(after: timeout)
+            let engine = scheduler.deterministicEngine
+            if let engine {
+                // Nobody else runs the turns: run them here (not if this is called from one
+                // of them, or while another thread drives: then the stragglers are reported).
+                _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns)
+            } else {
+                while registry.withLock({ !$0.cells.isEmpty }), monotonicNanoseconds() < deadline {
+                    usleep(200)
+                }
             }
             // Whatever did not stop in time is told to stop now (a sequential actor's task is
             // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
             let stuck = registry.withLock { Array($0.cells.values) }
             for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
+            if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
             if ownsScheduler {
                 // What is left of the timeout plus a short grace for turns about to end
                 // (another unit on the scheduler may still be running one); a worker still
                 // inside a turn after that is detached, never joined.
-                let now = monotonicNanoseconds()
+                let now = clock.nanoseconds()
                 let remaining = deadline > now ? Int64(clamping: deadline - now) : 0
                 scheduler.shutdown(timeout: .nanoseconds(remaining) + .milliseconds(100))
                 workersNotStopped = scheduler.workersStillRunning
@@ -488,7 +535,7 @@ public final class ActorSystem: Sendable {
                                         actorsNotStoppedNames: remaining.prefix(20).map(\.name).sorted())
             // Dedicated actors' private systems: same deadline, figures added.
             for system in dedicated {
-                let now = monotonicNanoseconds()
+                let now = clock.nanoseconds()
                 let part = system.shutdown(timeout: .nanoseconds(deadline > now ? Int64(clamping: deadline - now) : 0))
                 report.add(part)
             }

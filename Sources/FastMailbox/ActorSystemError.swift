@@ -11,6 +11,10 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
     case shutDown
     /// A pool needs at least one routee.
     case invalidPoolSize(Int)
+    /// The named spawn function needs threads of its own, which a `DeterministicScheduler`
+    /// does not have: `spawnSequential` (a Swift task with real-time receive timeouts),
+    /// `spawnDedicated` and `spawnOnMainThread`. Spawn an event actor instead.
+    case unsupportedOnDeterministicScheduler(String)
 
     public var description: String {
         switch self {
@@ -20,6 +24,9 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
             return MailboxError.ringAllocationFailed(capacity: capacity, bytes: bytes).description
         case .shutDown: return "the actor system is shut down: nothing can be spawned"
         case .invalidPoolSize(let n): return "pool size \(n) is invalid: it must be at least 1"
+        case .unsupportedOnDeterministicScheduler(let function):
+            return "\(function) is not supported on a deterministic scheduler (it needs threads of its own): "
+                + "spawn an event actor instead"
         }
     }
 }

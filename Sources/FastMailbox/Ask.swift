@@ -10,13 +10,13 @@
 // The request itself dead-lettered (the actor stopped before handling it) fails the ask
 // at once with `recipientStopped`: ActorSystem.publishDeadLetter looks for a pending
 // promise inside a dead-lettered message (only while asks are outstanding).
-// Timeouts: the system's AskTimer (one Dispatch timer for all asks; see AskTimer.swift).
+// Timeouts: the system's AskTimer (one Dispatch timer for all asks, or the virtual clock
+// of a DeterministicScheduler; see AskTimer.swift).
 // Memory ordering: the continuation is stored before the ask is added to the timer (its
 // lock) and the request is sent (the send's ring release), which order it before any
 // reader; the CAS (acq_rel) makes the winner the only thread that touches it afterwards.
 // The winner removes the ask from the timer, so an answered ask holds no memory.
 
-import Dispatch
 import MNScheduler
 import Synchronization
 
@@ -153,8 +153,7 @@ extension ActorRef {
             system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
             let nanoseconds = timeout.saturatingNanoseconds
             if nanoseconds < AskPromise<Reply>.noTimeoutThreshold {
-                system.askTimer.add(promise, id: promise.requestID,
-                                    deadline: timeout.saturatingDeadline(from: DispatchTime.now().uptimeNanoseconds))
+                system.askTimer.add(promise, id: promise.requestID, timeout: timeout)
             }
             let message = makeMessage(ActorRef<Reply>(promise))
             if !recipient.deliver(message) {

@@ -10,6 +10,9 @@
 // The timer's handler fails the expired asks outside the lock (AskPromise.fail resumes a
 // continuation). The Dispatch timer is re-armed only under the lock, so the deadline it
 // is set for is always the heap's minimum (or later than a removed entry's: a wasted fire). Thread-safety: every method from any thread.
+// Clock: the system's scheduler's (SchedulerClock). On a DeterministicScheduler there is
+// no Dispatch timer: arming adds a timer to its VirtualClock, which fires when the test
+// advances virtual time past the deadline (a stale one finds nothing expired).
 
 import Dispatch
 import MNScheduler
@@ -26,27 +29,46 @@ final class AskTimer: @unchecked Sendable {
     }
 
     private let state = Lock<State>(State())
-    private let source: any DispatchSourceTimer
+    /// The Dispatch timer; nil on a virtual clock.
+    private let source: (any DispatchSourceTimer)?
+    /// Where deadlines are read (the system scheduler's clock).
+    let clock: SchedulerClock
 
-    init() {
-        source = DispatchSource.makeTimerSource(queue: .global())
-        source.setEventHandler { [weak self] in self?.fire() }
-        source.activate()
+    init(clock: SchedulerClock = .monotonic) {
+        self.clock = clock
+        if clock.virtual == nil {
+            let source = DispatchSource.makeTimerSource(queue: .global())
+            self.source = source
+            source.setEventHandler { [weak self] in self?.fire() }
+            source.activate()
+        } else {
+            source = nil
+        }
     }
 
     deinit {
-        source.cancel()
+        source?.cancel()
     }
 
-    /// Starts timing `promise` out at `deadline` (uptime nanoseconds).
-    func add(_ promise: any AskTimingOut, id: UInt64, deadline: UInt64) {
+    /// Starts timing `promise` out `timeout` from now (on `clock`).
+    func add(_ promise: any AskTimingOut, id: UInt64, timeout: Duration) {
+        let deadline = clock.deadline(after: timeout)
         state.withLock { state in
             state.pending[id] = promise
             state.heap.append((deadline, id))
             siftUp(&state.heap, state.heap.count - 1)
             guard deadline < state.armedFor else { return }
             state.armedFor = deadline
+            arm(deadline)
+        }
+    }
+
+    /// Sets the timer for `deadline` (called under the lock).
+    private func arm(_ deadline: UInt64) {
+        if let source {
             source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
+        } else {
+            clock.virtual?.addTimer(at: deadline) { [weak self] in self?.fire() }
         }
     }
 
@@ -62,7 +84,7 @@ final class AskTimer: @unchecked Sendable {
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
     private func fire() {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.nanoseconds()
         let expired: [any AskTimingOut] = state.withLock { state in
             var expired: [any AskTimingOut] = []
             while let top = state.heap.first, top.deadline <= now {
@@ -70,9 +92,7 @@ final class AskTimer: @unchecked Sendable {
                 if let promise = state.pending.removeValue(forKey: top.id) { expired.append(promise) }
             }
             state.armedFor = state.heap.first?.deadline ?? .max
-            if let next = state.heap.first?.deadline {
-                source.schedule(deadline: DispatchTime(uptimeNanoseconds: next), leeway: .milliseconds(1))
-            }
+            if let next = state.heap.first?.deadline { arm(next) }
             return expired
         }
         for promise in expired { promise.timeOut() }

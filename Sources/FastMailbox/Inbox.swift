@@ -12,7 +12,6 @@
 // Thread-safety: an Inbox is confined to its actor's body task (it is not Sendable), which
 // makes it the mailbox's single consumer.
 
-import Dispatch
 import MNScheduler
 import Synchronization
 
@@ -102,7 +101,7 @@ public final class Inbox<Message: Sendable> {
                 continue
             }
             if cell.mailbox.isClosed { throw stoppedError }
-            if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline {
+            if let deadline, monotonicNanoseconds() >= deadline {
                 throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
             }
             switch await cell.park(deadline: deadline) {
@@ -150,7 +149,7 @@ public final class Inbox<Message: Sendable> {
 
     /// The deadline `timeout` from now, saturating: a huge timeout never wraps to "expired".
     static func deadline(after timeout: Duration) -> UInt64 {
-        timeout.saturatingDeadline(from: DispatchTime.now().uptimeNanoseconds)
+        timeout.saturatingDeadline()
     }
 }
 

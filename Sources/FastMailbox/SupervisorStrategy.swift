@@ -1,4 +1,3 @@
-import Dispatch
 import MNScheduler
 
 /// What a supervisor does when a child's behaviour throws.
@@ -59,8 +58,10 @@ struct RestartBudget {
     private var times: [UInt64] = []
 
     /// Records a restart now; false when it would exceed `strategy.maxRestarts` in the window.
+    /// Called inside the failing cell's turn, so "now" is the turn's clock: virtual on a
+    /// DeterministicScheduler, monotonic otherwise (SchedulerClock.currentTurn).
     mutating func allowRestart(_ strategy: SupervisorStrategy) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = SchedulerClock.currentTurn.nanoseconds()
         let window = strategy.window.saturatingNanoseconds  // any Duration: no overflow trap
         times.removeAll { now &- $0 > window }
         guard times.count < strategy.maxRestarts else { return false }

@@ -33,6 +33,10 @@
 //   during the hook makes it go round again, R3). Work that arrives late is therefore
 //   always handed to the unit's owner — an actor dead-letters it, an executor moves its
 //   jobs to a fallback — and never sits in a queue no one reads.
+// Deterministic mode (DeterministicScheduler, for tests): a Scheduler made by
+//   init(deterministic:) has no workers; its gate hands every schedule() to the
+//   DeterministicEngine (one early branch, on the outside path: the worker path never sees
+//   such a scheduler) and shutdown() to the engine's. See DeterministicEngine.swift.
 // Lifetime: each worker thread retains the scheduler until it exits, so a scheduler lives
 // until shutdown() even if the program drops every reference. What schedule() needs (id,
 // core, outside-submitter count) lives in a SchedulerGate, which the Scheduler and its
@@ -75,9 +79,15 @@ final class SchedulerGate: Sendable {
     /// `closed` and then waits for 0, so no outside push lands after the hand-back.
     let outsideSubmitters = Atomic<Int>(0)
 
-    init(id: Int, core: SchedulerCore) {
+    /// Set for a DeterministicScheduler's scheduler (no workers): schedule() hands every
+    /// unit to it. Immutable, so checking it costs a load and a branch, only on the
+    /// outside path (see DeterministicEngine).
+    let deterministic: DeterministicEngine?
+
+    init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
         self.id = id
         self.core = core
+        self.deterministic = deterministic
     }
 
     /// Scheduler.schedule(_:); see there.
@@ -90,6 +100,7 @@ final class SchedulerGate: Sendable {
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
             return
         }
+        if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
         outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
         if core.closed.load(ordering: .sequentiallyConsistent) {
             outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
@@ -169,6 +180,28 @@ public final class Scheduler: Sendable {
         self.taskExecutor = MNTaskExecutor(laneCount: resolved.workers * 4, gate: gate)
         startThreads()
         BlockingMonitor.start(core: core)
+    }
+
+    /// A scheduler with no workers whose units run only when `engine` is driven (see
+    /// DeterministicScheduler): nothing started, no blocking monitor.
+    init(deterministic engine: DeterministicEngine) {
+        let resolved: ResolvedSchedulerConfiguration
+        do {
+            resolved = try SchedulerConfiguration(workers: 1, throughput: engine.throughput, spinCount: 0,
+                                                  runQueueCapacity: 4, pinWorkers: false, readsEnvironment: false)
+                .resolved(environment: [:], cpus: CPUAvailability.current())
+        } catch {
+            preconditionFailure("MNScheduler: deterministic configuration rejected: \(error)")  // values are in range
+        }
+        self.donatedWorkers = 0
+        self.resolvedConfiguration = resolved
+        self.id = nextSchedulerID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let core = SchedulerCore(configuration: resolved, schedulerID: id)
+        self.core = core
+        self.workers = []
+        let gate = SchedulerGate(id: id, core: core, deterministic: engine)
+        self.gate = gate
+        self.taskExecutor = MNTaskExecutor(laneCount: 4, gate: gate)
     }
 
     private func startThreads() {
@@ -262,6 +295,7 @@ public final class Scheduler: Sendable {
     public func shutdown(timeout: Duration?) -> [ScheduledUnit] {
         precondition(!isCurrentThreadWorker,
                      "Scheduler.shutdown() called from one of its own worker threads: it would wait for itself")
+        if let engine = gate.deterministic { return engine.shutdown(core: core) }  // DeterministicScheduler
         let deadline = timeout.map { $0.saturatingDeadline() } ?? .max
         let pointers: [UnsafeMutableRawPointer] = lifecycle.withLock { life in
             if life.finished { return [] }

@@ -40,9 +40,9 @@ func makeSystem(workers: Int = 2) throws -> ActorSystem {
         let probe = Probe<Int>()
         let ref = try system.spawn(name: "orderly") { (m: Int, _) in probe.record(m) }
         for i in 0..<10_000 { ref.tell(i) }
-        #expect(eventually { probe.count == 10_000 })
+        let report = system.shutdown()  // drains the mailbox: the signal that all arrived
+        #expect(probe.count == 10_000)
         #expect(probe.values == Array(0..<10_000))
-        let report = system.shutdown()
         #expect(report.delivered == 10_000)
         #expect(report.deadLettered == 0)
         #expect(report.left == 0)
@@ -98,27 +98,37 @@ extension ActorSystemTests {
 
     @Test("an ask that times out throws, and its late reply goes to dead letters without a crash")
     func askTimeout() async throws {
-        let system = try makeSystem()
-        let slow = try system.spawn { (m: ActorRef<Int>, _) in usleep(300_000); m.tell(7) }
-        do {
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
+        let slow = try system.spawn { (m: ActorRef<Int>, _) in m.tell(7) }
+        try deterministic.runUntilQuiescent()
+        let asked = Task(executorPreference: deterministic.taskExecutor) {
             let _: Int = try await slow.ask(timeout: .milliseconds(50)) { $0 }
+        }
+        try deterministic.step()  // the task sends the request; the actor has not run yet
+        try deterministic.advanceTime(by: .milliseconds(50))  // "slow": the timeout comes first
+        try deterministic.runUntilQuiescent()  // the asker sees the timeout; the actor replies late
+        do {
+            try await asked.value
             Issue.record("expected a timeout")
         } catch let error as AskError {
             guard case .timedOut = error else { Issue.record("wrong error \(error)"); return }
             #expect(error.description.contains("timed out"))
         }
-        #expect(eventually { system.deadLetters.count == 1 })
+        #expect(system.deadLetters.count == 1)
         system.shutdown()
     }
 
     @Test("ask to a stopped actor fails at once with recipientStopped")
     func askStopped() async throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic)
         let counter = try system.spawn { Counter() }
         counter.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         do {
-            let _: Int = try await counter.ask(timeout: .seconds(30)) { .get(replyTo: $0) }
+            let _: Int = try await runDriven(deterministic) { try await counter.ask(timeout: .seconds(30)) { .get(replyTo: $0) } }
             Issue.record("expected recipientStopped")
         } catch let error as AskError {
             guard case .recipientStopped = error else { Issue.record("wrong error \(error)"); return }
@@ -128,11 +138,13 @@ extension ActorSystemTests {
 
     @Test("messages to a stopped actor go to dead letters and subscribers see them")
     func deadLetters() async throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 3)
+        let system = makeDeterministicSystem(deterministic)
         let stream = system.deadLetters.subscribe()
         let counter = try system.spawn(name: "gone") { Counter() }
         counter.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         counter.tell(.add(1))
         counter.tell(.add(2))
         #expect(system.deadLetters.count == 2)
@@ -148,19 +160,16 @@ extension ActorSystemTests {
 
     @Test("stop after draining processes what was queued, refuses what comes later")
     func stopAfterDrain() throws {
-        let system = try makeSystem()
-        let gate = DispatchSemaphore(value: 0)
+        let deterministic = DeterministicScheduler(seed: 4)  // nothing runs until driven: no gate needed
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
-        let ref = try system.spawn { (m: Int, _) in
-            if m == 0 { gate.wait() }
-            probe.record(m)
-        }
+        let ref = try system.spawn { (m: Int, _) in probe.record(m) }
         ref.tell(0)
         for i in 1...100 { ref.tell(i) }
         ref.stop(.afterDrainingMailbox)
         ref.tell(999)  // after the stop request: dead letter
-        gate.signal()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         #expect(probe.values == Array(0...100))
         #expect(system.deadLetters.count == 1)
         system.shutdown()
@@ -168,37 +177,40 @@ extension ActorSystemTests {
 
     @Test("stop immediately dead-letters what is still queued, and the books balance")
     func stopImmediately() throws {
-        let system = try makeSystem()
-        let gate = DispatchSemaphore(value: 0)
+        let deterministic = DeterministicScheduler(seed: 5)  // all 50 are queued before the first runs
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
         let ref = try system.spawn { (m: Int, context: ActorContext<Int>) in
-            if m == 0 { gate.wait(); context.stop() }
+            if m == 0 { context.stop() }
             probe.record(m)
         }
         for i in 0..<50 { ref.tell(i) }
-        gate.signal()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         #expect(probe.values == [0])
-        #expect(eventually { system.deadLetters.count == 49 })
+        #expect(system.deadLetters.count == 49)
         let report = system.shutdown()
         #expect(report.delivered + report.deadLettered == 50)
     }
 
     @Test("preStart runs before the first message and postStop once after stopping")
     func hooks() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 6)
+        let system = makeDeterministicSystem(deterministic)
         let events = Probe<String>()
         let ref = try system.spawn { Counter(started: events) }
         ref.tell(.add(1))
         ref.stop()
-        #expect(eventually { events.count == 2 })
+        try deterministic.runUntilQuiescent()
+        #expect(events.count == 2)
         #expect(events.values == ["start", "stop"])
         system.shutdown()
     }
 
     @Test("a watcher gets Terminated when the watched actor stops, also if it was already stopped")
     func watch() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 7)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
         let target = try system.spawn(name: "target") { Counter() }
         final class Watcher: EventActor {
@@ -212,11 +224,13 @@ extension ActorSystemTests {
             }
         }
         _ = try system.spawn { Watcher(target, probe) }
-        usleep(10_000)
+        try deterministic.runUntilQuiescent()  // the watcher's preStart has run
         target.stop()
-        #expect(eventually { probe.values == ["terminated target"] })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.values == ["terminated target"])
         _ = try system.spawn { Watcher(target, probe) }  // watching a stopped actor
-        #expect(eventually { probe.values == ["terminated target", "terminated target"] })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.values == ["terminated target", "terminated target"])
         let other = try system.spawn { Counter() }
         _ = try system.spawn { (m: String, c: ActorContext<String>) in probe.record(m) }
         final class WatchWith: EventActor {
@@ -226,9 +240,10 @@ extension ActorSystemTests {
             func receive(_ message: String, context: ActorContext<String>) throws { probe.record(message) }
         }
         _ = try system.spawn { WatchWith(other, probe) }
-        usleep(10_000)
+        try deterministic.runUntilQuiescent()
         other.stop()
-        #expect(eventually { probe.values.last == "other is gone" })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.values.last == "other is gone")
         system.shutdown()
     }
 
@@ -248,27 +263,31 @@ extension ActorSystemTests {
 
     @Test("the stop strategy stops a failing actor and the restart limit stops a repeat offender")
     func stopStrategyAndLimit() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 8)
+        let system = makeDeterministicSystem(deterministic)
         let stopper = try system.spawn(supervisor: .stop) { Counter() }
         stopper.tell(.fail)
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         let limited = try system.spawn(supervisor: .restart(maxRestarts: 3, within: .seconds(60))) { Counter() }
         for _ in 0..<3 { limited.tell(.fail) }
         limited.tell(.add(1))
-        usleep(20_000)
+        try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 1, "three restarts are allowed")
         limited.tell(.fail)
-        #expect(eventually { system.statistics.liveActors == 0 }, "the fourth failure within the window stops it")
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0, "the fourth failure within the window stops it")
         system.shutdown()
     }
 
     @Test("resume keeps state, escalate fails the parent, whose strategy then decides")
     func resumeAndEscalate() async throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 9)
+        let system = makeDeterministicSystem(deterministic)
         let resumer = try system.spawn(supervisor: .resume) { Counter() }
         resumer.tell(.add(3))
         resumer.tell(.fail)
-        let total: Int = try await resumer.ask { .get(replyTo: $0) }
+        let total: Int = try await runDriven(deterministic) { try await resumer.ask { .get(replyTo: $0) } }
         #expect(total == 3)
 
         let events = Probe<String>()
@@ -287,16 +306,18 @@ extension ActorSystemTests {
             }
         }
         let parent = try system.spawn(supervisor: .stop) { Parent(events) }
-        let child: ActorRef<CounterMessage> = try await parent.ask { $0 }
+        let child: ActorRef<CounterMessage> = try await runDriven(deterministic) { try await parent.ask { $0 } }
         child.tell(.fail)
-        #expect(eventually { system.statistics.liveActors == 1 }, "child escalated, parent stopped by its .stop supervisor")
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 1, "child escalated, parent stopped by its .stop supervisor")
         #expect(events.values == ["parent start", "parent stop"])
         system.shutdown()
     }
 
     @Test("become changes the behaviour for the next message and unbecome restores it")
     func becomeUnbecome() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 10)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
         let ref = try system.spawn { (m: String, context: ActorContext<String>) in
             probe.record("base \(m)")
@@ -308,14 +329,16 @@ extension ActorSystemTests {
             }
         }
         for m in ["a", "switch", "b", "back", "c"] { ref.tell(m) }
-        #expect(eventually { probe.count == 5 })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.count == 5)
         #expect(probe.values == ["base a", "base switch", "other b", "other back", "base c"])
         system.shutdown()
     }
 
     @Test("stashed messages come back in order before newer ones")
     func stash() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 11)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
         let ref = try system.spawn { (m: String, context: ActorContext<String>) in
             if m == "open" {
@@ -327,7 +350,8 @@ extension ActorSystemTests {
             }
         }
         for m in ["1", "2", "3", "open", "4", "5"] { ref.tell(m) }
-        #expect(eventually { probe.count == 6 })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.count == 6)
         #expect(probe.values == ["open", "1", "2", "3", "4", "5"])
         system.shutdown()
     }
@@ -365,9 +389,9 @@ extension ActorSystemTests {
             refs.append(try system.spawn { (_: Int, _) in count.wrappingAdd(1, ordering: .relaxed) })
         }
         for ref in refs { ref.tell(1) }
-        #expect(eventually { count.load(ordering: .relaxed) == 20_000 })
         #expect(system.scheduler.workerCount == 2)
-        let report = system.shutdown()
+        let report = system.shutdown()  // every actor drains its mailbox first: the signal
+        #expect(count.load(ordering: .relaxed) == 20_000)
         #expect(report.delivered == 20_000)
         #expect(report.actorsNotStopped == 0)
     }
@@ -390,7 +414,8 @@ extension ActorSystemTests {
 extension ActorSystemTests {
     @Test("an idle actor's cell and mailbox take a few hundred bytes and no ring")
     func idleActorFootprint() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 12)
+        let system = makeDeterministicSystem(deterministic)
         let ref = try system.spawn { (_: Int, _) in }
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         #expect(cell.mailbox.ringBytes == 0, "no ring before the first message")
@@ -399,7 +424,8 @@ extension ActorSystemTests {
         // the bounded-mailbox waiters pointer (8) cost one more 16-byte malloc step each.
         #expect(bytes <= 352, "cell + mailbox = \(bytes) bytes (cell \(heapBlockSize(of: cell)), mailbox \(heapBlockSize(of: cell.mailbox)))")
         ref.tell(1)
-        #expect(eventually { cell.delivered.load(ordering: .relaxed) == 1 })
+        try deterministic.runUntilQuiescent()
+        #expect(cell.delivered.load(ordering: .relaxed) == 1)
         #expect(cell.mailbox.ringBytes == RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity))
         system.shutdown()
     }

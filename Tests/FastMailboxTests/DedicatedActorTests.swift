@@ -19,11 +19,11 @@ import Synchronization
             }
         }
         let dedicated = try system.spawnDedicated(name: "owner") { ThreadRecorder(threads) }
-        let pool = Probe<UInt>()
+        let pool = SignalingProbe<UInt>()
         let poolActor = try system.spawn(name: "pool") { (_: Int, _) in pool.record(UInt(pthread_self())) }
         for i in 0..<1_000 { dedicated.tell(.add(i)); poolActor.tell(i) }
         _ = try await dedicated.ask { .get(replyTo: $0) }
-        #expect(eventually { pool.count == 1_000 })
+        #expect(pool.waitForCount(1_000))
         #expect(Set(threads.values).count == 1, "turns ran on \(Set(threads.values).count) threads")
         #expect(Set(threads.values).isDisjoint(with: Set(pool.values)))
         let report = system.shutdown()
@@ -38,9 +38,12 @@ import Synchronization
         blocker.tell(1)
         #expect(gate.waitForArrival())
         let count = Atomic<Int>(0)
-        let worker = try system.spawn(name: "worker") { (_: Int, _) in count.wrappingAdd(1, ordering: .relaxed) }
+        let allHandled = DispatchSemaphore(value: 0)
+        let worker = try system.spawn(name: "worker") { (_: Int, _) in
+            if count.wrappingAdd(1, ordering: .relaxed).newValue == 10_000 { allHandled.signal() }
+        }
         for i in 0..<10_000 { worker.tell(i) }
-        #expect(eventually { count.load(ordering: .relaxed) == 10_000 })
+        #expect(allHandled.wait(timeout: .now() + 20) == .success)
         gate.open()
         #expect(system.shutdown().isBalanced)
     }
@@ -57,7 +60,7 @@ import Synchronization
     @Test("main-thread actors run every turn on the thread that calls runMainThreadActors, which returns at shutdown")
     func mainThreadActorsRunOnTheDonatingThread() async throws {
         let system = try makeSystem()
-        let seen = Probe<UInt>()
+        let seen = SignalingProbe<UInt>()
         let ui = try system.spawnOnMainThread(name: "ui") { ClosureActor { (m: CounterMessage, _) in
             seen.record(UInt(pthread_self()))
             if case .get(let replyTo) = m { replyTo.tell(seen.count) }
@@ -66,21 +69,23 @@ import Synchronization
         for i in 0..<100 { ui.tell(.add(i)); other.tell(i) }  // queued until a thread is donated
         let donor = Atomic<UInt>(0)
         let returned = Atomic<Bool>(false)
+        let returnedSignal = DispatchSemaphore(value: 0)
         let main = Thread {
             donor.store(UInt(pthread_self()), ordering: .sequentiallyConsistent)
             system.runMainThreadActors()  // as main() would, instead of dispatchMain()
             returned.store(true, ordering: .sequentiallyConsistent)
+            returnedSignal.signal()
         }
         main.start()
         let count = try await ui.ask { .get(replyTo: $0) }
         #expect(count >= 101)
-        #expect(eventually { seen.count == 201 })
+        #expect(seen.waitForCount(201))
         #expect(Set(seen.values) == [donor.load(ordering: .sequentiallyConsistent)])
         let returnedEarly = returned.load(ordering: .sequentiallyConsistent)
         #expect(!returnedEarly)
         let report = system.shutdown()
         #expect(report.isBalanced && report.delivered == 201, "\(report)")
-        #expect(eventually { returned.load(ordering: .sequentiallyConsistent) })
+        #expect(returnedSignal.wait(timeout: .now() + 20) == .success)
     }
 
     @Test("main-thread actors whose thread is never donated have their messages dead-lettered at shutdown, not lost")

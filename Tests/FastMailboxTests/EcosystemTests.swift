@@ -52,14 +52,24 @@ private func makeSystem(logs: CapturedLogs, level: Logger.Level = .trace,
                            logger: logs.logger(level: level))
 }
 
+/// A system on a deterministic scheduler logging to `logs`: nothing runs until the test
+/// drives it, so quiescence, not polling, says when the actors are done.
+private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, logs: CapturedLogs,
+                                     level: Logger.Level = .trace,
+                                     supervisor: SupervisorStrategy = .default) -> ActorSystem {
+    ActorSystem(scheduler: deterministic, defaultSupervisor: supervisor, logger: logs.logger(level: level))
+}
+
 @Suite("Logging (issue 12)", .serialized) struct LoggingTests {
     @Test("a throwing actor's restarts are logged at warning with its id, name and error, and its final stop at error")
     func restartsAreLogged() throws {
         let logs = CapturedLogs()
-        let system = try makeSystem(logs: logs, supervisor: .restart(maxRestarts: 3, within: .seconds(60)))
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic, logs: logs, supervisor: .restart(maxRestarts: 3, within: .seconds(60)))
         let ref = try system.spawn(name: "thrower") { (_: Int, _) in throw Boom() }
         for n in 0..<4 { ref.tell(n) }
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         system.shutdown()
         let decisions = logs.all.filter { $0.metadata["supervisor/directive"] != nil }
         #expect(decisions.map(\.level) == [.warning, .warning, .warning, .error])
@@ -77,12 +87,14 @@ private func makeSystem(logs: CapturedLogs, level: Logger.Level = .trace,
     @Test("stop and escalate decisions are logged at error")
     func stopAndEscalateAreLogged() throws {
         let logs = CapturedLogs()
-        let system = try makeSystem(logs: logs, supervisor: .stop)
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic, logs: logs, supervisor: .stop)
         let stopped = try system.spawn(name: "stops") { (_: Int, _) in throw Boom() }
         let escalating = try system.spawn(name: "escalates", supervisor: .escalate) { (_: Int, _) in throw Boom() }
         stopped.tell(1)
         escalating.tell(1)
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         system.shutdown()
         let byName = Dictionary(grouping: logs.all.filter { $0.metadata["supervisor/directive"] != nil }) {
             $0.metadata["actor/name"] ?? ""
@@ -95,10 +107,12 @@ private func makeSystem(logs: CapturedLogs, level: Logger.Level = .trace,
     @Test("context.log carries the actor's id and name and the system's name")
     func contextLogMetadata() throws {
         let logs = CapturedLogs()
-        let system = try makeSystem(logs: logs)
+        let deterministic = DeterministicScheduler(seed: 3)
+        let system = makeDeterministicSystem(deterministic, logs: logs)
         let ref = try system.spawn(name: "talker") { (text: String, context) in context.log.info("\(text)") }
         ref.tell("hello")
-        #expect(eventually { logs.all.contains { $0.message == "hello" } })
+        try deterministic.runUntilQuiescent()
+        #expect(logs.all.contains { $0.message == "hello" })
         system.shutdown()
         let record = try #require(logs.all.first { $0.message == "hello" })
         #expect(record.level == .info)
@@ -110,10 +124,12 @@ private func makeSystem(logs: CapturedLogs, level: Logger.Level = .trace,
     @Test("delivered messages log nothing, even at trace level")
     func nothingPerMessage() throws {
         let logs = CapturedLogs()
-        let system = try makeSystem(logs: logs, level: .trace)
+        let deterministic = DeterministicScheduler(seed: 4, throughput: 64)
+        let system = makeDeterministicSystem(deterministic, logs: logs, level: .trace)
         let ref = try system.spawn(name: "quiet") { (_: Int, _) in }
         for n in 0..<10_000 { ref.tell(n) }
-        #expect(eventually { system.statistics.delivered == 10_000 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.delivered == 10_000)
         #expect(logs.all.isEmpty)
         system.shutdown()
     }
@@ -121,10 +137,12 @@ private func makeSystem(logs: CapturedLogs, level: Logger.Level = .trace,
     @Test("dead letters are logged at debug at most once per second, counting the ones skipped")
     func deadLettersRateLimited() throws {
         let logs = CapturedLogs()
-        let system = try makeSystem(logs: logs, level: .debug)
+        let deterministic = DeterministicScheduler(seed: 5)  // the rate limit reads its virtual clock
+        let system = makeDeterministicSystem(deterministic, logs: logs, level: .debug)
         let ref = try system.spawn(name: "gone") { (_: Int, _) in }
         ref.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         for n in 0..<1_000 { ref.tell(n) }
         var lines = logs.all.filter { $0.message == "dead letter" }
         #expect(lines.count == 1)
@@ -132,21 +150,26 @@ private func makeSystem(logs: CapturedLogs, level: Logger.Level = .trace,
         #expect(lines.first?.metadata["actor/name"] == "gone")
         #expect(lines.first?.metadata["message/type"] == "Int")
         #expect(lines.first?.metadata["deadletter/reason"] == "recipientStopped")
-        Thread.sleep(forTimeInterval: 1.1)
+        try deterministic.advanceTime(by: .milliseconds(999))
+        ref.tell(-2)  // still within the second: skipped
+        #expect(logs.all.filter { $0.message == "dead letter" }.count == 1)
+        try deterministic.advanceTime(by: .milliseconds(1))
         ref.tell(-1)
         lines = logs.all.filter { $0.message == "dead letter" }
         #expect(lines.count == 2)
-        #expect(lines.last?.metadata["deadletter/skipped"] == "999")
+        #expect(lines.last?.metadata["deadletter/skipped"] == "1000")
         system.shutdown()
     }
 
     @Test("dead letters cost no log line when the logger is above debug")
     func deadLettersSilentAtInfo() throws {
         let logs = CapturedLogs()
-        let system = try makeSystem(logs: logs, level: .info)
+        let deterministic = DeterministicScheduler(seed: 6)
+        let system = makeDeterministicSystem(deterministic, logs: logs, level: .info)
         let ref = try system.spawn(name: "gone") { (_: Int, _) in }
         ref.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         for n in 0..<100 { ref.tell(n) }
         #expect(!logs.all.contains { $0.message == "dead letter" })
         system.shutdown()
@@ -199,22 +222,22 @@ final class RecordingMetrics: MetricsFactory, Sendable {
 @Suite("Metrics (issue 12)", .serialized) struct MetricsTests {
     @Test("the snapshot counts live actors, deliveries, dead letters by reason and mailbox overflows")
     func snapshot() async throws {
-        let system = try makeSystem(logs: CapturedLogs(), level: .info)
-        let gate = Atomic<Bool>(false)
-        let slow = try system.spawn(name: "slow", mailboxCapacity: 4) { (_: Int, _) in
-            while !gate.load(ordering: .acquiring) { usleep(100) }
-        }
+        // Deterministic: "slow" is an actor the test does not drive yet — no spinning gate.
+        let deterministic = DeterministicScheduler(seed: 7)
+        let system = makeDeterministicSystem(deterministic, logs: CapturedLogs(), level: .info)
+        let slow = try system.spawn(name: "slow", mailboxCapacity: 4) { (_: Int, _) in }
         let gone = try system.spawn(name: "gone") { (_: Int, _) in }
         gone.stop()
-        #expect(eventually { system.metrics.liveActors == 1 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.metrics.liveActors == 1)
         for n in 0..<100 { slow.tell(n) }  // a ring of 4 slots: most of these overflow
         gone.tell(1)
         gone.tell(2)
         let before = system.metrics
         #expect(before.mailboxOverflows >= 90)
         #expect(before.deadLetters == DeadLetterCounts(recipientStopped: 2))
-        gate.store(true, ordering: .releasing)
-        #expect(eventually { system.metrics.delivered == 100 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.metrics.delivered == 100)
         let report = await system.gracefulShutdown()
         let after = system.metrics
         #expect(after.liveActors == 0)
@@ -225,19 +248,23 @@ final class RecordingMetrics: MetricsFactory, Sendable {
 
     @Test("the reporter publishes differences, so each counter equals the snapshot's total")
     func reporterPublishesTotals() throws {
-        let system = try makeSystem(logs: CapturedLogs(), level: .info)
+        let deterministic = DeterministicScheduler(seed: 8)
+        let system = makeDeterministicSystem(deterministic, logs: CapturedLogs(), level: .info)
         let backend = RecordingMetrics()
         let reporter = ActorSystemMetricsReporter(system: system, factory: backend)
         let ref = try system.spawn(name: "counted") { (_: Int, _) in }
         for n in 0..<500 { ref.tell(n) }
-        #expect(eventually { system.statistics.delivered == 500 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.delivered == 500)
         reporter.report()
         #expect(backend.value("fastmailbox_messages_delivered_total") == 500)
         #expect(backend.value("fastmailbox_live_actors") == 1)
         for n in 0..<250 { ref.tell(n) }
-        #expect(eventually { system.statistics.delivered == 750 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.delivered == 750)
         ref.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         ref.tell(0)
         reporter.report()
         reporter.report()  // nothing new: adds zero
@@ -317,6 +344,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         // From a watcher: its Terminated handler respawns under the name.
         let failures = Atomic<Int>(0)
         let respawned = Atomic<Int>(0)
+        let handledEnd = DispatchSemaphore(value: 0)
         enum Control: Sendable { case watch(ActorRef<Int>), ended }
         let watcher = try system.spawn(name: "watcher") { (message: Control, context) in
             switch message {
@@ -326,6 +354,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
                     _ = try context.system.spawn(name: "watched") { (_: Int, _) in }.stop()
                     respawned.wrappingAdd(1, ordering: .relaxed)
                 } catch { failures.wrappingAdd(1, ordering: .relaxed) }
+                handledEnd.signal()
             }
         }
         for _ in 0..<100 {
@@ -334,7 +363,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
             for n in 0..<50 { ref.tell(n) }
             ref.stop()
             _ = await ref.terminated
-            #expect(eventually { respawned.load(ordering: .relaxed) + failures.load(ordering: .relaxed) > 0 })
+            #expect(handledEnd.wait(timeout: .now() + 20) == .success)  // the watcher handled the end
             if let successor = system.lookup("watched", as: Int.self) { _ = await successor.terminated }
             if failures.load(ordering: .relaxed) > 0 { break }
             respawned.store(0, ordering: .relaxed)
@@ -390,13 +419,16 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         #expect(throws: ActorSystemError.duplicateName("pool")) { try system.spawn(name: "pool") { (_: Int, _) in } }
         #expect(system.statistics.liveActors == 3)  // the routees; the pool ref is not an actor of its own
 
-        let probe = Probe<Terminated>()
-        _ = try system.spawn(name: "signals") { SignalRecorder(probe: probe, target: pool) }
-        #expect(eventually { system.statistics.liveActors == 4 })
+        let probe = SignalingProbe<Terminated>()
+        let watching = DispatchSemaphore(value: 0)
+        _ = try system.spawn(name: "signals") { SignalRecorder(probe: probe, target: pool, watching: watching) }
+        #expect(watching.wait(timeout: .now() + 20) == .success)
+        #expect(system.statistics.liveActors == 4)
         pool.stop()
         let termination = await pool.terminated
         #expect(termination == Terminated(id: pool.id, name: "pool", reason: .stopped))
-        #expect(eventually { probe.values == [termination] })
+        #expect(probe.waitForCount(1))
+        #expect(probe.values == [termination])
         #expect(system.lookup("pool", as: Int.self) == nil)
         let again = try system.spawnPool(name: "pool", size: 2) { (_: Int, _) in }
         #expect(system.lookup("pool", as: Int.self) == again)
@@ -417,13 +449,18 @@ final class RecordingMetrics: MetricsFactory, Sendable {
 
 /// Watches `target` from preStart and records the `.terminated` signal.
 private final class SignalRecorder: EventActor {
-    let probe: Probe<Terminated>
+    let probe: SignalingProbe<Terminated>
     let target: ActorRef<Int>
-    init(probe: Probe<Terminated>, target: ActorRef<Int>) {
+    let watching: DispatchSemaphore
+    init(probe: SignalingProbe<Terminated>, target: ActorRef<Int>, watching: DispatchSemaphore) {
         self.probe = probe
         self.target = target
+        self.watching = watching
     }
-    func preStart(context: ActorContext<Int>) throws { context.watch(target) }
+    func preStart(context: ActorContext<Int>) throws {
+        context.watch(target)
+        watching.signal()
+    }
     func receive(_ message: Int, context: ActorContext<Int>) {}
     func receiveSignal(_ signal: Signal, context: ActorContext<Int>) {
         if case .terminated(let t) = signal { probe.record(t) }

@@ -20,7 +20,7 @@ import Synchronization
     func randomThrowsRestartAndLoseNothing() throws {
         let seed = Self.seed()
         let system = try makeSystem()
-        let seen = Probe<(sender: Int, seq: Int)>()
+        let seen = SignalingProbe<(sender: Int, seq: Int)>()
         let thrown = Atomic<Int>(0)
         let ref = try system.spawn(name: "thrower", mailboxCapacity: 4,
                                    supervisor: .restart(maxRestarts: Int.max, within: .seconds(1))) { (m: Int, _) in
@@ -32,7 +32,7 @@ import Synchronization
         runOnThreads(2) { sender in
             for seq in 0..<perSender { ref.tell(sender << 20 | seq) }
         }
-        #expect(eventually(timeout: .seconds(30)) { seen.count == 2 * perSender }, "seed \(seed): \(seen.count) handed over")
+        #expect(seen.waitForCount(2 * perSender, timeout: .seconds(30)), "seed \(seed): \(seen.count) handed over")
         let report = system.shutdown()
         for sender in 0..<2 {
             #expect(seen.values.filter { $0.sender == sender }.map(\.seq) == Array(0..<perSender), "seed \(seed): sender \(sender) out of order or lost")
@@ -67,12 +67,14 @@ import Synchronization
             let startedAfterStop = Atomic<Int>(0)
             let handledSentAfterStop = Atomic<Int>(0)
             let handled = Atomic<Int>(0)
+            let firstHandled = DispatchSemaphore(value: 0)
             let ref = try system.spawn(name: "target-\(round)", mailboxCapacity: 4) { (m: Int, _) in
                 if stopReturned.load(ordering: .acquiring) { startedAfterStop.wrappingAdd(1, ordering: .relaxed) }
                 if m & sentAfterStopBit != 0 { handledSentAfterStop.wrappingAdd(1, ordering: .relaxed) }
-                handled.wrappingAdd(1, ordering: .relaxed)
+                if handled.wrappingAdd(1, ordering: .relaxed).newValue == 1 { firstHandled.signal() }
             }
             let sent = Atomic<Int>(0)
+            let finished = DispatchGroup()
             let senders = (0..<3).map { _ in
                 Thread {
                     for i in 0..<2_000 {
@@ -80,13 +82,15 @@ import Synchronization
                         ref.tell(stopReturned.load(ordering: .acquiring) ? i | sentAfterStopBit : i)
                         sent.wrappingAdd(1, ordering: .relaxed)
                     }
+                    finished.leave()
                 }
             }
+            senders.forEach { _ in finished.enter() }
             senders.forEach { $0.start() }
-            #expect(eventually { handled.load(ordering: .relaxed) > 0 })
+            #expect(firstHandled.wait(timeout: .now() + 20) == .success)  // traffic is flowing
             ref.stop(mode)
             stopReturned.store(true, ordering: .releasing)
-            #expect(eventually { senders.allSatisfy(\.isFinished) })
+            #expect(finished.wait(timeout: .now() + 20) == .success)
             let report = system.shutdown()
             #expect(handledSentAfterStop.load(ordering: .relaxed) == 0, "round \(round) \(mode): a message told after stop() returned was handled")
             if mode == .immediately {
@@ -104,13 +108,13 @@ import Synchronization
         let system = try makeSystem(workers: 2)
         let held = TestGate()
         let blocker = try system.spawn(name: "holder") { (m: Int, _) in if m == 0 { held.pass() } }
-        let echoes = Probe<Int>()
+        let echoes = SignalingProbe<Int>()
         let others = try (0..<8).map { i in try system.spawn(name: "other-\(i)", mailboxCapacity: 4) { (m: Int, _) in echoes.record(m) } }
         blocker.tell(0)
         #expect(held.waitForArrival())
         for i in 1...5 { blocker.tell(i) }
         for i in 0..<800 { others[i % 8].tell(i) }  // one worker is held: the other runs them all
-        #expect(eventually { echoes.count == 800 }, "the pool stalled behind a held worker: \(echoes.count) of 800")
+        #expect(echoes.waitForCount(800), "the pool stalled behind a held worker: \(echoes.count) of 800")
         let timeout = Duration.milliseconds(300)
         let start = ContinuousClock.now
         let report = system.shutdown(timeout: timeout)
@@ -129,11 +133,12 @@ import Synchronization
             let system = try makeSystem()
             let told = Atomic<Int>(0)
             let delivered = Atomic<Int>(0)
+            let loaded = DispatchSemaphore(value: 0)
             final class Ring: Sendable { let refs = Lock<[ActorRef<Int>]>([]) }
             let ring = Ring()
             let refs = try (0..<16).map { i in
                 try system.spawn(name: "load-\(i)", mailboxCapacity: 4) { (m: Int, _) in
-                    delivered.wrappingAdd(1, ordering: .relaxed)
+                    if delivered.wrappingAdd(1, ordering: .relaxed).newValue == 20_001 { loaded.signal() }
                     if m > 0 {  // pass it on around the ring: actors keep sending until stopped
                         let next = ring.refs.withLock { $0[(i + 1) % $0.count] }
                         next.tell(m - 1)
@@ -143,6 +148,7 @@ import Synchronization
             }
             ring.refs.withLock { $0 = refs }
             let stopSending = Atomic<Bool>(false)
+            let finished = DispatchGroup()
             let senders = (0..<2).map { t in
                 Thread {
                     var i = 0
@@ -152,13 +158,15 @@ import Synchronization
                         i += 1
                         if i % 64 == 0 { sched_yield() }
                     }
+                    finished.leave()
                 }
             }
+            senders.forEach { _ in finished.enter() }
             senders.forEach { $0.start() }
-            #expect(eventually { delivered.load(ordering: .relaxed) > 20_000 })
+            #expect(loaded.wait(timeout: .now() + 20) == .success)  // more than 20,000 delivered: full load
             let report = system.shutdown(timeout: .seconds(10))
             stopSending.store(true, ordering: .releasing)
-            #expect(eventually { senders.allSatisfy(\.isFinished) })
+            #expect(finished.wait(timeout: .now() + 20) == .success)
             #expect(report.left == 0 && report.actorsNotStopped == 0 && report.workersNotStopped == 0, "round \(round): \(report)")
             // The report is a snapshot taken while threads still send; after they stopped every
             // tell is delivered or dead-lettered exactly once.
@@ -207,20 +215,21 @@ import Synchronization
     @Test("a sender descheduled between its closed check and its insert while the actor stops: its message is a dead letter")
     func descheduledSenderAcrossStop() throws {
         let system = try makeSystem()
-        let probe = Probe<Int>()
+        let probe = SignalingProbe<Int>()
         let ref = try system.spawn(name: "stops-under-a-sender", mailboxCapacity: 4) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
-        #expect(eventually { probe.count == 1 })
+        #expect(probe.waitForCount(1))
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         let paused = TestGate()
         MPSCQueueTestHook.arm(cell.mailbox) { paused.pass() }
-        let sender = Thread { ref.tell(2) }
+        let senderDone = DispatchSemaphore(value: 0)
+        let sender = Thread { ref.tell(2); senderDone.signal() }
         sender.start()
         #expect(paused.waitForArrival())
         ref.stop()
         #expect(eventually { system.statistics.liveActors == 0 })  // stopped, mailbox closed and drained
         paused.open()  // the insert lands in the closed mailbox of a stopped actor
-        #expect(eventually { sender.isFinished })
+        #expect(senderDone.wait(timeout: .now() + 20) == .success)
         #expect(eventually { system.deadLetters.count == 1 }, "the late message was lost")
         let report = system.shutdown()
         #expect(probe.values == [1])
@@ -230,7 +239,7 @@ import Synchronization
     @Test("a sender descheduled before its insert while others overflow a tiny mailbox: everything arrives, in order per sender")
     func descheduledSenderDuringOverflow() throws {
         let system = try makeSystem()
-        let seen = Probe<Int>()
+        let seen = SignalingProbe<Int>()
         let gate = TestGate()
         let ref = try system.spawn(name: "overflowing", mailboxCapacity: 4) { (m: Int, _) in
             if m == -1 { gate.pass(); return }
@@ -247,9 +256,9 @@ import Synchronization
         for i in 0..<100 { ref.tell(i) }  // 3 in the ring, the rest in the overflow
         #expect(cell.mailbox.overflowAppends > 0)
         gate.open()
-        #expect(eventually { seen.count == 100 })
+        #expect(seen.waitForCount(100))
         paused.open()
-        #expect(eventually { seen.count == 101 }, "the descheduled sender's message was lost")
+        #expect(seen.waitForCount(101), "the descheduled sender's message was lost")
         #expect(Array(seen.values.prefix(100)) == Array(0..<100) && seen.values.last == 1_000_000)
         let report = system.shutdown()
         #expect(report.delivered == 102 && report.isBalanced, "\(report)")

@@ -1,5 +1,6 @@
 // Inbox: receive, selective receive, timeouts, the for-await loop and stopping.
-// Helpers (eventually, Probe, makeSystem) live in ActorSystemTests; runOnThreads in Support.
+// Helpers (eventually, Probe, makeSystem) live in ActorSystemTests; runOnThreads and
+// SignalingProbe (a body's records wake the test: no polling) in Support.
 
 import Testing
 import Foundation
@@ -31,7 +32,7 @@ private final class SequenceTracker: @unchecked Sendable {
     @Test("a selective receive takes the first match and keeps the skipped messages in order")
     func selectiveReceiveKeepsOrder() throws {
         let system = try makeSystem()
-        let probe = Probe<String>()
+        let probe = SignalingProbe<String>()
         let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
             let four = try await inbox.receive { $0 == 4 }
             probe.record("match \(four), buffered \(inbox.bufferedCount)")
@@ -40,7 +41,7 @@ private final class SequenceTracker: @unchecked Sendable {
             for _ in 0..<4 { probe.record("\(try await inbox.receive())") }
         }
         for i in 1...6 { ref.tell(i) }
-        #expect(eventually { probe.count == 6 })
+        #expect(probe.waitForCount(6))
         #expect(probe.values == ["match 4, buffered 3", "match 2", "1", "3", "5", "6"])
         let report = system.shutdown()
         #expect(report.delivered == 6)
@@ -50,7 +51,7 @@ private final class SequenceTracker: @unchecked Sendable {
     @Test("receive with a timeout throws ReceiveTimeout naming it, and a later message is still received")
     func receiveTimeout() throws {
         let system = try makeSystem()
-        let probe = Probe<String>()
+        let probe = SignalingProbe<String>()
         let ref = try system.spawnSequential(name: "patient") { (inbox: Inbox<Int>) in
             do {
                 let early = try await inbox.receive(timeout: .milliseconds(20))
@@ -60,9 +61,9 @@ private final class SequenceTracker: @unchecked Sendable {
             }
             probe.record("got \(try await inbox.receive(timeout: .seconds(30)))")
         }
-        #expect(eventually { probe.count == 1 })
+        #expect(probe.waitForCount(1))
         ref.tell(7)
-        #expect(eventually { probe.count == 2 })
+        #expect(probe.waitForCount(2))
         #expect(probe.values == ["timeout \(Duration.milliseconds(20)) in patient", "got 7"])
         system.shutdown()
     }
@@ -70,7 +71,7 @@ private final class SequenceTracker: @unchecked Sendable {
     @Test("a selective receive that times out keeps the skipped messages for later receives")
     func selectiveTimeoutKeepsBuffer() throws {
         let system = try makeSystem()
-        let probe = Probe<String>()
+        let probe = SignalingProbe<String>()
         let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
             _ = try await inbox.receive { $0 == 2 }  // waits for 2, so 1 is already set aside
             do {
@@ -84,7 +85,7 @@ private final class SequenceTracker: @unchecked Sendable {
         ref.tell(1)
         ref.tell(2)
         ref.tell(3)
-        #expect(eventually { probe.count == 3 })
+        #expect(probe.waitForCount(3))
         #expect(probe.values == ["timeout, buffered 2", "1", "3"])
         system.shutdown()
     }
@@ -92,19 +93,19 @@ private final class SequenceTracker: @unchecked Sendable {
     @Test("a timed receive that is answered in time returns the message, and its timer never fires into a later wait")
     func timedReceiveAnswered() throws {
         let system = try makeSystem()
-        let probe = Probe<String>()
+        let probe = SignalingProbe<String>()
         let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
             probe.record("ready")
             probe.record("got \(try await inbox.receive(timeout: .milliseconds(30)))")
             // The first receive's timer expires while this one waits: it must not wake it.
             probe.record("got \(try await inbox.receive(timeout: .seconds(30)))")
         }
-        #expect(eventually { probe.count == 1 })
+        #expect(probe.waitForCount(1))
         ref.tell(1)
-        #expect(eventually { probe.count == 2 })
+        #expect(probe.waitForCount(2))
         usleep(100_000)  // let the first timer's deadline pass (not an assertion on timing)
         ref.tell(2)
-        #expect(eventually { probe.count == 3 })
+        #expect(probe.waitForCount(3))
         #expect(probe.values == ["ready", "got 1", "got 2"])
         system.shutdown()
     }
@@ -112,17 +113,17 @@ private final class SequenceTracker: @unchecked Sendable {
     @Test("a zero timeout polls: it throws at once on an empty inbox and returns a queued message")
     func zeroTimeoutPolls() throws {
         let system = try makeSystem()
-        let probe = Probe<String>()
+        let probe = SignalingProbe<String>()
         let gate = BodyGate()
         let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
             do { _ = try await inbox.receive(timeout: .zero) } catch is ReceiveTimeout { probe.record("empty") }
             await gate.pass()
             probe.record("\(try await inbox.receive(timeout: .zero))")
         }
-        #expect(eventually { probe.count == 1 })
+        #expect(probe.waitForCount(1))
         ref.tell(9)
         gate.open()
-        #expect(eventually { probe.count == 2 })
+        #expect(probe.waitForCount(2))
         #expect(probe.values == ["empty", "9"])
         system.shutdown()
     }
@@ -130,16 +131,16 @@ private final class SequenceTracker: @unchecked Sendable {
     @Test("the for-await loop ends when the actor is stopped")
     func forAwaitEndsOnStop() throws {
         let system = try makeSystem()
-        let probe = Probe<String>()
+        let probe = SignalingProbe<String>()
         let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
             for await message in inbox { probe.record("\(message)") }
             probe.record("ended")
         }
         ref.tell(1)
         ref.tell(2)
-        #expect(eventually { probe.count == 2 })
+        #expect(probe.waitForCount(2))
         ref.stop()
-        #expect(eventually { probe.count == 3 })
+        #expect(probe.waitForCount(3))
         #expect(probe.values == ["1", "2", "ended"])
         #expect(eventually { system.statistics.liveActors == 0 })
         system.shutdown()
@@ -147,10 +148,10 @@ private final class SequenceTracker: @unchecked Sendable {
 
     /// A sequential actor that takes one message, waits at `gate`, then loops over the rest;
     /// five messages are sent and the first has been taken when this returns.
-    fileprivate func spawnGatedLoop() throws -> (ActorSystem, ActorRef<Int>, Probe<Int>, Probe<Bool>, BodyGate) {
+    fileprivate func spawnGatedLoop() throws -> (ActorSystem, ActorRef<Int>, SignalingProbe<Int>, SignalingProbe<Bool>, BodyGate) {
         let system = try makeSystem()
-        let probe = Probe<Int>()
-        let ended = Probe<Bool>()
+        let probe = SignalingProbe<Int>()
+        let ended = SignalingProbe<Bool>()
         let gate = BodyGate()
         let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
             probe.record(try await inbox.receive())
@@ -159,7 +160,7 @@ private final class SequenceTracker: @unchecked Sendable {
             ended.record(true)
         }
         for i in 1...5 { ref.tell(i) }
-        #expect(eventually { probe.count == 1 })
+        #expect(probe.waitForCount(1))
         return (system, ref, probe, ended, gate)
     }
 
@@ -170,7 +171,7 @@ private final class SequenceTracker: @unchecked Sendable {
         ref.tell(6)
         #expect(system.deadLetters.count == 1)
         gate.open()
-        #expect(eventually { ended.count == 1 })
+        #expect(ended.waitForCount(1))
         #expect(probe.values == [1, 2, 3, 4, 5])
         let report = system.shutdown()
         #expect(report.delivered == 5)
@@ -182,7 +183,7 @@ private final class SequenceTracker: @unchecked Sendable {
         let (system, ref, probe, ended, gate) = try spawnGatedLoop()
         ref.stop()
         gate.open()
-        #expect(eventually { ended.count == 1 })
+        #expect(ended.waitForCount(1))
         #expect(probe.values == [1])
         #expect(eventually { system.deadLetters.count == 4 })
         let report = system.shutdown()

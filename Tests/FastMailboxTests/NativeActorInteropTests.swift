@@ -83,8 +83,8 @@ private enum RegistryClientMessage: Sendable {
     func nativeActorHoldsRefs() async throws {
         let system = try makeSystem(workers: 2)
         let registry = Registry(scheduler: system.scheduler)
-        let callsDone = Probe<ActorID>()
-        let pings = Probe<Int>()
+        let callsDone = SignalingProbe<ActorID>()
+        let pings = SignalingProbe<Int>()
         let actors = 4, callsPerActor = 250
         let refs = try (0..<actors).map { i in
             try system.spawn(name: "client-\(i)") { (message: RegistryClientMessage, context) in
@@ -102,14 +102,14 @@ private enum RegistryClientMessage: Sendable {
         }
         for _ in 0..<callsPerActor { for ref in refs { ref.tell(.callRegistry) } }
 
-        #expect(eventually(timeout: .seconds(10)) { callsDone.count == actors * callsPerActor })
+        #expect(callsDone.waitForCount(actors * callsPerActor, timeout: .seconds(10)))
         #expect(await registry.calls == actors * callsPerActor)
         #expect(await registry.callsOffPool == 0)
         #expect(await registry.callers == Set(refs))
 
         let told = await registry.broadcast(7)
         #expect(told == actors)
-        #expect(eventually(timeout: .seconds(5)) { pings.count == actors })
+        #expect(pings.waitForCount(actors, timeout: .seconds(5)))
         #expect(pings.values == Array(repeating: 7, count: actors))
 
         let report = system.shutdown()
@@ -161,7 +161,7 @@ private enum RegistryClientMessage: Sendable {
     func eventActorsCallGlobalActor() async throws {
         let system = ActorSystem(name: "interop-global", scheduler: .shared)
         let before = await GlobalCounter.shared.hits
-        let done = Probe<Int>()
+        let done = SignalingProbe<Int>()
         let calls = 200
         let ref = try system.spawn(name: "global-caller") { (n: Int, context) in
             Task(executorPreference: context.system.scheduler.taskExecutor) {
@@ -170,7 +170,7 @@ private enum RegistryClientMessage: Sendable {
             }
         }
         for n in 0..<calls { ref.tell(n) }
-        #expect(eventually(timeout: .seconds(10)) { done.count == calls })
+        #expect(done.waitForCount(calls, timeout: .seconds(10)))
         #expect(await GlobalCounter.shared.hits - before == calls)
         #expect(await GlobalCounter.shared.offPool == 0)
         #expect(Set(done.values) == Set(0..<calls))

@@ -6,28 +6,20 @@ import Foundation
 import Synchronization
 @testable import FastMailbox
 
-/// Holds the worker of a routee that got `.hold` until the test opens it, so that routee's
-/// mailbox stays non-empty (the message being processed counts until its batch ends).
-private final class WorkerGate: Sendable {
-    private let isOpen = Atomic<Bool>(false)
-    func open() { isOpen.store(true, ordering: .releasing) }
-    func wait() { while !isOpen.load(ordering: .acquiring) { usleep(50) } }
-}
+// Routing decisions read routees' mailbox depths. The tests that need a busy routee run on
+// a DeterministicScheduler: nothing runs until the test drives it, so a routee told a
+// message stays busy (depth 1) exactly as long as the test wants — no gate, no polling.
 
 private enum Job: Sendable {
-    case hold(WorkerGate)
     case work(Int)
     case echo(Int, replyTo: ActorRef<String>)
 }
 
-/// Records (routee name, job number) for every `.work`; `.hold` blocks on its gate.
+/// Records (routee name, job number) for every `.work`.
 private func recordingPool(_ system: ActorSystem, name: String, size: Int, routing: RoutingStrategy,
-                           probe: Probe<String>, held: Probe<String>) throws -> ActorRef<Job> {
+                           probe: Probe<String>) throws -> ActorRef<Job> {
     try system.spawnPool(name: name, size: size, routing: routing) { (job: Job, context) in
         switch job {
-        case .hold(let gate):
-            held.record(context.name)
-            gate.wait()
         case .work(let n):
             probe.record("\(context.name) \(n)")
         case .echo(let n, let replyTo):
@@ -80,74 +72,73 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
     func roundRobinPool() throws {
         let system = try makeSystem()
         let probe = Probe<String>()
-        let pool = try recordingPool(system, name: "rr", size: 4, routing: .roundRobin, probe: probe, held: Probe())
+        let pool = try recordingPool(system, name: "rr", size: 4, routing: .roundRobin, probe: probe)
         for i in 0..<400 { pool.tell(.work(i)) }
-        #expect(eventually { probe.count == 400 })
+        let report = system.shutdown()  // drains every routee first: the signal that all arrived
+        #expect(probe.count == 400)
         for routee in 0..<4 {
             let mine = probe.values.filter { $0.hasPrefix("rr/\(routee) ") }
             #expect(mine == stride(from: routee, to: 400, by: 4).map { "rr/\(routee) \($0)" })
         }
-        let report = system.shutdown()
         #expect(report.delivered == 400)
         #expect(report.deadLettered == 0)
     }
 
     @Test("a least-loaded pool sends to an empty routee rather than a busy one")
     func leastLoadedPool() throws {
-        let system = try makeSystem(workers: 2)
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
-        let held = Probe<String>()
-        let gate = WorkerGate()
-        let pool = try recordingPool(system, name: "ll", size: 3, routing: .leastLoaded, probe: probe, held: held)
+        let pool = try recordingPool(system, name: "ll", size: 3, routing: .leastLoaded, probe: probe)
         let routees = try #require(system.routees(of: pool))
-        routees[0].tell(.hold(gate))
-        routees[1].tell(.hold(gate))
-        #expect(eventually { held.count == 2 })
-        routees[0].tell(.work(-1))  // depths now 2, 1, 0
+        try deterministic.runUntilQuiescent()  // started, idle
+        routees[0].tell(.work(-1))
+        routees[0].tell(.work(-2))
+        routees[1].tell(.work(-3))  // depths now 2, 1, 0 (nothing runs until driven)
         for i in 0..<3 { pool.tell(.work(i)) }  // 0 → ll/2; then ties at depth 1 between ll/1 and ll/2
-        gate.open()
-        #expect(eventually { probe.count == 4 })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.count == 6)
         #expect(probe.values.contains("ll/2 0"))
-        #expect(!probe.values.contains { $0.hasPrefix("ll/0 ") && $0 != "ll/0 -1" })
+        #expect(!probe.values.contains { $0.hasPrefix("ll/0 ") && !$0.hasPrefix("ll/0 -") })
         system.shutdown()
     }
 
     @Test("a first-idle pool keeps the work on the first routee while it is idle, and moves on when it is busy")
     func firstIdlePool() throws {
-        let system = try makeSystem(workers: 2)
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
-        let held = Probe<String>()
-        let pool = try recordingPool(system, name: "fi", size: 3, routing: .firstIdle, probe: probe, held: held)
+        let pool = try recordingPool(system, name: "fi", size: 3, routing: .firstIdle, probe: probe)
         let routees = try #require(system.routees(of: pool))
         for i in 0..<5 {
             pool.tell(.work(i))
-            #expect(eventually { probe.count == i + 1 && routees[0].mailboxDepth == 0 })
+            try deterministic.runUntilQuiescent()
+            #expect(probe.count == i + 1 && routees[0].mailboxDepth == 0)
         }
         #expect(probe.values == (0..<5).map { "fi/0 \($0)" })
-        let gate = WorkerGate()
-        routees[0].tell(.hold(gate))
-        #expect(eventually { held.count == 1 })
+        routees[0].tell(.work(-1))  // routee 0 busy until driven
         pool.tell(.work(5))  // routee 0 is busy: the first idle one is 1
-        #expect(eventually { probe.count == 6 })
-        routees[1].tell(.hold(gate))
-        #expect(eventually { held.count == 2 })
+        routees[1].tell(.work(-2))
         pool.tell(.work(6))  // 0 and 1 busy: 2
-        gate.open()
-        #expect(eventually { probe.count == 7 })
-        #expect(Array(probe.values.suffix(2)) == ["fi/1 5", "fi/2 6"])
+        try deterministic.runUntilQuiescent()
+        #expect(probe.count == 9)
+        #expect(probe.values.contains("fi/1 5") && probe.values.contains("fi/2 6"))
         system.shutdown()
     }
 
     @Test("a pool skips a routee that has stopped")
     func skipsStoppedRoutee() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 3)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
-        let pool = try recordingPool(system, name: "skip", size: 3, routing: .roundRobin, probe: probe, held: Probe())
+        let pool = try recordingPool(system, name: "skip", size: 3, routing: .roundRobin, probe: probe)
         let routees = try #require(system.routees(of: pool))
         routees[1].stop()
-        #expect(eventually { system.statistics.liveActors == 2 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 2)
         for i in 0..<30 { pool.tell(.work(i)) }
-        #expect(eventually { probe.count == 30 })
+        try deterministic.runUntilQuiescent()
+        #expect(probe.count == 30)
         #expect(!probe.values.contains { $0.hasPrefix("skip/1 ") })
         #expect(system.deadLetters.count == 0)
         system.shutdown()
@@ -155,26 +146,30 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
 
     @Test("ask through a pool is answered by one of its routees")
     func askThroughPool() async throws {
-        let system = try makeSystem()
-        let pool = try recordingPool(system, name: "askers", size: 2, routing: .roundRobin, probe: Probe(), held: Probe())
-        let first = try await pool.ask { Job.echo(1, replyTo: $0) }
-        let second = try await pool.ask { Job.echo(2, replyTo: $0) }
+        let deterministic = DeterministicScheduler(seed: 4)
+        let system = makeDeterministicSystem(deterministic)
+        let pool = try recordingPool(system, name: "askers", size: 2, routing: .roundRobin, probe: Probe())
+        let first = try await runDriven(deterministic) { try await pool.ask { Job.echo(1, replyTo: $0) } }
+        let second = try await runDriven(deterministic) { try await pool.ask { Job.echo(2, replyTo: $0) } }
         #expect(first == "askers/0 1")
         #expect(second == "askers/1 2")
         pool.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         system.shutdown()
     }
 
     @Test("stopping the pool stops every routee, and later messages go to dead letters")
     func stopPool() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 5)
+        let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
-        let pool = try recordingPool(system, name: "stopme", size: 3, routing: .leastLoaded, probe: probe, held: Probe())
+        let pool = try recordingPool(system, name: "stopme", size: 3, routing: .leastLoaded, probe: probe)
         #expect(system.statistics.liveActors == 3)
         #expect(system.lookup("stopme/2", as: Job.self) != nil)
         pool.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         pool.tell(.work(1))
         #expect(system.deadLetters.count == 1)
         #expect(probe.count == 0)

@@ -53,13 +53,15 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
 
     @Test("lookup forgets a stopped actor, and its name can then be used again")
     func lookupAfterStop() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
         let first = try system.spawn(name: "reused") { (_: Int, _) in }
         #expect(throws: ActorSystemError.duplicateName("reused")) {
             try system.spawn(name: "reused") { (_: Int, _) in }
         }
         first.stop()
-        #expect(eventually { system.lookup("reused", as: Int.self) == nil })
+        try deterministic.runUntilQuiescent()
+        #expect(system.lookup("reused", as: Int.self) == nil)
         let second = try system.spawn(name: "reused") { (_: Int, _) in }
         #expect(system.lookup("reused", as: Int.self) == second)
         #expect(second != first)
@@ -105,11 +107,13 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
 
     @Test("a singleton that has stopped is recreated by the next call")
     func singletonRecreated() throws {
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic)
         let counter = MadeCounter()
         let first = try system.singleton(key: "phoenix") { CountedActor(counter) }
         first.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.liveActors == 0)
         let second = try system.singleton(key: "phoenix") { CountedActor(counter) }
         #expect(second != first)
         #expect(counter.count == 2)
@@ -123,7 +127,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     func sequentialSingleton() throws {
         let system = try makeSystem()
         let made = Atomic<Int>(0)
-        let probe = Probe<Int>()
+        let probe = SignalingProbe<Int>()
         let make: () throws(ActorSystemError) -> ActorRef<Int> = {
             made.wrappingAdd(1, ordering: .relaxed)
             return try system.spawnSequential { (inbox: Inbox<Int>) in
@@ -135,7 +139,8 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         #expect(first == second)
         #expect(made.load(ordering: .relaxed) == 1)
         second.tell(5)
-        #expect(eventually { probe.values == [5] })
+        #expect(probe.waitForCount(1))
+        #expect(probe.values == [5])
         system.shutdown()
         #expect(throws: ActorSystemError.shutDown) {
             try system.singleton(key: "late") { CountedActor(MadeCounter()) }

@@ -62,20 +62,21 @@ final class TestGate: Sendable {
     @Test("a tell that passed the closed check and inserts after shutdown finished is dead-lettered, not lost")
     func tellRacingShutdownIsDeadLettered() throws {
         let system = try makeSystem()
-        let probe = Probe<Int>()
-        let ref = try system.spawn(name: "late") { (m: Int, _) in probe.record(m) }
+        let delivered = DispatchSemaphore(value: 0)
+        let ref = try system.spawn(name: "late") { (m: Int, _) in delivered.signal() }
         ref.tell(1)
-        #expect(eventually { probe.count == 1 })
+        #expect(delivered.wait(timeout: .now() + 20) == .success)
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         let paused = TestGate()
         MPSCQueueTestHook.arm(cell.mailbox) { paused.pass() }  // the sender stops after its check
-        let sender = Thread { ref.tell(2) }
+        let senderDone = DispatchSemaphore(value: 0)
+        let sender = Thread { ref.tell(2); senderDone.signal() }
         sender.start()
         #expect(paused.waitForArrival())
         let report = system.shutdown(timeout: .seconds(5))  // actor stops, workers are joined
         #expect(report.delivered == 1 && report.isBalanced, "\(report)")
         paused.open()  // the sender inserts into the closed, drained mailbox of a stopped actor
-        #expect(eventually { sender.isFinished })
+        #expect(senderDone.wait(timeout: .now() + 20) == .success)
         #expect(system.deadLetters.count == 1)
         #expect(system.statistics.delivered == 1)
     }
@@ -87,16 +88,19 @@ final class TestGate: Sendable {
             let refs = try (0..<4).map { i in try system.spawn(name: "r\(i)") { (_: Int, _) in } }
             let sent = Atomic<Int>(0)
             let go = Atomic<Bool>(false)
+            let finished = DispatchGroup()
             let senders = (0..<4).map { t in
                 Thread {
-                    while !go.load(ordering: .acquiring) {}
+                    while !go.load(ordering: .acquiring) {}  // the start line: all senders race shutdown
                     for i in 0..<2_000 { refs[(t + i) % 4].tell(i); sent.wrappingAdd(1, ordering: .relaxed) }
+                    finished.leave()
                 }
             }
+            senders.forEach { _ in finished.enter() }
             senders.forEach { $0.start() }
             go.store(true, ordering: .releasing)
             let report = system.shutdown(timeout: .seconds(10))
-            #expect(eventually { senders.allSatisfy(\.isFinished) })
+            #expect(finished.wait(timeout: .now() + 20) == .success)
             // The report is a snapshot taken while senders still send (a dead letter in
             // flight may be counted on one side only); the books must balance once they stop.
             #expect(report.left == 0 && report.actorsNotStopped == 0, "\(report)")
@@ -108,15 +112,18 @@ final class TestGate: Sendable {
     @Test("stashed messages are counted once: dead-lettered at stop, delivered once after unstashAll")
     func stashCountsOnce() throws {
         // Stash all 10, shut down: 0 delivered, 10 dead letters.
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
         let ref = try system.spawn(name: "stasher") { (m: Int, context: ActorContext<Int>) in context.stash(m) }
         for i in 0..<10 { ref.tell(i) }
-        #expect(eventually { ref.mailboxDepth == 0 })
+        try deterministic.runUntilQuiescent()
+        #expect(ref.mailboxDepth == 0)
         let report = system.shutdown()
         #expect(report.delivered == 0 && report.deadLettered == 10 && report.sent == 10, "\(report)")
 
         // Stash 5, unstashAll on the 6th: 6 delivered.
-        let system2 = try makeSystem()
+        let deterministic2 = DeterministicScheduler(seed: 2)
+        let system2 = makeDeterministicSystem(deterministic2)
         let seen = Probe<Int>()
         let unstashed = Atomic<Bool>(false)
         let ref2 = try system2.spawn(name: "unstasher") { (m: Int, context: ActorContext<Int>) in
@@ -128,7 +135,8 @@ final class TestGate: Sendable {
             }
         }
         for i in 0..<6 { ref2.tell(i) }
-        #expect(eventually { seen.count == 6 })
+        try deterministic2.runUntilQuiescent()
+        #expect(seen.count == 6)
         let report2 = system2.shutdown()
         #expect(report2.delivered == 6 && report2.deadLettered == 0 && report2.sent == 6, "\(report2)")
     }

@@ -30,28 +30,39 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
 @Suite("Stop and restart (issue 7)", .serialized) struct StopAndRestartTests {
     @Test("stop(.immediately) on a busy actor: the message in hand finishes, every other one is a dead letter")
     func stopImmediatelyStopsABusyActor() async throws {
-        let system = try makeSystem()
-        let gate = TestGate()
+        // Deterministic: the test's "other thread" acts inside message 0's turn (the hook),
+        // exactly while the actor is busy; no gate, no polling. Seed 1 runs the asking task
+        // before the actor, so the ask is queued behind the work (checked below).
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
         let handled = Probe<Int>()
+        final class Hook: @unchecked Sendable { var whileBusy: () -> Void = {} }
+        let hook = Hook()
         let ref = try system.spawn(name: "busy") { (m: SlowMessage, _) in
             switch m {
             case .work(let n):
                 handled.record(n)
-                if n == 0 { gate.pass() }
+                if n == 0 { hook.whileBusy() }
             case .get(let replyTo):
                 replyTo.tell(-1)
             }
         }
+        try deterministic.runUntilQuiescent()  // started
         for i in 0..<200 { ref.tell(.work(i)) }
         // An ask queued behind the work, before the stop: it must fail at once, not be answered.
-        let asked = Task { try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) } }
-        #expect(eventually { ref.mailboxDepth >= 200 })
-        #expect(gate.waitForArrival())
-        ref.stop()
-        ref.tell(.work(1_000))  // sent after stop returned
-        gate.open()
+        let asked = Task(executorPreference: deterministic.taskExecutor) {
+            try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) }
+        }
+        try deterministic.step()
+        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.approximateCount == 201,
+                "the ask is queued behind the work")
+        hook.whileBusy = {
+            ref.stop()
+            ref.tell(.work(1_000))  // sent after stop returned
+        }
+        try deterministic.runUntilQuiescent()  // no virtual time passes: the 60 s timeout cannot fire
         await expectFailsAtOnceWithRecipientStopped(asked)
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(system.statistics.liveActors == 0)
         #expect(handled.values == [0])
         let report = system.shutdown()
         #expect(report.delivered == 1, "\(report)")
@@ -61,16 +72,22 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
 
     @Test("an ask whose request the actor never handles because it stopped fails at once with recipientStopped")
     func askToActorStoppingAfterAcceptingFailsFast() async throws {
-        let system = try makeSystem()
-        let gate = TestGate()
+        // Deterministic: nothing runs until driven, so the ask is accepted into the mailbox
+        // behind the work before the actor stops itself (seed 1 runs the task first).
+        let deterministic = DeterministicScheduler(seed: 1)
+        let system = makeDeterministicSystem(deterministic)
         let ref = try system.spawn(name: "stopper") { (m: SlowMessage, context: ActorContext<SlowMessage>) in
-            if case .work = m { gate.pass(); context.stop() }
+            if case .work = m { context.stop() }
         }
+        try deterministic.runUntilQuiescent()  // started
         ref.tell(.work(0))
-        #expect(gate.waitForArrival())
-        let asked = Task { try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) } }
-        #expect(eventually { ref.mailboxDepth >= 1 })
-        gate.open()  // the actor stops itself; the queued ask becomes a dead letter
+        let asked = Task(executorPreference: deterministic.taskExecutor) {
+            try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) }
+        }
+        try deterministic.step()
+        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.approximateCount == 2,
+                "the ask is accepted behind the work")
+        try deterministic.runUntilQuiescent()  // the actor stops itself; the queued ask becomes a dead letter
         await expectFailsAtOnceWithRecipientStopped(asked)
         #expect(system.shutdown().isBalanced)
     }
@@ -132,7 +149,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     @Test("Inbox.receive with a huge timeout waits for the message instead of timing out at once")
     func hugeReceiveTimeoutWaits() async throws {
         let system = try makeSystem()
-        let got = Probe<String>()
+        let got = SignalingProbe<String>()
         let ref: ActorRef<Int> = try system.spawnSequential(name: "patient") { inbox in
             do {
                 let m = try await inbox.receive(timeout: .seconds(Int64.max))
@@ -143,7 +160,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         }
         try await Task.sleep(for: .milliseconds(50))
         ref.tell(7)
-        #expect(eventually { got.count == 1 })
+        #expect(got.waitForCount(1))
         #expect(got.values == ["got 7"])
         #expect(system.shutdown().isBalanced)
     }
@@ -152,20 +169,20 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
 @Suite("Memory released after the work (issue 7)", .serialized) struct MemoryReleaseTests {
     @Test("an overflow burst's batch is released once the mailbox drained")
     func overflowBatchIsReleased() throws {
-        let system = try makeSystem()
-        let gate = TestGate()
+        // Deterministic: nothing runs until driven, so the whole burst piles up (overflows)
+        // behind message 0 with no gate, and quiescence says when it is drained.
+        let deterministic = DeterministicScheduler(seed: 1, throughput: 64)
+        let system = makeDeterministicSystem(deterministic)
         let count = Atomic<Int>(0)
         let ref = try system.spawn(name: "burst", mailboxCapacity: 4) { (m: Int, _) in
-            if m == 0 { gate.pass() }
             count.wrappingAdd(1, ordering: .relaxed)
         }
         ref.tell(0)
-        #expect(gate.waitForArrival())
         for i in 1...100_000 { ref.tell(i) }
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         #expect(cell.mailbox.overflowAppends > 0)
-        gate.open()
-        #expect(eventually { count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork })
+        try deterministic.runUntilQuiescent()
+        #expect(count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork)
         // The consumer-side batch is the consumer's; read it after the mailbox went idle.
         #expect(cell.mailbox.pending.capacity == 0)
         #expect(system.shutdown().isBalanced)
@@ -174,7 +191,8 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     @Test("an answered ask releases its timeout timer and promise at once")
     func answeredAskReleasesItsTimer() async throws {
         final class Weak: @unchecked Sendable { weak var object: AnyObject? }
-        let system = try makeSystem()
+        let deterministic = DeterministicScheduler(seed: 2)
+        let system = makeDeterministicSystem(deterministic)
         let weaks = Lock<[Weak]>([])
         let ref = try system.spawn(name: "replier") { (m: SlowMessage, _) in
             if case .get(let replyTo) = m {
@@ -184,10 +202,13 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
                 replyTo.tell(1)
             }
         }
-        for _ in 0..<100 {
-            _ = try await ref.ask(timeout: .seconds(3600)) { SlowMessage.get(replyTo: $0) }
+        try await runDriven(deterministic) {
+            for _ in 0..<100 {
+                _ = try await ref.ask(timeout: .seconds(3600)) { SlowMessage.get(replyTo: $0) }
+            }
         }
-        #expect(eventually { weaks.withLock { $0.allSatisfy { $0.object == nil } } }, "answered asks are still retained (by their timers)")
+        #expect(weaks.withLock { $0.count } == 100)
+        #expect(weaks.withLock { $0.allSatisfy { $0.object == nil } }, "answered asks are still retained (by their timers)")
         #expect(system.outstandingAsks.load(ordering: .relaxed) == 0)
         #expect(system.shutdown().isBalanced)
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 import Synchronization
 #if canImport(Glibc)
@@ -11,13 +12,15 @@ import Glibc
         let scheduler = try makeScheduler()
         defer { scheduler.shutdown() }
         let ranOnWorker = Atomic<Int>(-1)
+        let ran = DispatchSemaphore(value: 0)
         let unit = ClosureUnit { _, _ in
             ranOnWorker.store(Scheduler.currentWorkerIndex ?? -2, ordering: .sequentiallyConsistent)
+            ran.signal()
             return .idle
         }
         scheduler.schedule(unit)
-        // (runs is counted before the body runs: wait for the body's store itself.)
-        #expect(waitUntil { ranOnWorker.load(ordering: .sequentiallyConsistent) != -1 })
+        // (runs is counted before the body runs: wait for the body's signal.)
+        #expect(ran.wait(timeout: .now() + 20) == .success)
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 1)
         #expect((0..<2).contains(ranOnWorker.load(ordering: .sequentiallyConsistent)))
         #expect(Scheduler.currentWorkerIndex == nil)
@@ -33,12 +36,14 @@ import Glibc
         let b = try makeScheduler(workers: 1)
         defer { a.shutdown(); b.shutdown() }
         let seen = Atomic<Int>(0)
+        let ran = DispatchSemaphore(value: 0)
         let unit = ClosureUnit { _, _ in
             seen.store((a.isCurrentThreadWorker ? 1 : 0) | (b.isCurrentThreadWorker ? 2 : 0) | 4, ordering: .sequentiallyConsistent)
+            ran.signal()
             return .idle
         }
         a.schedule(unit)
-        #expect(waitUntil { seen.load(ordering: .sequentiallyConsistent) != 0 })
+        #expect(ran.wait(timeout: .now() + 20) == .success)
         #expect(seen.load(ordering: .sequentiallyConsistent) == 5)
     }
 
@@ -60,18 +65,20 @@ import Glibc
     func scheduledTwiceRunsOnce() throws {
         let scheduler = try makeScheduler(workers: 1)
         defer { scheduler.shutdown() }
-        let gate = Atomic<Bool>(false)
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
         let blocker = ClosureUnit { _, _ in
-            while !gate.load(ordering: .sequentiallyConsistent) { sched_yield() }
+            entered.signal()
+            gate.wait()  // holds the only worker until the test opens the gate
             return .idle
         }
         let unit = ClosureUnit()
         scheduler.schedule(blocker)
-        #expect(waitUntil { blocker.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(entered.wait(timeout: .now() + 20) == .success)
         scheduler.schedule(unit)
         scheduler.schedule(unit)
         scheduler.schedule(unit)
-        gate.store(true, ordering: .sequentiallyConsistent)
+        gate.signal()
         #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 1 })
         #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 1)
@@ -159,17 +166,17 @@ import Glibc
     @Test("shutdown lets the running turn finish and hands back queued units without running them")
     func shutdownHandsBack() throws {
         let scheduler = try makeScheduler(workers: 1, capacity: 4)
-        let entered = Atomic<Bool>(false)
+        let entered = DispatchSemaphore(value: 0)
         let release = Atomic<Bool>(false)
         let finished = Atomic<Bool>(false)
         let blocker = ClosureUnit { _, _ in
-            entered.store(true, ordering: .sequentiallyConsistent)
+            entered.signal()
             while !release.load(ordering: .sequentiallyConsistent) { sched_yield() }
             finished.store(true, ordering: .sequentiallyConsistent)
             return .more  // asks to run again: must be handed back, not run
         }
         scheduler.schedule(blocker)
-        #expect(waitUntil { entered.load(ordering: .sequentiallyConsistent) })
+        #expect(entered.wait(timeout: .now() + 20) == .success)
         let queued = (0..<20).map { _ in ClosureUnit() }  // more than the local ring: injection + spill
         for unit in queued { scheduler.schedule(unit) }
         // Release the turn only once shutdown has begun, so nothing queued can run after it.
@@ -197,13 +204,15 @@ import Glibc
     func localOverflow() throws {
         let scheduler = try makeScheduler(workers: 2, capacity: 4)
         defer { scheduler.shutdown() }
-        let children = (0..<200).map { _ in ClosureUnit() }
+        let ran = DispatchSemaphore(value: 0)
+        let children = (0..<200).map { _ in ClosureUnit { _, _ in ran.signal(); return .idle } }
         let parent = ClosureUnit { _, _ in
             for child in children { scheduler.schedule(child) }
             return .idle
         }
         scheduler.schedule(parent)
-        #expect(waitUntil { children.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 } })
+        #expect((0..<200).allSatisfy { _ in ran.wait(timeout: .now() + 20) == .success })
+        #expect(children.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 })
     }
 }
 

@@ -1,0 +1,142 @@
+// DeterministicEngine — the state behind a DeterministicScheduler: the runnable units, the
+// seeded choice of the next one, the drive guard and the virtual clock. The Scheduler's
+// gate hands it every schedule() (see SchedulerGate.schedule: one early branch, on the
+// outside path only — a deterministic scheduler has no workers, so the worker fast path
+// never sees one).
+//
+// Invariants:
+//  (D1) a unit is in `runnable` at most once, and exactly while its state word is
+//       `scheduled`: only the T1 winner and a T5 re-queue append (ScheduledUnit R1), only
+//       a turn removes.
+//  (D2) at most one drive (step, runUntilQuiescent, advanceTime, the actor system's
+//       shutdown drain) runs at a time: `driving` is taken with an exchange, and a second
+//       caller — a turn calling step(), another thread — gets `.alreadyDriving`, never a
+//       trap or a deadlock. Turns therefore never overlap (R2).
+//  (D3) which unit runs next depends only on the seed and on the order units became
+//       runnable; when all scheduling happens on the driving thread (the test's own code,
+//       turns, timer actions), the same seed runs the same turns in the same order.
+//  (D4) once shut down (`closed`, set under the lock), nothing is appended: late work and
+//       units re-queued by a turn go through `runAfterShutdown` (SchedulerCore.abandon),
+//       as on the real scheduler's after-close path.
+// Thread-safety: schedule() from any thread (the lock); drives as in D2.
+
+import Synchronization
+
+/// See the file comment.
+package final class DeterministicEngine: Sendable {
+    package let seed: UInt64
+    /// Items per turn (`runTurn(budget:)`).
+    package let throughput: Int
+    package let clock = VirtualClock()
+
+    private struct State {
+        var runnable: [ScheduledUnit] = []
+        var random: SplitMix64
+        var closed = false
+        var turns = 0
+    }
+
+    private let state: Lock<State>
+    /// D2's guard.
+    private let driving = Atomic<Bool>(false)
+
+    package init(seed: UInt64, throughput: Int) {
+        self.seed = seed
+        self.throughput = throughput
+        state = Lock(State(random: SplitMix64(seed: seed)))
+    }
+
+    // MARK: scheduling (any thread)
+
+    /// Scheduler.schedule for a deterministic scheduler: T1/T2, then the runnable list; once
+    /// closed, the after-shutdown hook (D4).
+    package func schedule(_ unit: ScheduledUnit) {
+        let accepted = state.withLock { state -> Bool in
+            if state.closed { return false }
+            if unit.transitionToScheduled() { state.runnable.append(unit) }
+            return true
+        }
+        if !accepted, unit.transitionToScheduled() { SchedulerCore.abandon(Unmanaged.passRetained(unit).toOpaque()) }
+    }
+
+    /// Units waiting for a turn (a snapshot).
+    package var runnableCount: Int { state.withLock { $0.runnable.count } }
+
+    /// Turns run so far.
+    package var turns: Int { state.withLock { $0.turns } }
+
+    // MARK: driving (one drive at a time, D2)
+
+    /// Takes the drive guard and makes the virtual clock this thread's turn clock.
+    package func beginDrive() throws(DeterministicSchedulerError) -> UnsafeMutableRawPointer? {
+        if driving.exchange(true, ordering: .acquiringAndReleasing) { throw .alreadyDriving(seed: seed) }
+        return SchedulerClock.setCurrentTurn(clock)
+    }
+
+    /// Releases what beginDrive took.
+    package func endDrive(_ previous: UnsafeMutableRawPointer?) {
+        SchedulerClock.restoreCurrentTurn(previous)
+        driving.store(false, ordering: .releasing)
+    }
+
+    /// One turn of a unit chosen with the seeded generator; false when none is runnable.
+    /// The caller holds the drive guard.
+    package func runOneTurn() -> Bool {
+        let next: ScheduledUnit? = state.withLock { state in
+            guard !state.runnable.isEmpty else { return nil }
+            let index = state.random.next(below: state.runnable.count)
+            state.turns += 1
+            return state.runnable.remove(at: index)  // keeps the others' order (D3)
+        }
+        guard let unit = next else { return false }
+        unit.transitionToRunning()
+        if unit.transitionAfterTurn(unit.runTurn(budget: throughput)) {
+            let kept = state.withLock { state -> Bool in
+                if state.closed { return false }
+                state.runnable.append(unit)
+                return true
+            }
+            if !kept { SchedulerCore.abandon(Unmanaged.passRetained(unit).toOpaque()) }
+        }
+        return true
+    }
+
+    /// Turns until nothing is runnable or `maxTurns` ran; returns the turns run and whether
+    /// it quiesced. The caller holds the drive guard.
+    package func runTurns(maxTurns: Int) -> (turns: Int, quiescent: Bool) {
+        var count = 0
+        while count < maxTurns {
+            guard runOneTurn() else { return (count, true) }
+            count += 1
+        }
+        return (count, runnableCount == 0)
+    }
+
+    /// Drives until quiescent (at most `maxTurns`) if nobody else drives: the actor
+    /// system's shutdown. Returns false when the guard was taken or it did not quiesce.
+    package func driveForShutdown(maxTurns: Int) -> Bool {
+        let previous: UnsafeMutableRawPointer?
+        do { previous = try beginDrive() } catch { return false }  // (not `try?`: nil is a valid previous clock)
+        defer { endDrive(previous) }
+        return runTurns(maxTurns: maxTurns).quiescent
+    }
+
+    // MARK: shutdown
+
+    /// Scheduler.shutdown for a deterministic scheduler: closes (D4), then runs every
+    /// runnable unit through its after-shutdown hook, in list order, and returns them.
+    /// Idempotent (a second call returns []).
+    func shutdown(core: SchedulerCore) -> [ScheduledUnit] {
+        core.closed.store(true, ordering: .sequentiallyConsistent)
+        let taken: [ScheduledUnit]? = state.withLock { state in
+            if state.closed { return nil }
+            state.closed = true
+            defer { state.runnable = [] }
+            return state.runnable
+        }
+        guard let taken else { return [] }
+        core.late.withLock { $0.handBackDone = true }  // nothing uses the late list here; kept consistent
+        for unit in taken { SchedulerCore.abandon(Unmanaged.passRetained(unit).toOpaque()) }
+        return taken
+    }
+}
