@@ -33,7 +33,9 @@
 // lock: the hot path stays an ordinary send (Guarantees, "Lock-free on the common path").
 // Other resumers, all under the same lock and only if the waiter is still there:
 // stop/close (→ .stopped), the timeout timer (→ .timedOut, only if the generation still
-// matches, so a stale timer never resumes a later wait), task cancellation (→ .cancelled).
+// matches, so a stale timer never resumes a later wait). Cancellation: the body's task is
+// cancelled only by requestStop, which resumes a parked receive itself (→ .stopped); a
+// task already cancelled does not park (→ .cancelled), so park registers no handler.
 // Each continuation is therefore resumed exactly once: whoever removes it resumes it.
 //
 // ## Stop and end
@@ -189,34 +191,35 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Suspends the body until a sender, a stop, the deadline (uptime nanoseconds) or a
     /// cancellation wakes it. Returns at once if one of them already happened.
     func park(deadline: UInt64?) async -> WakeReason {
+        // No cancellation handler: the body's task is cancelled only by requestStop, which
+        // resumes a parked receive itself (under `control`'s lock, see the file comment), so
+        // registering one on every park (a status-record lock in the runtime, about 1,000
+        // instructions) would buy nothing. An unsafe continuation: each is resumed exactly
+        // once, by whoever removes it from `control.waiter`.
         var timer: DispatchWorkItem?
-        let reason = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WakeReason, Never>) in
-                let attempt: ParkAttempt = control.withLock { control in
-                    if control.signalled {
-                        control.signalled = false
-                        return .immediate(.signalled)
-                    }
-                    if immediateStop.load(ordering: .acquiring) || mailbox.isClosed { return .immediate(.stopped) }
-                    if Task.isCancelled { return .immediate(.cancelled) }
-                    control.generation &+= 1
-                    control.waiter = Waiter(continuation: continuation, generation: control.generation)
-                    return .parked(generation: control.generation)
+        let reason = await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
+            let attempt: ParkAttempt = control.withLock { control in
+                if control.signalled {
+                    control.signalled = false
+                    return .immediate(.signalled)
                 }
-                switch attempt {
-                case .immediate(let reason):
-                    continuation.resume(returning: reason)
-                case .parked(let generation):
-                    // A deadline centuries away (a huge timeout, saturated) needs no timer.
-                    if let deadline, deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 {
-                        let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
-                        timer = item
-                        DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
-                    }
+                if immediateStop.load(ordering: .acquiring) || mailbox.isClosed { return .immediate(.stopped) }
+                if Task.isCancelled { return .immediate(.cancelled) }
+                control.generation &+= 1
+                control.waiter = Waiter(continuation: continuation, generation: control.generation)
+                return .parked(generation: control.generation)
+            }
+            switch attempt {
+            case .immediate(let reason):
+                continuation.resume(returning: reason)
+            case .parked(let generation):
+                // A deadline centuries away (a huge timeout, saturated) needs no timer.
+                if let deadline, deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 {
+                    let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
+                    timer = item
+                    DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
                 }
             }
-        } onCancel: {
-            self.cancelWaiter()
         }
         timer?.cancel()
         return reason
@@ -229,14 +232,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             return waiter
         }
         waiter?.continuation.resume(returning: .timedOut)
-    }
-
-    private func cancelWaiter() {
-        let waiter: Waiter? = control.withLock { control in
-            defer { control.waiter = nil }
-            return control.waiter
-        }
-        waiter?.continuation.resume(returning: .cancelled)
     }
 
     /// Why the body ended, given how (`error` nil: it returned).
@@ -372,7 +367,7 @@ enum SequentialWakeDuty { case resume(SequentialWaiter), none, turn }
 enum SequentialParkAttempt { case parked(generation: UInt64), immediate(SequentialWakeReason) }
 
 struct SequentialWaiter {
-    let continuation: CheckedContinuation<SequentialWakeReason, Never>
+    let continuation: UnsafeContinuation<SequentialWakeReason, Never>
     let generation: UInt64
 }
 
