@@ -475,8 +475,8 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
             return cell.mailbox.drain(max: max, taking: { MessageEncoding<A.Message>.take(from: $0) }) {
-                (message: consuming A.Message) in
-                if cell.isOnFastPath { cell.invokeOnFastPath(consume message) } else { cell.handleFromMailbox(consume message) }
+                (message: A.Message) in
+                if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
             }
         }
     }
@@ -484,7 +484,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// `invoke` for the fast path: counts the message, runs `receive`, and hands failures
     /// and stops requested inside it to the unspecialised code. Turn only.
     @inlinable @inline(__always)
-    final func invokeOnFastPath(_ message: consuming A.Message) {
+    final func invokeOnFastPath(_ message: A.Message) {
         delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
             try instance.unsafelyUnwrapped.receive(message, context: ActorContext(cell: self))  // set until stopped

@@ -365,7 +365,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable @inline(__always)
     package func drain<Item>(max: Int, taking take: (UnsafeMutableRawPointer) -> Item,
-                             _ body: (consuming Item) -> Void) -> DrainOutcome {
+                             _ body: (Item) -> Void) -> DrainOutcome {
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
         let ring = RawRing(block: block)
         var taken = 0
@@ -408,7 +408,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Word form of `drain(max:taking:_:)` (a queue of 8-byte items).
     @inlinable
     package func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
-        drain(max: max, taking: { $0.load(as: UInt.self) }, { (word: consuming UInt) in body(word) })
+        drain(max: max, taking: { $0.load(as: UInt.self) }, body)
     }
 
     /// The overflow batch is used up: give its storage back (a burst of millions of
