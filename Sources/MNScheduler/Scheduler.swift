@@ -84,6 +84,9 @@ final class SchedulerGate: Sendable {
     /// outside path (see DeterministicEngine).
     let deterministic: DeterministicEngine?
 
+    /// Worker.swift's currentWorkerKey, copied here once (see there).
+    let workerKey: pthread_key_t = currentWorkerKey
+
     init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
         self.id = id
         self.core = core
@@ -93,7 +96,7 @@ final class SchedulerGate: Sendable {
     /// Scheduler.schedule(_:); see there.
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+        if let worker = Worker.currentUnmanaged(key: workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
             guard unit.transitionToScheduled() else { return }
             let pointer = Unmanaged.passRetained(unit).toOpaque()

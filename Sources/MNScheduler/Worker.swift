@@ -53,7 +53,9 @@ import Musl
 #endif
 
 /// The pthread key whose value is the current thread's Worker (unretained), nil off-pool.
-private let currentWorkerKey: pthread_key_t = {
+/// (A lazy global: schedule() reads the copy in its SchedulerGate instead, to skip the
+/// swift_once check on every call.)
+let currentWorkerKey: pthread_key_t = {
     var key = pthread_key_t()
     let rc = pthread_key_create(&key, nil)
     precondition(rc == 0, "MNScheduler: pthread_key_create failed (\(rc))")
@@ -117,6 +119,13 @@ final class Worker: @unchecked Sendable {
     static var current: Worker? {
         guard let raw = pthread_getspecific(currentWorkerKey) else { return nil }
         return Unmanaged<Worker>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// `currentUnmanaged` with the key already loaded (SchedulerGate.workerKey).
+    @inline(__always)
+    static func currentUnmanaged(key: pthread_key_t) -> Unmanaged<Worker>? {
+        guard let raw = pthread_getspecific(key) else { return nil }
+        return Unmanaged<Worker>.fromOpaque(raw)
     }
 
     /// The calling thread's worker without a retain (hot paths: schedule, executors).
