@@ -30,6 +30,18 @@ import TestSupport
         return condition()
     }
 
+    /// A bounded actor of capacity 4 blocked in message 0 with 1, 2, 3 queued: full.
+    func fullBoundedActor() async throws -> (ActorSystem, ActorRef<Int>, DispatchSemaphore, Lock<[Int]>) {
+        let system = try makeSystem()
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Lock<[Int]>([])
+        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+        ref.tell(0)
+        #expect(await settled { ref.mailboxDepth == 1 })
+        for i in 1...3 { #expect(ref.trySend(i).isAccepted) }
+        return (system, ref, gate, seen)
+    }
+
     func waiters(of ref: ActorRef<Int>) -> Int {
         (ref.recipient as? ActorCellBase<Int>)?.waiters?.count.load(ordering: .relaxed) ?? -1
     }
@@ -58,13 +70,7 @@ import TestSupport
 
     @Test("send waits for room; waiting senders get in in the order they started waiting, ahead of later trySends")
     func sendWaitsInOrder() async throws {
-        let system = try makeSystem()
-        let gate = DispatchSemaphore(value: 0)
-        let seen = Lock<[Int]>([])
-        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
-        ref.tell(0)
-        #expect(await settled { ref.mailboxDepth == 1 })
-        for i in 1...3 { #expect(ref.trySend(i).isAccepted) }
+        let (system, ref, gate, seen) = try await fullBoundedActor()
         var senders: [Task<Void, any Error>] = []
         for (index, value) in [10, 11, 12].enumerated() {
             senders.append(Task { try await ref.send(value) })
@@ -80,13 +86,7 @@ import TestSupport
 
     @Test("a cancelled wait hands the message back; a stop hands waiting messages back as .stopped")
     func cancelAndStop() async throws {
-        let system = try makeSystem()
-        let gate = DispatchSemaphore(value: 0)
-        let seen = Lock<[Int]>([])
-        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
-        ref.tell(0)
-        #expect(await settled { ref.mailboxDepth == 1 })
-        for i in 1...3 { #expect(ref.trySend(i).isAccepted) }
+        let (system, ref, gate, _) = try await fullBoundedActor()
         let cancelled = Task { () -> SendError<Int>? in
             do throws(SendError<Int>) { try await ref.send(20); return nil } catch { return error }
         }
