@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin sequential)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin sequential spawn)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null
@@ -20,9 +20,9 @@ probe=.build/release/instruction-probe
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# messages per unit of n: ping-pong and sequential send 2 per round
+# messages per unit of n: ping-pong and sequential send 2 per round (spawn: per actor)
 per_n() { case $1 in pingpong|sequential) echo 2 ;; *) echo 1 ;; esac; }
-short_n() { case $1 in sequential) echo 20000 ;; *) echo 50000 ;; esac; }
+short_n() { case $1 in sequential|spawn) echo 20000 ;; *) echo 50000 ;; esac; }
 
 {
   echo "# Instructions per message"

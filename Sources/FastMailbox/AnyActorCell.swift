@@ -52,16 +52,17 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Lifecycle state most actors never use (children, watchers, restarts, termination),
     /// allocated on first use so an idle actor stays small. Turn-confined (C2).
     final class Extras {
-        var children: [ActorID: AnyActorCell] = [:]
-        var watchers: [ActorID: AnyActorCell] = [:]
-        var restartBudget = RestartBudget()
-        var termination: Terminated?
+        // Turn-confined (C2), like `phase`: no dynamic exclusivity checks.
+        @exclusivity(unchecked) var children: [ActorID: AnyActorCell] = [:]
+        @exclusivity(unchecked) var watchers: [ActorID: AnyActorCell] = [:]
+        @exclusivity(unchecked) var restartBudget = RestartBudget()
+        @exclusivity(unchecked) var termination: Terminated?
         /// Set by the turn that found the stopped cell drained and left the registry.
-        var leftRegistry = false
+        @exclusivity(unchecked) var leftRegistry = false
         /// `await ref.terminated` callers, resumed when the cell stops.
-        var observers: [TerminationObserver] = []
+        @exclusivity(unchecked) var observers: [TerminationObserver] = []
         /// `context.log`, built on first use (the system's logger plus actor/id, actor/name).
-        var logger: Logger?
+        @exclusivity(unchecked) var logger: Logger?
     }
     @exclusivity(unchecked) private var extrasStorage: Extras?
     private final var extras: Extras {

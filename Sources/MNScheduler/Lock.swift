@@ -16,9 +16,11 @@ import Musl
 /// not be re-entered on the same thread (that deadlocks, as pthread's default mutex does).
 @usableFromInline
 package final class Lock<State>: @unchecked Sendable {
-    // @unchecked: `state` is only touched between pthread_mutex_lock and unlock.
+    // @unchecked: `state` is only touched between pthread_mutex_lock and unlock. The mutex
+    // is what excludes overlapping accesses, so the runtime's dynamic exclusivity check on
+    // every withLock would prove nothing more (`@exclusivity(unchecked)`).
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    @exclusivity(unchecked) private var state: State
 
     package init(_ initial: State) {
         state = initial

@@ -8,6 +8,8 @@
 //     threadring  503 actors pass an Int token n hops: n messages
 //     fanin       this thread tells n Ints to one actor with a 32-slot mailbox: n messages
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
+//     spawn       this thread spawns n event actors and tells each one Int: n actors
+//                 (the figure is instructions per actor: spawn, first turn, one message)
 //
 // Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
 // extra messages, so set-up, shutdown and the tool's own start cancel out.
@@ -61,7 +63,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|sequential <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn <n>")
     exit(2)
 }
 let system = try ActorSystem()
@@ -100,6 +102,14 @@ case "sequential":
     peerOfA.ref = b
     peerOfB.ref = a
     a.tell(0)
+case "spawn":
+    let count = Atomic<Int>(0)
+    for _ in 0..<n {
+        let ref = try system.spawn { (_: Int, _) in
+            if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
+        }
+        ref.tell(1)
+    }
 default:
     print("unknown workload \(arguments.first!)")
     exit(2)
