@@ -36,7 +36,7 @@ extension ActorSystem {
     /// loop); a blocking call on that thread starves no other actor. Costs an OS thread
     /// and a private scheduler per actor, so keep such actors few.
     ///
-    /// - Ordering, delivery, failure: as for ``spawn(name:mailboxCapacity:supervisor:_:)``
+    /// - Ordering, delivery, failure: as for ``spawn(name:mailboxCapacity:boundedMailbox:supervisor:_:)``
     ///   (`supervisor` nil: this system's default).
     /// - Name: registered in the actor's private system, so ``lookup(_:as:)`` on this
     ///   system does not find it: keep the returned ref.

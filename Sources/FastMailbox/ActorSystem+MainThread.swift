@@ -20,7 +20,7 @@ extension ActorSystem {
     ///
     /// All of this system's main-thread actors share that one thread, one turn at a time.
     /// Messages queue until ``runMainThreadActors()`` runs. Ordering, delivery and failure
-    /// are those of ``spawn(name:mailboxCapacity:supervisor:_:)``; the name lives in the
+    /// are those of ``spawn(name:mailboxCapacity:boundedMailbox:supervisor:_:)``; the name lives in the
     /// actors' private system (keep the ref), as for
     /// ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``.
     /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity;

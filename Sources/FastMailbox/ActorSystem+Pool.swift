@@ -24,7 +24,7 @@ extension ActorSystem {
     ///   `poolRef.stop`, `.systemShutDown` at shutdown, else the last routee's reason.
     /// - Throws: ``ActorSystemError/invalidPoolSize(_:)`` when `size < 1`,
     ///   ``ActorSystemError/duplicateName(_:)`` when the pool's name (or a routee's) is
-    ///   taken, or the errors of ``spawn(name:mailboxCapacity:supervisor:_:)``. Nothing is
+    ///   taken, or the errors of ``spawn(name:mailboxCapacity:boundedMailbox:supervisor:_:)``. Nothing is
     ///   left running when it throws.
     @discardableResult
     public func spawnPool<A: EventActor>(
