@@ -21,7 +21,8 @@ extension ActorSystem {
     ///   Sequential actors are not restarted by supervisors: the body's local state is gone
     ///   with its stack, so catch inside the loop to survive an error, or watch the actor and
     ///   spawn a new one. Messages left in the inbox when it stops, and later tells, go to
-    ///   dead letters. `shutdown()` closes the inbox, lets the body take what is queued, then
+    ///   dead letters. `shutdown()` closes the inbox, lets a running body take what is queued
+    ///   (a body that had not started yet never runs: its messages go to dead letters), then
     ///   waits for it to end; a body that neither receives nor returns keeps it waiting until
     ///   its timeout (reported in `actorsNotStopped`); its task is then cancelled, and
     ///   whatever runs after the scheduler shut down continues on Swift's global executor.
