@@ -144,6 +144,13 @@ package final class MPSCQueue: @unchecked Sendable {
     /// spin briefly, then yield the CPU to a preempted holder.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
+    // Shape, in 32 bits each, right after the four flags so that the three share the
+    // object's first word after the header (every idle actor carries this object).
+    /// Slots of the ring once allocated (validated power of two ≥ 4, at most 2^20).
+    @usableFromInline let capacity32: UInt32
+    /// Bytes of one item (see "Items"): 8 for a word queue, at most 64.
+    @usableFromInline let itemBytes32: UInt32
+
     /// Items in the overflow list plus taken-but-not-handed-out pending items: +1 per
     /// append (under the lock), −1 per pending item handed out (consumer). Statistics only.
     @usableFromInline let overflowQueued = Atomic<Int>(0)
@@ -158,9 +165,9 @@ package final class MPSCQueue: @unchecked Sendable {
     @exclusivity(unchecked) @usableFromInline var overflowAppendCount = 0
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
-    package let capacity: Int
+    @inlinable package var capacity: Int { Int(capacity32) }
     /// Bytes of one item (see "Items"): 8 for a word queue.
-    @usableFromInline package let itemBytes: Int
+    @inlinable package var itemBytes: Int { Int(itemBytes32) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8 (computed, not
     /// stored: every idle actor carries this object).
     @inlinable package var slotBytes: Int { (itemBytes + 7) & ~7 }
@@ -186,8 +193,8 @@ package final class MPSCQueue: @unchecked Sendable {
         try RawRing.validate(capacity: capacity)
         precondition(itemBytes >= 1 && itemBytes <= RawRing.maximumSlotBytes,
                      "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
-        self.capacity = capacity
-        self.itemBytes = itemBytes
+        self.capacity32 = UInt32(capacity)
+        self.itemBytes32 = UInt32(itemBytes)
     }
 
     deinit {

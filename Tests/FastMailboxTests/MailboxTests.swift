@@ -197,7 +197,7 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         let mailbox = try Mailbox<Int>(capacity: 1024)
         #expect(mailbox.ringBytes == 0)
         #expect(mailbox.idleFootprintBytes > 0)
-        #expect(mailbox.idleFootprintBytes <= 256, "idle mailbox costs \(mailbox.idleFootprintBytes) bytes")
+        #expect(mailbox.idleFootprintBytes <= 112, "idle mailbox costs \(mailbox.idleFootprintBytes) bytes")
         _ = mailbox.send(1)
         #expect(mailbox.ringBytes == RawRing.headerBytes + 1024 * 8)
     }
