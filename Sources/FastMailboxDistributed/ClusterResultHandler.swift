@@ -26,7 +26,7 @@ public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
     }
 
     public func onThrow<Err: Error>(error: Err) async throws {
-        let shipped = (error as? ClusterError) ?? .remoteError(type: "\(Err.self)", description: "\(error)")
+        let shipped = (error as? ClusterError) ?? .remoteError(type: "\(type(of: error as any Error))", description: "\(error)")
         system.sendReply(on: link, callID: callID, value: nil, error: shipped)
     }
 }

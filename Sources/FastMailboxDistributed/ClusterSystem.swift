@@ -174,7 +174,11 @@ public final class ClusterSystem: DistributedActorSystem, ClusterTransportDelega
                 state.peerWaiters[endpoint, default: []].append(continuation)
                 return nil
             }
-            if let result { continuation.resume(with: result) }
+            if let result {
+                continuation.resume(with: result)
+            } else if settings.endpoint < endpoint {
+                dial(endpoint, now: settings.clock())  // don't wait for the next tick
+            }
         }
     }
 

@@ -6,6 +6,9 @@
 //       time and in order (the ClusterTransport contract).
 //  (L2) `send` on end A enqueues delivery on end B's queue: frames one thread sends
 //       arrive in that order. A frame is handed over only while both ends are open.
+//      Both queues start inactive: the dialler queues linkOpened on both ends, then
+//      activates them, so a hello sent from one end's linkOpened cannot reach the other
+//      end before its own linkOpened.
 //  (L3) `close` flips `open` on both ends once (atomic exchange) and enqueues exactly one
 //       linkClosed per end, after everything already queued there.
 
@@ -28,7 +31,9 @@ final class LoopbackLink: ClusterLink, @unchecked Sendable {
         self.localEndpoint = local
         self.remoteEndpoint = remote
         self.delegate = delegate
-        self.queue = DispatchQueue(label: "loopback \(local)←\(remote)")
+        // Inactive until both ends have their linkOpened queued (LoopbackTransport.dial),
+        // so no frame can overtake the other end's linkOpened.
+        self.queue = DispatchQueue(label: "loopback \(local)←\(remote)", attributes: .initiallyInactive)
     }
 
     var remoteDescription: String { "loopback \(remoteEndpoint)" }

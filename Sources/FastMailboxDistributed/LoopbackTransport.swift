@@ -33,6 +33,8 @@ public final class LoopbackTransport: ClusterTransport, @unchecked Sendable {
         network.add(far)
         far.queue.async { acceptorDelegate.linkOpened(far, dialled: nil) }
         near.queue.async { delegate.linkOpened(near, dialled: remote) }
+        far.queue.activate()
+        near.queue.activate()
     }
 
     public func shutdown() async {
