@@ -6,7 +6,7 @@ import Foundation
 
 extension ClusterSystem {
     /// Makes `ref` reachable from other nodes as `name` (``actorID(named:on:timeout:)``, or
-    /// ``remoteRef(_:named:on:)``): their tells are decoded here and told to `ref` in the
+    /// ``remoteRef(_:named:on:timeout:)``): their tells are decoded here and told to `ref` in the
     /// order each sender sent them. An event actor needs nothing else to be remote.
     /// Exporting a name again replaces the earlier ref.
     public func export<Message: Codable & Sendable>(_ ref: ActorRef<Message>, as name: String) {
@@ -26,11 +26,12 @@ extension ClusterSystem {
     ///   an `ask` through it fails with `AskError.recipientStopped`, and watchers of the
     ///   ref get `Terminated` with reason `.failed("node down: …")`.
     public func remoteRef<Message: Codable & Sendable>(_ type: Message.Type = Message.self, named name: String,
-                                                        on endpoint: Endpoint) async throws -> ActorRef<Message> {
-        remoteRef(type, for: try await actorID(named: name, on: endpoint))
+                                                        on endpoint: Endpoint,
+                                                        timeout: Duration = .seconds(10)) async throws -> ActorRef<Message> {
+        remoteRef(type, for: try await actorID(named: name, on: endpoint, timeout: timeout))
     }
 
-    /// An `ActorRef` to the remote actor `id` (see ``remoteRef(_:named:on:)``). One ref per
+    /// An `ActorRef` to the remote actor `id` (see ``remoteRef(_:named:on:timeout:)``). One ref per
     /// id and message type is made and cached; an id of this node resolves to the local
     /// export.
     public func remoteRef<Message: Codable & Sendable>(_ type: Message.Type = Message.self,
