@@ -32,7 +32,7 @@ import Logging
 import MNScheduler
 
 /// A node of a cluster: Swift's `DistributedActorSystem` whose local actors run on a
-/// FastMailbox ``FastMailbox/ActorSystem``'s M:N scheduler and whose remote calls,
+/// FastMailbox `ActorSystem`'s M:N scheduler and whose remote calls,
 /// remote `ActorRef` tells and heartbeats travel over a ``ClusterTransport``.
 ///
 /// ```swift
