@@ -40,8 +40,9 @@ extension ClusterSystem {
                 }
                 if let link = peer.link, let info = state.links[ObjectIdentifier(link)] {
                     _ = link.send(.heartbeat(Frame.Heartbeat(tellsReceived: info.tellsReceived)))
-                } else if settings.endpoint < endpoint, peer.node.map({ !state.downNodes.contains($0) }) ?? true,
-                          now &- (peer.lastDial ?? 0) >= interval {
+                } else if settings.endpoint < endpoint, now &- (peer.lastDial ?? 0) >= interval {
+                    // Also after the peer was declared down: a restarted node (a new
+                    // incarnation) may be listening there; the old one's hello is refused.
                     state.peers[endpoint]!.lastDial = now
                     work.dial.append(endpoint)
                 }

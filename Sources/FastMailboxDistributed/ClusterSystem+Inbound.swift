@@ -92,13 +92,19 @@ extension ClusterSystem {
 
     private func handleHello(_ hello: Frame.Hello, on link: any ClusterLink, now: UInt64) {
         let endpoint = hello.node.endpoint
-        enum Outcome { case refused, accepted(replaced: (any ClusterLink)?, olderIncarnation: NodeID?, waiters: [CheckedContinuation<NodeID, any Error>]) }
+        enum Outcome {
+            case refused
+            case accepted(replaced: (any ClusterLink)?, olderIncarnation: NodeID?,
+                          waiters: [CheckedContinuation<NodeID, any Error>], doubtful: ArraySlice<UnackedTell>)
+        }
         let outcome = state.withLock { state -> Outcome in
             guard !state.shuttingDown, state.links[ObjectIdentifier(link)] != nil,
                   !state.downNodes.contains(hello.node) else { return .refused }
             var peer = state.peers[endpoint] ?? PeerState(endpoint: endpoint, now: now, localNode: node)
             let replaced = peer.link.flatMap { $0 === link ? nil : $0 }
             let older = peer.node.flatMap { $0 != hello.node ? $0 : nil }
+            // Tells still unacknowledged belong to the link being replaced: in doubt (P2).
+            let doubtful = peer.link === link ? [] : peer.takeUnacknowledged()
             peer.node = hello.node
             peer.link = link
             peer.lastHeard = now
@@ -106,13 +112,14 @@ extension ClusterSystem {
             state.peers[endpoint] = peer
             state.links[ObjectIdentifier(link)]?.peer = endpoint
             let waiters = state.peerWaiters.removeValue(forKey: endpoint) ?? []
-            return .accepted(replaced: replaced, olderIncarnation: older, waiters: waiters)
+            return .accepted(replaced: replaced, olderIncarnation: older, waiters: waiters, doubtful: doubtful)
         }
         switch outcome {
         case .refused:
             peerLogger(endpoint).warning("hello refused (node down or shutting down)", metadata: ["cluster/peerNode": "\(hello.node)"])
             link.close()
-        case .accepted(let replaced, let older, let waiters):
+        case .accepted(let replaced, let older, let waiters, let doubtful):
+            publishInDoubt(doubtful)
             peerLogger(endpoint).info("link up", metadata: ["cluster/peerNode": "\(hello.node)", "cluster/link": "\(link.remoteDescription)"])
             if let older { declareDown(older, reason: "a newer incarnation \(hello.node) said hello") }
             replaced?.close()

@@ -101,17 +101,17 @@ public final class GRPCClusterTransport<Server: ServerTransport, Client: ClientT
     }
 
     public func dial(_ endpoint: Endpoint) {
+        let proceed = state.withLock { state -> Bool in
+            !state.shutDown && state.dialling.insert(endpoint).inserted  // T3
+        }
+        guard proceed else { return }
         let client: GRPCClient<Client>
         do { client = GRPCClient(transport: try makeClient(endpoint)) } catch {
             logger.warning("cannot make a gRPC client", metadata: ["peer": "\(endpoint)", "error": "\(error)"])
+            state.withLock { _ = $0.dialling.remove(endpoint) }
             return
         }
-        let proceed = state.withLock { state -> Bool in
-            guard !state.shutDown, state.dialling.insert(endpoint).inserted else { return false }
-            state.clients[endpoint] = client
-            return true
-        }
-        guard proceed else { return }
+        state.withLock { $0.clients[endpoint] = client }
         guard let delegate = currentDelegate else { return }
         let link = GRPCLink(remoteDescription: "gRPC to \(endpoint)")
         let task = Task { [logger] in
