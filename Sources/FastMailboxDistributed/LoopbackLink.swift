@@ -23,7 +23,9 @@ final class LoopbackLink: ClusterLink, @unchecked Sendable {
     let remoteEndpoint: Endpoint
     let queue: DispatchQueue
     weak var delegate: (any ClusterTransportDelegate)?
-    nonisolated(unsafe) var peer: LoopbackLink?
+    /// The other end (weak: the two ends must not keep each other alive; each is held by
+    /// its delegate's table while open).
+    nonisolated(unsafe) weak var peer: LoopbackLink?
     let open = Atomic<Bool>(true)
 
     init(network: LoopbackNetwork, local: Endpoint, remote: Endpoint, delegate: any ClusterTransportDelegate) {
@@ -56,8 +58,11 @@ final class LoopbackLink: ClusterLink, @unchecked Sendable {
     }
 
     func close() {
+        let other = peer
         closeEnd()
-        peer?.closeEnd()
+        other?.closeEnd()
+        network.forget(self)
+        if let other { network.forget(other) }
     }
 
     private func closeEnd() {

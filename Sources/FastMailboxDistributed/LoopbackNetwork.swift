@@ -52,6 +52,11 @@ public final class LoopbackNetwork: Sendable {
         state.withLock { $0.partitions.contains(Pair(x, y)) }
     }
 
+    /// Drops a closed link from the table (it no longer keeps the network's object graph alive).
+    func forget(_ link: LoopbackLink) {
+        state.withLock { $0.links.removeAll { $0 === link } }
+    }
+
     func add(_ link: LoopbackLink) {
         state.withLock { $0.links.append(link) }
     }

@@ -16,7 +16,8 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
-import MNScheduler
+import Synchronization
+import struct FastMailboxDistributed.Endpoint  // GRPCNIOTransportCore has an Endpoint too
 
 /// A ``FastMailboxDistributed/ClusterTransport`` over gRPC (grpc-swift-2): one
 /// long-lived bidirectional stream per pair of nodes, frames as JSON bytes (no .proto).
@@ -36,7 +37,7 @@ public final class GRPCClusterTransport<Server: ServerTransport, Client: ClientT
 
     private let makeServer: @Sendable (Endpoint) throws -> Server
     private let makeClient: @Sendable (Endpoint) throws -> Client
-    private let state = Lock<State>(State())
+    private let state = Mutex<State>(State())
     private let logger: Logger
 
     /// A transport whose server and clients `makeServer` and `makeClient` make (for the
@@ -53,8 +54,12 @@ public final class GRPCClusterTransport<Server: ServerTransport, Client: ClientT
         delegateBox.withLock { $0.delegate = delegate }
         var router = RPCRouter<Server>()
         router.registerHandler(forMethod: ClusterLinkMethod.descriptor, deserializer: FrameBytesDeserializer(),
-                               serializer: FrameBytesSerializer()) { [weak self] request, context in
-            guard let self else { return StreamingServerResponse(error: RPCError(code: .unavailable, message: "shut down")) }
+                               serializer: FrameBytesSerializer()) { [weak self, weak delegate] request, context in
+            // Weak: the server lives in this transport, which the delegate (the cluster
+            // system) owns; strong captures would make a cycle.
+            guard let self, let delegate else {
+                return StreamingServerResponse(error: RPCError(code: .unavailable, message: "shut down"))
+            }
             return self.accept(request, remotePeer: context.remotePeer, delegate: delegate)
         }
         let server = GRPCServer(transport: try makeServer(endpoint), router: router)
@@ -182,7 +187,7 @@ public final class GRPCClusterTransport<Server: ServerTransport, Client: ClientT
         state.withLock { $0.links.removeValue(forKey: ObjectIdentifier(link)) != nil }
     }
 
-    private let delegateBox = Lock<WeakDelegate>(WeakDelegate())
+    private let delegateBox = Mutex<WeakDelegate>(WeakDelegate())
     private var currentDelegate: (any ClusterTransportDelegate)? { delegateBox.withLock { $0.delegate } }
 }
 

@@ -19,7 +19,7 @@ final class NodeProcess: Sendable {
         process.standardInput = stdin
         let handle = stdout.fileHandleForReading
         try process.run()
-        Thread.detachNewThread { [lines] in
+        Thread.detachNewThread { [self] in
             var buffer = Data()
             while true {
                 let chunk = handle.availableData
@@ -28,7 +28,7 @@ final class NodeProcess: Sendable {
                 while let newline = buffer.firstIndex(of: 10) {
                     let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex...newline)
-                    lines.withLock { $0.append(line) }
+                    self.lines.withLock { $0.append(line) }
                     print("  [node \(index)] \(line.prefix(160))")
                 }
             }

@@ -109,7 +109,8 @@ func runNode(index: Int, ports: [Int], victim: Int, tellsPerPeer: Int, callsPerP
             if let peer = ports.firstIndex(of: event.node.endpoint.port) { sawDown.withLock { $0.append(peer + 1) } }
         }
     }
-    let victimTerminated = Task { await sinks[victim]!.terminated }
+    let victimSink = sinks[victim]!
+    let victimTerminated = Task { await victimSink.terminated }
     let start = ContinuousClock.now
     var afterDown = 0
     while afterDown < 50, ContinuousClock.now - start < .seconds(20) {

@@ -14,6 +14,7 @@
 // Exits 0 when every check holds, 1 otherwise. Bounded: the whole run ends within ~60 s.
 //
 //   swift run example-cluster [--base-port 47101] [--tells 300] [--calls 100]
+//   swift run -c release example-cluster --bench 5000   (remote ping-pong figures)
 
 import Foundation
 
@@ -28,7 +29,15 @@ let calls = option("--calls", default: 100)
 let ports = [basePort, basePort + 1, basePort + 2]
 let victim = 3
 
-if let at = arguments.firstIndex(of: "--node"), at + 1 < arguments.count, let index = Int(arguments[at + 1]) {
+if arguments.contains("--bench") {
+    do {
+        try await runBench(basePort: basePort + 10, count: option("--bench", default: 2_000))
+        exit(0)
+    } catch {
+        print("bench failed: \(error)")
+        exit(1)
+    }
+} else if let at = arguments.firstIndex(of: "--node"), at + 1 < arguments.count, let index = Int(arguments[at + 1]) {
     do {
         try await runNode(index: index, ports: ports, victim: victim, tellsPerPeer: tells, callsPerPeer: calls)
         exit(0)
