@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "FastMailbox", targets: ["FastMailbox"]),
         .library(name: "MNScheduler", targets: ["MNScheduler"]),
         .library(name: "FastMailboxServiceLifecycle", targets: ["FastMailboxServiceLifecycle"]),
+        .library(name: "FastMailboxDistributed", targets: ["FastMailboxDistributed"]),
         .executable(name: "ring-bench", targets: ["ring-bench"]),
     ],
     traits: [
@@ -46,6 +47,18 @@ let package = Package(
             name: "FastMailbox",
             dependencies: [
                 "MNScheduler",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        // Distributed actors across nodes (issue 13): the DistributedActorSystem, identity,
+        // frames, the Transport protocol, remote ActorRefs, failure detection. Depends on the
+        // toolchain's Distributed module only; the gRPC transport is the nested package
+        // Distributed/ (FastMailboxGRPC), so building the core never compiles NIO or gRPC.
+        .target(
+            name: "FastMailboxDistributed",
+            dependencies: [
+                "FastMailbox", "MNScheduler",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -90,6 +103,11 @@ let package = Package(
             dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "Metrics", package: "swift-metrics")]
+        ),
+        .testTarget(
+            name: "FastMailboxDistributedTests",
+            dependencies: ["FastMailboxDistributed", "FastMailbox", "MNScheduler",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "FastMailboxServiceLifecycleTests",

@@ -1,0 +1,113 @@
+// ForeignRecipient — the one door through which another module of this package
+// (FastMailboxDistributed) makes an `ActorRef` to something that is not a cell of this
+// module: a remote actor. `package` access only: users still see nothing but `ActorRef`.
+//
+// Invariants:
+//  (F1) A tell to such a ref calls the foreign recipient's `deliver` exactly once; the
+//       foreign side either hands the message on (to a transport) or reports it (a dead
+//       letter through `publishForeignDeadLetter`, or an error) — never drops it silently.
+//  (F2) The ref's identity is the foreign recipient's `id`, an ActorID drawn from this
+//       process's counter (`ActorSystem.nextForeignActorID()`), so it never aliases a
+//       local actor's ref.
+//  (F3) Watching the ref watches `watchProxy`, a local cell that stands for the remote
+//       actor: when the proxy stops, watchers get `Terminated` with the proxy's reason.
+//       The foreign side makes the proxy's id equal to the ref's id (it passes the
+//       proxy's id as its own), so the `Terminated` names the remote ref.
+// Thread-safety: everything here is immutable after init; `deliver` is the foreign
+// recipient's, which must itself be callable from any thread.
+
+import MNScheduler
+
+/// Something an `ActorRef` can point at that lives outside this module (a remote actor).
+package protocol ForeignRecipient<Message>: AnyObject, Sendable {
+    associatedtype Message: Sendable
+    /// Identity (equal refs ⇔ equal ids); see invariant F2.
+    var id: ActorID { get }
+    /// A name for descriptions.
+    var name: String { get }
+    /// Hands `message` on, from any thread, without blocking. Returns false when the
+    /// message was reported instead (dead letter). See invariant F1.
+    @discardableResult func deliver(_ message: Message) -> Bool
+    /// A request to stop the remote actor (may be ignored).
+    func stop(_ mode: StopMode)
+    /// The request carrying this ref as its reply-to became a dead letter here: tell the
+    /// asker's side (a remote ask's reply-to) at once.
+    func requestDeadLettered()
+}
+
+/// Adapts a ForeignRecipient to the internal MessageRecipient protocol.
+final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, RouterSystemProviding, AskFailing,
+                                                        @unchecked Sendable {
+    // @unchecked: every field is a `let` of a Sendable or thread-safe type (F3: the cell
+    // is only used through its thread-safe system queue).
+    let foreign: any ForeignRecipient<Message>
+    let routerSystem: ActorSystem
+    let watchableCell: AnyActorCell?
+
+    init(foreign: any ForeignRecipient<Message>, system: ActorSystem, watchableCell: AnyActorCell?) {
+        self.foreign = foreign
+        self.routerSystem = system
+        self.watchableCell = watchableCell
+    }
+
+    var id: ActorID { foreign.id }
+    var name: String { foreign.name }
+    var mailboxDepth: Int { 0 }
+    @discardableResult func deliver(_ message: Message) -> Bool { foreign.deliver(message) }
+    func stop(_ mode: StopMode) { foreign.stop(mode) }
+    func failBecauseRequestDeadLettered() { foreign.requestDeadLettered() }
+}
+
+extension ActorRef {
+    /// A ref whose tells go to `foreign` (invariant F1). `system` is the local system an
+    /// `ask` through this ref uses for its reply slot and timer; `watchProxy`, if given,
+    /// is the local cell that watchers of this ref watch (F3).
+    package init<Proxy: Sendable>(foreign: some ForeignRecipient<Message>, system: ActorSystem,
+                                  watchProxy: ActorRef<Proxy>?) {
+        self.init(ForeignRecipientAdapter(foreign: foreign, system: system,
+                                          watchableCell: watchProxy?.recipient.watchableCell))
+    }
+
+    /// The foreign recipient behind this ref, nil for a local actor.
+    package var foreignRecipient: (any ForeignRecipient<Message>)? {
+        (recipient as? ForeignRecipientAdapter<Message>)?.foreign
+    }
+
+    /// Tells `message` and says whether it was accepted (false: it became a dead letter
+    /// on this node, and any local ask it carried has failed).
+    @discardableResult
+    package func deliverReportingAcceptance(_ message: Message) -> Bool { recipient.deliver(message) }
+
+    /// True when this ref is the reply slot of an `ask` (answered or not).
+    package var isAskReplySlot: Bool { recipient is any AskStateReporting }
+
+    /// True when this ref is the reply slot of an `ask` that has already ended (answered,
+    /// timed out or failed): nothing will ever be accepted through it again.
+    package var isFinishedAskReplySlot: Bool {
+        guard let promise = recipient as? any AskStateReporting else { return false }
+        return promise.hasEnded
+    }
+
+    /// If this ref is the reply slot of a pending `ask`, fails it with `recipientStopped`.
+    package func failPendingAsk() {
+        (recipient as? any AskFailing)?.failBecauseRequestDeadLettered()
+    }
+}
+
+/// Lets `isFinishedAskReplySlot` read an ask's state without knowing its reply type.
+protocol AskStateReporting { var hasEnded: Bool { get } }
+extension AskPromise: AskStateReporting {
+    var hasEnded: Bool { state.load(ordering: .acquiring) != Self.pending }
+}
+
+extension ActorSystem {
+    /// A fresh process-wide ActorID (invariant F2).
+    package func nextForeignActorID() -> ActorID { nextActorID() }
+
+    /// Publishes a dead letter for a message that was never queued here (counted as sent).
+    package func publishForeignDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
+                                                        reason: DeadLetterReason) {
+        publishDeadLetter(message, recipient: recipient, recipientName: recipientName, reason: reason,
+                          wasQueued: false)
+    }
+}
