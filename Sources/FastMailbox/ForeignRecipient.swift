@@ -54,6 +54,9 @@ final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, Router
     var name: String { foreign.name }
     var mailboxDepth: Int { 0 }
     @discardableResult func deliver(_ message: Message) -> Bool { foreign.deliver(message) }
+    @discardableResult func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        foreign.deliver(MessageEncoding<Message>.take(from: source, boxed: false))
+    }
     func stop(_ mode: StopMode) { foreign.stop(mode) }
     func failBecauseRequestDeadLettered() { foreign.requestDeadLettered() }
 }
