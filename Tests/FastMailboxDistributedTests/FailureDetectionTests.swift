@@ -77,7 +77,8 @@ import Testing
         let b2 = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
         let counter2 = Counter(actorSystem: b2.cluster)
         b2.cluster.register(counter2, as: "counter")
-        a.cluster.tick()  // a (the smaller endpoint) dials again
+        clock.advance(by: .milliseconds(100))
+        a.cluster.tick()  // a (the smaller endpoint) dials again, one interval after its last try
         let newID = try await a.cluster.actorID(named: "counter", on: b2.endpoint)
         #expect(newID.node != oldID.node)
         let remote2 = try Counter.resolve(id: newID, using: a.cluster)
