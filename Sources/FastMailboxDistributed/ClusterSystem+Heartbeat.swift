@@ -24,7 +24,7 @@ extension ClusterSystem {
         struct Work {
             var silent: [NodeID] = []
             var dial: [Endpoint] = []
-            var expired: [PendingCall] = []
+            var expired: [(id: UInt64, call: PendingCall)] = []
             var lateWaiters: [(Endpoint, CheckedContinuation<NodeID, any Error>)] = []
             var finishedExports: [String] = []
         }
@@ -53,7 +53,7 @@ extension ClusterSystem {
             }
             for (id, call) in state.pending where now >= call.deadline {
                 state.pending[id] = nil
-                work.expired.append(call)
+                work.expired.append((id, call))
             }
             for (name, export) in state.exports where name.hasPrefix(ClusterSystem.temporaryExportPrefix) && export.isFinished() {
                 state.exports[name] = nil
@@ -65,9 +65,9 @@ extension ClusterSystem {
             declareDown(node, reason: "no frame for \(settings.failureTimeout)")
         }
         for endpoint in work.dial { transport.dial(endpoint) }
-        for call in work.expired {
+        for (id, call) in work.expired {
             recordCallOutcome(endpoint: call.endpoint, ok: false, started: nil)
-            call.continuation.resume(throwing: ClusterError.timedOut(callID: 0, after: call.timeout))
+            call.continuation.resume(throwing: ClusterError.timedOut(callID: id, after: call.timeout))
         }
         for (endpoint, waiter) in work.lateWaiters { waiter.resume(throwing: ClusterError.noSuchPeer(endpoint)) }
     }

@@ -177,7 +177,13 @@ public final class ClusterSystem: DistributedActorSystem, ClusterTransportDelega
             if let result {
                 continuation.resume(with: result)
             } else if settings.endpoint < endpoint {
-                dial(endpoint, now: settings.clock())  // don't wait for the next tick
+                // Don't wait for the next tick — unless a dial went out within the last
+                // interval (two dials would race two links for one pair).
+                let now = settings.clock()
+                let last = state.withLock { $0.peers[endpoint]?.lastDial }
+                if last.map({ now &- $0 >= settings.heartbeatInterval.saturatingNanoseconds }) ?? true {
+                    dial(endpoint, now: now)
+                }
             }
         }
     }

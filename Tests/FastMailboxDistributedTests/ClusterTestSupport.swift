@@ -40,6 +40,9 @@ struct TestNode {
                                        callTimeout: callTimeout, automaticTicks: false, clock: { clock.now })
         let cluster = try await ClusterSystem(settings: settings, actors: actors,
                                               transport: LoopbackTransport(network: network), logger: silentLogger)
+        // Time passes between starts: a node that dialled a peer not yet listening dials
+        // again once an interval has passed since (so exactly one dial per pair is in flight).
+        clock.advance(by: .milliseconds(100))
         return TestNode(endpoint: endpoint, actors: actors, cluster: cluster)
     }
 

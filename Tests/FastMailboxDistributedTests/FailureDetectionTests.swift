@@ -77,13 +77,41 @@ import Testing
         let b2 = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
         let counter2 = Counter(actorSystem: b2.cluster)
         b2.cluster.register(counter2, as: "counter")
-        a.cluster.tick()  // a (the smaller endpoint) dials again
+        clock.advance(by: .milliseconds(100))
+        a.cluster.tick()  // a (the smaller endpoint) dials again, one interval after its last try
         let newID = try await a.cluster.actorID(named: "counter", on: b2.endpoint)
         #expect(newID.node != oldID.node)
         let remote2 = try Counter.resolve(id: newID, using: a.cluster)
         #expect(try await remote2.add(5) == 5)
         await #expect(throws: ClusterError.nodeDown(oldID.node)) { _ = try await remote.add(1) }
         await a.stop(); await b2.stop()
+    }
+
+    @Test("a call without a reply times out on the tick past its deadline, before the peer is declared down")
+    func callTimeout() async throws {
+        let network = LoopbackNetwork()
+        let clock = ManualClock()
+        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock, callTimeout: .milliseconds(300))
+        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
+        let counter = Counter(actorSystem: b.cluster)
+        b.cluster.register(counter, as: "counter")
+        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        #expect(try await remote.add(1) == 1)
+        network.partition(a.endpoint, b.endpoint)
+        let pending = Task.immediate { try await remote.add(1) }
+        clock.advance(by: .milliseconds(200))
+        a.cluster.tick()  // not yet
+        clock.advance(by: .milliseconds(200))
+        a.cluster.tick()  // past the 300 ms deadline, well inside the 1 s failure timeout
+        await #expect {
+            _ = try await pending.value
+        } throws: { error in
+            if case ClusterError.timedOut(let id, let after) = error { return id == 2 && after == .milliseconds(300) }
+            return false
+        }
+        #expect(a.cluster.downNodes.isEmpty)
+        network.heal(a.endpoint, b.endpoint)
+        await a.stop(); await b.stop()
     }
 
     @Test("an idle link with heartbeats stays up")
