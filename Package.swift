@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "FastMailboxServiceLifecycle",
             dependencies: [
-                "FastMailbox",
+                "FastMailbox", "FastMailboxDistributed",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycleSupport"])),
             ]
@@ -111,7 +111,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FastMailboxServiceLifecycleTests",
-            dependencies: ["FastMailboxServiceLifecycle",
+            dependencies: ["FastMailboxServiceLifecycle", "FastMailboxDistributed",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                                     condition: .when(traits: ["ServiceLifecycleSupport"])),
                            .product(name: "Logging", package: "swift-log")]
