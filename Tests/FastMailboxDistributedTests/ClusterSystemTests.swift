@@ -19,13 +19,9 @@ import Testing
 
     @Test("1,000 remote calls return the right totals, on the remote node's scheduler")
     func remoteCalls() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
-        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        let pair = try await CounterPair.start()
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (_, _, a, b, _, remote) = pair.parts
         #expect(__isRemoteActor(remote))
         var last = 0
         for n in 1...1_000 { last = try await remote.add(n) }
@@ -39,13 +35,9 @@ import Testing
 
     @Test("calls one sender issues without waiting arrive in order")
     func callOrder() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
-        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        let pair = try await CounterPair.start()
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (_, _, a, b, _, remote) = pair.parts
         // Each immediate task sends its frame before the loop goes on: one sender, in order.
         var tasks: [Task<Void, any Error>] = []
         for sequence in 0..<500 {
@@ -58,13 +50,9 @@ import Testing
 
     @Test("a remote error comes back as ClusterError.remoteError")
     func remoteError() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
-        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        let pair = try await CounterPair.start()
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (_, _, a, b, _, remote) = pair.parts
         await #expect(throws: ClusterError.remoteError(type: "CounterError", description: "refused")) {
             _ = try await remote.fail()
         }

@@ -52,6 +52,35 @@ struct TestNode {
     }
 }
 
+/// Two nodes (1 and 2) on one loopback network, ticked by hand, with a `Counter`
+/// registered on node 2 and node 1's proxy for it: the set-up most tests share. The pair
+/// holds the Counter (a registration does not keep a distributed actor alive).
+final class CounterPair: Sendable {
+    let network: LoopbackNetwork
+    let clock: ManualClock
+    let a: TestNode
+    let b: TestNode
+    let counter: Counter
+    let remote: Counter
+
+    private init(network: LoopbackNetwork, clock: ManualClock, a: TestNode, b: TestNode, counter: Counter, remote: Counter) {
+        self.network = network; self.clock = clock; self.a = a; self.b = b; self.counter = counter; self.remote = remote
+    }
+
+    static func start() async throws -> CounterPair {
+        let network = LoopbackNetwork()
+        let clock = ManualClock()
+        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
+        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
+        let counter = Counter(actorSystem: b.cluster)
+        b.cluster.register(counter, as: "counter")
+        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        return CounterPair(network: network, clock: clock, a: a, b: b, counter: counter, remote: remote)
+    }
+
+    var parts: (LoopbackNetwork, ManualClock, TestNode, TestNode, Counter, Counter) { (network, clock, a, b, counter, remote) }
+}
+
 /// A distributed actor for the tests.
 distributed actor Counter: ClusterActor {
     var total = 0

@@ -116,13 +116,9 @@ import Testing
 
     @Test("an idle link with heartbeats stays up")
     func heartbeatsKeepAlive() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
-        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        let pair = try await CounterPair.start()
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (_, clock, a, b, _, remote) = pair.parts
         for _ in 0..<10 {
             clock.advance(by: .milliseconds(300))
             b.cluster.tick()
