@@ -144,22 +144,11 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// apart from ck_ring's in-order commit.
     @inlinable
     public func trySend(_ message: consuming Message) -> TrySendResult {
-        if MessageEncoding<Message>.isBoxed {
-            // Box first; a refused message is unboxed again.
-            let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
-            box.initialize(to: message)
-            var word = UInt(bitPattern: box)
-            let result = queue.tryEnqueue(moving: &word)
-            if case .accepted(let first)? = result { return .accepted(becameNonEmpty: first) }
-            defer { box.deallocate() }
-            return result == nil ? .full(box.move()) : .closed(box.move())
-        }
-        return MessageEncoding<Message>.withMovable(message) { source in
-            switch queue.tryEnqueue(moving: source) {
-            case .accepted(let first)?: return .accepted(becameNonEmpty: first)
-            case .closed?: return .closed(MessageEncoding<Message>.take(from: source, boxed: false))
-            case nil: return .full(MessageEncoding<Message>.take(from: source, boxed: false))
-            }
+        let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: queue)
+        switch result {
+        case .accepted(let first)?: return .accepted(becameNonEmpty: first)
+        case .closed?: return .closed(refused.unsafelyUnwrapped)
+        case nil: return .full(refused.unsafelyUnwrapped)
         }
     }
 

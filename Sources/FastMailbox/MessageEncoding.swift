@@ -93,8 +93,9 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Ring-only form of `enqueue(_:into:)` (a bounded mailbox): nil result = full. On
-    /// anything but acceptance the message is handed back.
+    /// Ring-only form of `enqueue(_:into:)` (a bounded mailbox, `Mailbox.trySend`): nil
+    /// result = full. On anything but acceptance the message is handed back.
+    @inlinable
     static func tryEnqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult?, Message?) {
         if isBoxed {
             let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)

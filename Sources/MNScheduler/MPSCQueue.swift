@@ -82,7 +82,7 @@
 // later entries. The consumer then sees count > 0 but nothing to take; drain returns .more
 // having taken nothing, and the caller runs it again later (an actor yields its worker
 // rather than spinning on it). The producers queued behind it wait in
-// ckshim_ring_enqueue_mp_yielding, which spins briefly and then sched_yield()s, so the
+// ckshim_ring_commit_mp_yielding, which spins briefly and then sched_yield()s, so the
 // preempted producer gets a core back (ck's own commit spins with `pause` forever: with
 // more producers than cores that collapses to one commit per scheduler tick; ring-bench's
 // "oversubscribed" row measures both).
