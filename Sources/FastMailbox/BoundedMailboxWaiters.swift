@@ -7,11 +7,17 @@
 //  (W1) FIFO: a sender that finds waiters queues behind them even if a slot is free, and
 //       only the actor's own turn moves waiting messages into the ring, oldest first
 //       (`admit`), so waiting senders' messages enter in the order they arrived.
-//  (W2) no lost wake-up: a sender re-checks for room under the lock before it waits; the
-//       turn frees slots (drain) before it takes the lock in `admit`. So either the sender
-//       sees the freed slot, or the turn sees the waiter. The turn looks whenever
-//       `count` > 0 after draining, and a full mailbox always has a turn coming (it holds
-//       messages), so every waiter is admitted, cancelled or failed.
+//  (W2) no lost wake-up: the turn looks at `count` after its drain, and admits (under the
+//       lock) when it is > 0. The lock alone does not close the gap: a sender can find
+//       the ring full, then the turn drain the ring dry, read `count` == 0 and go idle,
+//       and only then the sender record itself (BoundedMailboxTests replays exactly that
+//       with `BoundedMailboxWaitersTestHook`). So a sender that recorded itself then claims
+//       the mailbox's consumer like a producer that inserted an item
+//       (MPSCQueue.claimConsumerForWaiter, the same Dekker pair as "Who runs the
+//       consumer" in MPSCQueue.swift, with `count` in place of the ring): either it takes
+//       the idle consumer and schedules a turn, which sees it, or a turn is running or
+//       due whose `count` load comes after its idle store and so sees it. Every waiter is
+//       therefore admitted, cancelled or failed.
 //  (W3) nothing lost: a waiting message is owned by its record until exactly one of
 //       admit (into the ring; the sender's `send` returns), cancel (back to the sender in
 //       `SendError.cancelled`) or failAll (the actor stopped: `SendError.stopped`) takes it.
@@ -64,6 +70,9 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
             } else if mailbox.isClosed {
                 return .stopped(message)
             }
+            #if DEBUG
+            BoundedMailboxWaitersTestHook.pauseIfArmed()
+            #endif
             state.waiters.append(Waiter(id: id, message: message, continuation: continuation))
             count.store(state.waiters.count, ordering: .relaxed)
             return .wait
@@ -75,7 +84,8 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         case .stopped(let message):
             continuation.resume(returning: .failure(.stopped(message)))
         case .wait:
-            break
+            // (W2): make sure a turn follows that sees this waiter.
+            if mailbox.claimConsumerForWaiter() { cell.scheduleSelf() }
         }
     }
 
@@ -127,3 +137,19 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         for waiter in all { waiter.continuation.resume(returning: .failure(.stopped(waiter.message!))) }
     }
 }
+
+#if DEBUG
+/// Debug builds only: pauses the next sender that is about to record itself as waiting
+/// (after it found the mailbox full, under the waiters' lock), so a test can run the
+/// actor's last drain in that gap (W2 in the file comment).
+enum BoundedMailboxWaitersTestHook {
+    private static let action = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// The next sender about to wait runs `action` first; then the hook disarms itself.
+    static func arm(_ action: @escaping @Sendable () -> Void) { Self.action.withLock { $0 = action } }
+
+    static func pauseIfArmed() {
+        if let action = action.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body }) { action() }
+    }
+}
+#endif

@@ -7,8 +7,8 @@
 // with payloads, structs with a String, anything carrying ActorRefs: 0 allocations.
 // A bigger message is moved into one heap box (UnsafeMutablePointer.allocate) whose pointer
 // travels instead: exactly 1 allocation per message, freed when it is consumed.
-// (A message that finds the ring full and goes to the ordered overflow list is boxed there
-// if it is bigger than a word: the overflow is the growth path, not the steady state.)
+// (A message that finds the ring full goes, the same way, into a slot of the ordered
+// overflow list's current chunk: one allocation per chunk of up to 1,024 messages.)
 // MailboxTests proves those numbers with MallocCounter.
 //
 // Ownership: a message is moved (a bitwise copy after which the source is forgotten, never

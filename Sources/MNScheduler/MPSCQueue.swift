@@ -9,9 +9,9 @@
 // size in ring slots rounded up to a multiple of 8: a producer copies its item into the
 // slot it reserved and commits (ckshim.h, "Sized slots"); the consumer's `drain` hands out
 // a pointer to the slot and frees the slot once the body moved the item out. No
-// allocation either way. An item that takes the overflow path (a full ring) is kept in
-// the overflow list as its word, or, if it is bigger than a word, in a heap box of
-// `itemBytes` (allocated by the producer, freed by the consumer after the hand-off).
+// allocation either way. An item that takes the overflow path (a full ring) is copied,
+// the same way, into the next free slot of an overflow chunk (see "Ring, then overflow"):
+// one allocation per chunk of up to 1,024 items, never one per item.
 // The queue never interprets the bytes; moving them is the owner's business.
 //
 // ## Who runs the consumer: the idle flag (`consumerIdle`, one Atomic<Bool>)
@@ -60,13 +60,18 @@
 // The ring (capacity slots, capacity − 1 usable) is allocated on the first enqueue, so an
 // idle queue costs no ring; an owner that must report a failed allocation instead of
 // trapping in a send calls reserveRing() (it throws) when it creates the queue.
-// A producer that finds the ring full, or finds `overflowActive` set, takes the overflow path: under the overflow spin lock it re-checks the
-// flag; if clear it retries the ring; otherwise (or if the ring is still full) it sets the
-// flag and appends. While the flag is set every producer appends, so a producer's later
+// A producer that finds the ring full, or finds `overflowActive` set, takes the overflow
+// path: under the overflow spin lock it re-checks the flag; if clear it retries the ring;
+// otherwise (or if the ring is still full) it sets the flag and appends. The overflow list
+// is a chain of chunks (OverflowChunk: a header and slots of `slotBytes`, 32 items in the
+// first, doubling to 1,024); an append copies the item into the tail chunk's next slot,
+// allocating a chunk only when the tail is full. While the flag is set every producer
+// appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
-// order: its private `pending` batch, the ring, and only when the ring is *quiescent*
+// order: its private `pending` chain, the ring, and only when the ring is *quiescent*
 // (p_head == c_head: nothing claimed and uncommitted) the overflow list, which it takes
-// whole and clears the flag in the same critical section. Why quiescent and not merely
+// whole (the chain's head) and clears the flag in the same critical section; it frees
+// each chunk as soon as its last item is moved out, so a drained burst keeps no memory. Why quiescent and not merely
 // "dequeue found nothing": a producer may have claimed a ring slot, then (after its commit)
 // appended its next message to the overflow; taking the overflow before that slot is
 // committed would deliver the two out of order. With the quiescence check under the lock,
@@ -150,6 +155,9 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline let capacity32: UInt32
     /// Bytes of one item (see "Items"): 8 for a word queue, at most 64.
     @usableFromInline let itemBytes32: UInt32
+    /// Consumer-private: the next item to hand out of `pendingChunk` (in the same word as
+    /// the shape above). See "Ring, then overflow".
+    @exclusivity(unchecked) @usableFromInline var pendingIndex32: UInt32 = 0
 
     /// Items in the overflow list plus taken-but-not-handed-out pending items: +1 per
     /// append (under the lock), −1 per pending item handed out (consumer). Statistics only.
@@ -159,8 +167,10 @@ package final class MPSCQueue: @unchecked Sendable {
     /// (release), read by everyone (acquire) so the initialised header is visible.
     @usableFromInline let ringBlock = Atomic<UnsafeMutableRawPointer?>(nil)
 
-    /// Overflow items in arrival order (guarded by overflowLock).
-    @exclusivity(unchecked) @usableFromInline var overflowItems: [UInt] = []  // under overflowLock
+    /// The overflow chain in arrival order (OverflowChunk bases), head and tail, both nil
+    /// when empty (guarded by overflowLock).
+    @exclusivity(unchecked) @usableFromInline var overflowHead: UnsafeMutableRawPointer?  // under overflowLock
+    @exclusivity(unchecked) @usableFromInline var overflowTail: UnsafeMutableRawPointer?  // under overflowLock
     /// Overflow appends ever made (guarded by overflowLock).
     @exclusivity(unchecked) @usableFromInline var overflowAppendCount = 0
 
@@ -172,13 +182,12 @@ package final class MPSCQueue: @unchecked Sendable {
     /// stored: every idle actor carries this object).
     @inlinable package var slotBytes: Int { (itemBytes + 7) & ~7 }
 
-    // Consumer-private (touched only inside drain/takeAll): items taken from the overflow
-    // and not yet handed out.
+    // Consumer-private (touched only inside drain/takeAll): the overflow chain taken from
+    // the producers and not yet handed out, from `pendingIndex32` of its first chunk.
     // `@exclusivity(unchecked)`: confined to the single consumer (its turns are ordered by
     // the scheduler), so the runtime's dynamic exclusivity check on every drain proves
     // nothing; it cost ~8 % of a ping-pong message's instructions.
-    @exclusivity(unchecked) @usableFromInline var pending: [UInt] = []
-    @exclusivity(unchecked) @usableFromInline var pendingIndex = 0
+    @exclusivity(unchecked) @usableFromInline var pendingChunk: UnsafeMutableRawPointer?
 
     /// Items the consumer has taken out so far (written by the consumer only, per item,
     /// relaxed load+store: no read-modify-write). With `approximateCount` it gives
@@ -201,10 +210,18 @@ package final class MPSCQueue: @unchecked Sendable {
         if let block = ringBlock.load(ordering: .acquiring) {
             RawRing(block: block).deallocate()
         }
-        // Boxes of items nobody drained (the owner drains what it must release first).
-        if slotBytes > 8 {
-            for word in pending[pendingIndex...] { UnsafeMutableRawPointer(bitPattern: word)?.deallocate() }
-            for word in overflowItems { UnsafeMutableRawPointer(bitPattern: word)?.deallocate() }
+        // Chunks of items nobody drained (the owner drains what it must release first).
+        MPSCQueue.deallocateChain(pendingChunk)
+        MPSCQueue.deallocateChain(overflowHead)
+    }
+
+    /// Frees a chain of overflow chunks.
+    static func deallocateChain(_ head: UnsafeMutableRawPointer?) {
+        var next = head
+        while let base = next {
+            let chunk = OverflowChunk(base)
+            next = chunk.next
+            chunk.deallocate()
         }
     }
 
@@ -303,6 +320,16 @@ package final class MPSCQueue: @unchecked Sendable {
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
+    /// For an owner that keeps producers waiting outside the queue (a bounded mailbox's
+    /// waiting senders): after the waiter is recorded where the consumer's turn looks,
+    /// makes sure such a turn follows. True when the caller took the consumer from idle
+    /// and must schedule it. The fence gives the producer's half of the Dekker pair of
+    /// "Who runs the consumer" (file comment), with the waiter record in place of an item.
+    package func claimConsumerForWaiter() -> Bool {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        return claimConsumer()
+    }
+
     /// Ring-only enqueue (see `enqueue(moving:)`): refuses instead of overflowing.
     /// Returns nil when the ring is full or the overflow is in use (nothing was copied:
     /// the caller keeps its item and may retry).
@@ -328,8 +355,8 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// The full-ring path (file comment, "Ring, then overflow"): under the overflow lock,
-    /// the ring once more if no overflow is pending, else an append (the word itself, or a
-    /// box of a bigger item).
+    /// the ring once more if no overflow is pending, else an append: a copy into the tail
+    /// chunk's next slot (a new chunk when the tail is full).
     @usableFromInline @inline(never)
     func enqueueSlow(source: UnsafeRawPointer, ring: RawRing) {
         withOverflowLock {
@@ -341,17 +368,18 @@ package final class MPSCQueue: @unchecked Sendable {
                 return
             }
             overflowActive.store(true, ordering: .releasing)
-            let word: UInt
-            if slotBytes == 8 {
-                var bits: UInt = 0
-                withUnsafeMutableBytes(of: &bits) { $0.baseAddress!.copyMemory(from: source, byteCount: itemBytes) }
-                word = bits
-            } else {
-                let box = UnsafeMutableRawPointer.allocate(byteCount: itemBytes, alignment: 16)
-                box.copyMemory(from: source, byteCount: itemBytes)
-                word = UInt(bitPattern: box)
+            var tail = overflowTail.map(OverflowChunk.init)
+            if tail == nil || tail!.count == tail!.capacity {
+                let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) }
+                    ?? OverflowChunk.firstCapacity
+                let fresh = OverflowChunk.allocate(capacity: capacity, slotBytes: slotBytes)
+                if let tail { tail.next = fresh.base } else { overflowHead = fresh.base }
+                overflowTail = fresh.base
+                tail = fresh
             }
-            overflowItems.append(word)
+            let chunk = tail!
+            MPSCQueue.copyItem(to: chunk.slot(chunk.count, slotBytes: slotBytes), from: source, byteCount: itemBytes)
+            chunk.count += 1
             overflowAppendCount += 1
             overflowQueued.wrappingAdd(1, ordering: .relaxed)
         }
@@ -378,8 +406,8 @@ package final class MPSCQueue: @unchecked Sendable {
         var taken = 0
         while taken < max {
             let item: Item
-            if pendingIndex < pending.count {
-                item = takePending(take)
+            if let chunk = pendingChunk {
+                item = takePending(OverflowChunk(chunk), take)
             } else if let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
                 item = take(slot)
                 ring.releaseSingleConsumer()
@@ -397,19 +425,15 @@ package final class MPSCQueue: @unchecked Sendable {
         return .more
     }
 
-    /// Takes the next overflow item (from its word, or its box, which is then freed).
+    /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
+    /// the chunk once its last item is out.
     @inlinable
-    func takePending<Item>(_ take: (UnsafeMutableRawPointer) -> Item) -> Item {
-        var word = pending[pendingIndex]
-        pendingIndex += 1
+    func takePending<Item>(_ chunk: OverflowChunk, _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
+        let index = Int(pendingIndex32)
+        let item = take(chunk.slot(index, slotBytes: slotBytes))
         overflowQueued.wrappingSubtract(1, ordering: .relaxed)
-        if pendingIndex == pending.count { releasePending() }
-        if slotBytes == 8 {
-            return withUnsafeMutableBytes(of: &word) { take($0.baseAddress!) }
-        }
-        let box = UnsafeMutableRawPointer(bitPattern: word)!
-        defer { box.deallocate() }
-        return take(box)
+        if index + 1 == chunk.count { releasePendingChunk(chunk) } else { pendingIndex32 = UInt32(index + 1) }
+        return item
     }
 
     /// Word form of `drain(max:taking:_:)` (a queue of 8-byte items).
@@ -418,12 +442,13 @@ package final class MPSCQueue: @unchecked Sendable {
         drain(max: max, taking: { $0.load(as: UInt.self) }, body)
     }
 
-    /// The overflow batch is used up: give its storage back (a burst of millions of
-    /// messages must not keep megabytes after the mailbox drained). Consumer only.
+    /// A pending chunk is used up: free it at once (a burst of millions of messages must
+    /// not keep megabytes after the mailbox drained) and go on with the next. Consumer only.
     @usableFromInline @inline(never)
-    func releasePending() {
-        pending = []
-        pendingIndex = 0
+    func releasePendingChunk(_ chunk: OverflowChunk) {
+        pendingChunk = chunk.next
+        pendingIndex32 = 0
+        chunk.deallocate()
     }
 
     /// The consumer side of the idle flag (see the file comment). Consumer only.
@@ -437,7 +462,7 @@ package final class MPSCQueue: @unchecked Sendable {
         #endif
         let quiet = (ring?.isQuiescent ?? true)
             && !overflowActive.load(ordering: .sequentiallyConsistent)
-            && pendingIndex >= pending.count
+            && pendingChunk == nil
         if quiet { return .empty }
         // Work is arriving (a claimed slot, or overflow): keep the turn unless a producer
         // has already taken it over (it schedules the next turn).
@@ -456,10 +481,14 @@ package final class MPSCQueue: @unchecked Sendable {
     func takeOverflowIfQuiescent(_ ring: RawRing) -> Bool {
         guard overflowActive.load(ordering: .acquiring) else { return false }
         return withOverflowLock {
-            guard ring.isQuiescent, !overflowItems.isEmpty else { return false }
-            pending = overflowItems
-            pendingIndex = 0
-            overflowItems = []
+            guard ring.isQuiescent, let head = overflowHead else { return false }
+            // The consumer takes a chain only once the previous one is used up (drain hands
+            // out `pendingChunk` first), so nothing is pending here.
+            assert(pendingChunk == nil)
+            pendingChunk = head
+            pendingIndex32 = 0
+            overflowHead = nil
+            overflowTail = nil
             overflowActive.store(false, ordering: .releasing)
             return true
         }
@@ -515,6 +544,19 @@ package final class MPSCQueue: @unchecked Sendable {
         }
         defer { overflowLock.store(false, ordering: .releasing) }
         return body()
+    }
+
+    /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
+    /// a burst has drained. Consumer only (for tests).
+    package var overflowChunksHeld: Int {
+        var held = 0
+        var next = pendingChunk
+        while let base = next { held += 1; next = OverflowChunk(base).next }
+        withOverflowLock {
+            next = overflowHead
+            while let base = next { held += 1; next = OverflowChunk(base).next }
+        }
+        return held
     }
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).

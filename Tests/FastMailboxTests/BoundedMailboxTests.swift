@@ -115,6 +115,36 @@ import TestSupport
         #expect(report.delivered == 1, "0 was in hand when the stop came; 1-3 are dead letters")
     }
 
+    @Test("a sender that finds the mailbox full just before the actor's last drain is still admitted (no lost wake-up)")
+    func senderRacingTheLastDrain() async throws {
+        // Replays W2's gap (BoundedMailboxWaiters.swift) deterministically: the sender found
+        // the ring full and is paused before recording itself; the actor drains the ring dry
+        // and goes idle; then the sender records itself. Before the fix nothing ever ran the
+        // actor again and `send` never returned.
+        let deterministic = DeterministicScheduler(seed: 11)
+        let system = makeDeterministicSystem(deterministic)
+        let seen = Lock<[Int]>([])
+        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { (m: Int, _) in seen.withLock { $0.append(m) } }
+        for i in 0..<3 { #expect(ref.trySend(i) == .accepted) }
+        #expect(ref.trySend(99) == .full(99), "3 of 4 slots: full")
+        let paused = Atomic<Bool>(false)
+        let resume = DispatchSemaphore(value: 0)
+        BoundedMailboxWaitersTestHook.arm { paused.store(true, ordering: .releasing); resume.wait() }
+        let sender = Task.detached { try await ref.send(3) }
+        #expect(await settled { paused.load(ordering: .acquiring) })
+        try deterministic.runUntilQuiescent()  // the last drain: 0, 1, 2; nobody waits yet
+        #expect(seen.withLock { $0 } == [0, 1, 2])
+        resume.signal()  // the sender records itself now, after the actor went idle
+        // The sender's claim scheduled a turn: driving the scheduler admits and delivers 3.
+        let admitted = await settled {
+            (try? deterministic.runUntilQuiescent()) != nil && seen.withLock { $0 } == [0, 1, 2, 3]
+        }
+        #expect(admitted, "the waiting sender was never admitted")
+        let report = system.shutdown()  // (a sender still waiting would get .stopped back here)
+        let sent: Void? = try? await sender.value
+        #expect(sent != nil && report.isBalanced)
+    }
+
     @Test("8 producers flood a slow bounded actor with send: nothing lost, per-sender order held, the mailbox never grows past its ring")
     func floodWithBackPressure() async throws {
         let system = try makeSystem()

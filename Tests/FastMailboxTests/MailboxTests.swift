@@ -131,7 +131,7 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         _ = zeros.send(0); _ = zeros.send(0)
         #expect(drainAll(zeros) == [0, 0], "a zero word is a message, not an empty slot")
         do {
-            // Ring, overflow (boxed there) and deinit, for an in-slot enum and a boxed struct.
+            // Ring, overflow (chunk slots) and deinit, for an in-slot enum and a boxed struct.
             let envelopes = try Mailbox<Envelope>(capacity: 4)
             let bigs = try Mailbox<Big>(capacity: 4)
             for i in 0..<12 {
@@ -190,6 +190,30 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         _ = bigs.send(Big(words: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0), tracked: nil)); _ = bigs.drain(max: 1) { _ in }
         #expect(allocations { for i in 0..<n { _ = bigs.send(Big(words: (i, 0, 0, 0, 0, 0, 0, 0, 0, 0), tracked: object)) } } == 1)
         #expect(allocations { _ = bigs.drain(max: n) { _ in } } == 0)
+    }
+
+    @Test("a burst past the ring costs one allocation per overflow chunk, not per message, and keeps nothing once drained")
+    func overflowAllocatesPerChunk() throws {
+        guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
+        let n = 100_000
+        let object = Tracked(3)
+        let envelopes = try Mailbox<Envelope>(capacity: 4)
+        _ = envelopes.send(.none); _ = envelopes.drain(max: 1) { _ in }  // the ring, outside the count
+        let start = malloc_counter_thread_allocations()
+        for i in 0..<n { _ = envelopes.send(.tracked(object, i, -i)) }
+        let sendAllocations = malloc_counter_thread_allocations() - start
+        // 3 go to the ring, the rest into chunks of 32, 64, ... 1,024: about n / 1,024 of them.
+        #expect(envelopes.overflowSendCount == n - 3)
+        #expect(sendAllocations <= n / 1_024 + 8, "\(sendAllocations) allocations for \(n) overflowing sends")
+        var expected = 0
+        var inOrder = true
+        let drainStart = malloc_counter_thread_allocations()
+        while envelopes.drain(max: 10_000, { envelope in
+            if case .tracked(let t, let i, let j) = envelope, t === object, i == expected, j == -i { expected += 1 } else { inOrder = false }
+        }) == .more {}
+        #expect(malloc_counter_thread_allocations() == drainStart, "draining allocates nothing")
+        #expect(inOrder && expected == n)
+        #expect(envelopes.queue.overflowChunksHeld == 0, "every chunk freed once drained")
     }
 
     @Test("an idle mailbox allocates no ring and stays small; the first send allocates it")

@@ -1,0 +1,52 @@
+// OverflowChunk — one link of MPSCQueue's ordered overflow list: a 16-byte header (the
+// next chunk, capacity, count) followed by `capacity` slots of the queue's `slotBytes`.
+// Who touches it when (producers under the overflow lock; the consumer once it has taken
+// the chain) is stated once, in MPSCQueue.swift, "Ring, then overflow".
+
+/// A handle on one overflow chunk (a raw allocation; copying the handle does not copy it).
+@usableFromInline
+struct OverflowChunk {
+    @usableFromInline let base: UnsafeMutableRawPointer
+
+    /// Bytes before the first slot: next (8), capacity (4), count (4).
+    @usableFromInline static let headerBytes = 16
+    /// Items in the first chunk of a chain; each next chunk doubles, up to `maximumCapacity`.
+    @usableFromInline static let firstCapacity = 32
+    /// The largest chunk (items): a burst of a million messages costs ~1,000 allocations.
+    @usableFromInline static let maximumCapacity = 1_024
+
+    @inlinable init(_ base: UnsafeMutableRawPointer) { self.base = base }
+
+    /// A new, empty chunk of `capacity` slots of `slotBytes` (16-byte aligned slots base).
+    @usableFromInline
+    static func allocate(capacity: Int, slotBytes: Int) -> OverflowChunk {
+        let base = UnsafeMutableRawPointer.allocate(byteCount: headerBytes + capacity * slotBytes, alignment: 16)
+        base.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+        base.storeBytes(of: UInt32(capacity), toByteOffset: 8, as: UInt32.self)
+        base.storeBytes(of: 0, toByteOffset: 12, as: UInt32.self)
+        return OverflowChunk(base)
+    }
+
+    /// The chunk after this one in the chain (nil at the tail).
+    @inlinable var next: UnsafeMutableRawPointer? {
+        get { base.load(as: UnsafeMutableRawPointer?.self) }
+        nonmutating set { base.storeBytes(of: newValue, as: UnsafeMutableRawPointer?.self) }
+    }
+
+    /// Slots in this chunk.
+    @inlinable var capacity: Int { Int(base.load(fromByteOffset: 8, as: UInt32.self)) }
+
+    /// Slots written so far (the producers' append index).
+    @inlinable var count: Int {
+        get { Int(base.load(fromByteOffset: 12, as: UInt32.self)) }
+        nonmutating set { base.storeBytes(of: UInt32(newValue), toByteOffset: 12, as: UInt32.self) }
+    }
+
+    /// The slot at `index`.
+    @inlinable func slot(_ index: Int, slotBytes: Int) -> UnsafeMutableRawPointer {
+        base + (OverflowChunk.headerBytes + index * slotBytes)
+    }
+
+    /// Frees this chunk (its items must have been moved out, or need no release).
+    @inlinable func deallocate() { base.deallocate() }
+}
