@@ -487,7 +487,12 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     final func invokeOnFastPath(_ message: A.Message) {
         delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
-            try instance.unsafelyUnwrapped.receive(message, context: ActorContext(cell: self))  // set until stopped
+            // Set until stopped, and only replaced or released after `receive` returns (a
+            // restart by handleFailure, a stop by finishPendingStop): the cell's own
+            // reference keeps it alive for the call, so no retain/release pair is needed.
+            try Unmanaged.passUnretained(instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                try $0.receive(message, context: ActorContext(cell: self))
+            }
         } catch {
             handleFailure(error)
         }

@@ -159,9 +159,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// the shape above). See "Ring, then overflow".
     @exclusivity(unchecked) @usableFromInline var pendingIndex32: UInt32 = 0
 
-    /// Items in the overflow list plus taken-but-not-handed-out pending items: +1 per
-    /// append (under the lock), −1 per pending item handed out (consumer). Statistics only.
-    @usableFromInline let overflowQueued = Atomic<Int>(0)
+    /// Overflow appends ever made. Written only under overflowLock (a relaxed load and
+    /// store: the lock orders the writers, so no read-modify-write); read by anyone.
+    @usableFromInline let overflowAppendCount = Atomic<Int>(0)
 
     /// The ring block, nil until the first enqueue. Written once by the CAS winner
     /// (release), read by everyone (acquire) so the initialised header is visible.
@@ -171,8 +171,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// when empty (guarded by overflowLock).
     @exclusivity(unchecked) @usableFromInline var overflowHead: UnsafeMutableRawPointer?  // under overflowLock
     @exclusivity(unchecked) @usableFromInline var overflowTail: UnsafeMutableRawPointer?  // under overflowLock
-    /// Overflow appends ever made (guarded by overflowLock).
-    @exclusivity(unchecked) @usableFromInline var overflowAppendCount = 0
+    /// Overflow items handed out so far. Written only by the consumer (relaxed load and
+    /// store); `overflowAppendCount` minus this is what the overflow holds (statistics).
+    @usableFromInline let overflowHandedOut = Atomic<Int>(0)
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
     @inlinable package var capacity: Int { Int(capacity32) }
@@ -357,32 +358,37 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The full-ring path (file comment, "Ring, then overflow"): under the overflow lock,
     /// the ring once more if no overflow is pending, else an append: a copy into the tail
     /// chunk's next slot (a new chunk when the tail is full).
+    /// (The lock is taken and given back inline, not through `withOverflowLock`'s closure:
+    /// a burst sends every message this way.)
     @usableFromInline @inline(never)
     func enqueueSlow(source: UnsafeRawPointer, ring: RawRing) {
-        withOverflowLock {
-            var ticket: UInt32 = 0
-            if !overflowActive.load(ordering: .relaxed),
-               let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
-                MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-                ring.commitMultiProducer(ticket: ticket)
-                return
-            }
-            overflowActive.store(true, ordering: .releasing)
-            var tail = overflowTail.map(OverflowChunk.init)
-            if tail == nil || tail!.count == tail!.capacity {
-                let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) }
-                    ?? OverflowChunk.firstCapacity
-                let fresh = OverflowChunk.allocate(capacity: capacity, slotBytes: slotBytes)
-                if let tail { tail.next = fresh.base } else { overflowHead = fresh.base }
-                overflowTail = fresh.base
-                tail = fresh
-            }
-            let chunk = tail!
-            MPSCQueue.copyItem(to: chunk.slot(chunk.count, slotBytes: slotBytes), from: source, byteCount: itemBytes)
-            chunk.count += 1
-            overflowAppendCount += 1
-            overflowQueued.wrappingAdd(1, ordering: .relaxed)
+        lockOverflow()
+        defer { overflowLock.store(false, ordering: .releasing) }
+        var ticket: UInt32 = 0
+        if !overflowActive.load(ordering: .relaxed),
+           let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
+            MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
+            ring.commitMultiProducer(ticket: ticket)
+            return
         }
+        overflowActive.store(true, ordering: .releasing)
+        var chunk = overflowTail.map(OverflowChunk.init)
+        if chunk == nil || chunk!.count == chunk!.capacity { chunk = appendOverflowChunk(after: chunk) }
+        let tail = chunk.unsafelyUnwrapped
+        let index = tail.count
+        MPSCQueue.copyItem(to: tail.slot(index, slotBytes: slotBytes), from: source, byteCount: itemBytes)
+        tail.count = index + 1
+        overflowAppendCount.store(overflowAppendCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// A new tail chunk (twice the last one's size, up to the maximum). Under overflowLock.
+    @inline(never)
+    func appendOverflowChunk(after tail: OverflowChunk?) -> OverflowChunk {
+        let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) } ?? OverflowChunk.firstCapacity
+        let fresh = OverflowChunk.allocate(capacity: capacity, slotBytes: slotBytes)
+        if let tail { tail.next = fresh.base } else { overflowHead = fresh.base }
+        overflowTail = fresh.base
+        return fresh
     }
 
     /// Pointer convenience for `enqueue(word:)`.
@@ -431,7 +437,7 @@ package final class MPSCQueue: @unchecked Sendable {
     func takePending<Item>(_ chunk: OverflowChunk, _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
         let index = Int(pendingIndex32)
         let item = take(chunk.slot(index, slotBytes: slotBytes))
-        overflowQueued.wrappingSubtract(1, ordering: .relaxed)
+        overflowHandedOut.store(overflowHandedOut.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         if index + 1 == chunk.count { releasePendingChunk(chunk) } else { pendingIndex32 = UInt32(index + 1) }
         return item
     }
@@ -524,7 +530,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Items counted and not yet drained (a snapshot).
     package var approximateCount: Int {
         let inRing = ringBlock.load(ordering: .acquiring).map { RawRing(block: $0).count } ?? 0
-        return inRing + overflowQueued.load(ordering: .relaxed)
+        // Handed-out first: both only grow, so the difference never goes below zero.
+        let handedOut = overflowHandedOut.load(ordering: .relaxed)
+        return inRing + Swift.max(overflowAppendCount.load(ordering: .relaxed) - handedOut, 0)
     }
 
     /// True while a consumer turn is running or due (a producer claimed it since the last
@@ -532,18 +540,32 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable package var hasPendingWork: Bool { !consumerIdle.load(ordering: .acquiring) }
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
-    package var overflowAppends: Int { withOverflowLock { overflowAppendCount } }
+    package var overflowAppends: Int { overflowAppendCount.load(ordering: .relaxed) }
 
     /// Runs `body` holding the overflow spin lock.
     @usableFromInline
     func withOverflowLock<R>(_ body: () -> R) -> R {
+        lockOverflow()
+        defer { overflowLock.store(false, ordering: .releasing) }
+        return body()
+    }
+
+    /// Takes the overflow spin lock (given back by a releasing store of false).
+    @inline(__always)
+    func lockOverflow() {
+        if !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            lockOverflowContended()
+        }
+    }
+
+    /// Spins briefly, then yields the CPU to a preempted holder.
+    @inline(never)
+    func lockOverflowContended() {
         var spins = 0
         while !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             spins += 1
             if spins < 64 { ckshim_stall() } else { sched_yield(); spins = 0 }
         }
-        defer { overflowLock.store(false, ordering: .releasing) }
-        return body()
     }
 
     /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
