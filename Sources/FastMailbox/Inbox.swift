@@ -56,14 +56,14 @@ public final class Inbox<Message: Sendable> {
     /// The next message (buffered ones first), waiting as long as it takes.
     /// - Throws: ``ActorStoppedError`` when the actor is stopping (see the type's
     ///   documentation), `CancellationError` when the task is cancelled otherwise.
-    public func receive() async throws -> Message {
+    nonisolated(nonsending) public func receive() async throws -> Message {
         try await receive(timeout: nil) { _ in true }
     }
 
     /// The next message (buffered ones first), waiting at most `timeout`.
     /// - Throws: ``ReceiveTimeout`` when none arrived in time (a later message is kept for
     ///   the next receive), ``ActorStoppedError``, or `CancellationError`.
-    public func receive(timeout: Duration) async throws -> Message {
+    nonisolated(nonsending) public func receive(timeout: Duration) async throws -> Message {
         try await receive(timeout: timeout) { _ in true }
     }
 
@@ -76,7 +76,7 @@ public final class Inbox<Message: Sendable> {
     /// - Throws: ``ReceiveTimeout`` (skipped messages stay buffered), ``ActorStoppedError``
     ///   (when stopping immediately, or closed with nothing matching left), or
     ///   `CancellationError`.
-    public func receive(timeout: Duration? = nil, where predicate: (Message) -> Bool) async throws -> Message {
+    nonisolated(nonsending) public func receive(timeout: Duration? = nil, where predicate: (Message) -> Bool) async throws -> Message {
         guard !finished, !cell.immediateStop.load(ordering: .acquiring) else { throw stoppedError }
         var index = head
         while index < buffer.count {
@@ -169,6 +169,16 @@ extension Inbox: AsyncSequence {
         let inbox: Inbox<Message>
 
         public mutating func next() async -> Message? {
+            do {
+                return try await inbox.receive()
+            } catch {
+                return nil
+            }
+        }
+
+        /// `for await` calls this one: it runs on the caller's executor, like ``Inbox/receive()``,
+        /// so taking a message costs no executor hop.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Message? {
             do {
                 return try await inbox.receive()
             } catch {

@@ -130,7 +130,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
-    /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
     /// The turn's drains pass `wasQueued: !leftRegistry`: after the cell left the registry
     /// a late arrival counts as sent when dead-lettered (see ActorCellBase.deadLetter).
     func deadLetter(_ message: Message, wasQueued: Bool = true) {
@@ -190,7 +189,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     /// Suspends the body until a sender, a stop, the deadline (uptime nanoseconds) or a
     /// cancellation wakes it. Returns at once if one of them already happened.
-    func park(deadline: UInt64?) async -> WakeReason {
+    nonisolated(nonsending) func park(deadline: UInt64?) async -> WakeReason {
         // No cancellation handler: the body's task is cancelled only by requestStop, which
         // resumes a parked receive itself (under `control`'s lock, see the file comment), so
         // registering one on every park (a status-record lock in the runtime, about 1,000
