@@ -454,16 +454,17 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 /// The cell of an `EventActor` instance.
 @usableFromInline
 final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
-    /// Makes instances (at spawn and on every restart); nil once stopped. Turn-confined.
+    /// Makes a fresh instance on every restart; nil once stopped, and for a stateless
+    /// actor (a ClosureActor) whose one instance is reused. Turn-confined.
     var factory: (@Sendable () -> A)?
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
     init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool,
-         factory: @escaping @Sendable () -> A) {
+         instance: A, factory: (@Sendable () -> A)?) {
         self.factory = factory
-        self.instance = factory()
+        self.instance = instance
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
@@ -510,7 +511,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     private var started = false
 
     override func startInstance() throws {
-        if started, let factory { instance = factory() }  // a restart: fresh state
+        if started, let factory { instance = factory() }  // a restart: fresh state (no factory: a ClosureActor keeps its instance)
         started = true
         try instance?.preStart(context: ActorContext(cell: self))
     }

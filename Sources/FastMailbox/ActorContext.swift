@@ -56,8 +56,11 @@ public struct ActorContext<Message: Sendable> {
         supervisor: SupervisorStrategy? = nil,
         receive: @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
-        try spawn(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
-                  supervisor: supervisor) { ClosureActor(receive) }
+        // As ActorSystem.spawn(receive:): one ClosureActor, reused on restart.
+        try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
+                                  supervisor: supervisor ?? cell.childSupervisor,
+                                  mailboxPass: ActorCell<ClosureActor<M>>.specializedMailboxPass,
+                                  instance: ClosureActor(receive), factory: nil)
     }
 
     // MARK: lifecycle

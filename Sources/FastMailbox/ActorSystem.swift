@@ -264,8 +264,12 @@ public final class ActorSystem: Sendable {
         supervisor: SupervisorStrategy? = nil,
         receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        try spawn(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
-                  supervisor: supervisor) { ClosureActor(receive) }
+        // One ClosureActor, reused on restart (it is stateless: a fresh one would wrap the
+        // same closure), so no factory closure is allocated per spawn.
+        try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
+                      supervisor: supervisor ?? defaultSupervisor,
+                      mailboxPass: ActorCell<ClosureActor<Message>>.specializedMailboxPass,
+                      instance: ClosureActor(receive), factory: nil)
     }
 
     func nextActorID() -> ActorID {
@@ -276,13 +280,13 @@ public final class ActorSystem: Sendable {
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
-        factory: @escaping @Sendable () -> A
+        instance: A? = nil, factory: (@Sendable () -> A)?
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let id = nextActorID()
         let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
-                                bounded: boundedMailbox, factory: factory)
+                                bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
         try register(cell, named: name)
         if let parent { parent.children[id] = cell }  // spawn from a context runs in the parent's turn
         cell.scheduleSelf()  // the first turn runs preStart
