@@ -53,7 +53,9 @@ public final class Inbox<Message: Sendable> {
     /// Messages skipped by selective receives and kept, in order, for later receives.
     public var bufferedCount: Int { buffer.count - head }
 
-    /// The next message (buffered ones first), waiting as long as it takes.
+    /// The next message (buffered ones first), waiting as long as it takes. Like every
+    /// receive, it runs on the caller's executor (`nonisolated(nonsending)`): taking a
+    /// message costs no executor hop.
     /// - Throws: ``ActorStoppedError`` when the actor is stopping (see the type's
     ///   documentation), `CancellationError` when the task is cancelled otherwise.
     nonisolated(nonsending) public func receive() async throws -> Message {
