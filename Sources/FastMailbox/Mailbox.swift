@@ -16,9 +16,9 @@
 //    dropped); what was inside is still drained or returned by `closeAndDrain()`.
 //  - memory: an idle mailbox is two small objects, 112 heap bytes in all on x86_64
 //    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
-//    allocates the ring: RawRing.headerBytes (192: ck_ring pads c_head and p_tail/p_head
-//    onto their own 64-byte cache lines, then size/mask) + capacity × the message's
-//    size rounded up to 8 (8 for a boxed message over 64 bytes), e.g. 2,240 bytes for
+//    allocates the ring: RawRing.headerBytes (208: ck_ring keeps c_head, p_tail/p_head and
+//    size/mask 64 bytes apart, plus a line before the slots) + capacity × the message's
+//    size rounded up to 8 (8 for a boxed message over 64 bytes), e.g. 2,256 bytes for
 //    Int messages at the default capacity of 256. It is kept until the mailbox is released: a
 //    producer may still hold a pointer to it, and freeing it safely would need hazard
 //    pointers or epochs on every send. A send cannot report a failed allocation (it

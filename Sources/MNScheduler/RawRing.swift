@@ -1,14 +1,18 @@
 // RawRing — Concurrency Kit's ck_ring of raw pointers, in one cache-aligned allocation.
 //
-// Layout: [ struct ck_ring (136 bytes, c_head and p_tail/p_head on their own cache lines),
-//           padded to a multiple of 64 ] [ capacity × slot bytes ].
+// Layout: [ struct ck_ring (136 bytes) + one cache line of padding, rounded up to 16 ]
+//         [ capacity × slot bytes ].
+// ck_ring itself keeps c_head 64 bytes away from p_tail/p_head and those 64 bytes away
+// from size/mask, so no two of them can share a 64-byte line wherever the block starts;
+// the extra line keeps slot 0 off size/mask's line the same way. The block therefore
+// needs no cache-line alignment: it is a plain malloc (16-byte aligned). (posix_memalign
+// cost ~1,300 instructions per ring, a tenth of an actor's whole life, and fragmented
+// the heap.)
 // Slots are 8 bytes (a pointer or a word) unless the ring was made with `slotBytes`
 // (a multiple of 8 up to 64): then entries are written in place between a reserve and a
 // commit and moved out between a peek and a release (see ckshim.h, "Sized slots").
 // Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
 // RingAllocationError through init(tryCapacity:), so a caller can report it.
-// The block comes from posix_memalign(64): a C struct declared aligned(64) does not import
-// into Swift, and ring state kept in Swift globals would cost exclusivity checks.
 //
 // ck_ring facts every caller must respect:
 //  - capacity is a power of two ≥ 4 and the ring holds at most capacity − 1 entries
@@ -38,7 +42,7 @@ public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Send
     }
 }
 
-/// Why a ring could not be allocated: posix_memalign failed (out of memory, or over a
+/// Why a ring could not be allocated: malloc failed (out of memory, or over a
 /// memory limit such as RLIMIT_DATA or a cgroup's memory.max).
 public struct RingAllocationError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Slots of the ring that was asked for.
@@ -67,10 +71,10 @@ package struct RawRing: @unchecked Sendable {
     @usableFromInline let ring: UnsafeMutablePointer<ck_ring_t>
     @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
 
-    /// Bytes of the header region: sizeof(ck_ring) rounded up to a cache line.
+    /// Bytes of the header region: sizeof(ck_ring) plus a cache line, rounded up to 16
+    /// (see the file comment: no cache-line alignment needed).
     @inlinable package static var headerBytes: Int {
-        let line = Int(ckshim_cacheline())
-        return (Int(ckshim_ring_header_size()) + line - 1) / line * line
+        (Int(ckshim_ring_header_size()) + Int(ckshim_cacheline()) + 15) & ~15
     }
 
     /// Largest sized slot: a message up to this many bytes travels inside the ring.
@@ -101,7 +105,7 @@ package struct RawRing: @unchecked Sendable {
 
     /// Allocates and initialises a ring, throwing instead of trapping when the memory
     /// cannot be had. `capacity` must already be valid (traps otherwise: a programming
-    /// error, see `validate`). `allocate(alignment, bytes)` is posix_memalign unless a
+    /// error, see `validate`). `allocate(alignment, bytes)` is malloc (16-byte aligned) unless a
     /// test substitutes a failing one; what it returns is released with free().
     package init(tryCapacity capacity: Int, slotBytes: Int = 8,
                  allocate: (_ alignment: Int, _ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.alignedAllocate)
@@ -111,7 +115,7 @@ package struct RawRing: @unchecked Sendable {
         precondition(slotBytes >= 8 && slotBytes <= RawRing.maximumSlotBytes && slotBytes % 8 == 0,
                      "RawRing: slot of \(slotBytes) bytes (must be a multiple of 8 up to \(RawRing.maximumSlotBytes))")
         let size = RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
-        guard let block = allocate(Int(ckshim_cacheline()), size) else {
+        guard let block = allocate(16, size) else {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
@@ -122,10 +126,10 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
-    /// posix_memalign(alignment, bytes), nil when it fails.
+    /// malloc(bytes) (16-byte aligned, which is all `alignment` may ask), nil when it fails.
     package static func alignedAllocate(alignment: Int, bytes: Int) -> UnsafeMutableRawPointer? {
-        var raw: UnsafeMutableRawPointer?
-        return posix_memalign(&raw, alignment, bytes) == 0 ? raw : nil
+        precondition(alignment <= 16, "RawRing: malloc gives 16-byte alignment, not \(alignment)")
+        return malloc(bytes)
     }
 
     /// Rebuilds the handle from `block` (what `block` returned); no allocation.
