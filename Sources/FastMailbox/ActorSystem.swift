@@ -316,6 +316,7 @@ public final class ActorSystem: Sendable {
             if let name {
                 if registry.names[name] != nil || registry.reserved.contains(name) { return .duplicateName(name) }
                 registry.names[name] = cell
+                cell.holdsRegisteredName = true
             }
             registry.cells[cell.id] = cell
             return nil
@@ -331,7 +332,7 @@ public final class ActorSystem: Sendable {
             retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
             retiredAccepted.wrappingAdd(cell.retiredAcceptedCount, ordering: .relaxed)
             counters.retiredOverflows.wrappingAdd(cell.overflowCount, ordering: .relaxed)
-            if registry.names[cell.name] === cell { registry.names[cell.name] = nil }
+            if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
     }
 
@@ -357,6 +358,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { registry in
             guard registry.reserved.remove(name) != nil, !isShuttingDown else { return }
             registry.names[name] = router
+            router.holdsRegisteredName = true
         }
     }
 
@@ -364,7 +366,7 @@ public final class ActorSystem: Sendable {
     /// spawned under the same names while the old ones drain).
     func releaseName(of cell: AnyActorCell) {
         registry.withLock { registry in
-            if registry.names[cell.name] === cell { registry.names[cell.name] = nil }
+            if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
     }
 

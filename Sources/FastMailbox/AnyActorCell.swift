@@ -48,6 +48,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// `isCreated`, likewise.
     @inlinable @inline(__always) final var isCreated: Bool { if case .created = phase { return true } else { return false } }
     @exclusivity(unchecked) @usableFromInline var pendingStop: TerminationReason?
+    /// True once the registry maps this cell's name to it (a name given at spawn, or a
+    /// pool's). Guarded by the system's registry lock: written and read only under it, so
+    /// unnamed actors never hash their generated name on the way out.
+    @exclusivity(unchecked) var holdsRegisteredName = false
 
     /// Lifecycle state most actors never use (children, watchers, restarts, termination),
     /// allocated on first use so an idle actor stays small. Turn-confined (C2).
