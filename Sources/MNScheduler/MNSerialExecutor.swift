@@ -19,9 +19,11 @@
 //   (E2) Entries leave the queue in MPSCQueue's order: FIFO per enqueuing thread, across
 //        jobs and told closures alike (one queue).
 //   (E3) `runningJob` (the job being run by this drain) and `inlineHost` (the unit whose
-//        turn an inline run is nested in) are written only by the drainer and read only on
-//        the drainer's own thread (by an enqueue made from inside the job); E1 orders
-//        successive drainers, so they need no atomics.
+//        turn an inline run is nested in, nil in a turn) are written only by the drainer,
+//        inside its drain before and around each entry — never after the drain returns, as
+//        by then the claim may already be someone else's — and read only on the drainer's
+//        own thread, by an enqueue made from inside an entry. E1 orders successive
+//        drainers, so they need no atomics.
 //
 // The inline fast path (an awaited call from the pool): a task running on this
 // scheduler's worker — in a turn of an MNTaskExecutor lane or of another MNSerialExecutor —
@@ -185,9 +187,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     private func runInline(on worker: Worker) {
         let host = worker.currentUnit
         worker.currentUnit = Unmanaged.passUnretained(self).toOpaque()
-        inlineHost = host
-        let outcome = drain(max: worker.throughput)
-        inlineHost = nil
+        let outcome = drain(max: worker.throughput, inlineHost: host)
         worker.currentUnit = host
         if outcome == .more { scheduler.schedule(self) }
     }
@@ -199,22 +199,23 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
             ? unsafeDowncast(unit, to: MNSerialExecutor.self) : nil
     }
 
-    /// Runs up to `max` entries in order. The caller holds the consumer claim (E1).
+    /// Runs up to `max` entries in order. The caller holds the consumer claim (E1), which
+    /// `jobs.drain` gives up when the queue runs dry: so `runningJob` and `inlineHost` are
+    /// written only inside the body, before and around each entry (E3), never after.
     @inline(__always)
-    private func drain(max: Int) -> MPSCQueue.DrainOutcome {
+    private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
         let executor = asUnownedSerialExecutor()
-        let outcome = jobs.drain(max: max, taking: MNSerialExecutor.take) { entry in
+        return jobs.drain(max: max, taking: MNSerialExecutor.take) { entry in
+            inlineHost = host
             switch entry {
             case .job(let raw):
                 runningJob = raw
                 unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
-            case .call(let call):
                 runningJob = nil
+            case .call(let call):
                 call.body(call.actor)
             }
         }
-        runningJob = nil
-        return outcome
     }
 
     /// Moves an entry out of its slot.
