@@ -36,8 +36,10 @@ extension MNActor {
     ///   it still runs, in order, on the executor's fallback serial queue (isolation checks
     ///   still pass there); nothing told is dropped.
     /// - Cost: lock-free (a ring push, plus a `schedule` when the actor was idle); no `Task`
-    ///   is created and this call allocates nothing. A closure that captures values is
-    ///   allocated by Swift when it is formed, as any escaping closure is.
+    ///   is created and this call allocates nothing while fewer than 64 entries wait in the
+    ///   actor's queue (past that its ordered overflow boxes each one: an allocation and a
+    ///   short lock). A closure that captures values is allocated by Swift when it is
+    ///   formed, as any escaping closure is.
     /// - Never runs `body` on the calling thread before returning (unlike an awaited call,
     ///   whose caller waits anyway), so a caller may hold a lock.
     ///

@@ -1,8 +1,9 @@
 // MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 //
-// Algorithm: the executor *is* a ScheduledUnit. Its queue (an MPSCQueue of `Entry`s, 24
-// bytes each, moved bitwise into ring slots) holds jobs (an UnownedJob) and told closures
-// (`MNActor.tell`: the retained actor and the closure). An enqueue that takes the queue
+// Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of 24-byte entries
+// moved bitwise into ring slots (64 slots, allocated with the first entry), holds jobs (the
+// words 0, job, 0) and told closures (`MNActor.tell`: a `Call`, the retained actor and the
+// closure; an object pointer is never 0, which tells the two apart). An enqueue that takes the queue
 // from empty to non-empty (MPSCQueue's consumer claim, `becameNonEmpty`) makes its caller
 // the one consumer due: it either runs the queue inline (below) or schedules the unit. A
 // turn drains up to `throughput` entries in FIFO order — a job runs synchronously on this
@@ -11,7 +12,8 @@
 //
 // Rules (why jobs of one actor never run at once, and run in order):
 //   (E1) Whoever drains holds MPSCQueue's consumer claim (S1 in MPSCQueue.swift): a worker's
-//        turn, an inline run, or the fallback queue after shutdown. The claim passes from
+//        turn, an inline run, the fallback queue after shutdown, or the thread driving a
+//        DeterministicScheduler. The claim passes from
 //        one drainer to the next through the idle flag (the drainer's seq_cst store of
 //        `true`, the next claimer's acquire-release CAS), so each drain happens-after the
 //        previous one and exactly one runs at a time. (The unit's state word additionally
@@ -96,7 +98,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// The job the current drain is running (E3), nil between jobs and during a closure.
     @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
-    /// During an inline run: the unit whose turn it is nested in (E3); nil otherwise.
+    /// The unit an inline drain is nested in, nil for a turn's drain; written at each entry
+    /// (E3), so meaningful only to the current drainer.
     @exclusivity(unchecked) var inlineHost: UnsafeMutableRawPointer?
 
     /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
