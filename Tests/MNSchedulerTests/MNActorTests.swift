@@ -207,6 +207,20 @@ func tellOnMismatchedActor() {
         #expect(recorder.executor.isIsolatingCurrentContext() == false)   // no longer driving it
     }
 
+    @Test("MNGlobalActor.shared.tell runs the closure once, on Scheduler.shared's workers, isolated to the global actor")
+    func globalActorTell() async {
+        let facts = Mutex<[(worker: Int?, isolated: Bool?)]>([])
+        MNGlobalActor.shared.tell { actor in
+            actor.preconditionIsolated()
+            facts.withLock { $0.append((Scheduler.currentWorkerIndex, actor.executor.isIsolatingCurrentContext())) }
+        }
+        _ = await onGlobalActor()   // an awaited call after the tell (same thread: FIFO)
+        let seen = facts.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.worker != nil)
+        #expect(seen.first?.isolated == true)
+    }
+
     @Test("tell on an actor whose unownedExecutor is not its executor stops the process with a message")
     func tellRefusesMismatchedExecutor() async {
         await #expect(processExitsWith: .failure) {
