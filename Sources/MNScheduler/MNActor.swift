@@ -38,8 +38,9 @@ extension MNActor {
     /// - Cost: lock-free (a ring push, plus a `schedule` when the actor was idle); no `Task`
     ///   is created and this call allocates nothing while fewer than 64 entries wait in the
     ///   actor's queue (past that its ordered overflow boxes each one: an allocation and a
-    ///   short lock). A closure that captures values is allocated by Swift when it is
-    ///   formed, as any escaping closure is.
+    ///   short lock). The exception: an actor sharing its executor with another actor that
+    ///   told through it first pays one allocation per tell. A closure that captures values
+    ///   is allocated by Swift when it is formed, as any escaping closure is.
     /// - Never runs `body` on the calling thread before returning (unlike an awaited call,
     ///   whose caller waits anyway), so a caller may hold a lock.
     ///
@@ -50,10 +51,20 @@ extension MNActor {
         let executor = self.executor
         precondition(Self.runs(on: executor, unownedExecutor),
                      "MNActor.tell: \(Self.self)'s unownedExecutor is not its executor's asUnownedSerialExecutor()")
-        assert(MemoryLayout<MNActorCall<Self>>.size == MNSerialExecutor.entryBytes, "MNActorCall layout")
-        withUnsafeTemporaryAllocation(of: MNActorCall<Self>.self, capacity: 1) { buffer in
-            buffer.baseAddress!.initialize(to: MNActorCall(actor: self, body: body))
-            executor.enqueue(movingCall: buffer.baseAddress!)  // the queue owns it now
+        assert(MemoryLayout<MNBoundCall<Self>>.size == MNSerialExecutor.entryBytes, "MNBoundCall layout")
+        let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+        if executor.isBound(to: me) {
+            _ = Unmanaged.passRetained(self)   // the entry's retain of the actor (see the drain)
+            withUnsafeTemporaryAllocation(of: MNBoundCall<Self>.self, capacity: 1) { buffer in
+                buffer.baseAddress!.initialize(to: MNBoundCall(body: body))
+                executor.enqueue(movingCall: buffer.baseAddress!)  // the queue owns it now
+            }
+        } else {
+            // Another actor is bound to this executor: a boxed entry (one allocation).
+            let box = UnsafeMutablePointer<MNActorCall<Self>>.allocate(capacity: 1)
+            box.initialize(to: MNActorCall(actor: self, body: body))
+            var words = (MNSerialExecutor.boxTag, UInt(bitPattern: box))
+            executor.enqueue(movingCall: &words)
         }
     }
 
@@ -65,13 +76,22 @@ extension MNActor {
     }
 }
 
-/// A told closure as `tell` writes it into the executor's queue; the drain reads the same
-/// bytes as an `MNSerialExecutor.Call` and calls `body(actor)` while it holds the actor's
-/// isolation (the drain is the actor's executor: E1 in MNSerialExecutor.swift).
-/// Same layout, no conversion: `A` is a class, so `actor` is one reference like
-/// `AnyObject`, and a class-bound parameter — `isolated` or not — is passed like an
-/// `AnyObject` one. (Converting the closure with `unsafeBitCast` instead would go through
-/// generic reabstraction thunks: two allocations per call.)
+/// A told closure of the executor's bound actor, as `tell` writes it into the queue; the
+/// drain reads the same two words as an `MNSerialExecutor.BoundCall` and calls
+/// `body(boundActor)` while it holds the actor's isolation (the drain is the actor's
+/// executor: E1 in MNSerialExecutor.swift). Same layout, no conversion: a class-bound
+/// parameter — `isolated` or not — is passed like an `AnyObject` one. (Converting the
+/// closure with `unsafeBitCast` instead would go through generic reabstraction thunks:
+/// two allocations per call.)
+@usableFromInline
+struct MNBoundCall<A: MNActor> {
+    @usableFromInline let body: @Sendable (isolated A) -> Void
+    @usableFromInline init(body: @escaping @Sendable (isolated A) -> Void) { self.body = body }
+}
+
+/// A told closure of an actor that is not the executor's bound actor, in its heap box; the
+/// drain reads it as an `MNSerialExecutor.Call` (same layout: `A` is a class, so `actor`
+/// is one reference like `AnyObject`).
 @usableFromInline
 struct MNActorCall<A: MNActor> {
     @usableFromInline let actor: A

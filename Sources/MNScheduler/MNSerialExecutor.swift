@@ -1,9 +1,17 @@
 // MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 //
-// Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of 24-byte entries
-// moved bitwise into ring slots (64 slots, allocated with the first entry), holds jobs (the
-// words 0, job, 0) and told closures (`MNActor.tell`: a `Call`, the retained actor and the
-// closure; an object pointer is never 0, which tells the two apart). An enqueue that takes the queue
+// Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of two-word entries
+// moved bitwise into ring slots (64 × 16 bytes, allocated with the first entry), holds jobs
+// and told closures (`MNActor.tell`), told apart by the first word:
+//   (0, job)      a job (UnownedJob bits);
+//   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
+//                 through it (`boundActor`, set once by CAS, unretained) — which the entry
+//                 holds one retain of, released after the call (fn is a code address: never
+//                 0 or 1);
+//   (1, box)      a told closure of another actor sharing the executor: a heap `Call` (the
+//                 retained actor and the closure), freed after the call. Rare: one actor per
+//                 executor is the usual shape.
+// An enqueue that takes the queue
 // from empty to non-empty (MPSCQueue's consumer claim, `becameNonEmpty`) makes its caller
 // the one consumer due: it either runs the queue inline (below) or schedules the unit. A
 // turn drains up to `throughput` entries in FIFO order — a job runs synchronously on this
@@ -105,22 +113,39 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
     public static let jobQueueCapacity = 64
 
-    /// A told closure as it sits in a queue slot: the retained actor, then the closure
-    /// (function and retained context), 24 bytes. `MNActor.tell` writes it as an
-    /// `MNActorCall<Self>`, whose layout is the same (see there). A job is written as the
-    /// three words (0, job bits, 0): the first word tells them apart (an object is never 0).
+    /// The actor whose told closures take the two-word form (file comment), as object
+    /// bits; 0 until the first tell. Set once (CAS 0 → actor, acquiring-and-releasing) by
+    /// `tell`; read (acquiring) by `tell` and by the drain of a two-word closure entry, which
+    /// the enqueue of that entry orders after the CAS anyway. Unretained: each entry holds
+    /// its own retain of the actor.
+    let boundActor = Atomic<UInt>(0)
+
+    /// A told closure, as the drain calls it: the closure `MNActor.tell` wrote (as an
+    /// `MNBoundCall<Self>`, the same two words) and the actor it is called with.
+    struct BoundCall {
+        let body: (AnyObject) -> Void
+    }
+
+    /// A told closure of an actor other than `boundActor`, in its heap box (written by
+    /// `tell` as an `MNActorCall<Self>`, the same layout).
     struct Call {
         let actor: AnyObject
         let body: (AnyObject) -> Void
     }
 
-    /// Bytes of one queue entry (a Call, or a job's three words).
-    @usableFromInline static let entryBytes = MemoryLayout<Call>.size
+    /// Bytes of one queue entry (two words: see the file comment).
+    @usableFromInline static let entryBytes = 16
+
+    /// The first word of an entry holding a job.
+    @usableFromInline static let jobTag: UInt = 0
+    /// The first word of an entry holding a boxed `Call`.
+    @usableFromInline static let boxTag: UInt = 1
 
     /// An entry taken out of its slot.
     enum Taken {
         case job(UnsafeMutableRawPointer)
-        case call(Call)
+        case bound(BoundCall)
+        case boxed(Call)
     }
 
     /// Creates an executor whose jobs run on `scheduler`'s workers. Allocates nothing else
@@ -143,7 +168,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// in order).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        var words = (UInt(0), UInt(bitPattern: raw), UInt(0))
+        var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
         guard claimed(jobs.enqueue(moving: &words)) else { return }
         // This thread holds the consumer claim: run the queue here, or get a turn scheduled.
         if let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey),
@@ -154,11 +179,22 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
-    /// Queues a told closure: `call` points to an initialized `Call` (or a layout-equal
-    /// MNActorCall), which the queue takes over. Never runs it inline: the caller goes on.
+    /// True when `actor` (object bits) is this executor's bound actor, binding it if no
+    /// actor is bound yet (see `boundActor`).
     @usableFromInline
-    func enqueue(movingCall call: UnsafeRawPointer) {
-        if claimed(jobs.enqueue(moving: call)) { scheduler.schedule(self) }
+    func isBound(to actor: UInt) -> Bool {
+        let bound = boundActor.load(ordering: .acquiring)
+        if bound == actor { return true }
+        if bound != 0 { return false }
+        let (won, current) = boundActor.compareExchange(expected: 0, desired: actor, ordering: .acquiringAndReleasing)
+        return won || current == actor
+    }
+
+    /// Queues a told closure: `entry` points to its two words (file comment), which the
+    /// queue takes over. Never runs it inline: the caller goes on.
+    @usableFromInline
+    func enqueue(movingCall entry: UnsafeRawPointer) {
+        if claimed(jobs.enqueue(moving: entry)) { scheduler.schedule(self) }
     }
 
     /// True when the push took the consumer claim (becameNonEmpty).
@@ -215,7 +251,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
                 runningJob = raw
                 unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
                 runningJob = nil
-            case .call(let call):
+            case .bound(let call):
+                let actor = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: boundActor.load(ordering: .acquiring))!)
+                call.body(actor.takeRetainedValue())   // the entry's retain, released after the call
+            case .boxed(let call):
                 call.body(call.actor)
             }
         }
@@ -224,10 +263,16 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// Moves an entry out of its slot.
     @inline(__always)
     static func take(_ slot: UnsafeMutableRawPointer) -> Taken {
-        if slot.load(as: UInt.self) == 0 {
+        switch slot.load(as: UInt.self) {
+        case jobTag:
             return .job(slot.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafeMutableRawPointer.self))
+        case boxTag:
+            let box = slot.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafeMutablePointer<Call>.self)
+            defer { box.deallocate() }
+            return .boxed(box.move())
+        default:
+            return .bound(slot.bindMemory(to: BoundCall.self, capacity: 1).move())
         }
-        return .call(slot.bindMemory(to: Call.self, capacity: 1).move())
     }
 
     /// Runs up to `budget` entries in order (called by the scheduler, never concurrently).

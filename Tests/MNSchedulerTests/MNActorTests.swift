@@ -221,6 +221,42 @@ func tellOnMismatchedActor() {
         #expect(seen.first?.isolated == true)
     }
 
+    @Test("two actors sharing one executor: each told closure runs exactly once, in order, with its own actor")
+    func sharedExecutor() async throws {
+        let scheduler = try makeScheduler(workers: 2)
+        defer { scheduler.shutdown() }
+        let executor = MNSerialExecutor(scheduler: scheduler)
+        let first = Recorder(executor: executor), second = Recorder(executor: executor)
+        for i in 0..<2_000 {
+            first.tell { $0.record(i) }     // the executor's bound actor: two-word entries
+            second.tell { $0.record(-i) }   // the other one: boxed entries
+        }
+        #expect(await first.values() == Array(0..<2_000))
+        #expect(await second.values() == (0..<2_000).map { -$0 })
+        #expect(first.probe.notIsolated.load(ordering: .relaxed) == 0)
+        #expect(second.probe.notIsolated.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("a queued tell keeps its actor alive until it ran, then lets it go (no retain leaked or lost)")
+    func tellRetainsActorUntilRun() throws {
+        let deterministic = DeterministicScheduler(seed: 3)
+        let executor = MNSerialExecutor(scheduler: deterministic.scheduler)
+        weak var weakFirst: Recorder?
+        weak var weakSecond: Recorder?
+        do {
+            let first = Recorder(executor: executor), second = Recorder(executor: executor)
+            weakFirst = first
+            weakSecond = second
+            for i in 0..<10 {
+                first.tell { $0.record(i) }
+                second.tell { $0.record(i) }
+            }
+        }
+        #expect(weakFirst != nil && weakSecond != nil, "queued tells hold their actors")
+        try deterministic.runUntilQuiescent()
+        #expect(weakFirst == nil && weakSecond == nil, "each tell released its actor once it ran")
+    }
+
     @Test("tell on an actor whose unownedExecutor is not its executor stops the process with a message")
     func tellRefusesMismatchedExecutor() async {
         await #expect(processExitsWith: .failure) {
