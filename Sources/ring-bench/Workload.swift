@@ -73,7 +73,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .ask:
             "Swift and MN actors: the caller awaits each call (a request–reply, not two fire-and-forget sends); an await on an idle actor runs on the caller's own thread (no queue, no wake-up), so these columns measure a call, not a message between two threads. FastMailbox's ask allocates a promise and arms a timeout timer per call. Go: unbuffered channels. Dispatch: serial queues async-ing to each other (ask: a semaphore wakes the caller thread)."
         case .threadring:
-            "Swift and MN actors have no fire-and-forget send: each hop starts a Task that awaits the next actor. Go: an unbuffered channel per goroutine."
+            "Swift and MN actors: each hop starts a Task that awaits the next actor (Swift actors have no fire-and-forget send; MN actors' MNActor.tell is measured in pingpong's fire-and-forget row). Go: an unbuffered channel per goroutine."
         case .fanin:
             "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks."
         case .spawn:
