@@ -5,14 +5,16 @@
 # messages is the figure, so start-up and shutdown cancel out. The same difference, per
 # symbol, gives the top symbols per message.
 #
-#   scripts/instructions.sh [--out FILE] [workload …]   (default: all four; FILE default
+#   scripts/instructions.sh [--out FILE] [workload …]   (default: all of them; FILE default
 #                                                      Benchmarks/results/instructions.md)
+# mnactor and swiftactor count an awaited call (a round trip) instead of a message;
+# mntell counts one MNActor.tell (a message).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin sequential spawn)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin sequential spawn mnactor swiftactor mntell)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null
@@ -21,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # messages per unit of n: ping-pong and sequential send 2 per round (spawn: per actor)
-per_n() { case $1 in pingpong|sequential) echo 2 ;; *) echo 1 ;; esac; }
+per_n() { case $1 in pingpong|sequential|mntell) echo 2 ;; *) echo 1 ;; esac; }
 short_n() { case $1 in sequential|spawn) echo 20000 ;; *) echo 50000 ;; esac; }
 
 {

@@ -1,30 +1,72 @@
 // MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 //
-// Algorithm: the executor *is* a ScheduledUnit. enqueue(job) puts the job (an UnownedJob,
-// pointer-sized) on an MPSCQueue (ck_ring + ordered overflow, lock-free on the hot path);
-// the enqueue that takes the queue from empty to non-empty schedules the unit. A turn
-// drains up to `throughput` jobs in FIFO order and runs each synchronously on this
-// executor; .empty → the unit goes idle (the next becameNonEmpty schedules it again),
-// otherwise it goes to the back of the run queue. Serial execution follows from the
-// scheduler's rule that a unit never runs on two workers at once.
+// Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of two-word entries
+// moved bitwise into ring slots (64 × 16 bytes, allocated with the first entry), holds jobs
+// and told closures (`MNActor.tell`), told apart by the first word:
+//   (0, job)      a job (UnownedJob bits);
+//   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
+//                 through it (`boundActor`, set once by CAS, unretained) — which the entry
+//                 holds one retain of, released after the call (fn is a code address: never
+//                 0 or 1);
+//   (1, box)      a told closure of another actor sharing the executor: a heap `Call` (the
+//                 retained actor and the closure), freed after the call. Rare: one actor per
+//                 executor is the usual shape.
+// An enqueue that takes the queue
+// from empty to non-empty (MPSCQueue's consumer claim, `becameNonEmpty`) makes its caller
+// the one consumer due: it either runs the queue inline (below) or schedules the unit. A
+// turn drains up to `throughput` entries in FIFO order — a job runs synchronously on this
+// executor, a closure is called with its actor — then .empty → the unit goes idle (the next
+// claim schedules it again), otherwise it goes to the back of the run queue.
 //
-// The fast path: a caller running on the same scheduler's workers (a Task started with
-// `Task(executorPreference: scheduler.taskExecutor)`, or another MN actor) enqueues from a
-// worker, so the actor lands in that worker's next slot and runs right after the caller
-// suspends, on the same core; the reply hops back the same way. A caller on Swift's
-// default pool pays a cross-thread wake-up per call instead (the injection queue and a
-// futex wake). Prefer the task executor for callers of MN actors.
+// Rules (why jobs of one actor never run at once, and run in order):
+//   (E1) Whoever drains holds MPSCQueue's consumer claim (S1 in MPSCQueue.swift): a worker's
+//        turn, an inline run, the fallback queue after shutdown, or the thread driving a
+//        DeterministicScheduler. The claim passes from
+//        one drainer to the next through the idle flag (the drainer's seq_cst store of
+//        `true`, the next claimer's acquire-release CAS), so each drain happens-after the
+//        previous one and exactly one runs at a time. (The unit's state word additionally
+//        keeps turns from overlapping: R2 in ScheduledUnit.swift.)
+//   (E2) Entries leave the queue in MPSCQueue's order: FIFO per enqueuing thread, across
+//        jobs and told closures alike (one queue).
+//   (E3) `runningJob` (the job being run by this drain) and `inlineHost` (the unit whose
+//        turn an inline run is nested in, nil in a turn) are written only by the drainer,
+//        inside its drain before and around each entry — never after the drain returns, as
+//        by then the claim may already be someone else's — and read only on the drainer's
+//        own thread, by an enqueue made from inside an entry. E1 orders successive
+//        drainers, so they need no atomics.
+//
+// The inline fast path (an awaited call from the pool): a task running on this
+// scheduler's worker — in a turn of an MNTaskExecutor lane or of another MNSerialExecutor —
+// that awaits this actor goes through the runtime's swift_task_switch, which enqueues the
+// task itself here (the runtime never assumes a thread for a custom executor). When that
+// enqueue (a) runs on a worker of this scheduler, (b) is of the job the host unit is running
+// right now (`runningJob`: only the task's own switch can enqueue a running task, and the
+// runtime has already let go of it), (c) wins the consumer claim (the actor was idle),
+// and (d) the host is not itself an inline run (depth ≤ 1), the enqueue drains the queue
+// right there, on this thread, with `currentUnit` set to this executor (isolation checks
+// answer true), up to `throughput` entries; leftover work schedules the unit as usual. The
+// task's hop back then lands in the host: a lane takes its own running job back
+// (MNTaskExecutor.enqueue), another actor's queue is mid-drain and just queues it, and the
+// host's drain loop runs the continuation once the inline run has unwound. A round trip
+// therefore costs two queue pushes and no schedule(), no run-queue trip and no second
+// turn. No user lock can be held across an await, and the runtime holds none while it
+// enqueues, so running the job inside enqueue cannot deadlock. Anything else (a caller
+// off the pool, a busy actor, a nested inline run) takes the scheduled path: from a worker
+// the unit lands in that worker's next slot and runs right after the caller suspends;
+// from outside it costs a cross-thread wake-up (the injection queue and a futex wake).
 //
 // Isolation: the runtime asks isIsolatingCurrentContext() (then checkIsolated()) when
-// its own tracking cannot tell; we answer from the worker's "current unit" (set by the
-// worker around runTurn), so assumeIsolated/preconditionIsolated succeed inside this
-// executor's turns and fail, naming the executor and thread, anywhere else.
-
+// its own tracking cannot tell (a told closure, assumeIsolated in synchronous code); we
+// answer from the worker's "current unit" (set by the worker around runTurn, and by an
+// inline run around its drain), so assumeIsolated/preconditionIsolated succeed inside
+// this executor's drains and fail, naming the executor and thread, anywhere else.
 //
-// After shutdown: the scheduler's workers are gone, so an executor that still gets jobs
-// (or was handed back with jobs queued) drains them on a private serial Dispatch queue.
-// The idle flag of its MPSCQueue still makes exactly one drainer at a time, and
-// isIsolatingCurrentContext() answers true on the draining thread (`fallbackThread`).
+// After shutdown: the scheduler's workers are gone, so an executor that still gets jobs or
+// told closures (or was handed back with some queued) drains them on a private serial
+// Dispatch queue: still one drainer at a time (E1), still in order (E2), and
+// isIsolatingCurrentContext() answers true on the draining thread (`offPoolThread`; a
+// DeterministicScheduler's driving thread is recorded there too).
+// Nothing enqueued is ever dropped.
 
 import Dispatch
 import Synchronization
@@ -35,37 +77,83 @@ import Glibc
 /// A serial executor on an MNScheduler, for native Swift actors:
 ///
 /// ```swift
-/// actor Counter {
-///     let executor = MNSerialExecutor(scheduler: .shared)
+/// actor Counter: MNActor {
+///     nonisolated let executor = MNSerialExecutor(scheduler: .shared)
 ///     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 /// }
 /// ```
 ///
-/// Thread-safety: `enqueue` from any thread. Jobs run one at a time, in enqueue order per
-/// enqueuing thread, on the scheduler's workers; after the scheduler has shut down, on a
-/// private serial Dispatch queue.
+/// Thread-safety: `enqueue` from any thread. Jobs (and closures sent with
+/// ``MNActor/tell(_:)``) run one at a time, in enqueue order per enqueuing thread, on the
+/// scheduler's workers; after the scheduler has shut down, on a private serial Dispatch
+/// queue. An awaited call from a task on this scheduler's ``Scheduler/taskExecutor`` (or
+/// from another actor on this scheduler) to an idle actor runs on the caller's worker
+/// without a trip through the run queue.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked (restated from ScheduledUnit): `scheduler` and `jobs` are immutable
-    // references to thread-safe objects; the job queue's consumer side is the unit's turn.
+    // references to thread-safe objects; the queue's consumer side, `runningJob` and
+    // `inlineHost` belong to the one drainer (E1, E3 in the file comment).
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
 
-    /// Jobs (UnownedJob bit patterns). Producers: any thread; consumer: this unit's turn.
+    /// Entries (jobs and told closures). Producers: any thread; consumer: the drainer (E1).
     let jobs: MPSCQueue
 
-    /// The thread draining jobs after the scheduler shut down (pthread_self bits), 0 when
-    /// none. Written by that thread around each drain; read by isolation checks.
-    let fallbackThread = Atomic<UInt>(0)
+    /// The thread draining this executor off the pool (pthread_self bits), 0 when none: the
+    /// fallback queue's thread after shutdown, or a DeterministicScheduler's driving thread.
+    /// Written by that thread around each such drain; read by isolation checks.
+    let offPoolThread = Atomic<UInt>(0)
+
+    /// The job the current drain is running (E3), nil between jobs and during a closure.
+    @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
+    /// The unit an inline drain is nested in, nil for a turn's drain; written at each entry
+    /// (E3), so meaningful only to the current drainer.
+    @exclusivity(unchecked) var inlineHost: UnsafeMutableRawPointer?
 
     /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
     public static let jobQueueCapacity = 64
+
+    /// The actor whose told closures take the two-word form (file comment), as object
+    /// bits; 0 until the first tell. Set once (CAS 0 → actor, acquiring-and-releasing) by
+    /// `tell`; read (acquiring) by `tell` and by the drain of a two-word closure entry, which
+    /// the enqueue of that entry orders after the CAS anyway. Unretained: each entry holds
+    /// its own retain of the actor.
+    let boundActor = Atomic<UInt>(0)
+
+    /// A told closure, as the drain calls it: the closure `MNActor.tell` wrote (as an
+    /// `MNBoundCall<Self>`, the same two words) and the actor it is called with.
+    struct BoundCall {
+        let body: (AnyObject) -> Void
+    }
+
+    /// A told closure of an actor other than `boundActor`, in its heap box (written by
+    /// `tell` as an `MNActorCall<Self>`, the same layout).
+    struct Call {
+        let actor: AnyObject
+        let body: (AnyObject) -> Void
+    }
+
+    /// Bytes of one queue entry (two words: see the file comment).
+    @usableFromInline static let entryBytes = 16
+
+    /// The first word of an entry holding a job.
+    @usableFromInline static let jobTag: UInt = 0
+    /// The first word of an entry holding a boxed `Call`.
+    @usableFromInline static let boxTag: UInt = 1
+
+    /// An entry taken out of its slot.
+    enum Taken {
+        case job(UnsafeMutableRawPointer)
+        case bound(BoundCall)
+        case boxed(Call)
+    }
 
     /// Creates an executor whose jobs run on `scheduler`'s workers. Allocates nothing else
     /// until the first job (the job ring is allocated lazily).
     public init(scheduler: Scheduler) {
         self.scheduler = scheduler
         do {
-            jobs = try MPSCQueue(capacity: MNSerialExecutor.jobQueueCapacity)
+            jobs = try MPSCQueue(capacity: MNSerialExecutor.jobQueueCapacity, itemBytes: MNSerialExecutor.entryBytes)
         } catch {
             preconditionFailure("MNSerialExecutor: \(error)")
         }
@@ -73,46 +161,145 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// Queues a job (any thread, lock-free unless the job ring overflows). The enqueue that
-    /// makes the queue non-empty schedules this executor on its scheduler: from one of its
-    /// workers, into that worker's next slot. After the scheduler shut down, jobs run on a
-    /// private serial Dispatch queue instead (still one at a time, in order).
+    /// makes the queue non-empty either runs the queue inline (a task on this scheduler's
+    /// worker awaiting an idle actor: see the file comment) or schedules this executor on its
+    /// scheduler: from one of its workers, into that worker's next slot. After the scheduler
+    /// shut down, jobs run on a private serial Dispatch queue instead (still one at a time,
+    /// in order).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        switch jobs.enqueue(raw) {
-        case .accepted(becameNonEmpty: true):
+        var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
+        guard claimed(jobs.enqueue(moving: &words)) else { return }
+        // This thread holds the consumer claim: run the queue here, or get a turn scheduled.
+        if let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey),
+           worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
+            worker._withUnsafeGuaranteedRef { runInline(on: $0) }
+        } else {
             scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
-        case .accepted(becameNonEmpty: false):
-            break
-        case .closed:
-            fatalError("MNSerialExecutor: job enqueued on a closed executor")
         }
     }
 
-    /// Runs up to `budget` jobs in order (called by the scheduler, never concurrently).
-    public override func runTurn(budget: Int) -> TurnOutcome {
-        let executor = asUnownedSerialExecutor()
-        let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
-            unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
+    /// True when `actor` (object bits) is this executor's bound actor, binding it if no
+    /// actor is bound yet (see `boundActor`).
+    @usableFromInline
+    func isBound(to actor: UInt) -> Bool {
+        let bound = boundActor.load(ordering: .acquiring)
+        if bound == actor { return true }
+        if bound != 0 { return false }
+        let (won, current) = boundActor.compareExchange(expected: 0, desired: actor, ordering: .acquiringAndReleasing)
+        return won || current == actor
+    }
+
+    /// Queues a told closure: `entry` points to its two words (file comment), which the
+    /// queue takes over. Never runs it inline: the caller goes on.
+    @usableFromInline
+    func enqueue(movingCall entry: UnsafeRawPointer) {
+        if claimed(jobs.enqueue(moving: entry)) { scheduler.schedule(self) }
+    }
+
+    /// True when the push took the consumer claim (becameNonEmpty).
+    @inline(__always)
+    private func claimed(_ result: MPSCQueue.EnqueueResult) -> Bool {
+        switch result {
+        case .accepted(let becameNonEmpty): return becameNonEmpty
+        case .closed: fatalError("MNSerialExecutor: job enqueued on a closed executor")  // never closed
         }
+    }
+
+    /// Conditions (a)–(d) of the inline fast path (file comment), on the calling worker.
+    @inline(__always)
+    private func canRunInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Bool {
+        guard worker.schedulerID == scheduler.id, let host = worker.currentUnit,
+              !scheduler.core.closed.load(ordering: .relaxed) else { return false }
+        return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { unit in
+            if let lane = MNTaskExecutor.Lane.ifLane(unit) { return lane.runningJob == raw }
+            if let actor = MNSerialExecutor.ifSerialExecutor(unit) {
+                return actor.runningJob == raw && actor.inlineHost == nil
+            }
+            return false
+        }
+    }
+
+    /// Drains the queue on this worker, nested in its current unit's turn (the caller holds
+    /// the consumer claim); leftover entries get a scheduled turn.
+    @inline(never)
+    private func runInline(on worker: Worker) {
+        let host = worker.currentUnit
+        worker.currentUnit = Unmanaged.passUnretained(self).toOpaque()
+        let outcome = drain(max: worker.throughput, inlineHost: host)
+        worker.currentUnit = host
+        if outcome == .more { scheduler.schedule(self) }
+    }
+
+    /// `unit` as an MNSerialExecutor, or nil (a class-pointer compare: the class is final).
+    @inline(__always)
+    static func ifSerialExecutor(_ unit: ScheduledUnit) -> MNSerialExecutor? {
+        ObjectIdentifier(type(of: unit)) == ObjectIdentifier(MNSerialExecutor.self)
+            ? unsafeDowncast(unit, to: MNSerialExecutor.self) : nil
+    }
+
+    /// Runs up to `max` entries in order. The caller holds the consumer claim (E1), which
+    /// `jobs.drain` gives up when the queue runs dry: so `runningJob` and `inlineHost` are
+    /// written only inside the body, before and around each entry (E3), never after.
+    @inline(__always)
+    private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
+        let executor = asUnownedSerialExecutor()
+        return jobs.drain(max: max, taking: MNSerialExecutor.take) { entry in
+            inlineHost = host
+            switch entry {
+            case .job(let raw):
+                runningJob = raw
+                unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
+                runningJob = nil
+            case .bound(let call):
+                let actor = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: boundActor.load(ordering: .acquiring))!)
+                call.body(actor.takeRetainedValue())   // the entry's retain, released after the call
+            case .boxed(let call):
+                call.body(call.actor)
+            }
+        }
+    }
+
+    /// Moves an entry out of its slot.
+    @inline(__always)
+    static func take(_ slot: UnsafeMutableRawPointer) -> Taken {
+        switch slot.load(as: UInt.self) {
+        case jobTag:
+            return .job(slot.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafeMutableRawPointer.self))
+        case boxTag:
+            let box = slot.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafeMutablePointer<Call>.self)
+            defer { box.deallocate() }
+            return .boxed(box.move())
+        default:
+            return .bound(slot.bindMemory(to: BoundCall.self, capacity: 1).move())
+        }
+    }
+
+    /// Runs up to `budget` entries in order (called by the scheduler, never concurrently).
+    public override func runTurn(budget: Int) -> TurnOutcome {
+        // A DeterministicScheduler runs turns on the thread that drives it, not a worker.
+        let outcome = scheduler.gate.deterministic == nil ? drain(max: budget) : drainOffPool(max: budget)
         return outcome == .empty ? .idle : .more
+    }
+
+    /// `drain` on a thread that is no worker, which isolation checks then recognise.
+    private func drainOffPool(max: Int) -> MPSCQueue.DrainOutcome {
+        offPoolThread.store(UInt(pthread_self()), ordering: .releasing)
+        defer { offPoolThread.store(0, ordering: .releasing) }
+        return drain(max: max)
     }
 
     /// The scheduler has shut down: the queued jobs run on the fallback queue.
     public override func runAfterShutdown() { drainAfterShutdown() }
 
-    /// Runs this executor's queued jobs after its scheduler shut down. The caller holds the
-    /// unit exclusively (Scheduler's after-close hand-over), and the fallback queue is
+    /// Runs this executor's queued entries after its scheduler shut down. The caller holds
+    /// the unit exclusively (Scheduler's after-close hand-over), and the fallback queue is
     /// serial, so exactly one drain runs at a time.
     package func drainAfterShutdown() {
         MNSerialExecutor.fallbackQueue.async { [self] in
-            let executor = asUnownedSerialExecutor()
-            fallbackThread.store(UInt(pthread_self()), ordering: .releasing)
-            while jobs.drain(max: Int.max, { (raw: UnsafeMutableRawPointer) in
-                unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
-            }) == .more {
+            while drainOffPool(max: Int.max) == .more {
                 sched_yield()  // a producer is between claim and commit
             }
-            fallbackThread.store(0, ordering: .releasing)
         }
     }
 
@@ -124,17 +311,19 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         UnownedSerialExecutor(ordinary: self)
     }
 
-    /// True exactly when the calling thread is a worker inside this executor's turn.
+    /// True exactly when the calling thread is draining this executor: a worker inside its
+    /// turn or inline run, the fallback thread after shutdown, or the thread driving a
+    /// DeterministicScheduler's turn of it.
     public func isIsolatingCurrentContext() -> Bool? {
-        guard let worker = Worker.currentUnmanaged else {
+        guard let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey) else {
             let me = UInt(pthread_self())
-            return me != 0 && fallbackThread.load(ordering: .acquiring) == me
+            return me != 0 && offPoolThread.load(ordering: .acquiring) == me
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
         return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }
     }
 
-    /// Traps unless the caller runs inside this executor's turn, naming where it is instead.
+    /// Traps unless the caller runs inside this executor's drain, naming where it is instead.
     public func checkIsolated() {
         if isIsolatingCurrentContext() == true { return }
         let location: String

@@ -7,6 +7,11 @@
 // spread over lanes and lanes spread over workers by stealing, while a task resumed by a
 // worker still lands in that worker's next slot (the lane is usually idle, so schedule()
 // puts it there): the request–reply path stays on one core.
+// One exception to round-robin: a task coming back from an inline run of an
+// MNSerialExecutor (MNSerialExecutor.swift, "The inline fast path") goes back to the lane
+// whose turn that run is nested in, if that lane's running job is this very task. The lane
+// is mid-drain, so the push schedules nothing, and its drain loop resumes the task as soon
+// as the inline run unwinds.
 // A lane runs up to `throughput` jobs per turn.
 
 import Synchronization
@@ -34,6 +39,10 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// has not finished shutdown, and that Scheduler holds the executor (lanes queued
         /// at shutdown are handed to the global executor, never run).
         var owner: Unmanaged<MNTaskExecutor>?
+        /// The job this lane's turn is running, nil between turns. Written by the turn,
+        /// read only on the same thread, by enqueues made from inside that job (the rule
+        /// E3 of MNSerialExecutor.swift; turns of one lane are ordered by the scheduler).
+        @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
 
         override init() {
             do {
@@ -47,9 +56,17 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         override func runTurn(budget: Int) -> TurnOutcome {
             let executor = owner!._withUnsafeGuaranteedRef { $0.asUnownedTaskExecutor() }
             let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
+                runningJob = raw
                 unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
             }
+            runningJob = nil
             return outcome == .empty ? .idle : .more
+        }
+
+        /// `unit` as a Lane, or nil (a class-pointer compare: the class is final).
+        @inline(__always)
+        static func ifLane(_ unit: ScheduledUnit) -> Lane? {
+            ObjectIdentifier(type(of: unit)) == ObjectIdentifier(Lane.self) ? unsafeDowncast(unit, to: Lane.self) : nil
         }
 
         /// The scheduler has shut down: the lane's jobs move to Swift's global executor.
@@ -74,16 +91,17 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// executor instead (see handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        let index: Int
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
-            index = worker._withUnsafeGuaranteedRef { worker in
+        let lane: Lane
+        if let worker = Worker.currentUnmanaged(key: gate.workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
+            lane = worker._withUnsafeGuaranteedRef { worker in
+                if let host = hostLane(returning: raw, on: worker) { return host }
                 worker.laneCursor &+= 1
-                return worker.index &+ worker.laneCursor
+                return lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]  // cursors wrap
             }
         } else {
-            index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
+            let index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
+            lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]
         }
-        let lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]  // cursors wrap
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
             gate.schedule(lane)  // after shutdown: Lane.runAfterShutdown
@@ -91,6 +109,21 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             break
         case .closed:
             fatalError("MNTaskExecutor: job enqueued on a closed lane")
+        }
+    }
+
+    /// The lane an inline run on `worker` is nested in, when that lane belongs to this
+    /// executor and is running `raw` (the task hopping back: see the file comment).
+    @inline(__always)
+    private func hostLane(returning raw: UnsafeMutableRawPointer, on worker: Worker) -> Lane? {
+        guard let current = worker.currentUnit else { return nil }
+        return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Lane? in
+            guard let actor = MNSerialExecutor.ifSerialExecutor(unit), let host = actor.inlineHost else { return nil }
+            return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Lane? in
+                guard let lane = Lane.ifLane(hostUnit), lane.runningJob == raw,
+                      lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
+                return lane
+            }
         }
     }
 

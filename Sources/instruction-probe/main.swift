@@ -10,6 +10,13 @@
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
+//     mnactor     a task on the scheduler's MNTaskExecutor awaits n calls to a native
+//                 actor on an MNSerialExecutor: n calls (each a round trip)
+//     swiftactor  the same n awaited calls to a default Swift actor from a task on Swift's
+//                 global executor (the figure mnactor is compared with): n calls
+//     mntell      two native actors on MNSerialExecutors bounce a ball with MNActor.tell
+//                 (fire-and-forget, a closure that captures nothing) until each got n:
+//                 2·n tells
 //
 // Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
 // extra messages, so set-up, shutdown and the tool's own start cancel out.
@@ -46,6 +53,53 @@ final class Pinger: EventActor {
     }
 }
 
+/// The native actors of `mnactor` and `swiftactor`: one awaited call increments a count.
+actor MNCounter: MNActor {
+    nonisolated let executor: MNSerialExecutor
+    var count = 0
+    init(executor: MNSerialExecutor) { self.executor = executor }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    func increment() -> Int { count += 1; return count }
+}
+
+/// mntell's two players: each tell of `ball` answers with a tell to the peer, until the
+/// pinger got n balls.
+actor MNTeller: MNActor {
+    final class Peer: @unchecked Sendable { var ref: MNTeller? }  // set before the first ball
+    nonisolated let executor: MNSerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    let peer = Peer()
+    let stopAt: Int?
+    let done: DispatchSemaphore
+    var received = 0
+    init(executor: MNSerialExecutor, stopAt: Int?, done: DispatchSemaphore) {
+        self.executor = executor
+        self.stopAt = stopAt
+        self.done = done
+    }
+    func ball() {
+        received += 1
+        if received == stopAt { done.signal(); return }
+        peer.ref!.tell { $0.ball() }
+    }
+}
+
+actor DefaultCounter {
+    var count = 0
+    func increment() -> Int { count += 1; return count }
+}
+
+/// Awaits `n` calls of `call` in a task (preferring `executor` when given); checks the count.
+func awaitCalls(_ n: Int, on executor: (any TaskExecutor)?, done: DispatchSemaphore,
+                _ call: @escaping @Sendable () async -> Int) {
+    Task(executorPreference: executor) {
+        var last = 0
+        for _ in 0..<n { last = await call() }
+        if last != n { fatalError("awaited calls: counted \(last), expected \(n)") }
+        done.signal()
+    }
+}
+
 enum RingMessage: Sendable { case next(ActorRef<RingMessage>), token(Int) }
 
 final class RingMember: EventActor {
@@ -63,7 +117,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|swiftactor|mntell <n>")
     exit(2)
 }
 let system = try ActorSystem()
@@ -110,6 +164,18 @@ case "spawn":
         }
         ref.tell(1)
     }
+case "mnactor":
+    let counter = MNCounter(executor: MNSerialExecutor(scheduler: system.scheduler))
+    awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { await counter.increment() }
+case "mntell":
+    let pinger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: n, done: done)
+    let ponger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: nil, done: done)
+    pinger.peer.ref = ponger
+    ponger.peer.ref = pinger
+    ponger.tell { $0.ball() }
+case "swiftactor":
+    let counter = DefaultCounter()
+    awaitCalls(n, on: nil, done: done) { await counter.increment() }
 default:
     print("unknown workload \(arguments.first!)")
     exit(2)

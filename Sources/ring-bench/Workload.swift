@@ -45,6 +45,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     func applies(to runtime: Runtime, variant: Variant) -> Bool {
         if self == .ask, variant.parameter == 1 { return [.fastmailbox, .mnActor].contains(runtime) }
         if self == .blocking, variant.parameter != 1 { return runtime == .fastmailbox }
+        if self == .pingpong, variant.parameter == PingPongWorkload.fireAndForget { return [.fastmailbox, .mnActor, .swift, .dispatch].contains(runtime) }
         return runtimes.contains(runtime)
     }
 
@@ -67,10 +68,12 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// Where peers' semantics differ from FastMailbox's, the table says so.
     var semanticsNote: String? {
         switch self {
-        case .pingpong, .ask:
+        case .pingpong:
+            "Row \"1 pair\": Swift and MN actors: the caller awaits each call (a request–reply, not two fire-and-forget sends); an await on an idle actor runs on the caller's own thread (no queue, no wake-up), so these columns measure a call, not a message between two threads. Row \"1 pair, fire-and-forget\": nobody waits: MN actors send with MNActor.tell, Swift actors start a Task per hop. FastMailbox and Dispatch send the same way in both rows. Go: unbuffered channels. Dispatch: serial queues async-ing to each other."
+        case .ask:
             "Swift and MN actors: the caller awaits each call (a request–reply, not two fire-and-forget sends); an await on an idle actor runs on the caller's own thread (no queue, no wake-up), so these columns measure a call, not a message between two threads. FastMailbox's ask allocates a promise and arms a timeout timer per call. Go: unbuffered channels. Dispatch: serial queues async-ing to each other (ask: a semaphore wakes the caller thread)."
         case .threadring:
-            "Swift and MN actors have no fire-and-forget send: each hop starts a Task that awaits the next actor. Go: an unbuffered channel per goroutine."
+            "Swift and MN actors: each hop starts a Task that awaits the next actor (Swift actors have no fire-and-forget send; MN actors' MNActor.tell is measured in pingpong's fire-and-forget row). Go: an unbuffered channel per goroutine."
         case .fanin:
             "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks."
         case .spawn:
@@ -100,7 +103,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .ask: [Variant(name: "caller outside pool", parameter: 0), Variant(name: "caller inside pool", parameter: 1)]
         case .parallel: [Variant(name: "64 actors", parameter: 64)]
         case .threadring: [Variant(name: "503 actors", parameter: 503)]
-        case .pingpong: [Variant(name: "1 pair", parameter: 1)]
+        case .pingpong: [Variant(name: "1 pair", parameter: 1), Variant(name: "1 pair, fire-and-forget", parameter: PingPongWorkload.fireAndForget)]
         case .spawn, .skynet: [Variant(name: "", parameter: 0)]
         case .chameneos: [Variant(name: "100 chameneos", parameter: 100)]
         case .blocking: [Variant(name: "detection off", parameter: 0), Variant(name: "detection on (10 ms)", parameter: 1),

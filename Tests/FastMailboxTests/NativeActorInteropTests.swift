@@ -8,7 +8,17 @@
 
 import Testing
 import Synchronization
+import MallocCounter
 @testable import FastMailbox
+
+/// A native actor with `tell` (MNActor), for the allocation count.
+private actor TellCounter: MNActor {
+    nonisolated let executor: MNSerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    var count = 0
+    init(executor: MNSerialExecutor) { self.executor = executor }
+    func increment() { count += 1 }
+}
 
 /// A native actor on the system's scheduler that keeps the refs of its callers.
 private actor Registry {
@@ -177,5 +187,39 @@ private enum RegistryClientMessage: Sendable {
         let report = system.shutdown()   // leaves Scheduler.shared running
         #expect(report.delivered == calls)
         #expect(!Scheduler.shared.isShutDown)
+    }
+
+    @Test("MNActor.tell of a closure that captures nothing allocates nothing per call, and neither does running it")
+    func tellAllocatesNothing() throws {
+        guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
+        // A DeterministicScheduler runs the actor's turns on this thread, only when driven,
+        // so the count sees exactly the tells (and then exactly the turns).
+        let deterministic = DeterministicScheduler(seed: 1)
+        let counter = TellCounter(executor: MNSerialExecutor(scheduler: deterministic.scheduler))
+        counter.tell { $0.increment() }   // allocates the job ring outside the count
+        try deterministic.runUntilQuiescent()
+        let batches = 20, perBatch = 50   // < 63 queued at once: the ring never overflows
+        var tellAllocations: UInt64 = 0, runAllocations: UInt64 = 0
+        for _ in 0..<batches {
+            let start = malloc_counter_thread_allocations()
+            for _ in 0..<perBatch { counter.tell { $0.increment() } }
+            let told = malloc_counter_thread_allocations()
+            try deterministic.runUntilQuiescent()
+            tellAllocations += told - start
+            runAllocations += malloc_counter_thread_allocations() - told
+        }
+        #expect(tellAllocations == 0, "\(tellAllocations) allocations in \(batches * perBatch) tells")
+        #expect(runAllocations == 0, "\(runAllocations) allocations running \(batches * perBatch) told closures")
+        #expect(try counter.countWhenDriven(on: deterministic) == 1 + batches * perBatch)
+    }
+}
+
+private extension TellCounter {
+    /// The count, read through a tell driven on this thread (no await needed).
+    nonisolated func countWhenDriven(on deterministic: DeterministicScheduler) throws -> Int {
+        let result = Mutex(0)
+        tell { actor in result.withLock { $0 = actor.count } }
+        try deterministic.runUntilQuiescent()
+        return result.withLock { $0 }
     }
 }

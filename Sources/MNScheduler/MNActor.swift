@@ -1,0 +1,103 @@
+// MNActor — a native Swift actor whose executor is an MNSerialExecutor, and its
+// fire-and-forget `tell`. The queue, the ordering and the shutdown behaviour are
+// MNSerialExecutor's (see the file comment there); this file only types the entry point.
+
+/// A native Swift actor that runs on an ``MNSerialExecutor``: conforming to it adds
+/// ``tell(_:)``, a fire-and-forget call.
+///
+/// ```swift
+/// actor Counter: MNActor {
+///     nonisolated let executor = MNSerialExecutor(scheduler: .shared)
+///     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+///     var count = 0
+/// }
+///
+/// counter.tell { $0.count += 1 }   // returns at once; runs on the actor, in order
+/// ```
+///
+/// The actor's `unownedExecutor` must return `executor.asUnownedSerialExecutor()`;
+/// `tell` checks it and traps, naming the actor, when it does not.
+public protocol MNActor: Actor {
+    /// The executor this actor runs on: its `unownedExecutor` is
+    /// `executor.asUnownedSerialExecutor()`.
+    nonisolated var executor: MNSerialExecutor { get }
+}
+
+extension MNActor {
+    /// Sends `body` to run on this actor, isolated to it, without waiting for it: the
+    /// fire-and-forget counterpart of an awaited call. Callable from any thread or task,
+    /// synchronous or not.
+    ///
+    /// - Ordering: calls made in order — from one thread, or from one task (which makes
+    ///   them one after another, on whichever thread) — run in that order, closures told and
+    ///   awaited calls alike. Closures run one at a time, never concurrently with the
+    ///   actor's other work.
+    /// - Delivery: `body` runs exactly once. After the executor's scheduler has shut down
+    ///   it still runs, in order, on the executor's fallback serial queue (isolation checks
+    ///   still pass there); nothing told is dropped.
+    /// - Cost: lock-free (a ring push, plus a `schedule` when the actor was idle); no `Task`
+    ///   is created and this call allocates nothing while fewer than 64 entries wait in the
+    ///   actor's queue (past that its ordered overflow boxes each one: an allocation and a
+    ///   short lock). The exception: an actor sharing its executor with another actor that
+    ///   told through it first pays one allocation per tell. A closure that captures values
+    ///   is allocated by Swift when it is formed, as any escaping closure is.
+    /// - Never runs `body` on the calling thread before returning (unlike an awaited call,
+    ///   whose caller waits anyway), so a caller may hold a lock.
+    ///
+    /// `body` is synchronous: to await from it, start a `Task` inside it (that task is
+    /// isolated to the actor too).
+    @inlinable  // specialized in the caller: no generic-metadata lookup per call
+    public nonisolated func tell(_ body: @escaping @Sendable (isolated Self) -> Void) {
+        let executor = self.executor
+        precondition(Self.runs(on: executor, unownedExecutor),
+                     "MNActor.tell: \(Self.self)'s unownedExecutor is not its executor's asUnownedSerialExecutor()")
+        assert(MemoryLayout<MNBoundCall<Self>>.size == MNSerialExecutor.entryBytes, "MNBoundCall layout")
+        let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+        if executor.isBound(to: me) {
+            _ = Unmanaged.passRetained(self)   // the entry's retain of the actor (see the drain)
+            withUnsafeTemporaryAllocation(of: MNBoundCall<Self>.self, capacity: 1) { buffer in
+                buffer.baseAddress!.initialize(to: MNBoundCall(body: body))
+                executor.enqueue(movingCall: buffer.baseAddress!)  // the queue owns it now
+            }
+        } else {
+            // Another actor is bound to this executor: a boxed entry (one allocation).
+            let box = UnsafeMutablePointer<MNActorCall<Self>>.allocate(capacity: 1)
+            box.initialize(to: MNActorCall(actor: self, body: body))
+            var words = (MNSerialExecutor.boxTag, UInt(bitPattern: box))
+            executor.enqueue(movingCall: &words)
+        }
+    }
+
+    /// True when `unowned` is `executor` (compares the executor's identity word).
+    @usableFromInline @inline(__always)
+    static func runs(on executor: MNSerialExecutor, _ unowned: UnownedSerialExecutor) -> Bool {
+        unsafeBitCast(unowned, to: (UnsafeRawPointer, UInt).self).0
+            == UnsafeRawPointer(Unmanaged.passUnretained(executor).toOpaque())
+    }
+}
+
+/// A told closure of the executor's bound actor, as `tell` writes it into the queue; the
+/// drain reads the same two words as an `MNSerialExecutor.BoundCall` and calls
+/// `body(boundActor)` while it holds the actor's isolation (the drain is the actor's
+/// executor: E1 in MNSerialExecutor.swift). Same layout, no conversion: a class-bound
+/// parameter — `isolated` or not — is passed like an `AnyObject` one. (Converting the
+/// closure with `unsafeBitCast` instead would go through generic reabstraction thunks:
+/// two allocations per call.)
+@usableFromInline
+struct MNBoundCall<A: MNActor> {
+    @usableFromInline let body: @Sendable (isolated A) -> Void
+    @usableFromInline init(body: @escaping @Sendable (isolated A) -> Void) { self.body = body }
+}
+
+/// A told closure of an actor that is not the executor's bound actor, in its heap box; the
+/// drain reads it as an `MNSerialExecutor.Call` (same layout: `A` is a class, so `actor`
+/// is one reference like `AnyObject`).
+@usableFromInline
+struct MNActorCall<A: MNActor> {
+    @usableFromInline let actor: A
+    @usableFromInline let body: @Sendable (isolated A) -> Void
+    @usableFromInline init(actor: A, body: @escaping @Sendable (isolated A) -> Void) {
+        self.actor = actor
+        self.body = body
+    }
+}
