@@ -36,9 +36,9 @@ extension MNActor {
     ///   it still runs, in order, on the executor's fallback serial queue (isolation checks
     ///   still pass there); nothing told is dropped.
     /// - Cost: lock-free (a ring push, plus a `schedule` when the actor was idle); no `Task`
-    ///   is created and this call allocates nothing while fewer than 64 entries wait in the
-    ///   actor's queue (past that its ordered overflow boxes each one: an allocation and a
-    ///   short lock). The exception: an actor sharing its executor with another actor that
+    ///   is created and this call allocates nothing while the actor's queue ring has room
+    ///   (``MNSerialExecutor/jobQueueCapacity`` − 1 entries waiting; past that its ordered
+    ///   overflow takes a short lock and one allocation per chunk of up to 1,024 entries). The exception: an actor sharing its executor with another actor that
     ///   told through it first pays one allocation per tell. A closure that captures values
     ///   is allocated by Swift when it is formed, as any escaping closure is.
     /// - Never runs `body` on the calling thread before returning (unlike an awaited call,

@@ -1,7 +1,8 @@
 // MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 //
 // Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of two-word entries
-// moved bitwise into ring slots (64 × 16 bytes, allocated with the first entry), holds jobs
+// moved bitwise into ring slots (16 × 16 bytes, allocated with the first entry; a burst past
+// them goes to the queue's ordered overflow chunks), holds jobs
 // and told closures (`MNActor.tell`), told apart by the first word:
 //   (0, job)      a job (UnownedJob bits);
 //   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
@@ -110,8 +111,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// (E3), so meaningful only to the current drainer.
     @exclusivity(unchecked) var inlineHost: UnsafeMutableRawPointer?
 
-    /// Initial ring slots of the job queue (allocated on first use; it overflows in order).
-    public static let jobQueueCapacity = 64
+    /// Ring slots of an executor's queue (allocated on first use; a burst past them goes to
+    /// the queue's ordered overflow, one allocation per chunk of up to 1,024 entries). Small,
+    /// because every actor that has run keeps its ring: 16 two-word slots are 464 bytes.
+    public static let jobQueueCapacity = 16
 
     /// The actor whose told closures take the two-word form (file comment), as object
     /// bits; 0 until the first tell. Set once (CAS 0 → actor, acquiring-and-releasing) by

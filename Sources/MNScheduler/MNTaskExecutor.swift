@@ -32,6 +32,9 @@ import Glibc
 public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `gate` and `lanes` are immutable; `outsideCursor` is atomic.
 
+    /// Ring slots of a lane's job queue (one lane per worker, so a roomy ring costs little).
+    static let laneQueueCapacity = 64
+
     final class Lane: ScheduledUnit, @unchecked Sendable {
         let jobs: MPSCQueue
         /// Set once by MNTaskExecutor.init; the executor owns its lanes. Unretained, and
@@ -46,7 +49,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
 
         override init() {
             do {
-                jobs = try MPSCQueue(capacity: MNSerialExecutor.jobQueueCapacity)
+                jobs = try MPSCQueue(capacity: MNTaskExecutor.laneQueueCapacity)
             } catch {
                 preconditionFailure("MNTaskExecutor: \(error)")
             }

@@ -198,7 +198,9 @@ private enum RegistryClientMessage: Sendable {
         let counter = TellCounter(executor: MNSerialExecutor(scheduler: deterministic.scheduler))
         counter.tell { $0.increment() }   // allocates the job ring outside the count
         try deterministic.runUntilQuiescent()
-        let batches = 20, perBatch = 50   // < 63 queued at once: the ring never overflows
+        // At most capacity − 1 queued at once: the ring never overflows (past it, the
+        // overflow allocates one chunk per up to 1,024 entries: MailboxTests).
+        let batches = 60, perBatch = MNSerialExecutor.jobQueueCapacity - 1
         var tellAllocations: UInt64 = 0, runAllocations: UInt64 = 0
         for _ in 0..<batches {
             let start = malloc_counter_thread_allocations()
