@@ -47,6 +47,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     func applies(to runtime: Runtime, variant: Variant) -> Bool {
         if self == .ask, variant.parameter == 1 { return [.fastmailbox, .mnActor].contains(runtime) }
         if self == .blocking, variant.parameter != 1 { return runtime == .fastmailbox }
+        if self == .parallel, variant.parameter < 0 { return runtime == .fastmailbox }
         return runtimes.contains(runtime)
     }
 
@@ -79,7 +80,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .spawn:
             "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive."
         case .parallel:
-            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity)."
+            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity). The pairs row (FastMailbox only) has no driver: 64 producer actors each feed their own worker actor, 64 messages per turn, all inside the pool."
         case .skynet:
             "Swift and MN columns are structured tasks (a task group per node), not actors; Go: a goroutine and a channel per node."
         case .mailbox:
@@ -103,7 +104,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .mailbox: (producers ?? [1, 2, 4]).map { Variant(name: "P=\($0)", parameter: $0) }
         case .fanin: (producers ?? (scale == .full ? [1, 4, 16, 64] : [1, 64])).map { Variant(name: "P=\($0)", parameter: $0) }
         case .ask: [Variant(name: "caller outside pool", parameter: 0), Variant(name: "caller inside pool", parameter: 1)]
-        case .parallel: [Variant(name: "64 actors", parameter: 64)]
+        case .parallel: [Variant(name: "64 actors", parameter: 64), Variant(name: "64 pairs, no driver", parameter: -64)]
         case .threadring: [Variant(name: "503 actors", parameter: 503)]
         case .pingpong: [Variant(name: "1 pair", parameter: 1)]
         case .spawn, .skynet: [Variant(name: "", parameter: 0)]
