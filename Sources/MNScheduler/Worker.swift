@@ -152,6 +152,7 @@ final class Worker: @unchecked Sendable {
     /// `nameThread: false` for a donated thread (the main thread keeps its name: it is the
     /// process's name in `ps`).
     func run(pin: Bool, nameThread: Bool = true) {
+        shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
         pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(currentWorkerKey, nil) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
@@ -382,6 +383,27 @@ final class WorkerShared: @unchecked Sendable {
     /// Metrics, written by the monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
     let busySamples = Atomic<Int>(0)
+    /// The worker thread's kernel id (gettid), stored by the owner when its loop starts;
+    /// read by the monitor (relaxed: it only names a /proc file; 0 = not started yet).
+    let threadID = Atomic<Int64>(0)
+
+    /// True when the worker's thread is runnable — running, or waiting for a CPU — rather
+    /// than asleep in the kernel: state R in /proc/self/task/TID/stat. False when it sleeps
+    /// or cannot be read. For the monitor only (a file read: call it on a stall, not per turn).
+    func threadIsRunnable() -> Bool {
+        let tid = threadID.load(ordering: .relaxed)
+        guard tid > 0 else { return false }
+        let fd = open("/proc/self/task/\(tid)/stat", O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return false }
+        // "tid (comm) S ...": the command may hold spaces and parentheses, so the state is
+        // the character after the last ") ".
+        guard let paren = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), paren + 2 < n else { return false }
+        return buffer[paren + 2] == UInt8(ascii: "R")
+    }
 
     /// Takes the next slot's unit: the owner, or a thief while the owner is stalled. An
     /// exchange, so exactly one taker gets a unit.
