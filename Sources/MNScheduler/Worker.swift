@@ -20,6 +20,9 @@
 // (and, if this worker now holds more than one runnable unit, a sleeper is woken to steal).
 // schedule() from this worker's thread puts the unit in the next slot; a previous occupant
 // moves to the back of the local queue and a sleeper is woken (there is stealable work).
+// Nobody is woken for a unit that only fills an empty next slot — this worker runs it
+// right after the turn — unless this worker is stalled (below), when the slot is for
+// thieves.
 // A full local queue moves its older half and the new entry to the injection queue.
 // Shutdown: the loop checks `closed` each tick and after every wake-up; a turn in progress
 // finishes (a unit it re-queues after `closed` is handed over, not pushed); on leaving the
@@ -33,7 +36,8 @@
 // saw inside one turn for longer than the threshold, is *stalled*. Its next slot is then
 // stealable (an exchange, so the owner and a thief never both take it), its local queue
 // is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
-// run queue of its own, outside the stealing ring, that retires when idle) runs it.
+// run queue of its own, outside the stealing ring, that retires when idle) runs it
+// (which stalls earn a spare: SchedulerCore.spareBudget).
 // The owner clears `stalled` at its next turn. Ordering (x86 and ARM): the owner puts a
 // unit with a release store (empty slot, not stalled) or an acq_rel exchange; every taker
 // (owner or thief) uses an acq_rel exchange, so exactly one taker gets each unit and sees
@@ -338,15 +342,18 @@ final class Worker: @unchecked Sendable {
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
+    /// Wakes a sleeper only for work another worker should take (file comment).
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
-        if shared.nextSlot.load(ordering: .relaxed) == nil, !shared.stalled.load(ordering: .relaxed) {
+        let stalled = shared.stalled.load(ordering: .relaxed)
+        if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
             // Empty and nobody may steal it: a plain release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
-        } else if let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing) {
-            pushLocal(previous)
-            core.notifyParkedFromWorker()
+            return
         }
+        let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing)
+        if let previous { pushLocal(previous) }
+        if previous != nil || stalled { core.notifyParkedFromWorker() }
     }
 
     /// Back of the local queue; when full, the older half and `unit` go to the injection

@@ -86,4 +86,32 @@ import Synchronization
         #expect(waitUntil { queued.runs.load(ordering: .sequentiallyConsistent) == 1 })  // no lost work
         scheduler.shutdown()
     }
+
+    @Test("a unit scheduled into a stalled worker's next slot wakes a sleeping worker to run it during the long turn")
+    func stalledNextSlotWakesASleeper() throws {
+        // Detection off: the test plays the monitor (sets `stalled`), so only schedule()'s own
+        // wake-up can get the unit run before the long turn ends.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 8, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let turnOver = Atomic<Bool>(false)
+        let ranDuringTurn = Atomic<Bool>(false)
+        let told = ClosureUnit { _, _ in
+            ranDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        let long = ClosureUnit { _, _ in
+            guard let index = Scheduler.currentWorkerIndex else { return .idle }
+            scheduler.core.shared[index].stalled.store(true, ordering: .releasing)
+            _ = waitUntil { scheduler.idleSnapshot.sleeping == 1 }  // the other worker parked
+            scheduler.schedule(told)  // into this (stalled) worker's next slot
+            _ = waitUntil { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            turnOver.store(true, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        scheduler.schedule(long)
+        #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        let duringTurn = ranDuringTurn.load(ordering: .sequentiallyConsistent)
+        #expect(duringTurn, "the told unit waited for the long turn to end")
+        scheduler.shutdown()
+    }
 }
