@@ -91,7 +91,9 @@ final class Worker: @unchecked Sendable {
     /// True for a spare thread's worker (not in the stealing ring; retires when idle).
     let isSpare: Bool
 
-    // Owner-thread-only state.
+    // Owner-thread-only state, written on every turn: padded off the neighbouring Worker's
+    // lines (Workers are allocated in a row; CacheLinePadding).
+    private let paddingBefore = CacheLinePadding()
     var nextStreak = 0
     var tick: UInt32 = 0
     var searching = false
@@ -103,6 +105,7 @@ final class Worker: @unchecked Sendable {
     /// Round-robin cursor for MNTaskExecutor lane choice from this worker.
     var laneCursor = 0
     private var random: UInt64
+    private let paddingAfter = CacheLinePadding()
 
     init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration,
          spareQueue: RunQueue? = nil) {
@@ -380,7 +383,10 @@ final class Worker: @unchecked Sendable {
 /// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
 /// the Worker; references neither. See the file comment for the protocol.
 final class WorkerShared: @unchecked Sendable {
-    // @unchecked: every field is an Atomic.
+    // @unchecked: every field is an Atomic (and padding).
+    /// One per worker, allocated in a row: the owner's per-turn stores (turnCount, nextSlot)
+    /// must not share a line with the next worker's (CacheLinePadding).
+    private let paddingBefore = CacheLinePadding()
     let nextSlot = Atomic<UnsafeMutableRawPointer?>(nil)
     let turnCount = Atomic<UInt>(0)
     let stalled = Atomic<Bool>(false)
@@ -393,6 +399,7 @@ final class WorkerShared: @unchecked Sendable {
     /// The worker thread's kernel id (gettid), stored by the owner when its loop starts;
     /// read by the monitor (relaxed: it only names a /proc file; 0 = not started yet).
     let threadID = Atomic<Int64>(0)
+    private let paddingAfter = CacheLinePadding()
 
     /// True when the worker's thread is runnable — running, or waiting for a CPU — rather
     /// than asleep in the kernel: state R in /proc/self/task/TID/stat. False when it sleeps
