@@ -7,8 +7,10 @@
 //      starved by a busy local queue.
 //   2. The next slot: the unit most recently made runnable by this worker's running unit
 //      (request–reply stays on this core, in cache). At most 3 consecutive runs come from
-//      the next slot; then its occupant goes to the back of the local queue, so a
-//      ping-pong pair cannot starve the queue (tokio's MAX_LIFO_POLLS_PER_TICK).
+//      the next slot while the local queue holds anything; then its occupant goes to the
+//      back of the local queue, so a ping-pong pair cannot starve the queue (tokio's
+//      MAX_LIFO_POLLS_PER_TICK). With the local queue empty the occupant runs on: nothing
+//      waits, and a push-then-pop would let a searching worker steal it in between.
 //   3. The local queue, FIFO.
 //   4. Search (IdleWorkers W2): the injection queue (taking a batch: 1/W of it, at most half
 //      a local queue, into the local queue), then steal half of another worker's local
@@ -233,8 +235,12 @@ final class Worker: @unchecked Sendable {
             return unit  // outside work is taken in batches (1/W of it), never starved
         }
         if let unit = takeNextSlot() {
-            if nextStreak < Worker.maxNextStreak {
-                nextStreak += 1
+            // With the local queue empty nothing is starved: run it on. (Pushing it would only
+            // pop it straight back, and expose it to thieves in between: a spinning thief
+            // then stole a ping-pong's or a ring's token, and the two workers passed it back
+            // and forth, each steal a cache miss.)
+            if nextStreak < Worker.maxNextStreak || local.count == 0 {
+                nextStreak = min(nextStreak + 1, Worker.maxNextStreak)
                 return unit
             }
             pushLocal(unit)

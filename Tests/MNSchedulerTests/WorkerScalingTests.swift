@@ -114,4 +114,32 @@ import Synchronization
         #expect(duringTurn, "the told unit waited for the long turn to end")
         scheduler.shutdown()
     }
+
+    @Test("a token passed round a ring of units through the next slot is never stolen, however long the other worker searches")
+    func tokenIsNotStolenFromAnEmptyQueue() throws {
+        // A huge spin count keeps the second worker searching (stealing) the whole time;
+        // detection is off, so no next slot is ever stealable. The token never enters the
+        // local queue while that queue is empty, so there is nothing to steal.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 1_000_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let hopsLeft = Atomic<Int>(50_000)
+        let done = Atomic<Bool>(false)
+        final class Ring: @unchecked Sendable { var units: [ClosureUnit] = [] }
+        let ring = Ring()
+        ring.units = (0..<100).map { index in
+            ClosureUnit { _, _ in
+                if hopsLeft.wrappingSubtract(1, ordering: .relaxed).newValue > 0 {
+                    scheduler.schedule(ring.units[(index + 1) % 100])
+                } else {
+                    done.store(true, ordering: .sequentiallyConsistent)
+                }
+                return .idle
+            }
+        }
+        scheduler.schedule(ring.units[0])
+        #expect(waitUntil(seconds: 60) { done.load(ordering: .sequentiallyConsistent) })
+        #expect(scheduler.metrics.steals == 0, "\(scheduler.metrics)")
+        scheduler.shutdown()
+        ring.units = []
+    }
 }
