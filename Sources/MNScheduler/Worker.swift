@@ -235,10 +235,8 @@ final class Worker: @unchecked Sendable {
             return unit  // outside work is taken in batches (1/W of it), never starved
         }
         if let unit = takeNextSlot() {
-            // With the local queue empty nothing is starved: run it on. (Pushing it would only
-            // pop it straight back, and expose it to thieves in between: a spinning thief
-            // then stole a ping-pong's or a ring's token, and the two workers passed it back
-            // and forth, each steal a cache miss.)
+            // Local queue empty: run it on (file comment, step 2; a push-then-pop let a
+            // searching worker steal a ring's token, then the workers passed it back and forth).
             if nextStreak < Worker.maxNextStreak || local.count == 0 {
                 nextStreak = min(nextStreak + 1, Worker.maxNextStreak)
                 return unit
