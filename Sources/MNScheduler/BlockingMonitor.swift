@@ -9,8 +9,9 @@
 // running; after `threshold` of that the worker is marked stalled (its next slot becomes
 // stealable, Worker's file comment) and, if work waits — its local queue, its next slot or
 // the injection queue — a sleeping worker is woken to take it, or, when none sleeps, a
-// spare thread is started (at most MN_MAX_BLOCKING_THREADS running). Spares retire after
-// an idle spell (Scheduler+Blocking.swift).
+// spare thread is started (at most MN_MAX_BLOCKING_THREADS running; a worker whose thread
+// is runnable rather than asleep gets one only while a CPU is free: SchedulerCore.spareBudget).
+// Spares retire after an idle spell (Scheduler+Blocking.swift).
 // Cost when nobody blocks: one relaxed load per worker per tick, on its own thread; the
 // workers pay two relaxed stores per turn for the count. Races are benign: a stale reading
 // only delays or repeats a wake-up, and taking work is done with the ordinary stealing
@@ -66,7 +67,7 @@ enum BlockingMonitor {
         while !core.closed.load(ordering: .acquiring) {
             usleep(useconds_t(tick / 1_000))
             let now = monotonicNanoseconds()
-            var stalledWithWork = 0
+            var asleepWithWork = 0, runnableWithWork = 0
             for index in 0..<count {
                 let shared = core.shared[index]
                 let turns = shared.turnCount.load(ordering: .relaxed)
@@ -88,10 +89,12 @@ enum BlockingMonitor {
                 if !shared.stalled.load(ordering: .relaxed) { shared.stalled.store(true, ordering: .releasing) }
                 if core.queues[index].count > 0 || shared.nextSlot.load(ordering: .relaxed) != nil
                     || !core.injection.isEmpty {
-                    stalledWithWork += 1
+                    if shared.threadIsRunnable() { runnableWithWork += 1 } else { asleepWithWork += 1 }
                 }
             }
-            if stalledWithWork > 0 { core.helpStalledWorkers(stalledWithWork) }
+            if asleepWithWork + runnableWithWork > 0 {
+                core.helpStalledWorkers(core.spareBudget(asleep: asleepWithWork, runnable: runnableWithWork))
+            }
         }
     }
 }

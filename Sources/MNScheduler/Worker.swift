@@ -7,8 +7,10 @@
 //      starved by a busy local queue.
 //   2. The next slot: the unit most recently made runnable by this worker's running unit
 //      (request–reply stays on this core, in cache). At most 3 consecutive runs come from
-//      the next slot; then its occupant goes to the back of the local queue, so a
-//      ping-pong pair cannot starve the queue (tokio's MAX_LIFO_POLLS_PER_TICK).
+//      the next slot while the local queue holds anything; then its occupant goes to the
+//      back of the local queue, so a ping-pong pair cannot starve the queue (tokio's
+//      MAX_LIFO_POLLS_PER_TICK). With the local queue empty the occupant runs on: nothing
+//      waits, and a push-then-pop would let a searching worker steal it in between.
 //   3. The local queue, FIFO.
 //   4. Search (IdleWorkers W2): the injection queue (taking a batch: 1/W of it, at most half
 //      a local queue, into the local queue), then steal half of another worker's local
@@ -20,6 +22,9 @@
 // (and, if this worker now holds more than one runnable unit, a sleeper is woken to steal).
 // schedule() from this worker's thread puts the unit in the next slot; a previous occupant
 // moves to the back of the local queue and a sleeper is woken (there is stealable work).
+// Nobody is woken for a unit that only fills an empty next slot — this worker runs it
+// right after the turn — unless this worker is stalled (below), when the slot is for
+// thieves.
 // A full local queue moves its older half and the new entry to the injection queue.
 // Shutdown: the loop checks `closed` each tick and after every wake-up; a turn in progress
 // finishes (a unit it re-queues after `closed` is handed over, not pushed); on leaving the
@@ -33,7 +38,8 @@
 // saw inside one turn for longer than the threshold, is *stalled*. Its next slot is then
 // stealable (an exchange, so the owner and a thief never both take it), its local queue
 // is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
-// run queue of its own, outside the stealing ring, that retires when idle) runs it.
+// run queue of its own, outside the stealing ring, that retires when idle) runs it
+// (which stalls earn a spare: SchedulerCore.spareBudget).
 // The owner clears `stalled` at its next turn. Ordering (x86 and ARM): the owner puts a
 // unit with a release store (empty slot, not stalled) or an acq_rel exchange; every taker
 // (owner or thief) uses an acq_rel exchange, so exactly one taker gets each unit and sees
@@ -87,7 +93,9 @@ final class Worker: @unchecked Sendable {
     /// True for a spare thread's worker (not in the stealing ring; retires when idle).
     let isSpare: Bool
 
-    // Owner-thread-only state.
+    // Owner-thread-only state, written on every turn: padded off the neighbouring Worker's
+    // lines (Workers are allocated in a row; CacheLinePadding).
+    private let paddingBefore = CacheLinePadding()
     var nextStreak = 0
     var tick: UInt32 = 0
     var searching = false
@@ -99,6 +107,7 @@ final class Worker: @unchecked Sendable {
     /// Round-robin cursor for MNTaskExecutor lane choice from this worker.
     var laneCursor = 0
     private var random: UInt64
+    private let paddingAfter = CacheLinePadding()
 
     init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration,
          spareQueue: RunQueue? = nil) {
@@ -152,6 +161,7 @@ final class Worker: @unchecked Sendable {
     /// `nameThread: false` for a donated thread (the main thread keeps its name: it is the
     /// process's name in `ps`).
     func run(pin: Bool, nameThread: Bool = true) {
+        shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
         pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(currentWorkerKey, nil) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
@@ -225,8 +235,10 @@ final class Worker: @unchecked Sendable {
             return unit  // outside work is taken in batches (1/W of it), never starved
         }
         if let unit = takeNextSlot() {
-            if nextStreak < Worker.maxNextStreak {
-                nextStreak += 1
+            // Local queue empty: run it on (file comment, step 2; a push-then-pop let a
+            // searching worker steal a ring's token, then the workers passed it back and forth).
+            if nextStreak < Worker.maxNextStreak || local.count == 0 {
+                nextStreak = min(nextStreak + 1, Worker.maxNextStreak)
                 return unit
             }
             pushLocal(unit)
@@ -337,15 +349,18 @@ final class Worker: @unchecked Sendable {
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
+    /// Wakes a sleeper only for work another worker should take (file comment).
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
-        if shared.nextSlot.load(ordering: .relaxed) == nil, !shared.stalled.load(ordering: .relaxed) {
+        let stalled = shared.stalled.load(ordering: .relaxed)
+        if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
             // Empty and nobody may steal it: a plain release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
-        } else if let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing) {
-            pushLocal(previous)
-            core.notifyParkedFromWorker()
+            return
         }
+        let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing)
+        if let previous { pushLocal(previous) }
+        if previous != nil || stalled { core.notifyParkedFromWorker() }
     }
 
     /// Back of the local queue; when full, the older half and `unit` go to the injection
@@ -372,7 +387,10 @@ final class Worker: @unchecked Sendable {
 /// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
 /// the Worker; references neither. See the file comment for the protocol.
 final class WorkerShared: @unchecked Sendable {
-    // @unchecked: every field is an Atomic.
+    // @unchecked: every field is an Atomic (and padding).
+    /// One per worker, allocated in a row: the owner's per-turn stores (turnCount, nextSlot)
+    /// must not share a line with the next worker's (CacheLinePadding).
+    private let paddingBefore = CacheLinePadding()
     let nextSlot = Atomic<UnsafeMutableRawPointer?>(nil)
     let turnCount = Atomic<UInt>(0)
     let stalled = Atomic<Bool>(false)
@@ -382,6 +400,28 @@ final class WorkerShared: @unchecked Sendable {
     /// Metrics, written by the monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
     let busySamples = Atomic<Int>(0)
+    /// The worker thread's kernel id (gettid), stored by the owner when its loop starts;
+    /// read by the monitor (relaxed: it only names a /proc file; 0 = not started yet).
+    let threadID = Atomic<Int64>(0)
+    private let paddingAfter = CacheLinePadding()
+
+    /// True when the worker's thread is runnable — running, or waiting for a CPU — rather
+    /// than asleep in the kernel: state R in /proc/self/task/TID/stat. False when it sleeps
+    /// or cannot be read. For the monitor only (a file read: call it on a stall, not per turn).
+    func threadIsRunnable() -> Bool {
+        let tid = threadID.load(ordering: .relaxed)
+        guard tid > 0 else { return false }
+        let fd = open("/proc/self/task/\(tid)/stat", O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return false }
+        // "tid (comm) S ...": the command may hold spaces and parentheses, so the state is
+        // the character after the last ") ".
+        guard let paren = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), paren + 2 < n else { return false }
+        return buffer[paren + 2] == UInt8(ascii: "R")
+    }
 
     /// Takes the next slot's unit: the owner, or a thief while the owner is stalled. An
     /// exchange, so exactly one taker gets a unit.

@@ -13,13 +13,20 @@ struct Cell: Hashable, Codable, Sendable {
 
     /// Runs the cell once: the Go peer in its own process, Swift and Dispatch cells with
     /// fewer workers than CPUs allowed in a pinned child (see PinnedChild), the rest here.
+    /// Every outcome carries CPUs busy (CPUMeter): a child's from RUSAGE_CHILDREN, unless
+    /// the child (a pinned ring-bench) measured itself.
     func run() -> RunOutcome {
-        if runtime == .go { return GoPeer.run(self) }
-        if !runtime.hasSettableWorkers, workers < CPUAvailability.current().usableCPUs { return PinnedChild.run(self) }
+        if runtime == .go { return CPUMeter.measure(children: true) { GoPeer.run(self) } }
+        if !runtime.hasSettableWorkers, workers < CPUAvailability.current().usableCPUs {
+            return CPUMeter.measure(children: true) { PinnedChild.run(self) }
+        }
         return runInProcess()
     }
 
-    func runInProcess() -> RunOutcome {
+    /// Runs the cell in this process, measuring CPUs busy over the whole cell.
+    func runInProcess() -> RunOutcome { CPUMeter.measure { runWorkload() } }
+
+    private func runWorkload() -> RunOutcome {
         switch workload {
         case .ring: return RingWorkload.run(self)
         case .mailbox: return MailboxWorkload.run(self)
@@ -32,6 +39,7 @@ struct Cell: Hashable, Codable, Sendable {
         case .ask: return AskWorkload.run(self)
         case .skynet: return SkynetWorkload.run(self)
         case .chameneos: return ChameneosWorkload.run(self)
+        case .yield: return YieldWorkload.run(self)
         }
     }
 }

@@ -2,8 +2,13 @@ import Foundation
 
 /// Monotonic time and the statistics every table uses.
 enum Clock {
-    /// Monotonic nanoseconds.
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// Monotonic nanoseconds. The first reading after CPUMeter.measure armed the meter starts
+    /// the CPUs-busy window (a cell's t0).
+    static func now() -> UInt64 {
+        let now = DispatchTime.now().uptimeNanoseconds
+        CPUMeter.clockRead(now)
+        return now
+    }
 
     /// The median of `values` (the mean of the middle two for an even count).
     static func median(_ values: [Double]) -> Double {

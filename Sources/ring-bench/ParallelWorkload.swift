@@ -2,6 +2,14 @@
 // actors, round-robin; each message costs a fixed compute (`Work.rounds` dependent
 // xorshift steps, about 100 ns). Check: every actor's checksum of its results equals the
 // one computed beforehand, so no message was lost, doubled or skipped.
+// The "64 pairs" row (FastMailbox only; a negative parameter) has no outside driver: 64
+// producer actors each feed their own worker actor, `chunk` messages per producer turn,
+// so all the work is inside the pool — independent work that should scale with workers
+// (with an outside driver, the driver's thread is extra CPU at 1 worker and competes
+// with the workers at W = CPUs).
+// Each actor's checksum and count live in their own object, padded past a cache line,
+// so actors on different workers do not share one (false sharing in the harness would
+// be measured as the runtime's scaling).
 import Dispatch
 import FastMailbox
 import MNScheduler
@@ -25,32 +33,44 @@ enum ParallelWorkload {
         static func expected(_ n: Int) -> UInt64 { (0..<n).reduce(0) { $0 &+ compute($1) } }
     }
 
+    /// One actor's checksum and count, written only by that actor, read after the latch.
+    /// Padded to 128 bytes so two actors' slots never share a cache line.
+    final class Slot: @unchecked Sendable {
+        var sum: UInt64 = 0
+        var count = 0
+        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
     /// Per-actor checksums: slot i is written only by actor i, read after the latch.
-    final class Sums: @unchecked Sendable {
-        var sums: [UInt64]
-        var counts: [Int]
+    final class Sums: Sendable {
+        let slots: [Slot]
         let latch: Latch
         let each: Int
         init(actors: Int, each: Int) {
-            sums = [UInt64](repeating: 0, count: actors)
-            counts = [Int](repeating: 0, count: actors)
+            slots = (0..<actors).map { _ in Slot() }
             latch = Latch(actors)
             self.each = each
         }
         func receive(_ actor: Int, _ seed: Int) {
-            sums[actor] &+= Work.compute(seed)
-            counts[actor] += 1
-            if counts[actor] == each { latch.countDown() }
+            let slot = slots[actor]
+            slot.sum &+= Work.compute(seed)
+            slot.count += 1
+            if slot.count == each { latch.countDown() }
         }
         func check(finished: Bool) -> String? {
-            if !finished { return "only \(counts.reduce(0, +)) of \(counts.count * each) messages processed" }
+            if !finished { return "only \(slots.reduce(0) { $0 + $1.count }) of \(slots.count * each) messages processed" }
             let expected = Work.expected(each)
-            if let bad = sums.firstIndex(where: { $0 != expected }) { return "actor \(bad)'s checksum is wrong" }
+            if let bad = slots.firstIndex(where: { $0.sum != expected }) { return "actor \(bad)'s checksum is wrong" }
             return nil
         }
     }
 
+    /// Messages a producer sends its worker per turn in the pairs row (one worker turn's
+    /// budget at the default throughput).
+    static let chunk = 64
+
     static func run(_ cell: Cell) -> RunOutcome {
+        if cell.variant.parameter < 0 { return pairs(cell) }
         let actors = cell.variant.parameter
         let each = cell.size
         let sums = Sums(actors: actors, each: each)
@@ -91,6 +111,29 @@ enum ParallelWorkload {
         default:
             return .failed("parallel has no \(cell.runtime) implementation")
         }
+    }
+
+    /// The pairs row: producer i sends seeds `from..<from + chunk` to worker i, then tells
+    /// itself the next `from`, until `size` seeds were sent.
+    static func pairs(_ cell: Cell) -> RunOutcome {
+        guard cell.runtime == .fastmailbox else { return .failed("parallel's pairs row has no \(cell.runtime) implementation") }
+        let count = -cell.variant.parameter
+        let each = cell.size
+        let sums = Sums(actors: count, each: each)
+        let capacity = cell.capacity ?? ActorSystem.defaultMailboxCapacity
+        let system = Blocking.system(workers: cell.workers)
+        defer { _ = system.shutdown() }
+        let producers = (0..<count).map { index in
+            let worker = try! system.spawn(mailboxCapacity: capacity) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
+            return try! system.spawn { (from: Int, context: ActorContext<Int>) in
+                let end = min(from + chunk, each)
+                for seed in from..<end { worker.tell(seed) }
+                if end < each { context.myself.tell(end) }
+            }
+        }
+        let t0 = Clock.now()
+        for producer in producers { producer.tell(0) }
+        return .timed(since: t0, operations: count * each, check: sums.check(finished: sums.latch.wait()))
     }
 
     static func native<W: ParallelWorker>(_ workers: [W], sums: Sums, caller: (any TaskExecutor)?) -> RunOutcome {

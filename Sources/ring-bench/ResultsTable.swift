@@ -64,6 +64,41 @@ struct ResultsTable {
         if let note = workload.semanticsNote { out += " " + note }
         out += "\n"
         out += extrasMarkdown
+        out += busyMarkdown
+        return out + "\n"
+    }
+
+    /// CPUs busy per cell and, in a worker sweep, each cell's figure over the same
+    /// runtime's at the fewest workers (> 1: faster with more workers): scaling read beside
+    /// the cores it cost.
+    private var busyMarkdown: String {
+        let busy = CPUMeter.key
+        guard results.contains(where: { $0.extras[busy] != nil }) else { return "" }
+        let workerCounts = Set(rows.map(\.1))
+        let sweep = workerCounts.count > 1
+        let fewest = workerCounts.min() ?? 1
+        var columns = ["row", "workers"]
+        for runtime in runtimes {
+            columns.append("\(runtime.title) CPUs busy")
+            if sweep { columns.append("\(runtime.title) vs \(fewest)w") }
+        }
+        var out = "\n| " + columns.joined(separator: " | ") + " |\n|" + columns.map { _ in "---" }.joined(separator: "|") + "|\n"
+        for (variant, workers) in rows {
+            var cells = [variant.name.isEmpty ? "–" : variant.name, "\(workers)"]
+            for runtime in runtimes {
+                let r = result(variant, workers, runtime)
+                cells.append(r?.extras[busy].map { String(format: "%.2f", $0) } ?? "–")
+                guard sweep else { continue }
+                if let value = r?.median, let base = result(variant, fewest, runtime)?.median, base > 0, value > 0 {
+                    cells.append(String(format: "%.2f×", Self.speedup(reference: value, peer: base, latency: workload.isLatency)))
+                } else {
+                    cells.append("–")
+                }
+            }
+            out += "| " + cells.joined(separator: " | ") + " |\n"
+        }
+        out += "\nCPUs busy: the process's CPU time (user + system) over wall time for the whole cell, median of the runs (a child process's own for Go and pinned cells)."
+        if sweep { out += " \"vs \(fewest)w\": the median at this worker count over the same runtime's at \(fewest) (> 1: faster)." }
         return out + "\n"
     }
 

@@ -29,6 +29,8 @@ struct RunOutcome: Sendable, Codable {
     static func timed(since start: UInt64, operations: Int, check: String?, extras: [String: Double] = [:]) -> RunOutcome {
         let seconds = Double(Clock.now() - start) / 1e9
         if let check { return .failed(check) }
+        var extras = extras
+        if let busy = CPUMeter.busy(since: start, seconds: seconds) { extras[CPUMeter.key] = busy }
         return RunOutcome(seconds: seconds, operations: operations, extras: extras)
     }
 

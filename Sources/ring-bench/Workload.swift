@@ -3,7 +3,7 @@ import ArgumentParser
 /// One benchmark of the suite. Each checks its own result and refuses to report a figure
 /// when the check fails; Benchmarks/README.md explains each and how to read it.
 enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
-    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet, chameneos, blocking
+    case ring, mailbox, pingpong, threadring, fanin, spawn, parallel, ask, skynet, chameneos, blocking, yield
 
     /// The workloads of the no-argument headline table (about a minute on 2 cores).
     static let headline: [Workload] = [.pingpong, .threadring, .fanin, .spawn, .parallel, .ask, .skynet]
@@ -22,6 +22,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .skynet: "a tree of actors, 10 children each, N leaves summing 0..<N; checks the sum"
         case .chameneos: "many-to-many: 100 chameneos pair up through one mall for N meetings; checks 2·N meetings and that all stopped"
         case .blocking: "16 actors × N messages, every 20th makes a 1 ms blocking call: detection off / 10 ms / 1 ms / blocking {}, vs Swift actors; checks every count"
+        case .yield: "the scheduler alone: 1000 units, each turn returns .more until N turns in all have run (local queues, stealing); checks every unit's turn count"
         }
     }
 
@@ -35,6 +36,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .skynet: [.fastmailbox, .mnActor, .swift, .go]
         case .chameneos: [.fastmailbox, .dispatch, .go]
         case .blocking: [.fastmailbox, .swift]
+        case .yield: [.fastmailbox]
         }
     }
 
@@ -46,6 +48,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         if self == .ask, variant.parameter == 1 { return [.fastmailbox, .mnActor].contains(runtime) }
         if self == .blocking, variant.parameter != 1 { return runtime == .fastmailbox }
         if self == .pingpong, variant.parameter == PingPongWorkload.fireAndForget { return [.fastmailbox, .mnActor, .swift, .dispatch].contains(runtime) }
+        if self == .parallel, variant.parameter < 0 { return runtime == .fastmailbox }
         return runtimes.contains(runtime)
     }
 
@@ -57,6 +60,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         switch self {
         case .ring, .mailbox, .fanin, .parallel, .blocking: "msgs"
         case .chameneos: "meetings"
+        case .yield: "turns"
         case .pingpong: "round trips"
         case .threadring: "hops"
         case .spawn: "actors"
@@ -79,7 +83,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .spawn:
             "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive."
         case .parallel:
-            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity)."
+            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity). The pairs row (FastMailbox only) has no driver: 64 producer actors each feed their own worker actor, 64 messages per turn, all inside the pool."
         case .skynet:
             "Swift and MN columns are structured tasks (a task group per node), not actors; Go: a goroutine and a channel per node."
         case .mailbox:
@@ -88,6 +92,8 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
             "No Swift-actor column: an awaited call cannot wait for a partner without hand-written continuations. Go: the mall is a goroutine reading one unbuffered channel; each chameneo has its own."
         case .ring:
             "Raw ring: producers retry a full enqueue with backoff. Go: a channel buffered to --capacity."
+        case .yield:
+            "No peers: the units are bare MNScheduler ScheduledUnits (no mailbox, no actor), scheduled from the driver thread; the FastMailbox column is the scheduler that FastMailbox runs on."
         case .blocking:
             "Swift actors (default executor) run in the detection-on row only: their cooperative pool has no detection or blocking section to switch. Rows differ only in MN_BLOCKING_THRESHOLD_MS (0 = off) and whether the call is wrapped in blocking {}."
         }
@@ -101,11 +107,12 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .mailbox: (producers ?? [1, 2, 4]).map { Variant(name: "P=\($0)", parameter: $0) }
         case .fanin: (producers ?? (scale == .full ? [1, 4, 16, 64] : [1, 64])).map { Variant(name: "P=\($0)", parameter: $0) }
         case .ask: [Variant(name: "caller outside pool", parameter: 0), Variant(name: "caller inside pool", parameter: 1)]
-        case .parallel: [Variant(name: "64 actors", parameter: 64)]
+        case .parallel: [Variant(name: "64 actors", parameter: 64), Variant(name: "64 pairs, no driver", parameter: -64)]
         case .threadring: [Variant(name: "503 actors", parameter: 503)]
         case .pingpong: [Variant(name: "1 pair", parameter: 1), Variant(name: "1 pair, fire-and-forget", parameter: PingPongWorkload.fireAndForget)]
         case .spawn, .skynet: [Variant(name: "", parameter: 0)]
         case .chameneos: [Variant(name: "100 chameneos", parameter: 100)]
+        case .yield: [Variant(name: "1000 units", parameter: 1000)]
         case .blocking: [Variant(name: "detection off", parameter: 0), Variant(name: "detection on (10 ms)", parameter: 1),
                          Variant(name: "detection at 1 ms", parameter: 3), Variant(name: "blocking {}", parameter: 2)]
         }
@@ -142,6 +149,9 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case (.blocking, .quick): 200
         case (.blocking, .headline): 1_000
         case (.blocking, .full): 4_000
+        case (.yield, .quick): 200_000
+        case (.yield, .headline): 2_000_000
+        case (.yield, .full): 10_000_000
         }
     }
 }

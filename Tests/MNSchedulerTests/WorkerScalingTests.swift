@@ -1,0 +1,145 @@
+import Testing
+import Foundation
+import Synchronization
+@testable import MNScheduler
+
+/// The rules that keep 2 workers from being slower than 1 (issue 9, item 8): spare threads
+/// only where a CPU is free or a worker sleeps in the kernel. No timing assertions: every
+/// wait is for a state, with a generous bound.
+@Suite("Worker scaling rules (issue 9, item 8)", .serialized) struct WorkerScalingTests {
+    /// A scheduler core with `workers` workers on a machine of `cpus` CPUs, no threads.
+    private func core(workers: Int, cpus: Int) throws -> SchedulerCore {
+        let resolved = try SchedulerConfiguration(workers: workers, readsEnvironment: false)
+            .resolved(environment: [:], cpus: CPUAvailability(affinityCPUs: cpus, cgroupQuotaCPUs: nil, onlineCPUs: cpus))
+        return SchedulerCore(configuration: resolved, schedulerID: -1)
+    }
+
+    @Test("a runnable stuck worker gets a spare only while the pool has fewer awake threads than CPUs; an asleep one always")
+    func spareBudgetFollowsFreeCPUs() throws {
+        // Every worker of a fresh core counts as awake (unparked), none as a spare.
+        let full = try core(workers: 2, cpus: 2)
+        #expect(full.spareBudget(asleep: 0, runnable: 1) == 0)  // both CPUs have a worker: a spare would time-slice
+        #expect(full.spareBudget(asleep: 1, runnable: 1) == 1)  // the blocked one left its CPU
+        #expect(full.spareBudget(asleep: 2, runnable: 0) == 2)
+        let roomy = try core(workers: 1, cpus: 2)
+        #expect(roomy.spareBudget(asleep: 0, runnable: 1) == 1)  // a CPU is free: the queued work may have it
+        roomy.activeSpares.store(1, ordering: .relaxed)
+        #expect(roomy.spareBudget(asleep: 0, runnable: 1) == 0)  // ...until a spare holds it
+    }
+
+    @Test("a worker spinning inside a turn reads as runnable, one waiting on a semaphore as asleep")
+    func threadStateIsRead() throws {
+        let scheduler = try makeScheduler(workers: 1)
+        let shared = scheduler.core.shared[0]
+        let stop = Atomic<Bool>(false)
+        let spinning = Atomic<Bool>(false)
+        let spinner = ClosureUnit { _, _ in
+            spinning.store(true, ordering: .sequentiallyConsistent)
+            while !stop.load(ordering: .relaxed) {}
+            return .idle
+        }
+        scheduler.schedule(spinner)
+        #expect(waitUntil { spinning.load(ordering: .sequentiallyConsistent) })
+        #expect(waitUntil { shared.threadIsRunnable() })  // R while it spins (preempted or not)
+        stop.store(true, ordering: .relaxed)
+
+        let release = DispatchSemaphore(value: 0)
+        let waiting = Atomic<Bool>(false)
+        let sleeper = ClosureUnit { _, _ in
+            waiting.store(true, ordering: .sequentiallyConsistent)
+            release.wait()
+            return .idle
+        }
+        scheduler.schedule(sleeper)
+        #expect(waitUntil { waiting.load(ordering: .sequentiallyConsistent) })
+        #expect(waitUntil { !shared.threadIsRunnable() })  // S once it sleeps in the futex
+        release.signal()
+        #expect(waitUntil { sleeper.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        scheduler.shutdown()
+    }
+
+    @Test("workers filling every CPU with long computing turns get no spare for the work queued behind them")
+    func noSpareWhenEveryCPUHasAWorker() throws {
+        let cpus = CPUAvailability.current().usableCPUs
+        guard cpus <= 8 else { return }  // one spinning worker per CPU: keep it to small machines
+        let scheduler = try makeScheduler(workers: cpus)
+        let stop = Atomic<Bool>(false)
+        let inside = Atomic<Int>(0)
+        let spinners = (0..<cpus).map { _ in
+            ClosureUnit { _, _ in
+                inside.wrappingAdd(1, ordering: .sequentiallyConsistent)
+                while !stop.load(ordering: .relaxed) {}
+                return .idle
+            }
+        }
+        for unit in spinners { scheduler.schedule(unit) }
+        #expect(waitUntil { inside.load(ordering: .sequentiallyConsistent) == cpus })
+        let queued = ClosureUnit()
+        scheduler.schedule(queued)  // waits in the injection queue behind the long turns
+        #expect(waitUntil { scheduler.blockingMetrics.workersStalled == cpus })
+        // Two more monitor ticks: the tick that marked the last worker stalled has decided.
+        let samples = scheduler.core.shared[0].samples.load(ordering: .relaxed)
+        #expect(waitUntil { scheduler.core.shared[0].samples.load(ordering: .relaxed) >= samples + 2 })
+        #expect(scheduler.blockingMetrics.spareThreadsStarted == 0, "\(scheduler.blockingMetrics)")
+        #expect(queued.runs.load(ordering: .sequentiallyConsistent) == 0)
+        stop.store(true, ordering: .relaxed)
+        #expect(waitUntil { queued.runs.load(ordering: .sequentiallyConsistent) == 1 })  // no lost work
+        scheduler.shutdown()
+    }
+
+    @Test("a unit scheduled into a stalled worker's next slot wakes a sleeping worker to run it during the long turn")
+    func stalledNextSlotWakesASleeper() throws {
+        // Detection off: the test plays the monitor (sets `stalled`), so only schedule()'s own
+        // wake-up can get the unit run before the long turn ends.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 8, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let turnOver = Atomic<Bool>(false)
+        let ranDuringTurn = Atomic<Bool>(false)
+        let told = ClosureUnit { _, _ in
+            ranDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        let long = ClosureUnit { _, _ in
+            guard let index = Scheduler.currentWorkerIndex else { return .idle }
+            scheduler.core.shared[index].stalled.store(true, ordering: .releasing)
+            _ = waitUntil { scheduler.idleSnapshot.sleeping == 1 }  // the other worker parked
+            scheduler.schedule(told)  // into this (stalled) worker's next slot
+            _ = waitUntil { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            turnOver.store(true, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        scheduler.schedule(long)
+        #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        let duringTurn = ranDuringTurn.load(ordering: .sequentiallyConsistent)
+        #expect(duringTurn, "the told unit waited for the long turn to end")
+        scheduler.shutdown()
+    }
+
+    @Test("a token passed round a ring of units through the next slot is never stolen, however long the other worker searches")
+    func tokenIsNotStolenFromAnEmptyQueue() throws {
+        // A huge spin count keeps the second worker searching (stealing) the whole time;
+        // detection is off, so no next slot is ever stealable. The token never enters the
+        // local queue while that queue is empty, so there is nothing to steal.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 1_000_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let hopsLeft = Atomic<Int>(50_000)
+        let done = Atomic<Bool>(false)
+        final class Ring: @unchecked Sendable { var units: [ClosureUnit] = [] }
+        let ring = Ring()
+        ring.units = (0..<100).map { index in
+            ClosureUnit { _, _ in
+                if hopsLeft.wrappingSubtract(1, ordering: .relaxed).newValue > 0 {
+                    scheduler.schedule(ring.units[(index + 1) % 100])
+                } else {
+                    done.store(true, ordering: .sequentiallyConsistent)
+                }
+                return .idle
+            }
+        }
+        scheduler.schedule(ring.units[0])
+        #expect(waitUntil(seconds: 60) { done.load(ordering: .sequentiallyConsistent) })
+        #expect(scheduler.metrics.steals == 0, "\(scheduler.metrics)")
+        scheduler.shutdown()
+        ring.units = []
+    }
+}
