@@ -558,14 +558,22 @@ package final class MPSCQueue: @unchecked Sendable {
         }
     }
 
-    /// Spins briefly, then yields the CPU to a preempted holder.
+    /// Test-and-test-and-set: waits with plain loads (the line stays shared, so the holder
+    /// is not robbed of it by failed compare-and-swaps), backing off between looks, and
+    /// tries the compare-and-swap only when the lock looks free; after a while it yields
+    /// the CPU to a preempted holder.
     @inline(never)
     func lockOverflowContended() {
         var spins = 0
-        while !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
-            spins += 1
-            if spins < 64 { ckshim_stall() } else { sched_yield(); spins = 0 }
-        }
+        var pause = 1
+        repeat {
+            while overflowLock.load(ordering: .relaxed) {
+                for _ in 0..<pause { ckshim_stall() }
+                pause = Swift.min(pause * 2, 64)
+                spins += 1
+                if spins >= 256 { sched_yield(); spins = 0 }
+            }
+        } while !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
     }
 
     /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
