@@ -67,10 +67,12 @@ final class CounterPair: Sendable {
         self.network = network; self.clock = clock; self.a = a; self.b = b; self.counter = counter; self.remote = remote
     }
 
-    static func start() async throws -> CounterPair {
+    /// Node 1 (`a`, calls time out after `callTimeout`) and node 2 (`b`, which registers
+    /// `counter` as "counter"), linked; `remote` is a's proxy for it.
+    static func start(callTimeout: Duration = .seconds(5)) async throws -> CounterPair {
         let network = LoopbackNetwork()
         let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
+        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock, callTimeout: callTimeout)
         let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
         let counter = Counter(actorSystem: b.cluster)
         b.cluster.register(counter, as: "counter")

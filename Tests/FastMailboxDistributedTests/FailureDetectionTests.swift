@@ -8,14 +8,10 @@ import Testing
 @Suite("Distributed: failure detection", .serialized) struct FailureDetectionTests {
     @Test("a partitioned peer is declared down after the failure timeout: its pending call fails at once, watchers see Terminated, later calls and tells fail")
     func partitionThenDown() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock, callTimeout: .seconds(3_600))
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
+        let pair = try await CounterPair.start(callTimeout: .seconds(3_600))
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (network, clock, a, b, _, remote) = pair.parts
         b.cluster.export(try b.actors.spawn(name: "sink") { Sink() }, as: "sink")
-        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
         let sink: ActorRef<SinkMessage> = try await a.cluster.remoteRef(named: "sink", on: b.endpoint)
         #expect(try await remote.add(1) == 1)
         let events = a.cluster.nodeDownEvents()
@@ -54,14 +50,10 @@ import Testing
 
     @Test("a crashed peer's link closes: pending calls fail with linkLost at once; the detector declares it down; a restart is a new incarnation")
     func crashAndRestart() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock, callTimeout: .seconds(3_600))
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
-        let oldID = try await a.cluster.actorID(named: "counter", on: b.endpoint)
-        let remote = try Counter.resolve(id: oldID, using: a.cluster)
+        let pair = try await CounterPair.start(callTimeout: .seconds(3_600))
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (network, clock, a, b, _, remote) = pair.parts
+        let oldID = remote.id
         #expect(try await remote.add(1) == 1)
         network.partition(a.endpoint, b.endpoint)
         let pending = Task.immediate { try await remote.add(1) }  // on the wire when this line ends
@@ -89,13 +81,9 @@ import Testing
 
     @Test("a call without a reply times out on the tick past its deadline, before the peer is declared down")
     func callTimeout() async throws {
-        let network = LoopbackNetwork()
-        let clock = ManualClock()
-        let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock, callTimeout: .milliseconds(300))
-        let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let counter = Counter(actorSystem: b.cluster)
-        b.cluster.register(counter, as: "counter")
-        let remote = try Counter.resolve(id: try await a.cluster.actorID(named: "counter", on: b.endpoint), using: a.cluster)
+        let pair = try await CounterPair.start(callTimeout: .milliseconds(300))
+        defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
+        let (network, clock, a, b, _, remote) = pair.parts
         #expect(try await remote.add(1) == 1)
         network.partition(a.endpoint, b.endpoint)
         let pending = Task.immediate { try await remote.add(1) }
