@@ -68,7 +68,7 @@
 // allocating a chunk only when the tail is full. While the flag is set every producer
 // appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
-// order: its private `pending` chain, the ring, and only when the ring is *quiescent*
+// order: its private pending chain (`pendingChunk`), the ring, and only when the ring is *quiescent*
 // (p_head == c_head: nothing claimed and uncommitted) the overflow list, which it takes
 // whole (the chain's head) and clears the flag in the same critical section; it frees
 // each chunk as soon as its last item is moved out, so a drained burst keeps no memory. Why quiescent and not merely
@@ -143,20 +143,21 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Producers read it (acquire) before trying the ring.
     @usableFromInline let overflowActive = Atomic<Bool>(false)
 
-    /// The overflow spin lock: a test-and-set flag (CAS acquiring to take, store releasing
-    /// to give back), so ThreadSanitizer sees its happens-before edges and an idle queue
-    /// carries no mutex allocation. Held only for an append or a swap of the list; waiters
-    /// spin briefly, then yield the CPU to a preempted holder.
+    /// The overflow spin lock: a flag taken by CAS (acquiring) and given back by a store
+    /// (releasing), so ThreadSanitizer sees its happens-before edges and an idle queue
+    /// carries no mutex allocation. Held only for an append or a swap of the list; how
+    /// waiters wait is `lockOverflowContended`'s business.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
-    // Shape, in 32 bits each, right after the four flags so that the three share the
-    // object's first word after the header (every idle actor carries this object).
+    // Shape, in 32 bits each, right after the four flags, so that they and the pending
+    // index fill the object's first two words after the header (every idle actor carries
+    // this object).
     /// Slots of the ring once allocated (validated power of two ≥ 4, at most 2^20).
     @usableFromInline let capacity32: UInt32
     /// Bytes of one item (see "Items"): 8 for a word queue, at most 64.
     @usableFromInline let itemBytes32: UInt32
-    /// Consumer-private: the next item to hand out of `pendingChunk` (in the same word as
-    /// the shape above). See "Ring, then overflow".
+    /// Consumer-private: the next item to hand out of `pendingChunk` (packed beside the
+    /// shape above). See "Ring, then overflow".
     @exclusivity(unchecked) @usableFromInline var pendingIndex32: UInt32 = 0
 
     /// Overflow appends ever made. Written only under overflowLock (a relaxed load and
@@ -400,8 +401,8 @@ package final class MPSCQueue: @unchecked Sendable {
     // MARK: consumer
 
     /// Hands up to `max` items, in FIFO order per producer, to `body`. `take` moves each
-    /// item out of its `itemBytes` bytes (a ring slot, or an overflow word or box), which
-    /// are freed as soon as it returns; then `body` gets the item. Consumer only. No atomic
+    /// item out of its `itemBytes` bytes (a ring slot, freed as soon as it returns, or an
+    /// overflow chunk's slot, freed with its chunk's last item); then `body` gets the item. Consumer only. No atomic
     /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable @inline(__always)

@@ -105,17 +105,17 @@ package struct RawRing: @unchecked Sendable {
 
     /// Allocates and initialises a ring, throwing instead of trapping when the memory
     /// cannot be had. `capacity` must already be valid (traps otherwise: a programming
-    /// error, see `validate`). `allocate(alignment, bytes)` is malloc (16-byte aligned) unless a
+    /// error, see `validate`). `allocate(bytes)` is malloc (16-byte aligned: all the block needs) unless a
     /// test substitutes a failing one; what it returns is released with free().
     package init(tryCapacity capacity: Int, slotBytes: Int = 8,
-                 allocate: (_ alignment: Int, _ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.alignedAllocate)
+                 allocate: (_ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.allocateBlock)
     throws(RingAllocationError) {
         precondition((try? RawRing.validate(capacity: capacity)) != nil,
                      RingCapacityError(requested: capacity).description)
         precondition(slotBytes >= 8 && slotBytes <= RawRing.maximumSlotBytes && slotBytes % 8 == 0,
                      "RawRing: slot of \(slotBytes) bytes (must be a multiple of 8 up to \(RawRing.maximumSlotBytes))")
         let size = RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
-        guard let block = allocate(16, size) else {
+        guard let block = allocate(size) else {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
@@ -126,11 +126,8 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
-    /// malloc(bytes) (16-byte aligned, which is all `alignment` may ask), nil when it fails.
-    package static func alignedAllocate(alignment: Int, bytes: Int) -> UnsafeMutableRawPointer? {
-        precondition(alignment <= 16, "RawRing: malloc gives 16-byte alignment, not \(alignment)")
-        return malloc(bytes)
-    }
+    /// malloc(bytes), nil when it fails.
+    package static func allocateBlock(bytes: Int) -> UnsafeMutableRawPointer? { malloc(bytes) }
 
     /// Rebuilds the handle from `block` (what `block` returned); no allocation.
     @inlinable package init(block: UnsafeMutableRawPointer) {

@@ -20,7 +20,7 @@ import Glibc
     @Test("a ring whose memory cannot be allocated is a thrown error naming its size, not a trap")
     func ringAllocationFailureThrows() throws {
         #expect(throws: RingAllocationError(capacity: 1024, bytes: RawRing.allocationSize(capacity: 1024))) {
-            _ = try RawRing(tryCapacity: 1024, allocate: { _, _ in nil })
+            _ = try RawRing(tryCapacity: 1024, allocate: { _ in nil })
         }
         #expect(RingAllocationError(capacity: 1024, bytes: 8384).description.contains("8384 bytes"))
         let ring = try RawRing(tryCapacity: 8)
