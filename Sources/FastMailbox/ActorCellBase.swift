@@ -62,8 +62,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     // Turn-confined (AnyActorCell C2).
 
-    /// Behaviour state most actors never use (become stack, stash, watch messages, the
-    /// cached self ref), allocated on first use so an idle actor stays small. The hot path
+    /// Behaviour state most actors never use (become stack, stash, watch messages),
+    /// allocated on first use so an idle actor stays small. The hot path
     /// only tests `typedExtras == nil`.
     @usableFromInline final class TypedExtras {
         // The per-message checks read only the Int counters: in unspecialised generic code
@@ -81,10 +81,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var heldBack = 0
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
-        /// `context.myself`, built once: forming an existential over a generic class costs
-        /// a witness-table look-up. The cycle it makes (cell → ref → cell) is broken when the
-        /// cell stops; until then the registry keeps the cell alive anyway.
-        var selfRef: ActorRef<Message>?
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
     @exclusivity(unchecked) @usableFromInline var typedExtras: TypedExtras?  // turn-confined: see AnyActorCell's `phase`
@@ -144,7 +140,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     var mailboxDepth: Int { mailbox.approximateCount + (mailbox.hasPendingWork ? 1 : 0) }
 
     @discardableResult
-    final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @usableFromInline final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if waiters != nil { return deliverBounded(movingFrom: source) }
         switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
         case .accepted(let becameNonEmpty):
@@ -402,17 +398,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final var userQueue: MPSCQueue? { mailbox }
     override final var userMailboxDepth: Int { mailbox.approximateCount }
 
-    final var selfRef: ActorRef<Message> {
-        if let ref = typedExtras?.selfRef { return ref }
-        let ref = ActorRef<Message>(self)
-        if !isStopped { typed.selfRef = ref }
-        return ref
-    }
-
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
         extras.becomeStack = []
-        if isStopped { extras.selfRef = nil }
         // Stashed messages of a stopping or restarting actor are not lost: they are
         // dead-lettered when it stops, and kept in order (ahead of the mailbox) when it restarts.
         if isStopped {

@@ -17,7 +17,7 @@ public struct ActorContext<Message: Sendable> {
     @inlinable init(cell: ActorCellBase<Message>) { self.unmanagedCell = .passUnretained(cell) }
 
     /// A reference to this actor, to hand to others (e.g. as a reply-to).
-    public var myself: ActorRef<Message> { unmanagedCell._withUnsafeGuaranteedRef { $0.selfRef } }
+    @inlinable public var myself: ActorRef<Message> { ActorRef(cell: cell) }
     /// This actor's identity.
     public var id: ActorID { cell.id }
     /// This actor's name.

@@ -4,12 +4,46 @@
 /// Holding a ref keeps the actor's small cell object alive, not the actor running: a
 /// stopped actor's ref still works, and whatever is sent to it goes to dead letters.
 public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConvertible {
-    let recipient: any MessageRecipient<Message>
+    /// What a ref points at: one of the package's recipient classes. Every payload is a
+    /// single native class reference, so the enum is one word (the case lives in the
+    /// pointer's spare bits) and a copy is one retain. A send switches on the case and
+    /// calls the class's `final` deliver directly: no existential, no witness table
+    /// (issue 9, item 2). Adding a kind of recipient means adding a case here.
+    @usableFromInline enum Target: Sendable {
+        case cell(ActorCellBase<Message>)
+        case sequential(SequentialActorCell<Message>)
+        case router(Router<Message>)
+        case promise(AskPromise<Message>)
+        case foreign(ForeignRecipientAdapter<Message>)
+    }
+    @usableFromInline let target: Target
 
-    init(_ recipient: any MessageRecipient<Message>) { self.recipient = recipient }
+    @usableFromInline init(target: Target) { self.target = target }
+    init(_ recipient: any MessageRecipient<Message>) { self.target = recipient.refTarget }
+    /// The ref of an event actor's cell (`context.myself`): one retain.
+    @inlinable init(cell: ActorCellBase<Message>) { self.target = .cell(cell) }
+
+    /// The recipient as the internal protocol, for the operations off the send path.
+    var recipient: any MessageRecipient<Message> {
+        switch target {
+        case .cell(let cell): cell
+        case .sequential(let cell): cell
+        case .router(let router): router
+        case .promise(let promise): promise
+        case .foreign(let adapter): adapter
+        }
+    }
 
     /// The actor's identity.
-    public var id: ActorID { recipient.id }
+    public var id: ActorID {
+        switch target {
+        case .cell(let cell): cell.id
+        case .sequential(let cell): cell.id
+        case .router(let router): router.id
+        case .promise(let promise): promise.id
+        case .foreign(let adapter): adapter.id
+        }
+    }
     /// The actor's name.
     public var name: String { recipient.name }
 
@@ -31,7 +65,22 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         MessageEncoding<Message>.withMovable(message) { _deliver(movingFrom: $0) }
     }
 
-    @usableFromInline func _deliver(movingFrom source: UnsafeMutableRawPointer) { recipient.deliver(movingFrom: source) }
+    /// One message moved out of `source` into the recipient: a direct call per kind.
+    /// The ref itself keeps the recipient alive for the call, so the switch borrows the
+    /// target: no retain/release pair per message.
+    @inlinable func _deliver(movingFrom source: UnsafeMutableRawPointer) {
+        Self.deliver(target, movingFrom: source)
+    }
+
+    @inlinable static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) {
+        switch target {
+        case .cell(let cell): cell.deliver(movingFrom: source)
+        case .sequential(let cell): cell.deliver(movingFrom: source)
+        case .router(let router): router.deliver(movingFrom: source)
+        case .promise(let promise): promise.deliver(movingFrom: source)
+        case .foreign(let adapter): adapter.deliver(movingFrom: source)
+        }
+    }
 
     /// Sends `message` if the actor's mailbox has room now; never waits, never overflows.
     ///
@@ -74,3 +123,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
     public var description: String { "ActorRef<\(Message.self)>(\(name) \(id))" }
 }
+
+// The recipient classes, each in its case of `ActorRef.Target`.
+extension ActorCellBase { var refTarget: ActorRef<Message>.Target { .cell(self) } }
+extension SequentialActorCell { var refTarget: ActorRef<Message>.Target { .sequential(self) } }
+extension Router { var refTarget: ActorRef<Message>.Target { .router(self) } }
+extension AskPromise { var refTarget: ActorRef<Reply>.Target { .promise(self) } }
+extension ForeignRecipientAdapter { var refTarget: ActorRef<Message>.Target { .foreign(self) } }

@@ -46,6 +46,7 @@ protocol AskFailing: AnyObject, Sendable {
     func failBecauseRequestDeadLettered()
 }
 
+@usableFromInline
 final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTimingOut, @unchecked Sendable {
     typealias Message = Reply
     // @unchecked: `continuation` and `timer` are written before the request is published
@@ -78,7 +79,7 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTiming
     func stop(_ mode: StopMode) {}
 
     @discardableResult
-    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         deliver(MessageEncoding<Reply>.take(from: source, boxed: false))
     }
 

@@ -36,6 +36,7 @@ package protocol ForeignRecipient<Message>: AnyObject, Sendable {
 }
 
 /// Adapts a ForeignRecipient to the internal MessageRecipient protocol.
+@usableFromInline
 final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, RouterSystemProviding, AskFailing,
                                                         @unchecked Sendable {
     // @unchecked: every field is a `let` of a Sendable or thread-safe type (F3: the cell
@@ -54,7 +55,7 @@ final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, Router
     var name: String { foreign.name }
     var mailboxDepth: Int { 0 }
     @discardableResult func deliver(_ message: Message) -> Bool { foreign.deliver(message) }
-    @discardableResult func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @usableFromInline @discardableResult func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         foreign.deliver(MessageEncoding<Message>.take(from: source, boxed: false))
     }
     func stop(_ mode: StopMode) { foreign.stop(mode) }

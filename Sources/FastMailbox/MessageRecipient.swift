@@ -2,6 +2,8 @@
 /// Internal: users only see `ActorRef`.
 protocol MessageRecipient<Message>: AnyObject, Sendable {
     associatedtype Message: Sendable
+    /// How an `ActorRef` holds this recipient (its case of `ActorRef.Target`).
+    var refTarget: ActorRef<Message>.Target { get }
     /// Identity (equal refs ⇔ equal ids).
     var id: ActorID { get }
     /// The name given at spawn (or a generated one).

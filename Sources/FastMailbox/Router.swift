@@ -17,6 +17,7 @@
 import MNScheduler
 import Synchronization
 
+@usableFromInline
 final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSystemProviding, @unchecked Sendable {
     // @unchecked: fields are immutable, atomics, or turn-confined (`routeesRunning`), as
     // AnyActorCell's confinement rules C1–C3 describe.
@@ -57,7 +58,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSys
     }
 
     @discardableResult
-    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         deliver(MessageEncoding<Message>.take(from: source, boxed: false))
     }
 

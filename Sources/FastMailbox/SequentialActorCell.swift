@@ -65,6 +65,7 @@ import Synchronization
 import Glibc
 #endif
 
+@usableFromInline
 final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     // @unchecked: mutable state is either under `control`'s lock, atomic, turn-confined
     // (AnyActorCell C2), or the MPSCQueue's consumer side (see C1/C2 above).
@@ -114,7 +115,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     var mailboxDepth: Int { mailbox.approximateCount + buffered.load(ordering: .relaxed) }
 
     @discardableResult
-    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { wakeConsumer() }

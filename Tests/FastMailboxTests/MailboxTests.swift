@@ -192,6 +192,37 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         #expect(allocations { _ = bigs.drain(max: n) { _ in } } == 0)
     }
 
+    @Test("messages of every odd size up to 32 bytes arrive intact, through the ring and the overflow (the item copy's overlapping words)")
+    func oddSizesIntact() throws {
+        func roundTrip<M: Sendable>(_ values: [M], _ same: (M, M) -> Bool) throws -> Bool {
+            let mailbox = try Mailbox<M>(capacity: 4)  // most of them overflow
+            for value in values { _ = mailbox.send(value) }
+            let out = drainAll(mailbox)
+            return out.count == values.count && zip(out, values).allSatisfy(same)
+        }
+        let n = 64
+        #expect(MemoryLayout<(Int, UInt8)>.size == 9 && MemoryLayout<(Int32, UInt8)>.size == 5)
+        let s1: [UInt8] = (0..<n).map { i in UInt8(i) }
+        let s3: [(UInt16, UInt8)] = (0..<n).map { i in (UInt16(i * 257), UInt8(i)) }
+        let s5: [(Int32, UInt8)] = (0..<n).map { i in (Int32(i * 65_537), UInt8(i)) }
+        let s7: [(Int32, UInt16, UInt8)] = (0..<n).map { i in (Int32(-i), UInt16(i), UInt8(255 - i)) }
+        let s9: [(Int, UInt8)] = (0..<n).map { i in (i &* 0x0101_0101_0101_0101, UInt8(i)) }
+        let s14: [(Int, Int32, UInt16)] = (0..<n).map { i in (i, Int32(i) &* 3, UInt16(i)) }
+        let s17: [(Int, Int, UInt8)] = (0..<n).map { i in (i, -i, UInt8(i)) }
+        let s27: [(Int, Int, Int, UInt16, UInt8)] = (0..<n).map { i in (i, -i, i << 3, UInt16(i), UInt8(i)) }
+        let s31: [(Int, Int, Int, Int32, UInt16, UInt8)] = (0..<n).map { i in (i, -i, i << 3, Int32(i), UInt16(i), UInt8(i)) }
+        #expect(MemoryLayout<(Int, Int, Int, Int32, UInt16, UInt8)>.size == 31)
+        #expect(try roundTrip(s1) { $0 == $1 })
+        #expect(try roundTrip(s3) { $0 == $1 })
+        #expect(try roundTrip(s5) { $0 == $1 })
+        #expect(try roundTrip(s7) { $0 == $1 })
+        #expect(try roundTrip(s9) { $0 == $1 })
+        #expect(try roundTrip(s14) { $0 == $1 })
+        #expect(try roundTrip(s17) { $0 == $1 })
+        #expect(try roundTrip(s27) { $0 == $1 })
+        #expect(try roundTrip(s31) { $0 == $1 })
+    }
+
     @Test("a burst past the ring costs one allocation per overflow chunk, not per message, and keeps nothing once drained")
     func overflowAllocatesPerChunk() throws {
         guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc

@@ -1,0 +1,85 @@
+// ActorRef: one word for every kind of recipient, sends that allocate nothing, and the
+// identity rules (equal refs ⇔ equal ids) across kinds.
+
+import MallocCounter
+import MNScheduler
+import Synchronization
+import Testing
+@testable import FastMailbox
+
+/// Ping-pong as a user writes it: an enum whose payload carries a reply-to ref.
+enum Volley: Sendable { case ball(Int, replyTo: ActorRef<Volley>), stop }
+
+/// Answers each ball with the next one until `last`, counting what it got.
+final class VolleyPlayer: EventActor {
+    final class Tally: Sendable { let count = Atomic<Int>(0) }
+    let last: Int
+    let received: Tally
+    init(last: Int, received: Tally) { self.last = last; self.received = received }
+    func receive(_ message: Volley, context: ActorContext<Volley>) {
+        guard case .ball(let k, let replyTo) = message else { return }
+        received.count.wrappingAdd(1, ordering: .relaxed)
+        if k < last { replyTo.tell(.ball(k + 1, replyTo: context.myself)) }
+    }
+}
+
+@Suite("ActorRef") struct ActorRefTests {
+    @Test("a ref is one word, whatever it points at; a message carrying one is a word bigger than its other payload")
+    func oneWord() throws {
+        #expect(MemoryLayout<ActorRef<Int>>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<ActorRef<Volley>>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<ActorRef<[String: Int]>>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<Volley>.size <= 17, "Int + one-word ref (+ tag)")
+        #expect(MemoryLayout<ActorRef<Int>?>.size == MemoryLayout<UInt>.size, "nil fits in the spare bits too")
+    }
+
+    @Test("refs of every kind keep their identity and reach their recipient: cell, sequential, pool, ask reply slot")
+    func everyKind() async throws {
+        let system = try makeSystem()
+        let got = Atomic<Int>(0)
+        let cell = try system.spawn { (n: Int, _) in got.wrappingAdd(n, ordering: .relaxed) }
+        let sequential: ActorRef<Int> = try system.spawnSequential { inbox in
+            for await n in inbox { got.wrappingAdd(n, ordering: .relaxed) }
+        }
+        let pool = try system.spawnPool(size: 2) { (n: Int, _) in got.wrappingAdd(n, ordering: .relaxed) }
+        let echo = try system.spawn { (replyTo: ActorRef<Int>, _) in replyTo.tell(1000) }
+
+        let refs = [cell, sequential, pool]
+        #expect(Set(refs.map(\.id)).count == 3)
+        #expect(Set(refs).count == 3 && refs.allSatisfy { $0 == $0 })
+        #expect(system.lookup(pool.name, as: Int.self) == nil || system.lookup(pool.name, as: Int.self) == pool)
+        #expect(system.routees(of: pool)?.count == 2)
+        cell.tell(1)
+        sequential.tell(10)
+        pool.tell(100)
+        let reply = try await echo.ask(timeout: .seconds(10)) { $0 }  // through an ask's reply slot
+        #expect(reply == 1000)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while got.load(ordering: .relaxed) != 111, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(got.load(ordering: .relaxed) == 111)
+        _ = system.shutdown()
+    }
+
+    @Test("ping-pong with reply-to refs in the messages allocates nothing per message once warm (tell, receive, context.myself)")
+    func pingPongAllocatesNothing() throws {
+        guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
+        let deterministic = DeterministicScheduler(seed: 9)
+        let system = makeDeterministicSystem(deterministic)
+        let received = VolleyPlayer.Tally()
+        let rounds = 2_000
+        let a = try system.spawn { VolleyPlayer(last: rounds, received: received) }
+        let b = try system.spawn { VolleyPlayer(last: rounds, received: received) }
+        a.tell(Volley.ball(0, replyTo: b))
+        // Warm up: first turns, rings allocated.
+        for _ in 0..<200 { _ = try deterministic.step() }
+        let warm = received.count.load(ordering: .relaxed)
+        let start = malloc_counter_thread_allocations()  // every turn runs on this thread
+        for _ in 0..<1_000 { _ = try deterministic.step() }
+        let allocations = malloc_counter_thread_allocations() - start
+        let messages = received.count.load(ordering: .relaxed) - warm
+        #expect(messages >= 500, "the steps delivered messages (\(messages))")
+        #expect(allocations == 0, "\(allocations) allocations for \(messages) messages")
+        _ = try deterministic.runUntilQuiescent()
+        #expect(received.count.load(ordering: .relaxed) == rounds + 1)
+    }
+}
