@@ -238,6 +238,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: the turn
 
     override final func runTurn(budget: Int) -> TurnOutcome {
+        let previousTurn = enterTurn()  // debug builds only (TurnConfinement T1)
+        defer { leaveTurn(previousTurn) }
         if isCreated { startIfNeeded() }
         let systemOutcome = hasSystemWork ? drainSystem() : .empty
         let mailboxOutcome: MPSCQueue.DrainOutcome

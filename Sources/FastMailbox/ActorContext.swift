@@ -6,7 +6,12 @@ import MNScheduler
 ///
 /// Valid only during the call it was passed to (receive, a hook or a `become` closure), on
 /// that thread: it is deliberately not `Sendable`. To refer to the actor from elsewhere use
-/// ``myself``.
+/// ``myself``. Debug builds check this: an operation that touches the actor's state
+/// (spawning, stopping, watching, `become`, stashing, ``children``, ``log``) on a context
+/// used outside its actor's turn stops at an assertion that names the operation instead of
+/// racing with the actor (a spawn throws ``ActorSystemError/contextUsedOutsideTurn(_:)``
+/// when the assertion is not fatal). ``myself``, ``id``, ``name`` and ``system`` may be
+/// read anywhere.
 public struct ActorContext<Message: Sendable> {
     /// The cell, unretained: a context lives only inside a turn of its cell, which keeps
     /// the cell alive (the scheduler holds it for the turn).
@@ -28,9 +33,9 @@ public struct ActorContext<Message: Sendable> {
     /// metadata (built on first use and kept for the actor's life: reading it again costs a
     /// copy of a small struct). Logging is the caller's choice; the runtime logs nothing
     /// per message.
-    public var log: Logger { cell.logger }
+    public var log: Logger { cell.checkInTurn("log") ? cell.logger : cell.system.logger }
     /// IDs of the children still alive (as far as this actor has been told).
-    public var children: [ActorID] { Array(cell.children.keys).sorted() }
+    public var children: [ActorID] { cell.checkInTurn("children") ? Array(cell.children.keys).sorted() : [] }
 
     // MARK: spawning
 
@@ -43,7 +48,8 @@ public struct ActorContext<Message: Sendable> {
         boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
+        guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
+        return try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
                                   supervisor: supervisor ?? cell.childSupervisor,
                                   mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
@@ -57,7 +63,8 @@ public struct ActorContext<Message: Sendable> {
         receive: @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
         // As ActorSystem.spawn(receive:): one ClosureActor, reused on restart.
-        try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
+        guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
+        return try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
                                   supervisor: supervisor ?? cell.childSupervisor,
                                   mailboxPass: ActorCell<ClosureActor<M>>.specializedMailboxPass,
                                   instance: ClosureActor(receive), factory: nil)
@@ -68,6 +75,7 @@ public struct ActorContext<Message: Sendable> {
     /// Stops this actor once the current message (or hook) returns. Messages still queued
     /// go to dead letters.
     public func stop() {
+        guard cell.checkInTurn("stop") else { return }
         if cell.pendingStop == nil { cell.pendingStop = .stopped }
     }
 
@@ -79,6 +87,7 @@ public struct ActorContext<Message: Sendable> {
     /// Watches `ref`: when it stops, this actor's ``EventActor/receiveSignal(_:context:)``
     /// gets `.terminated`. Watching an actor that already stopped delivers it at once.
     public func watch<M>(_ ref: ActorRef<M>) {
+        guard cell.checkInTurn("watch") else { return }
         guard let target = ref.recipient.watchableCell, ref.id != cell.id else { return }
         cell.watching.insert(ref.id)
         target.sendSystem(.watch(cell))
@@ -86,12 +95,14 @@ public struct ActorContext<Message: Sendable> {
 
     /// Watches `ref` and receives `message` (instead of a signal) when it stops.
     public func watch<M>(_ ref: ActorRef<M>, with message: Message) {
+        guard cell.checkInTurn("watch") else { return }
         cell.watchMessages[ref.id] = message
         watch(ref)
     }
 
     /// Stops watching `ref`; no `.terminated` will arrive for it afterwards.
     public func unwatch<M>(_ ref: ActorRef<M>) {
+        guard cell.checkInTurn("unwatch") else { return }
         cell.watching.remove(ref.id)
         cell.watchMessages[ref.id] = nil
         ref.recipient.watchableCell?.sendSystem(.unwatch(cell.id))
@@ -101,11 +112,13 @@ public struct ActorContext<Message: Sendable> {
 
     /// From the next message on, handle messages with `behavior` (pushed on a stack).
     public func become(_ behavior: @escaping (Message, ActorContext<Message>) throws -> Void) {
+        guard cell.checkInTurn("become") else { return }
         cell.becomeStack.append(behavior)
     }
 
     /// Return to the previous behaviour (the actor's own `receive` at the bottom).
     public func unbecome() {
+        guard cell.checkInTurn("unbecome") else { return }
         _ = cell.becomeStack.popLast()
     }
 
@@ -116,15 +129,17 @@ public struct ActorContext<Message: Sendable> {
     /// first (a shutdown that times out reports it in `left`). Stash each message at most
     /// once per handling.
     public func stash(_ message: Message) {
+        guard cell.checkInTurn("stash") else { return }
         cell.stash(message)
     }
 
     /// Re-delivers every stashed message, in the order stashed, before any message still
     /// in the mailbox.
     public func unstashAll() {
+        guard cell.checkInTurn("unstashAll") else { return }
         cell.unstashAll()
     }
 
     /// Number of messages currently stashed.
-    public var stashCount: Int { cell.stashed.count }
+    public var stashCount: Int { cell.checkInTurn("stashCount") ? cell.stashed.count : 0 }
 }

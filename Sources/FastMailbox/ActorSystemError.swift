@@ -15,6 +15,9 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
     /// does not have: `spawnSequential` (a Swift task with real-time receive timeouts),
     /// `spawnDedicated` and `spawnOnMainThread`. Spawn an event actor instead.
     case unsupportedOnDeterministicScheduler(String)
+    /// An actor's context was used outside the actor's turn (debug builds check this; the
+    /// payload names the operation). A context is valid only during the call it was passed to.
+    case contextUsedOutsideTurn(String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,9 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
         case .unsupportedOnDeterministicScheduler(let function):
             return "\(function) is not supported on a deterministic scheduler (it needs threads of its own): "
                 + "spawn an event actor instead"
+        case .contextUsedOutsideTurn(let operation):
+            return "ActorContext.\(operation) was used outside the actor's turn: "
+                + "a context is valid only during the call it was passed to"
         }
     }
 }

@@ -4,7 +4,8 @@
 // Confinement rules (what makes the @unchecked Sendable below sound):
 //  (C1) `let` fields are immutable after init.
 //  (C2) every `var` here is touched only from inside this cell's turns (runTurn on a
-//       scheduler worker). The scheduler never runs a unit on two workers at once and
+//       scheduler worker); debug builds check it where user code holds an ActorContext
+//       (TurnConfinement.swift). The scheduler never runs a unit on two workers at once and
 //       orders successive turns (ScheduledUnit's state word + run-queue edges), so these
 //       fields behave like a single-threaded object's.
 //  (C3) other threads reach a cell only through thread-safe entry points: the MPSCQueues
@@ -37,6 +38,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Messages handed to the behaviour so far (only the turn writes it).
     @usableFromInline let delivered = Atomic<Int>(0)
+    #if DEBUG
+    /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
+    let turnThread = Atomic<UInt>(0)
+    #endif
 
     // Turn-confined state (C2). `@exclusivity(unchecked)`: the turn reads these on every
     // message; the scheduler's confinement (C2) is what rules out overlapping accesses, so
@@ -163,6 +168,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// cell exclusively, like a turn: stop it (postStop runs, watchers and the parent are
     /// told), drop system messages, dead-letter every message, leave the registry.
     override final func runAfterShutdown() {
+        let previousTurn = enterTurn()  // exclusive, like a turn (TurnConfinement T1)
+        defer { leaveTurn(previousTurn) }
         if let systemQueue {
             while systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
                 switch message {
