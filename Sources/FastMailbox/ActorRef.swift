@@ -47,6 +47,28 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The actor's name.
     public var name: String { recipient.name }
 
+    /// The system the recipient belongs to (the one an `ask` through this ref uses for its
+    /// reply slot and timer). Every kind of recipient has one.
+    var system: ActorSystem {
+        switch target {
+        case .cell(let cell): cell.system
+        case .sequential(let cell): cell.system
+        case .router(let router): router.system
+        case .promise(let promise): promise.system
+        case .foreign(let adapter): adapter.system
+        }
+    }
+
+    /// The ask reply slot behind this ref, answered or not (nil for any other recipient);
+    /// a foreign recipient stands for a remote reply slot (see ForeignRecipient).
+    var pendingAsk: (any AskFailing)? {
+        switch target {
+        case .promise(let promise): promise
+        case .foreign(let adapter): adapter
+        case .cell, .sequential, .router: nil
+        }
+    }
+
     /// Sends `message` without waiting (fire-and-forget).
     ///
     /// - Thread-safety: any thread or task.

@@ -42,7 +42,7 @@ extension ActorSystem {
             for index in 0..<size {
                 let ref = try spawnCell(name: "\(poolName)/\(index)", mailboxCapacity: mailboxCapacity, parent: nil,
                                         supervisor: supervisor ?? defaultSupervisor, factory: factory)
-                guard let cell = ref.recipient as? ActorCellBase<A.Message> else {
+                guard case .cell(let cell) = ref.target else {
                     preconditionFailure("spawnCell returned a ref that is not an actor cell")
                 }
                 routees.append(cell)
@@ -75,7 +75,7 @@ extension ActorSystem {
     /// The routees of a pool, in index order; nil when `pool` is not a pool's ref.
     /// Thread-safe; the list is fixed for the pool's life (stopped routees stay in it).
     public func routees<Message>(of pool: ActorRef<Message>) -> [ActorRef<Message>]? {
-        guard let router = pool.recipient as? Router<Message> else { return nil }
+        guard case .router(let router) = pool.target else { return nil }
         return router.routees.map { ActorRef($0) }
     }
 }

@@ -569,6 +569,4 @@ protocol ReplyRefCarrier {
     var pendingAsk: (any AskFailing)? { get }
 }
 
-extension ActorRef: ReplyRefCarrier {
-    var pendingAsk: (any AskFailing)? { recipient as? any AskFailing }
-}
+extension ActorRef: ReplyRefCarrier {}

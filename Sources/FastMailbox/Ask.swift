@@ -144,9 +144,7 @@ extension ActorRef {
         isolation: isolated (any Actor)? = #isolation,
         _ makeMessage: (ActorRef<Reply>) -> Message
     ) async throws -> Reply {
-        guard let system = (recipient as? AnyActorCell)?.system ?? (recipient as? RouterSystemProviding)?.routerSystem else {
-            preconditionFailure("ask on a ref without an actor system")
-        }
+        let system = system
         let promise = AskPromise<Reply>(system: system, target: name, timeout: timeout)
         defer { threadSanitizerAcquire(promise) }
         return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
@@ -169,7 +167,3 @@ extension AskPromise {
     static var noTimeoutThreshold: UInt64 { UInt64(Int64.max) / 1_000 }
 }
 
-/// Recipients that are not cells but belong to a system (routers) expose it for `ask`.
-protocol RouterSystemProviding {
-    var routerSystem: ActorSystem { get }
-}

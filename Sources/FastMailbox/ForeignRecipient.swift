@@ -37,17 +37,18 @@ package protocol ForeignRecipient<Message>: AnyObject, Sendable {
 
 /// Adapts a ForeignRecipient to the internal MessageRecipient protocol.
 @usableFromInline
-final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, RouterSystemProviding, AskFailing,
+final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFailing,
                                                         @unchecked Sendable {
     // @unchecked: every field is a `let` of a Sendable or thread-safe type (F3: the cell
     // is only used through its thread-safe system queue).
     let foreign: any ForeignRecipient<Message>
-    let routerSystem: ActorSystem
+    /// The local system an `ask` through this ref uses (see `ActorRef.system`).
+    let system: ActorSystem
     let watchableCell: AnyActorCell?
 
     init(foreign: any ForeignRecipient<Message>, system: ActorSystem, watchableCell: AnyActorCell?) {
         self.foreign = foreign
-        self.routerSystem = system
+        self.system = system
         self.watchableCell = watchableCell
     }
 
@@ -74,7 +75,7 @@ extension ActorRef {
 
     /// The foreign recipient behind this ref, nil for a local actor.
     package var foreignRecipient: (any ForeignRecipient<Message>)? {
-        (recipient as? ForeignRecipientAdapter<Message>)?.foreign
+        if case .foreign(let adapter) = target { adapter.foreign } else { nil }
     }
 
     /// Tells `message` and says whether it was accepted (false: it became a dead letter
@@ -83,24 +84,23 @@ extension ActorRef {
     package func deliverReportingAcceptance(_ message: Message) -> Bool { recipient.deliver(message) }
 
     /// True when this ref is the reply slot of an `ask` (answered or not).
-    package var isAskReplySlot: Bool { recipient is any AskStateReporting }
+    package var isAskReplySlot: Bool { if case .promise = target { true } else { false } }
 
     /// True when this ref is the reply slot of an `ask` that has already ended (answered,
     /// timed out or failed): nothing will ever be accepted through it again.
     package var isFinishedAskReplySlot: Bool {
-        guard let promise = recipient as? any AskStateReporting else { return false }
+        guard case .promise(let promise) = target else { return false }
         return promise.hasEnded
     }
 
     /// If this ref is the reply slot of a pending `ask`, fails it with `recipientStopped`.
     package func failPendingAsk() {
-        (recipient as? any AskFailing)?.failBecauseRequestDeadLettered()
+        pendingAsk?.failBecauseRequestDeadLettered()
     }
 }
 
-/// Lets `isFinishedAskReplySlot` read an ask's state without knowing its reply type.
-protocol AskStateReporting { var hasEnded: Bool { get } }
-extension AskPromise: AskStateReporting {
+extension AskPromise {
+    /// True once the ask was answered, timed out or failed.
     var hasEnded: Bool { state.load(ordering: .acquiring) != Self.pending }
 }
 

@@ -18,7 +18,7 @@ import MNScheduler
 import Synchronization
 
 @usableFromInline
-final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSystemProviding, @unchecked Sendable {
+final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     // @unchecked: fields are immutable, atomics, or turn-confined (`routeesRunning`), as
     // AnyActorCell's confinement rules C1–C3 describe.
     let strategy: RoutingStrategy
@@ -47,7 +47,6 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, RouterSys
         for routee in routees { routee.sendSystem(.watch(self)) }
     }
 
-    var routerSystem: ActorSystem { system }
     /// The pool as a whole: it terminates once every routee has.
     var watchableCell: AnyActorCell? { self }
     /// The sum of the routees' depths (a snapshot).

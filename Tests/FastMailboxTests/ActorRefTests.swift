@@ -60,6 +60,32 @@ final class VolleyPlayer: EventActor {
         _ = system.shutdown()
     }
 
+    @Test("an ask through an ask's reply slot (a ref that is not an actor) delivers its request and times out, never traps")
+    func askThroughReplySlot() async throws {
+        let system = try makeSystem()
+        let innerOutcome = Probe<String>()
+        // The actor asks the reply-to ref it got: the inner ask's request (5) answers the
+        // outer ask, and nobody answers the inner one.
+        let relay = try system.spawn { (replyTo: ActorRef<Int>, _: ActorContext<ActorRef<Int>>) in
+            Task {
+                do {
+                    let reply: Int = try await replyTo.ask(timeout: .milliseconds(200)) { (_: ActorRef<Int>) in 5 }
+                    innerOutcome.record("reply \(reply)")
+                } catch AskError.timedOut {
+                    innerOutcome.record("timedOut")
+                } catch {
+                    innerOutcome.record("\(error)")
+                }
+            }
+        }
+        let reply = try await relay.ask(timeout: .seconds(10)) { (replyTo: ActorRef<Int>) in replyTo }
+        #expect(reply == 5)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while innerOutcome.count == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(innerOutcome.values == ["timedOut"])
+        _ = system.shutdown()
+    }
+
     @Test("ping-pong with reply-to refs in the messages allocates nothing per message once warm (tell, receive, context.myself)")
     func pingPongAllocatesNothing() throws {
         guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
