@@ -53,7 +53,8 @@ extension ActorSystem {
         let result: Result<ActorRef<Message>, ActorSystemError> = slot.current.withLock { current in
             if let existing = current {
                 guard let ref = existing as? ActorRef<Message> else {
-                    preconditionFailure("singleton key '\(key)' holds \(type(of: existing)), not ActorRef<\(Message.self)>")
+                    return .failure(.singletonTypeMismatch(key: key, existing: "\(type(of: existing))",
+                                                           requested: "\(ActorRef<Message>.self)"))
                 }
                 if ref.isAcceptingMessages { return .success(ref) }
             }
@@ -73,11 +74,11 @@ extension ActorRef {
     /// False once the actor (or every routee of a pool) has stopped or is stopping: its
     /// mailbox is closed. A snapshot; any thread.
     var isAcceptingMessages: Bool {
-        switch recipient {
-        case let cell as ActorCellBase<Message>: return !cell.mailbox.isClosed
-        case let cell as SequentialActorCell<Message>: return !cell.mailbox.isClosed
-        case let router as Router<Message>: return router.isAcceptingMessages
-        default: return true
+        switch target {
+        case .cell(let cell): return !cell.mailbox.isClosed
+        case .sequential(let cell): return !cell.mailbox.isClosed
+        case .router(let router): return router.isAcceptingMessages
+        case .promise, .foreign: return true
         }
     }
 }

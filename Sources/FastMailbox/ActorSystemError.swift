@@ -18,6 +18,9 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
     /// An actor's context was used outside the actor's turn (debug builds check this; the
     /// payload names the operation). A context is valid only during the call it was passed to.
     case contextUsedOutsideTurn(String)
+    /// `singleton(key:)` was asked for a ref type other than the one its key already holds
+    /// (the payload names the key and both types).
+    case singletonTypeMismatch(key: String, existing: String, requested: String)
 
     public var description: String {
         switch self {
@@ -30,6 +33,8 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
         case .unsupportedOnDeterministicScheduler(let function):
             return "\(function) is not supported on a deterministic scheduler (it needs threads of its own): "
                 + "spawn an event actor instead"
+        case .singletonTypeMismatch(let key, let existing, let requested):
+            return "singleton key '\(key)' holds an \(existing); it cannot be used as an \(requested)"
         case .contextUsedOutsideTurn(let operation):
             return "ActorContext.\(operation) was used outside the actor's turn: "
                 + "a context is valid only during the call it was passed to"

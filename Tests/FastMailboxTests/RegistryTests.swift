@@ -85,6 +85,22 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         system.shutdown()
     }
 
+    @Test("a singleton key asked for with another message type is a clear error, not a trap")
+    func singletonTypeMismatch() throws {
+        let system = try makeSystem()
+        let counter = MadeCounter()
+        let ints = try system.singleton(key: "shared") { CountedActor(counter) }
+        #expect(throws: ActorSystemError.singletonTypeMismatch(key: "shared", existing: "\(type(of: ints))",
+                                                               requested: "ActorRef<String>")) {
+            try system.singleton(key: "shared") { () throws(ActorSystemError) -> ActorRef<String> in
+                try system.spawn { (_: String, _) in }
+            }
+        }
+        #expect(try system.singleton(key: "shared") { CountedActor(counter) } == ints, "the key still holds its actor")
+        #expect(counter.count == 1)
+        system.shutdown()
+    }
+
     @Test("many threads racing for one singleton all get the same, single actor")
     func singletonRace() throws {
         let system = try makeSystem()
