@@ -405,19 +405,23 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         let next = immediateStop.load(ordering: .acquiring) ? Wake.endedBeforeStart : Wake.awake
         guard wake.compareExchange(expected: word, desired: Wake.replacingPhase(of: word, with: next),
                                    ordering: .acquiringAndReleasing).exchanged, next == Wake.awake else { return }
-        let body = self.body
-        let task = Task(executorPreference: system.scheduler.taskExecutor) { [self] in
-            let inbox = Inbox(cell: self)
-            var failure: (any Error)?
-            do { try await body(inbox) } catch { failure = error }
-            let reason = terminationReason(after: failure)
-            mailbox.markClosed()
-            inbox.finish()
-            bodyDidEnd(reason)
-        }
+        // The closure captures only the cell, so the cell itself is its context: no closure
+        // allocation per actor (runBody's frame lives in the task's allocator).
+        let task = Task(executorPreference: system.scheduler.taskExecutor) { [self] in await runBody() }
         bodyTask = task
         let before = wake.bitwiseOr(Wake.taskPublished, ordering: .acquiringAndReleasing).oldValue
         if before & Wake.cancelRequested != 0 { task.cancel() }  // a stop(.immediately) came first
+    }
+
+    /// The body's task: runs the body, then hands the mailbox to the turn.
+    private func runBody() async {
+        let inbox = Inbox(cell: self)
+        var failure: (any Error)?
+        do { try await body(inbox) } catch { failure = error }
+        let reason = terminationReason(after: failure)
+        mailbox.markClosed()
+        inbox.finish()
+        bodyDidEnd(reason)
     }
 
     // MARK: AnyActorCell hooks
