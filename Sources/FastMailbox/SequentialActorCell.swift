@@ -230,8 +230,12 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @inlinable
     nonisolated(nonsending) final func park() async -> WakeReason {
         // An unsafe continuation: each is resumed exactly once, by whoever takes it out of
-        // `parked` (see the file comment).
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
+        // `parked` (see the file comment). The executor-inheriting form: this function is
+        // nonisolated(nonsending), so it already runs where the continuation must be
+        // created, and withUnsafeContinuation(isolation:)'s hop before it would be one more
+        // swift_task_switch (a status-record lock with a task executor preference) per wait.
+        // The hop back after the resume stays (the caller's).
+        await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
             _ = suspend(continuation)
         }
     }
