@@ -176,6 +176,27 @@ private enum Arithmetic: Sendable {
         system.shutdown()
     }
 
+    @Test("an immediate stop racing with the body's start always ends the body: before the start it never runs, after it its task is cancelled")
+    func stopRacingWithStartEndsEveryBody() throws {
+        let system = try makeSystem()
+        let count = 300
+        let started = Atomic<Int>(0), ended = Atomic<Int>(0)
+        var refs: [ActorRef<Int>] = []
+        for i in 0..<count {
+            refs.append(try system.spawnSequential { (_: Inbox<Int>) in
+                started.add(1, ordering: .relaxed)
+                try? await Task.sleep(for: .seconds(600))  // ends only if its task is cancelled
+                ended.add(1, ordering: .relaxed)
+            })
+            if i.isMultiple(of: 2) { refs[i].stop() }  // while its first turn may be starting the body
+        }
+        for i in stride(from: 1, to: count, by: 2) { refs[i].stop() }  // later: most bodies have started
+        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(ended.load(ordering: .relaxed) == started.load(ordering: .relaxed))
+        let report = system.shutdown(timeout: .seconds(30))
+        #expect(report.actorsNotStopped == 0)
+    }
+
     @Test("messages left in the inbox (queued or set aside) when the body ends go to dead letters, and so do later tells")
     func leftoversAreDeadLettered() throws {
         let system = try makeSystem()
