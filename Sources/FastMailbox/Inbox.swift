@@ -30,9 +30,10 @@ import Synchronization
 /// - Cancellation: a receive that would have to wait in a cancelled task throws
 ///   `CancellationError` (``ActorStoppedError`` when the cancellation is the actor's own
 ///   stop); messages already there are still returned.
-/// - Cost: taking a message is one ring dequeue; waiting costs a
-///   continuation and no thread; a send that finds the inbox empty takes one short lock to
-///   resume the waiting body (other sends take none).
+/// - Cost: taking a message is one ring dequeue, specialised in the body's module, and
+///   allocates nothing; waiting costs a continuation and no thread; a send that finds the
+///   inbox empty wakes the waiting body with one compare-and-swap (lock-free; other sends
+///   do no more than an ordinary mailbox send).
 public final class Inbox<Message: Sendable> {
     // Confined to the body's task (see the file comment), so the runtime's dynamic
     // exclusivity checks would prove nothing (`@exclusivity(unchecked)`: ~200 instructions
