@@ -6,13 +6,13 @@
 // resumes it.
 //
 // ## Who consumes the mailbox (the MPSCQueue's single consumer)
-//   (C1) while the body runs (`control.body == .running`): the body's task, through Inbox.
-//        Successive jobs of one task are ordered by the executor, so the task is one
+//   (C1) while the body runs (phase awake, parked or signalled): the body's task, through
+//        Inbox. Successive jobs of one task are ordered by the executor, so the task is one
 //        consumer even when it hops between workers.
-//   (C2) once the body ended (`.ended`), or if the cell stopped before it started: the
-//        cell's turn, which dead-letters whatever is left. The hand-over happens under
-//        `control`'s lock: the task's last drain happens-before its `.ended` store, which
-//        happens-before the turn's read of it.
+//   (C2) once the body ended (phase `ended`), or if the cell stopped before it started
+//        (`endedBeforeStart`): the cell's turn, which dead-letters whatever is left. The
+//        hand-over is the `wake` word: the task's last drain happens-before its release CAS
+//        to `ended`, which happens-before the turn's acquire load that sees it.
 //
 // ## Wake-up protocol (no lost wake-up, no lock)
 // One atomic word, `wake` (SequentialWake), holds the body's phase — notStarted, awake,
@@ -55,14 +55,15 @@
 //
 // ## Stop and end
 //   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
-//     ActorStoppedError at once), resumes a parked receive, cancels the body's task.
+//     ActorStoppedError at once), wakes the body (a parked receive is resumed), and
+//     cancels the body's task (the taskPublished/cancelRequested handshake above).
 //   stop(.afterDrainingMailbox), shutdown's closeMailbox(): closes the mailbox and resumes
 //     a parked receive; receive keeps returning what is buffered or queued, then throws
 //     ActorStoppedError (and `for await` ends).
 //   The body's end (return, throw, or stop): the task closes the mailbox, dead-letters the
 //     Inbox's buffered messages, stores the reason and then the phase `ended` (release),
-//     and schedules the cell; that turn
-//     runs AnyActorCell.finalizeStop (watchers get `.terminated`) and dead-letters what is
+//     and schedules the cell; that turn runs AnyActorCell.finalizeStop (watchers get
+//     `.terminated`) and dead-letters what is
 //     left in the mailbox (C2); the cell leaves the registry only once that drain reported
 //     empty, so shutdown never stops the scheduler under messages not yet accounted for.
 //     So `.terminated` means the body will run no more code, and
