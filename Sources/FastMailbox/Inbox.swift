@@ -70,19 +70,57 @@ public final class Inbox<Message: Sendable> {
     nonisolated(nonsending) public func receive() async throws -> Message {
         guard head == buffer.count, !finished else { return try await receive(timeout: nil) { _ in true } }
         while true {
-            if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
-            let (message, outcome) = cell.takeOne()
-            if let message {
-                cell.countDelivered()
-                return message
+            switch try receiveStep() {
+            case .message(let message): return message
+            case .yield: await Task.yield()
+            case .wait:
+                // The continuation right here, not in a nonsending helper: its hop back then
+                // names the caller's own executor value (see `receive(isolation:)`).
+                let reason = await _unsafeInheritExecutor_withUnsafeContinuation {
+                    (continuation: UnsafeContinuation<SequentialWakeReason, Never>) in _ = cell.suspend(continuation)
+                }
+                if reason == .cancelled { throw cell.cancelledError() }
             }
-            if outcome == .more {  // a producer is between claim and commit (MPSCQueue)
-                await Task.yield()
-                continue
-            }
-            if cell.mailbox.isClosed { throw cell.stoppedError() }
-            if await cell.park() == .cancelled { throw cell.cancelledError() }
         }
+    }
+
+    /// `receive()` for the iterator's `next(isolation:)`: the same loop, isolated to the
+    /// caller's `isolation` value itself rather than to the implicit isolation of a
+    /// nonisolated(nonsending) call. Inlined into a `for await` loop, the hop after the wait
+    /// then names the same executor value as the loop's own hops, so the optimizer drops
+    /// those as redundant: one swift_task_switch per wait instead of two.
+    @inlinable @inline(__always)
+    func receive(isolation: isolated (any Actor)?) async throws -> Message {
+        guard head == buffer.count, !finished else { return try await receiveBuffered(isolation: isolation) }
+        while true {
+            switch try receiveStep() {
+            case .message(let message): return message
+            case .yield: await Task.yield()
+            case .wait: if await cell.park(isolation: isolation) == .cancelled { throw cell.cancelledError() }
+            }
+        }
+    }
+
+    /// The slow path of `receive(isolation:)` (messages set aside, or the body ended),
+    /// isolated to the same value so that its return needs no hop of the fast path's.
+    @usableFromInline
+    func receiveBuffered(isolation: isolated (any Actor)?) async throws -> Message {
+        try await receive(timeout: nil) { _ in true }
+    }
+
+    /// One step of a receive with nothing set aside (no suspension): a message, or what the
+    /// caller must do before it looks again. Throws when the actor is stopping.
+    @inlinable @inline(__always)
+    func receiveStep() throws -> ReceiveStep<Message> {
+        if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
+        let (message, outcome) = cell.takeOne()
+        if let message {
+            cell.countDelivered()
+            return .message(message)
+        }
+        if outcome == .more { return .yield }  // a producer is between claim and commit (MPSCQueue)
+        if cell.mailbox.isClosed { throw cell.stoppedError() }
+        return .wait
     }
 
     /// The next message (buffered ones first), waiting at most `timeout`.
@@ -129,7 +167,7 @@ public final class Inbox<Message: Sendable> {
             if let deadline, monotonicNanoseconds() >= deadline {
                 throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
             }
-            let reason = if let deadline { await cell.park(deadline: deadline) } else { await cell.park() }
+            let reason = await cell.park(deadline: deadline)
             // .signalled, .stopped, .timedOut: look again; the checks above decide
             if reason == .cancelled { throw cell.cancelledError() }
         }
@@ -174,6 +212,16 @@ public final class Inbox<Message: Sendable> {
     }
 }
 
+/// What `Inbox.receiveStep` found.
+@usableFromInline
+enum ReceiveStep<Message> {
+    case message(Message)
+    /// A producer is between claim and commit: yield, then look again.
+    case yield
+    /// The mailbox is empty: park, then look again.
+    case wait
+}
+
 @available(*, unavailable, message: "an Inbox belongs to its actor's body task; hand out `myself` instead")
 extension Inbox: Sendable {}
 
@@ -205,7 +253,7 @@ extension Inbox: AsyncSequence {
         @inlinable @inline(__always)
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Message? {
             do {
-                return try await inbox.receive()
+                return try await inbox.receive(isolation: actor)
             } catch {
                 return nil
             }

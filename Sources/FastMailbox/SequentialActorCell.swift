@@ -81,8 +81,12 @@
 // between the body and the continuation cost a task-allocator frame and an executor check.
 // The receive path is therefore @inlinable (Inbox.receive(), the iterator's next,
 // takeOne, park): it is specialised in the body's module, and the one real suspension is
-// the continuation inside `park`. What it calls out of line (suspend, wakeBody, errors) is
-// not generic over `Message`.
+// the continuation. What it calls out of line (suspend, wakeBody, errors) is not generic
+// over `Message`. Each swift_task_switch costs a status-record lock here (the task has an
+// executor preference), so the path keeps to one per wait: the continuation is created
+// without a hop (the executor-inheriting form), and the hop after it names the same
+// executor value as the body's own hops (Inbox.receive(isolation:) for `for await`), which
+// lets the optimizer drop those as redundant.
 
 import Dispatch
 import MNScheduler
@@ -226,28 +230,30 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     /// Suspends the body until a sender, a stop or a cancellation wakes it; returns at once
-    /// if one of them already happened. Inlinable: the continuation is the receive's only
-    /// suspension (see "Specialised receive").
+    /// if one of them already happened. Isolated to the caller's `isolation` value and
+    /// inlinable: the continuation is the receive's only suspension, and the hop back after
+    /// it names the same executor value as the caller's own hops, so the optimizer drops
+    /// theirs (see "Specialised receive"; Inbox.receive() makes its continuation inline).
     @inlinable
-    nonisolated(nonsending) final func park() async -> WakeReason {
+    final func park(isolation: isolated (any Actor)?) async -> WakeReason {
         // An unsafe continuation: each is resumed exactly once, by whoever takes it out of
-        // `parked` (see the file comment). The executor-inheriting form: this function is
-        // nonisolated(nonsending), so it already runs where the continuation must be
-        // created, and withUnsafeContinuation(isolation:)'s hop before it would be one more
+        // `parked` (see the file comment). The executor-inheriting form: this function
+        // already runs where the continuation must be created, and
+        // withUnsafeContinuation(isolation:)'s hop before it would be one more
         // swift_task_switch (a status-record lock with a task executor preference) per wait.
-        // The hop back after the resume stays (the caller's).
         await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
             _ = suspend(continuation)
         }
     }
 
-    /// `park()` with a deadline (uptime nanoseconds): a timer resumes the wait with
-    /// `.timedOut` unless something else resumed it first.
-    nonisolated(nonsending) final func park(deadline: UInt64) async -> WakeReason {
+    /// Waits like `park(isolation:)`, and with a deadline (uptime nanoseconds) a timer
+    /// resumes the wait with `.timedOut` unless something else resumed it first. The
+    /// general receive's wait (Inbox.receive(timeout:where:)).
+    nonisolated(nonsending) final func park(deadline: UInt64?) async -> WakeReason {
         var timer: DispatchWorkItem?
         let reason = await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
-            // A deadline centuries away (a huge timeout, saturated) needs no timer.
-            guard let generation = suspend(continuation),
+            // No deadline, or one centuries away (a huge timeout, saturated): no timer.
+            guard let generation = suspend(continuation), let deadline,
                   deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 else { return }
             let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
             timer = item
