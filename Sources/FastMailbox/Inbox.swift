@@ -64,8 +64,9 @@ public final class Inbox<Message: Sendable> {
     ///   documentation), `CancellationError` when the task is cancelled otherwise.
     ///
     /// Inlinable (specialised in the body's module): with nothing set aside by selective
-    /// receives, taking a message is a specialised ring dequeue, and waiting is the
-    /// continuation inside SequentialActorCell.park, with no other async call in between.
+    /// receives, taking a message is a specialised ring dequeue, and waiting is one
+    /// continuation (SequentialActorCell.suspend decides whether it parks), with no other
+    /// async call in between.
     @inlinable @inline(__always)
     nonisolated(nonsending) public func receive() async throws -> Message {
         guard head == buffer.count, !finished else { return try await receive(timeout: nil) { _ in true } }
