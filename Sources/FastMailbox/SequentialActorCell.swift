@@ -47,8 +47,12 @@
 // timer never resumes a later wait. Whoever wins the CAS out of `parked` resumes `waiter`,
 // so each continuation is resumed exactly once; the consumer does not touch `waiter` again
 // until it runs after that resume. Cancellation: the body's task is cancelled only by
-// requestStop, which wakes a parked receive itself; a task already cancelled does not park
-// (→ .cancelled), so park registers no cancellation handler (a status-record lock).
+// requestStop, which wakes a parked receive itself, or by the body itself (while it runs,
+// so never while it is parked). A task already cancelled does not park (→ .cancelled); the
+// check reads `taskCancelled` from the word it loaded anyway, set by the one cancellation
+// handler runBody registers for the body's whole life, not one per park (each registration
+// is a status-record lock). The handler may run with the task's status-record lock held,
+// so it only ORs the flag in: resuming the task from there would take that lock again.
 // The task handle: startBody CASes notStarted → awake before it creates the task, stores
 // the handle, then sets `taskPublished`; stop(.immediately) sets `cancelRequested`. Both
 // are RMWs of the word, so exactly one of them sees the other's flag and cancels the task.
@@ -280,7 +284,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             case Wake.awake:
                 if immediateStop.load(ordering: .acquiring) || mailbox.isClosed {
                     immediate = .stopped
-                } else if Task.isCancelled {
+                } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
                 } else {
                     let parked = Wake.parking(word)
@@ -429,7 +433,16 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     private func runBody() async {
         let inbox = Inbox(cell: self)
         var failure: (any Error)?
-        do { try await body(inbox) } catch { failure = error }
+        do {
+            try await withTaskCancellationHandler {
+                try await body(inbox)
+            } onCancel: { [self] in
+                // Only the flag (see "Wake-up protocol": the status-record lock may be held).
+                wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
+            }
+        } catch {
+            failure = error
+        }
         let reason = terminationReason(after: failure)
         mailbox.markClosed()
         inbox.finish()
@@ -455,8 +468,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
 
 /// The layout of SequentialActorCell's `wake` word: bits 0–2 the body's phase, bit 3
-/// `taskPublished`, bit 4 `cancelRequested`, bits 5–63 the generation of the current (or
-/// last) wait. See the cell's file comment for who changes what.
+/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bits 6–63 the
+/// generation of the current (or last) wait. See the cell's file comment for who changes what.
 enum SequentialWake {
     static let phaseMask: UInt64 = 0b111
     static let notStarted: UInt64 = 0
@@ -472,7 +485,9 @@ enum SequentialWake {
     static let endedBeforeStart: UInt64 = 5
     static let taskPublished: UInt64 = 1 << 3
     static let cancelRequested: UInt64 = 1 << 4
-    static let generationShift: UInt64 = 5
+    /// The body's task was cancelled (runBody's cancellation handler).
+    static let taskCancelled: UInt64 = 1 << 5
+    static let generationShift: UInt64 = 6
 
     @inline(__always) static func phase(_ word: UInt64) -> UInt64 { word & phaseMask }
     @inline(__always) static func generation(_ word: UInt64) -> UInt64 { word >> generationShift }
@@ -481,7 +496,7 @@ enum SequentialWake {
     }
     /// `word` (awake) as parked in the next generation (wrapping), flags kept.
     @inline(__always) static func parking(_ word: UInt64) -> UInt64 {
-        let flags = word & (taskPublished | cancelRequested)
+        let flags = word & (taskPublished | cancelRequested | taskCancelled)
         return ((generation(word) &+ 1) << generationShift) | flags | parked
     }
 }
