@@ -6,47 +6,68 @@
 // resumes it.
 //
 // ## Who consumes the mailbox (the MPSCQueue's single consumer)
-//   (C1) while the body runs (`control.body == .running`): the body's task, through Inbox.
-//        Successive jobs of one task are ordered by the executor, so the task is one
+//   (C1) while the body runs (phase awake, parked or signalled): the body's task, through
+//        Inbox. Successive jobs of one task are ordered by the executor, so the task is one
 //        consumer even when it hops between workers.
-//   (C2) once the body ended (`.ended`), or if the cell stopped before it started: the
-//        cell's turn, which dead-letters whatever is left. The hand-over happens under
-//        `control`'s lock: the task's last drain happens-before its `.ended` store, which
-//        happens-before the turn's read of it.
+//   (C2) once the body ended (phase `ended`), or if the cell stopped before it started
+//        (`endedBeforeStart`): the cell's turn, which dead-letters whatever is left. The
+//        hand-over is the `wake` word: the task's last drain happens-before its release CAS
+//        to `ended`, which happens-before the turn's acquire load that sees it.
 //
-// ## Wake-up protocol (no lost wake-up)
+// ## Wake-up protocol (no lost wake-up, no lock)
+// One atomic word, `wake` (SequentialWake), holds the body's phase — notStarted, awake,
+// parked, signalled, ended, endedBeforeStart — plus two flags (the task handle published,
+// a cancel requested) and the generation of the current wait. Every change of phase is a
+// read-modify-write of that word, so all of them fall in one total order.
 // The task (consumer) takes one message at a time with `mailbox.drain(max: 1)`:
 //   got one       → return it (selective receive: buffer it in the Inbox and go on);
 //   .more, none   → a producer is between claim and commit: Task.yield() and retry;
 //   .empty        → the mailbox went idle (MPSCQueue's idle flag), so the next enqueue
-//                   is the idle→busy one and reports `becameNonEmpty`. Now park:
-//                   under `control`'s lock, if `signalled` is set, clear it and retry;
-//                   if the actor is stopping or the task is cancelled, don't park; else
-//                   store the continuation as `waiter` (with a fresh generation number).
-// A sender whose enqueue reported `becameNonEmpty` takes the same lock: if a `waiter` is
-// stored it removes and resumes it; otherwise it sets `signalled`. The two critical
-// sections are ordered one way or the other: sender first → the consumer sees `signalled`
-// and does not park; consumer first → the sender finds the waiter. Every enqueue after the
-// consumer observed empty is either that idle→busy sender or lands behind it, so a parked
-// consumer always has a resumer. A stale `signalled` (set while the consumer was running)
-// costs one extra, empty drain. Senders that do not take the mailbox from idle take no
-// lock: the hot path stays an ordinary send (Guarantees, "Lock-free on the common path").
-// Other resumers, all under the same lock and only if the waiter is still there:
-// stop/close (→ .stopped), the timeout timer (→ .timedOut, only if the generation still
-// matches, so a stale timer never resumes a later wait). Cancellation: the body's task is
-// cancelled only by requestStop, which resumes a parked receive itself (→ .stopped); a
-// task already cancelled does not park (→ .cancelled), so park registers no handler.
-// Each continuation is therefore resumed exactly once: whoever removes it resumes it.
+//                   is the idle→busy one and reports `becameNonEmpty`. Now park
+//                   (`suspend`, inside withUnsafeContinuation): store the continuation in
+//                   `waiter`, then, if the phase is `signalled`, CAS it to `awake` and look
+//                   again; if the actor is stopping or the task is cancelled, don't park;
+//                   else CAS `awake` → `parked` with the next generation (acquire-release:
+//                   it publishes `waiter`).
+// A sender whose enqueue reported `becameNonEmpty` calls `wakeBody`: `parked` → CAS to
+// `awake`, then it resumes `waiter`; `awake` → CAS to `signalled`; `signalled` → a CAS
+// that changes nothing (its release still orders the sender's enqueue before the
+// consumer's next acquire of the word); notStarted/ended → the cell's turn starts the body
+// or dead-letters. The two CASes are ordered one way or the other: sender first → the
+// consumer's CAS fails, it sees `signalled` (acquire: the enqueue is visible) and does
+// not park; consumer first → the sender finds `parked` (acquire: `waiter` is visible).
+// Every enqueue after the consumer observed empty is either that idle→busy sender or lands
+// behind it, so a parked consumer always has a resumer. A stale `signalled` (set while the
+// consumer was running) costs one extra, empty drain. Senders that do not take the mailbox
+// from idle touch no word: the hot path stays an ordinary send (Guarantees, "Lock-free on
+// the common path").
+// Other resumers go through the same word: stop/close call `wakeBody` after closing the
+// mailbox (so a consumer about to park sees `signalled`, then the closed mailbox); the
+// timeout timer CASes `parked` → `awake` only if the generation still matches, so a stale
+// timer never resumes a later wait. Whoever wins the CAS out of `parked` resumes `waiter`,
+// so each continuation is resumed exactly once; the consumer does not touch `waiter` again
+// until it runs after that resume. Cancellation: the body's task is cancelled only by
+// requestStop, which wakes a parked receive itself, or by the body itself (while it runs,
+// so never while it is parked). A task already cancelled does not park (→ .cancelled); the
+// check reads `taskCancelled` from the word it loaded anyway, set by the one cancellation
+// handler runBody registers for the body's whole life, not one per park (each registration
+// is a status-record lock). The handler may run with the task's status-record lock held,
+// so it only ORs the flag in: resuming the task from there would take that lock again.
+// The task handle: startBody CASes notStarted → awake before it creates the task, stores
+// the handle, then sets `taskPublished`; stop(.immediately) sets `cancelRequested`. Both
+// are RMWs of the word, so exactly one of them sees the other's flag and cancels the task.
 //
 // ## Stop and end
 //   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
-//     ActorStoppedError at once), resumes a parked receive, cancels the body's task.
+//     ActorStoppedError at once), wakes the body (a parked receive is resumed), and
+//     cancels the body's task (the taskPublished/cancelRequested handshake above).
 //   stop(.afterDrainingMailbox), shutdown's closeMailbox(): closes the mailbox and resumes
 //     a parked receive; receive keeps returning what is buffered or queued, then throws
 //     ActorStoppedError (and `for await` ends).
 //   The body's end (return, throw, or stop): the task closes the mailbox, dead-letters the
-//     Inbox's buffered messages, stores `.ended(reason)` and schedules the cell; that turn
-//     runs AnyActorCell.finalizeStop (watchers get `.terminated`) and dead-letters what is
+//     Inbox's buffered messages, stores the reason and then the phase `ended` (release),
+//     and schedules the cell; that turn runs AnyActorCell.finalizeStop (watchers get
+//     `.terminated`) and dead-letters what is
 //     left in the mailbox (C2); the cell leaves the registry only once that drain reported
 //     empty, so shutdown never stops the scheduler under messages not yet accounted for.
 //     So `.terminated` means the body will run no more code, and
@@ -57,6 +78,19 @@
 // Accounting: `delivered` is written only by the consumer task (relaxed load+store, one
 // writer); `buffered` (messages the Inbox set aside) is written only by it too, and is read
 // by shutdown to count what is left.
+//
+// ## Specialised receive
+// This generic class's code is compiled once, unspecialised, so a message taken here paid
+// metadata look-ups for `Optional<Message>` and value-witness calls; and every async call
+// between the body and the continuation cost a task-allocator frame and an executor check.
+// The receive path is therefore @inlinable (Inbox.receive(), the iterator's next,
+// takeOne, park): it is specialised in the body's module, and the one real suspension is
+// the continuation. What it calls out of line (suspend, wakeBody, errors) is not generic
+// over `Message`. Each swift_task_switch costs a status-record lock here (the task has an
+// executor preference), so the path keeps to one per wait: the continuation is created
+// without a hop (the executor-inheriting form), and the hop after it names the same
+// executor value as the body's own hops (Inbox.receive(isolation:) for `for await`), which
+// lets the optimizer drop those as redundant.
 
 import Dispatch
 import MNScheduler
@@ -67,34 +101,42 @@ import Glibc
 
 @usableFromInline
 final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
-    // @unchecked: mutable state is either under `control`'s lock, atomic, turn-confined
-    // (AnyActorCell C2), or the MPSCQueue's consumer side (see C1/C2 above).
+    // @unchecked: mutable state is atomic, ordered by `wake` (waiter, bodyTask, ended),
+    // turn-confined (AnyActorCell C2), or the MPSCQueue's consumer side (see C1/C2 above).
 
     typealias Body = @Sendable (Inbox<Message>) async throws -> Void
 
     // The protocol's types live outside this generic class (below): nested in it, every
     // use instantiated generic metadata (swift_getGenericMetadata was ~60 % of a sequential
     // ping-pong message's instructions).
-    typealias WakeReason = SequentialWakeReason
-    typealias BodyState = SequentialBodyState
-    typealias WakeDuty = SequentialWakeDuty
-    typealias ParkAttempt = SequentialParkAttempt
-    typealias Waiter = SequentialWaiter
-    typealias Control = SequentialControl
+    @usableFromInline typealias WakeReason = SequentialWakeReason
+    typealias Wake = SequentialWake
 
     /// True when `Message` travels boxed (see MessageEncoding), computed once.
     let boxed = MessageEncoding<Message>.isBoxed
-    /// Moves a message out of a mailbox item.
+    /// Moves a message out of a mailbox item (unspecialised callers: the turn's drains).
     @inline(__always) final func take(_ item: UnsafeMutableRawPointer) -> Message {
         MessageEncoding<Message>.take(from: item, boxed: boxed)
     }
     /// The user mailbox (messages in ring slots, see MessageEncoding).
-    let mailbox: MPSCQueue
+    @usableFromInline let mailbox: MPSCQueue
     let body: Body
-    let control = Lock<Control>(Control())
-    /// Set (release) by stop(.immediately) before it resumes the waiter; read (acquire) by
+    /// The wake-up word (see the file comment and SequentialWake).
+    let wake = Atomic<UInt64>(Wake.notStarted)
+    /// The parked receive's continuation: written by the consumer before its CAS to
+    /// `parked`, read by whoever CASes `parked` → `awake` (see the file comment).
+    @exclusivity(unchecked) var waiter: UnsafeContinuation<WakeReason, Never>?
+    /// The body's task: written once by startBody before it sets `taskPublished`; read by
+    /// requestStop only after seeing that flag.
+    @exclusivity(unchecked) var bodyTask: Task<Void, Never>?
+    /// Why the body ended: written by the task before it stores the phase `ended`; read by
+    /// the turn only after loading that phase.
+    @exclusivity(unchecked) var ended: TerminationReason?
+    /// Set (release) by stop(.immediately) before it wakes the body; read (acquire) by
     /// every receive.
-    let immediateStop = Atomic<Bool>(false)
+    @usableFromInline let immediateStop = Atomic<Bool>(false)
+    /// `stop(_:)` was called (as opposed to a close by shutdown). Any thread.
+    let stopRequested = Atomic<Bool>(false)
     /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
     let buffered = Atomic<Int>(0)
 
@@ -118,7 +160,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
         case .accepted(let becameNonEmpty):
-            if becameNonEmpty { wakeConsumer() }
+            // The idle→busy sender's duty: wake the body, or (none running) get a turn to
+            // start it or dead-letter.
+            if becameNonEmpty, !wakeBody(.signalled) { scheduleSelf() }
             return true
         case .closed:
             deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
@@ -139,22 +183,24 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     // MARK: wake-ups (any thread)
 
-    /// The idle→busy sender's duty: resume the parked body, or leave `signalled`, or (no body
-    /// running) get a turn to start it or dead-letter.
-    private func wakeConsumer() {
-        let duty: WakeDuty = control.withLock { control in
-            guard case .running = control.body else { return .turn }
-            if let waiter = control.waiter {
-                control.waiter = nil
-                return .resume(waiter)
+    /// Wakes the body (see "Wake-up protocol"): resumes a parked receive with `reason`, or
+    /// leaves `signalled`. False when no body runs (not started, or ended): then the caller
+    /// decides whether the cell needs a turn. Lock-free: a CAS loop on `wake`.
+    @discardableResult
+    final func wakeBody(_ reason: WakeReason) -> Bool {
+        var word = wake.load(ordering: .relaxed)
+        while true {
+            let next: UInt64
+            switch Wake.phase(word) {
+            case Wake.parked: next = Wake.replacingPhase(of: word, with: Wake.awake)
+            case Wake.awake: next = Wake.replacingPhase(of: word, with: Wake.signalled)
+            case Wake.signalled: next = word  // still an RMW: its release orders this sender's enqueue
+            default: return false
             }
-            control.signalled = true
-            return .none
-        }
-        switch duty {
-        case .resume(let waiter): waiter.continuation.resume(returning: .signalled)
-        case .turn: scheduleSelf()
-        case .none: break
+            let (exchanged, original) = wake.compareExchange(expected: word, desired: next, ordering: .acquiringAndReleasing)
+            guard exchanged else { word = original; continue }
+            if Wake.phase(word) == Wake.parked { waiter.unsafelyUnwrapped.resume(returning: reason) }
+            return true
         }
     }
 
@@ -162,81 +208,125 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// receive throw and cancels the body's task. Idempotent; any thread.
     func requestStop(_ mode: StopMode, explicit: Bool) {
         mailbox.markClosed()
+        if explicit { stopRequested.store(true, ordering: .releasing) }
         if mode == .immediately { immediateStop.store(true, ordering: .releasing) }
-        let (waiter, task): (Waiter?, Task<Void, Never>?) = control.withLock { control in
-            if explicit { control.stopRequested = true }
-            let waiter = control.waiter
-            control.waiter = nil
-            if mode == .immediately, case .running(let task) = control.body { return (waiter, task) }
-            return (waiter, nil)
+        wakeBody(.stopped)
+        if mode == .immediately {
+            let before = wake.bitwiseOr(Wake.cancelRequested, ordering: .acquiringAndReleasing).oldValue
+            if before & Wake.taskPublished != 0, before & Wake.cancelRequested == 0 { bodyTask?.cancel() }
         }
-        waiter?.continuation.resume(returning: .stopped)
-        task?.cancel()  // outside the lock: cancellation handlers take it
     }
 
     // MARK: consumer side (the body's task only, C1)
 
-    /// Takes at most one message from the mailbox.
-    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
+    /// Takes at most one message from the mailbox (specialised in the caller's module).
+    @inlinable @inline(__always)
+    final func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
-        let outcome = mailbox.drain(max: 1, taking: take) { taken = $0 }
+        let outcome = mailbox.drain(max: 1, taking: { MessageEncoding<Message>.take(from: $0) }) { taken = $0 }
         return (taken, outcome)
     }
 
     /// Counts one message handed to the body.
-    func countDelivered() {
-        delivered.store(delivered.load(ordering: .relaxed) + 1, ordering: .relaxed)
+    @inlinable @inline(__always)
+    final func countDelivered() {
+        delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
-    /// Suspends the body until a sender, a stop, the deadline (uptime nanoseconds) or a
-    /// cancellation wakes it. Returns at once if one of them already happened.
-    nonisolated(nonsending) func park(deadline: UInt64?) async -> WakeReason {
-        // No cancellation handler: the body's task is cancelled only by requestStop, which
-        // resumes a parked receive itself (under `control`'s lock, see the file comment), so
-        // registering one on every park (a status-record lock in the runtime, about 1,000
-        // instructions) would buy nothing. An unsafe continuation: each is resumed exactly
-        // once, by whoever removes it from `control.waiter`.
+    /// Suspends the body until a sender, a stop or a cancellation wakes it; returns at once
+    /// if one of them already happened. Isolated to the caller's `isolation` value and
+    /// inlinable: the continuation is the receive's only suspension, and the hop back after
+    /// it names the same executor value as the caller's own hops, so the optimizer drops
+    /// theirs (see "Specialised receive"; Inbox.receive() makes its continuation inline).
+    @inlinable
+    final func park(isolation: isolated (any Actor)?) async -> WakeReason {
+        // An unsafe continuation: each is resumed exactly once, by whoever takes it out of
+        // `parked` (see the file comment). The executor-inheriting form: this function
+        // already runs where the continuation must be created, and
+        // withUnsafeContinuation(isolation:)'s hop before it would be one more
+        // swift_task_switch (a status-record lock with a task executor preference) per wait.
+        await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
+            _ = suspend(continuation)
+        }
+    }
+
+    /// Waits like `park(isolation:)`, and with a deadline (uptime nanoseconds) a timer
+    /// resumes the wait with `.timedOut` unless something else resumed it first. The
+    /// general receive's wait (Inbox.receive(timeout:where:)).
+    nonisolated(nonsending) final func park(deadline: UInt64?) async -> WakeReason {
         var timer: DispatchWorkItem?
         let reason = await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
-            let attempt: ParkAttempt = control.withLock { control in
-                if control.signalled {
-                    control.signalled = false
-                    return .immediate(.signalled)
-                }
-                if immediateStop.load(ordering: .acquiring) || mailbox.isClosed { return .immediate(.stopped) }
-                if Task.isCancelled { return .immediate(.cancelled) }
-                control.generation &+= 1
-                control.waiter = Waiter(continuation: continuation, generation: control.generation)
-                return .parked(generation: control.generation)
-            }
-            switch attempt {
-            case .immediate(let reason):
-                continuation.resume(returning: reason)
-            case .parked(let generation):
-                // A deadline centuries away (a huge timeout, saturated) needs no timer.
-                if let deadline, deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 {
-                    let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
-                    timer = item
-                    DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
-                }
-            }
+            // No deadline, or one centuries away (a huge timeout, saturated): no timer.
+            guard let generation = suspend(continuation), let deadline,
+                  deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 else { return }
+            let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
+            timer = item
+            DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
         }
         timer?.cancel()
         return reason
     }
 
-    private func expireWaiter(generation: UInt64) {
-        let waiter: Waiter? = control.withLock { control in
-            guard let waiter = control.waiter, waiter.generation == generation else { return nil }
-            control.waiter = nil
-            return waiter
+    /// The consumer's half of the wake-up protocol, inside withUnsafeContinuation: parks
+    /// (returns the wait's generation) or resumes `continuation` at once (returns nil).
+    @usableFromInline
+    final func suspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
+        waiter = continuation
+        var word = wake.load(ordering: .acquiring)
+        while true {
+            let immediate: WakeReason
+            switch Wake.phase(word) {
+            case Wake.signalled:
+                let awake = Wake.replacingPhase(of: word, with: Wake.awake)
+                let (exchanged, original) = wake.compareExchange(expected: word, desired: awake, ordering: .acquiringAndReleasing)
+                guard exchanged else { word = original; continue }
+                immediate = .signalled
+            case Wake.awake:
+                if immediateStop.load(ordering: .acquiring) || mailbox.isClosed {
+                    immediate = .stopped
+                } else if word & Wake.taskCancelled != 0 {
+                    immediate = .cancelled
+                } else {
+                    let parked = Wake.parking(word)
+                    let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
+                    guard exchanged else { word = original; continue }
+                    return Wake.generation(parked)  // from here on a resumer owns `waiter`
+                }
+            default:
+                preconditionFailure("SequentialActorCell: a receive on a body that is not running (phase \(Wake.phase(word)))")
+            }
+            waiter = nil
+            continuation.resume(returning: immediate)
+            return nil
         }
-        waiter?.continuation.resume(returning: .timedOut)
+    }
+
+    private func expireWaiter(generation: UInt64) {
+        var word = wake.load(ordering: .relaxed)
+        while Wake.phase(word) == Wake.parked, Wake.generation(word) == generation {
+            let awake = Wake.replacingPhase(of: word, with: Wake.awake)
+            let (exchanged, original) = wake.compareExchange(expected: word, desired: awake, ordering: .acquiringAndReleasing)
+            if exchanged {
+                waiter.unsafelyUnwrapped.resume(returning: .timedOut)
+                return
+            }
+            word = original
+        }
+    }
+
+    /// The error a receive throws once the actor is stopping.
+    @usableFromInline
+    final func stoppedError() -> any Error { ActorStoppedError(actorName: name, actorID: id) }
+
+    /// The error a receive throws when its task was cancelled and it would have to wait.
+    @usableFromInline
+    final func cancelledError() -> any Error {
+        immediateStop.load(ordering: .acquiring) ? stoppedError() : CancellationError()
     }
 
     /// Why the body ended, given how (`error` nil: it returned).
     func terminationReason(after error: (any Error)?) -> TerminationReason {
-        let stopRequested = control.withLock { $0.stopRequested }
+        let stopRequested = stopRequested.load(ordering: .acquiring)
         switch error {
         case nil:
             return stopRequested ? .stopped : .finished
@@ -250,10 +340,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// The task's last act: hands the mailbox to the turn (C2), which finalizes the stop.
     func bodyDidEnd(_ reason: TerminationReason) {
         mailbox.markClosed()
-        control.withLock { control in
-            control.body = .ended(reason)
-            control.waiter = nil
-            control.signalled = false
+        ended = reason
+        var word = wake.load(ordering: .relaxed)
+        while true {  // release: `ended` and the task's last drain before the turn's
+            let (exchanged, original) = wake.compareExchange(
+                expected: word, desired: Wake.replacingPhase(of: word, with: Wake.ended), ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            word = original
         }
         scheduleSelf()
     }
@@ -279,13 +372,19 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Why the body ended, if it has (a body that never started counts as ended once the
     /// cell stopped, or when `forShutdown`).
     private func endedReason(forShutdown: Bool = false) -> TerminationReason? {
-        control.withLock { control in
-            switch control.body {
-            case .ended(let reason):
-                return reason
-            case .notStarted where isStopped || forShutdown:
-                control.body = .ended(.stopped)  // stopped before the body started
-                return forShutdown ? .systemShutDown : .stopped
+        var word = wake.load(ordering: .acquiring)
+        while true {
+            switch Wake.phase(word) {
+            case Wake.ended:
+                return ended
+            case Wake.endedBeforeStart:
+                return .stopped
+            case Wake.notStarted where isStopped || forShutdown:
+                let (exchanged, original) = wake.compareExchange(
+                    expected: word, desired: Wake.replacingPhase(of: word, with: Wake.endedBeforeStart),
+                    ordering: .acquiringAndReleasing)
+                if exchanged { return forShutdown ? .systemShutDown : .stopped }  // stopped before the body started
+                word = original
             default:
                 return nil
             }
@@ -316,25 +415,38 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     /// Starts the body's task (first turn), unless an immediate stop came first.
     private func startBody() {
-        let taskExecutor = system.scheduler.taskExecutor
-        control.withLock { control in
-            guard case .notStarted = control.body else { return }
-            if immediateStop.load(ordering: .acquiring) {
-                control.body = .ended(.stopped)
-                return
+        let word = wake.load(ordering: .acquiring)
+        guard Wake.phase(word) == Wake.notStarted else { return }
+        let next = immediateStop.load(ordering: .acquiring) ? Wake.endedBeforeStart : Wake.awake
+        guard wake.compareExchange(expected: word, desired: Wake.replacingPhase(of: word, with: next),
+                                   ordering: .acquiringAndReleasing).exchanged, next == Wake.awake else { return }
+        // The closure captures only the cell (runBody reads `body` from it, and its frame
+        // lives in the task's allocator): one 32-byte context per actor, where capturing
+        // the body closure as well took a second, 40-byte one.
+        let task = Task(executorPreference: system.scheduler.taskExecutor) { [self] in await runBody() }
+        bodyTask = task
+        let before = wake.bitwiseOr(Wake.taskPublished, ordering: .acquiringAndReleasing).oldValue
+        if before & Wake.cancelRequested != 0 { task.cancel() }  // a stop(.immediately) came first
+    }
+
+    /// The body's task: runs the body, then hands the mailbox to the turn.
+    private func runBody() async {
+        let inbox = Inbox(cell: self)
+        var failure: (any Error)?
+        do {
+            try await withTaskCancellationHandler {
+                try await body(inbox)
+            } onCancel: { [self] in
+                // Only the flag (see "Wake-up protocol": the status-record lock may be held).
+                wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
             }
-            let body = self.body
-            let task = Task(executorPreference: taskExecutor) { [self] in
-                let inbox = Inbox(cell: self)
-                var failure: (any Error)?
-                do { try await body(inbox) } catch { failure = error }
-                let reason = terminationReason(after: failure)
-                mailbox.markClosed()
-                inbox.finish()
-                bodyDidEnd(reason)
-            }
-            control.body = .running(task)
+        } catch {
+            failure = error
         }
+        let reason = terminationReason(after: failure)
+        mailbox.markClosed()
+        inbox.finish()
+        bodyDidEnd(reason)
     }
 
     // MARK: AnyActorCell hooks
@@ -352,33 +464,41 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 }
 
 /// Why a parked receive was resumed.
+@usableFromInline
 enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
 
-enum SequentialBodyState {
-    case notStarted
-    case running(Task<Void, Never>)
-    case ended(TerminationReason)
-}
+/// The layout of SequentialActorCell's `wake` word: bits 0–2 the body's phase, bit 3
+/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bits 6–63 the
+/// generation of the current (or last) wait. See the cell's file comment for who changes what.
+enum SequentialWake {
+    static let phaseMask: UInt64 = 0b111
+    static let notStarted: UInt64 = 0
+    /// The body runs (or is queued to run) and has not parked.
+    static let awake: UInt64 = 1
+    /// The body waits in `waiter`.
+    static let parked: UInt64 = 2
+    /// Something happened since the body last looked: its next park looks again instead.
+    static let signalled: UInt64 = 3
+    /// The body ended; `ended` holds why. The turn owns the mailbox (C2).
+    static let ended: UInt64 = 4
+    /// Stopped before the body started: it never will.
+    static let endedBeforeStart: UInt64 = 5
+    static let taskPublished: UInt64 = 1 << 3
+    static let cancelRequested: UInt64 = 1 << 4
+    /// The body's task was cancelled (runBody's cancellation handler).
+    static let taskCancelled: UInt64 = 1 << 5
+    static let generationShift: UInt64 = 6
 
-/// What an idle→busy sender must do (decided under the lock, done outside it).
-enum SequentialWakeDuty { case resume(SequentialWaiter), none, turn }
-
-/// What a park attempt did.
-enum SequentialParkAttempt { case parked(generation: UInt64), immediate(SequentialWakeReason) }
-
-struct SequentialWaiter {
-    let continuation: UnsafeContinuation<SequentialWakeReason, Never>
-    let generation: UInt64
-}
-
-/// Shared between senders, the consumer task, stop() and timers (see the file comment).
-struct SequentialControl {
-    var body: SequentialBodyState = .notStarted
-    var waiter: SequentialWaiter?
-    var signalled = false
-    var generation: UInt64 = 0
-    /// `stop(_:)` was called (as opposed to a close by shutdown).
-    var stopRequested = false
+    @inline(__always) static func phase(_ word: UInt64) -> UInt64 { word & phaseMask }
+    @inline(__always) static func generation(_ word: UInt64) -> UInt64 { word >> generationShift }
+    @inline(__always) static func replacingPhase(of word: UInt64, with phase: UInt64) -> UInt64 {
+        (word & ~phaseMask) | phase
+    }
+    /// `word` (awake) as parked in the next generation (wrapping), flags kept.
+    @inline(__always) static func parking(_ word: UInt64) -> UInt64 {
+        let flags = word & (taskPublished | cancelRequested | taskCancelled)
+        return ((generation(word) &+ 1) << generationShift) | flags | parked
+    }
 }
 
 extension TerminationReason {

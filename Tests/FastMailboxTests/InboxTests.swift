@@ -128,6 +128,31 @@ private final class SequenceTracker: @unchecked Sendable {
         system.shutdown()
     }
 
+    @Test("a body that cancels its own task gets what is already in the inbox, then a receive that would wait throws CancellationError")
+    func selfCancelledReceiveThrows() throws {
+        let system = try makeSystem()
+        let outcomes = SignalingProbe<String>()
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            _ = try await inbox.receive(where: { $0 == 2 })  // returns once 2 is in; 1 is set aside
+            withUnsafeCurrentTask { $0?.cancel() }
+            outcomes.record("then \(try await inbox.receive())")  // already there: returned
+            do {
+                _ = try await inbox.receive()  // nothing there: would have to wait
+                outcomes.record("received")
+            } catch is CancellationError {
+                outcomes.record("CancellationError")
+            } catch {
+                outcomes.record("\(type(of: error))")
+            }
+        }
+        ref.tell(1)
+        ref.tell(2)
+        #expect(outcomes.waitForCount(2))
+        #expect(outcomes.values == ["then 1", "CancellationError"])
+        let report = system.shutdown()
+        #expect(report.delivered == 2)
+    }
+
     @Test("the for-await loop ends when the actor is stopped")
     func forAwaitEndsOnStop() throws {
         let system = try makeSystem()

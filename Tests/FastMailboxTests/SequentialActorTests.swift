@@ -4,7 +4,9 @@
 import Testing
 import Foundation
 import Synchronization
+import Logging
 import MNScheduler
+import MallocCounter
 @testable import FastMailbox
 
 /// Watches the actors it is told about and records their terminations.
@@ -174,6 +176,27 @@ private enum Arithmetic: Sendable {
         system.shutdown()
     }
 
+    @Test("an immediate stop racing with the body's start always ends the body: before the start it never runs, after it its task is cancelled")
+    func stopRacingWithStartEndsEveryBody() throws {
+        let system = try makeSystem()
+        let count = 300
+        let started = Atomic<Int>(0), ended = Atomic<Int>(0)
+        var refs: [ActorRef<Int>] = []
+        for i in 0..<count {
+            refs.append(try system.spawnSequential { (_: Inbox<Int>) in
+                started.add(1, ordering: .relaxed)
+                try? await Task.sleep(for: .seconds(600))  // ends only if its task is cancelled
+                ended.add(1, ordering: .relaxed)
+            })
+            if i.isMultiple(of: 2) { refs[i].stop() }  // while its first turn may be starting the body
+        }
+        for i in stride(from: 1, to: count, by: 2) { refs[i].stop() }  // later: most bodies have started
+        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(ended.load(ordering: .relaxed) == started.load(ordering: .relaxed))
+        let report = system.shutdown(timeout: .seconds(30))
+        #expect(report.actorsNotStopped == 0)
+    }
+
     @Test("messages left in the inbox (queued or set aside) when the body ends go to dead letters, and so do later tells")
     func leftoversAreDeadLettered() throws {
         let system = try makeSystem()
@@ -294,5 +317,50 @@ extension SequentialActorTests {
         #expect(eventually(timeout: .seconds(60)) { done.count == 2 },
                 "the body's last job ran on Swift's pool instead of trapping")
         #expect(done.values == ["body started", "body ended"])
+    }
+}
+
+extension SequentialActorTests {
+    @Test("two warm sequential actors bounce messages without an allocation: receive, wait and wake-up allocate nothing")
+    func pingPongAllocatesNothing() throws {
+        guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
+        // One worker and no blocking detection: both bodies, their wake-ups and the lanes
+        // that run them all run on that worker's thread, which the per-thread counter sees.
+        var configuration = SchedulerConfiguration()
+        configuration.workers = 1
+        configuration.blockingThresholdMilliseconds = 0
+        let system = try ActorSystem(configuration: configuration,
+                                     logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
+        let warmUp = 1_000, rounds = 10_000
+        // Written by the pinger's body only, read after `done`: preallocated, so taking a
+        // reading allocates nothing.
+        final class Readings: @unchecked Sendable {
+            var threads: (UInt, UInt) = (0, 0)
+            var allocations: (UInt64, UInt64) = (0, 0)
+        }
+        let readings = Readings()
+        let done = DispatchSemaphore(value: 0)
+        final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
+        let peerOfPinger = Peer(), peerOfPonger = Peer()
+        let pinger: ActorRef<Int> = try system.spawnSequential { inbox in
+            for await k in inbox {
+                if k == warmUp { readings.threads.0 = UInt(pthread_self()); readings.allocations.0 = malloc_counter_thread_allocations() }
+                if k == warmUp + rounds { readings.allocations.1 = malloc_counter_thread_allocations(); readings.threads.1 = UInt(pthread_self()) }
+                if k == warmUp + rounds { done.signal(); return }
+                peerOfPinger.ref!.tell(k + 1)
+            }
+        }
+        let ponger: ActorRef<Int> = try system.spawnSequential { inbox in
+            for await k in inbox { peerOfPonger.ref!.tell(k + 1) }
+        }
+        peerOfPinger.ref = ponger
+        peerOfPonger.ref = pinger
+        pinger.tell(0)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(readings.threads.0 == readings.threads.1, "the bodies moved between threads")
+        let allocations = readings.allocations.1 &- readings.allocations.0
+        #expect(allocations == 0, "\(allocations) allocations in \(rounds) messages")
+        let report = system.shutdown()
+        #expect(report.deadLettered == 0)
     }
 }
