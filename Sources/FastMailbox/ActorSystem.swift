@@ -94,10 +94,10 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
 /// The home of a set of actors: spawns them, runs them on an M:N `Scheduler`, keeps the
 /// registry by name and the dead letters.
 ///
-/// Thread-safety: every method may be called from any thread or task, except
-/// ``shutdown(timeout:)``, which waits and must not run on one of the system's own workers
-/// (from async code use ``gracefulShutdown(timeout:)``, which never blocks a thread of
-/// Swift's cooperative pool).
+/// Thread-safety: every method may be called from any thread or task.
+/// ``shutdown(timeout:)`` blocks the calling thread while it waits (from async code use
+/// ``gracefulShutdown(timeout:)``, which never blocks a thread of Swift's cooperative pool);
+/// called from an actor's turn it does not wait (see there).
 ///
 /// Logging: ``logger`` receives supervisor decisions, dead letters (debug, rate-limited)
 /// and the shutdown report; nothing is logged per delivered message.
@@ -408,6 +408,21 @@ public final class ActorSystem: Sendable {
         ])
     }
 
+    /// `shutdown` from inside a turn (see its documentation): the waiting part runs on a
+    /// thread of its own; the caller gets a snapshot at once.
+    private func startShutdownFromTurn(timeout: Duration) -> ShutdownReport {
+        registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
+        DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
+        let stats = statistics
+        let (live, left) = registry.withLock { registry -> ([AnyActorCell], Int) in
+            let cells = Array(registry.cells.values)
+            return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
+        }
+        return ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered, left: left,
+                              actorsNotStopped: live.count, sent: acceptedTotal, workersNotStopped: 0,
+                              actorsNotStoppedNames: live.prefix(20).map(\.name).sorted())
+    }
+
     /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
     private func failPendingAsks(in value: Any, depth: Int) {
         if let carrier = value as? any ReplyRefCarrier {
@@ -487,10 +502,16 @@ public final class ActorSystem: Sendable {
     /// timeout is read on its virtual clock. Called from one of its turns, or while another
     /// thread drives it, shutdown cannot drive: it stops what it can and reports the rest
     /// (the calling actor included) in ``ShutdownReport/actorsNotStopped``; it never traps.
+    ///
+    /// Called from a turn of one of this system's actors (a worker of its scheduler), it
+    /// cannot wait — the caller's own turn would never end. It then starts the shutdown on a
+    /// thread of its own and returns at once a snapshot: what was delivered, dead-lettered
+    /// and sent so far, with every live actor (the caller included) in
+    /// ``ShutdownReport/actorsNotStopped``. The shutdown goes on as above once the turn
+    /// returns; a later call from outside waits for it and returns its final report.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
-        precondition(!scheduler.isCurrentThreadWorker,
-                     "ActorSystem.shutdown() called from an actor turn: it waits for every actor, including the caller")
+        if scheduler.isCurrentThreadWorker { return startShutdownFromTurn(timeout: timeout) }
         return shutdownResult.withLock { result in
             if let result { return result }
             registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }

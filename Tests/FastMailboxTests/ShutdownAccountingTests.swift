@@ -16,6 +16,29 @@ final class TestGate: Sendable {
 }
 
 @Suite("Shutdown accounting (issue 7)", .serialized) struct ShutdownAccountingTests {
+    @Test("shutdown called from an actor's turn on a real scheduler returns a snapshot at once and finishes the shutdown once the turn ends (it trapped)")
+    func shutdownFromATurnOnWorkers() throws {
+        let system = try makeSystem()
+        let reports = Probe<ShutdownReport>()
+        let delivered = Probe<Int>()
+        let other = try system.spawn(name: "other") { (n: Int, _) in delivered.record(n) }
+        let caller = try system.spawn(name: "caller") { (_: Int, context: ActorContext<Int>) in
+            reports.record(context.system.shutdown())
+        }
+        for n in 0..<100 { other.tell(n) }
+        caller.tell(1)
+        #expect(eventually { reports.count == 1 })
+        let snapshot = try #require(reports.values.first)
+        #expect(snapshot.actorsNotStopped >= 1 && snapshot.actorsNotStoppedNames.contains("caller"), "\(snapshot)")
+        #expect(snapshot.workersNotStopped == 0)
+        // From outside: waits for the shutdown the turn started and returns its final report.
+        let final = system.shutdown()
+        #expect(final.isBalanced && final.actorsNotStopped == 0 && final.workersNotStopped == 0, "\(final)")
+        #expect(final.delivered + final.deadLettered == 101, "\(final)")
+        #expect(system.scheduler.isShutDown)
+        #expect(throws: ActorSystemError.shutDown) { try system.spawn { (_: Int, _) in } }
+    }
+
     @Test("a sequential actor whose body ends with messages queued has them all dead-lettered before shutdown returns")
     func sequentialBodyEndsWithQueuedMessages() async throws {
         for ending in ["returns", "throws", "stopped"] {
