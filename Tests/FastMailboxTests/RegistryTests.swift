@@ -85,6 +85,18 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         system.shutdown()
     }
 
+    @Test("ActorID's table hash is a bijection of the id (no two ids of a run collide) and works as a Dictionary key")
+    func actorIDHash() {
+        let ids = (1...10_000).map { ActorID(rawValue: UInt64($0)) }
+        #expect(Set(ids.map { $0._rawHashValue(seed: 0) }).count == ids.count)
+        #expect(Set(ids.map { $0._rawHashValue(seed: 12_345) }).count == ids.count)
+        var table: [ActorID: Int] = [:]
+        for (index, id) in ids.enumerated() { table[id] = index }
+        #expect(table.count == ids.count && ids.enumerated().allSatisfy { table[$1] == $0 })
+        for id in ids where id.rawValue % 2 == 0 { table[id] = nil }
+        #expect(table.count == ids.count / 2 && table[ActorID(rawValue: 3)] == 2)
+    }
+
     @Test("a singleton key asked for with another message type is a clear error, not a trap")
     func singletonTypeMismatch() throws {
         let system = try makeSystem()
