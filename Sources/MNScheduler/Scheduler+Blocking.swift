@@ -107,8 +107,7 @@ extension SchedulerCore {
         let context = Unmanaged<SpareContext>.fromOpaque(raw).takeRetainedValue()
         let core = context.core
         let worker = Worker(index: context.index, schedulerID: core.schedulerID, core: core,
-                            configuration: core.configuration,
-                            spareQueue: RunQueue(capacity: core.configuration.runQueueCapacity))
+                            configuration: core.configuration, isSpare: true)
         let threshold = UInt64(core.configuration.blockingThresholdMilliseconds) * 1_000_000
         worker.runSpare(idleLimit: max(2 * threshold, 20_000_000))
         core.activeSpares.wrappingSubtract(1, ordering: .releasing)

@@ -70,8 +70,10 @@ let currentWorkerKey: pthread_key_t = {
 
 /// One worker thread's state. See the file comment.
 final class Worker: @unchecked Sendable {
-    // @unchecked: `local` and `parker` are shared by design (lock-free ring, futex word);
-    // every other mutable field is confined to the worker's own thread (file comment).
+    // @unchecked: `local` (the run queue's owner handle: thieves steal through
+    // SchedulerCore.queues' Stealer handles) and `parker` are shared by design (lock-free
+    // ring, futex word); every other mutable field is confined to the worker's own thread
+    // (file comment).
 
     /// Consecutive next-slot runs allowed before the local queue gets a turn.
     static let maxNextStreak = 3
@@ -82,6 +84,7 @@ final class Worker: @unchecked Sendable {
     let schedulerID: Int
     /// Shared state, held strongly so hot-path accesses borrow it (see SchedulerCore).
     let core: SchedulerCore
+    /// The owner handle of this worker's run queue (push, pop: this thread only).
     let local: RunQueue
     let parker: Parker
     let throughput: Int
@@ -109,15 +112,21 @@ final class Worker: @unchecked Sendable {
     private var random: UInt64
     private let paddingAfter = CacheLinePadding()
 
+    /// A pool worker (`isSpare` false: worker `index` of the core, owning its run queue) or
+    /// a spare thread's worker (a run queue, parker and shared part of its own).
     init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration,
-         spareQueue: RunQueue? = nil) {
+         isSpare: Bool = false) {
         self.index = index
         self.schedulerID = schedulerID
         self.core = core
-        self.isSpare = spareQueue != nil
-        self.local = spareQueue ?? core.queues[index]
-        self.parker = spareQueue == nil ? core.parkers[index] : Parker()
-        self.shared = spareQueue == nil ? core.shared[index] : WorkerShared()
+        self.isSpare = isSpare
+        if isSpare {
+            self.local = RunQueue(capacity: configuration.runQueueCapacity)
+        } else {
+            self.local = RunQueue(owning: core.queues[index])
+        }
+        self.parker = isSpare ? Parker() : core.parkers[index]
+        self.shared = isSpare ? WorkerShared() : core.shared[index]
         self.throughput = configuration.throughput
         self.spinCount = configuration.spinCount
         self.random = 0x9E37_79B9_7F4A_7C15 &* UInt64(index + 1)
@@ -352,6 +361,7 @@ final class Worker: @unchecked Sendable {
     /// Wakes a sleeper only for work another worker should take (file comment).
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
+        local.assertOwnerThread("next-slot put")  // debug builds: this worker's thread only
         let stalled = shared.stalled.load(ordering: .relaxed)
         if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
             // Empty and nobody may steal it: a plain release store suffices.
