@@ -138,8 +138,41 @@ import Synchronization
         }
         scheduler.schedule(ring.units[0])
         #expect(waitUntil(seconds: 60) { done.load(ordering: .sequentiallyConsistent) })
-        #expect(scheduler.metrics.steals == 0, "\(scheduler.metrics)")
+        // Only a turn the OS preempted for longer than the patience lets the searcher take
+        // the token out of the next slot (the long-turn rule, tested below); the queue is
+        // never stolen from.
+        let metrics = scheduler.metrics
+        #expect(metrics.steals - metrics.longTurnSteals == 0, "\(metrics)")
         scheduler.shutdown()
         ring.units = []
+    }
+
+    @Test("a unit waiting in the next slot of a long turn is taken by a searching worker, with the blocking monitor off")
+    func longTurnNextSlotIsTaken() throws {
+        // Detection is off, so the owner is never marked stalled: only the long-turn rule
+        // lets the searching worker (a huge spin count keeps it searching) take the unit
+        // while the turn that made it runnable goes on. Reverted, the unit waits for the
+        // turn's end and the turn's bounded wait below runs out.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 1_000_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let turnOver = Atomic<Bool>(false)
+        let ranDuringTurn = Atomic<Bool>(false)
+        let told = ClosureUnit { _, _ in
+            ranDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        let long = ClosureUnit { _, _ in
+            scheduler.schedule(told)  // into this worker's next slot, behind this long turn
+            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            turnOver.store(true, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        scheduler.schedule(long)
+        #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        let duringTurn = ranDuringTurn.load(ordering: .sequentiallyConsistent)
+        #expect(duringTurn, "the told unit waited for the long turn to end")
+        #expect(scheduler.metrics.longTurnSteals == 1, "\(scheduler.metrics)")
+        scheduler.shutdown()
     }
 }
