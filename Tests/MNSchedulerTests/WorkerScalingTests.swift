@@ -139,10 +139,12 @@ import Synchronization
         scheduler.schedule(ring.units[0])
         #expect(waitUntil(seconds: 60) { done.load(ordering: .sequentiallyConsistent) })
         // Only a turn the OS preempted for longer than the patience lets the searcher take
-        // the token out of the next slot (the long-turn rule, tested below); the queue is
-        // never stolen from.
+        // the token out of the next slot (the long-turn rule, tested below). The token then
+        // reaches a local queue only if it goes round the whole ring while the preempted
+        // turn that passed it on has not ended (that unit is re-queued, notified): at most
+        // once per such steal. Without one, the queue is never stolen from.
         let metrics = scheduler.metrics
-        #expect(metrics.steals - metrics.longTurnSteals == 0, "\(metrics)")
+        #expect(metrics.steals - metrics.longTurnSteals <= metrics.longTurnSteals, "\(metrics)")
         scheduler.shutdown()
         ring.units = []
     }
