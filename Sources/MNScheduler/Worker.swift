@@ -428,7 +428,8 @@ final class Worker: @unchecked Sendable {
         local.assertOwnerThread("next-slot put")  // debug builds: this worker's thread only
         let stalled = shared.stalled.load(ordering: .relaxed)
         if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
-            // Empty and nobody may steal it: a plain release store suffices.
+            // Empty, and only this worker puts units here (a thief taking a long turn's
+            // occupant only replaces a unit by nil): a plain release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
@@ -464,7 +465,8 @@ struct NextSlotWatch {
     var since: UInt64 = 0
 }
 
-/// The part of a worker other threads touch: its next slot (stealable while it is stalled),
+/// The part of a worker other threads touch: its next slot (stealable while it is stalled,
+/// or when its occupant waits out a long turn),
 /// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
 /// the Worker; references neither. See the file comment for the protocol.
 final class WorkerShared: @unchecked Sendable {

@@ -115,7 +115,7 @@ import Synchronization
         scheduler.shutdown()
     }
 
-    @Test("a token passed round a ring of units through the next slot is never stolen, however long the other worker searches")
+    @Test("a token passed round a ring of units through the next slot never goes through a local queue, however long the other worker searches")
     func tokenIsNotStolenFromAnEmptyQueue() throws {
         // A huge spin count keeps the second worker searching (stealing) the whole time;
         // detection is off, so no next slot is ever stealable. The token never enters the
