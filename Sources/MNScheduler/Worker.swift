@@ -36,7 +36,8 @@
 //
 // Blocked workers (issue 10; see Scheduler+Blocking.swift for `blocking {}` and
 // BlockingMonitor.swift for detection): a worker inside `blocking {}`, or one the monitor
-// saw inside one turn for longer than the threshold, is *stalled*. Its next slot is then
+// saw inside one turn for longer than the threshold, or one a thief took a next-slot
+// occupant from inside one long turn (below), is *stalled*. Its next slot is then
 // stealable (an exchange, so the owner and a thief never both take it), its local queue
 // is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
 // run queue of its own, outside the stealing ring, that retires when idle) runs it
@@ -52,7 +53,13 @@
 // `spinCount` rounds while a candidate it has seen in two rounds may become due, so it
 // does not park on it.
 // Short turns never lose their occupant this way (their count moves on first), so a
-// ping-pong or a ring keeps its token on one core.
+// ping-pong or a ring keeps its token on one core. Such a steal is proof of a long turn,
+// so the thief also marks the owner stalled, as the monitor would have after its
+// threshold: the owner's later puts in that turn then wake a sleeper and are stealable at
+// once (a searcher that had parked before would miss them), and a unit that goes idle and
+// is made runnable again by the same long turn (fan-in's sink) is taken each time. The
+// owner clears the mark at its next turn like the monitor's; the hot path pays nothing
+// (it already reads `stalled`).
 // Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
 // stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
 // so exactly one taker gets each unit and sees what was written before it was put (the
@@ -372,7 +379,11 @@ final class Worker: @unchecked Sendable {
             return nil
         }
         watch.occupant = nil
-        return other.takeNextSlot()
+        guard let unit = other.takeNextSlot() else { return nil }
+        // Proof of a long turn: mark the owner stalled (file comment). A turn that ended
+        // meanwhile makes the mark stale, which only costs a wake-up or an early steal.
+        if other.turnCount.load(ordering: .relaxed) == turns { other.stalled.store(true, ordering: .releasing) }
+        return unit
     }
 
     /// Step 5. Returns when woken (as a searcher) or when the scheduler closes.
