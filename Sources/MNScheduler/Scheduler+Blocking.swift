@@ -124,7 +124,9 @@ private func spareThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRa
 public struct SchedulerBlockingMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Workers inside `blocking {}` now.
     public var workersInBlockingSections: Int
-    /// Workers the monitor sees inside one turn longer than the threshold now.
+    /// Workers marked stalled inside a turn now: the monitor saw the turn run longer than
+    /// the threshold, or a searching worker took a unit that waited in their next slot
+    /// through the turn (Worker.swift, "Long turns").
     public var workersStalled: Int
     /// Spare threads running now.
     public var spareThreadsRunning: Int
