@@ -1,4 +1,4 @@
-// RunQueue — one worker's bounded local run queue on ck_ring.
+// RunQueue — one worker's bounded local run queue on ck_ring, behind two handles.
 //
 // Algorithm: a single-producer, multi-consumer ring (ck's "spmc" shape). Only the owning
 // worker pushes (enqueueSingleProducer: wait-free). The owner pops and idle workers steal
@@ -13,31 +13,74 @@
 // queues is kept for this worker's entries, as in Go's runqputslow).
 // Entries are retained ScheduledUnit pointers (Unmanaged.passRetained at push time);
 // whoever pops one owns that retain.
+//
+// Roles are types (tokio's queue::Local / queue::Steal):
+//  - `RunQueue` is the *owner* handle: push and pop. Noncopyable, so exactly one value
+//    exists per ring, and the owning Worker holds it in a `let` (a thief can borrow it only
+//    as the destination of its own steal, which pushes from the thief's own thread).
+//  - `RunQueue.Stealer` is the handle every other thread holds (SchedulerCore.queues):
+//    count and stealHalf only. Copyable and Sendable.
+// The single-producer rule is then a rule about threads, which a type cannot carry: in
+// debug builds the owner handle records the first thread that pushes or pops and reports
+// any other thread's push or pop (`confinementViolationHook`, else an assertion failure).
+// Release builds compile the check out (no field, no load).
 
 import CConcurrencyKit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
-/// A worker's local run queue. Push: owner only. Pop/steal: any worker.
-struct RunQueue: @unchecked Sendable {
-    // @unchecked: RawRing is a handle to memory shared under ck_ring's protocol; the
-    // single-producer rule is the caller's (only the owning worker calls push).
+/// A worker's local run queue: the owner's handle (push, pop). See the file comment.
+struct RunQueue: ~Copyable {
     let ring: RawRing
+    #if DEBUG
+    let confinement: RunQueueConfinement
+    #endif
 
+    /// A new ring with its owner handle (a spare's queue, tests). `stealer` gives the
+    /// handle for other threads.
     init(capacity: Int) {
-        ring = RawRing(capacity: capacity)
+        self.init(owning: Stealer(capacity: capacity))
     }
 
+    /// The owner handle of `stealer`'s ring. Call once per ring, for the worker whose queue
+    /// it is (debug builds check that).
+    init(owning stealer: Stealer) {
+        ring = stealer.ring
+        #if DEBUG
+        confinement = stealer.confinement
+        let claimed = confinement.ownerHandleMade.exchange(true, ordering: .relaxed)
+        if claimed { RunQueue.reportViolation("a second owner handle was made for one run queue") }
+        #endif
+    }
+
+    /// The handle other threads may hold: count and steal.
+    var stealer: Stealer {
+        #if DEBUG
+        Stealer(ring: ring, confinement: confinement)
+        #else
+        Stealer(ring: ring)
+        #endif
+    }
+
+    /// Frees the ring. Once, when no thread uses either handle.
     func deallocate() { ring.deallocate() }
 
     /// Owner only. Wait-free. False when full (the caller spills to the injection queue).
     @inline(__always)
     func push(_ unit: UnsafeMutableRawPointer) -> Bool {
-        ring.enqueueSingleProducer(unit)
+        assertOwnerThread("push")
+        return ring.enqueueSingleProducer(unit)
     }
 
-    /// Owner (or shutdown after the workers were joined). Lock-free.
+    /// Owner only (thieves use `Stealer.stealHalf`). Lock-free.
     @inline(__always)
     func pop() -> UnsafeMutableRawPointer? {
-        ring.dequeueMultiConsumer()
+        assertOwnerThread("pop")
+        return ring.dequeueMultiConsumer()
     }
 
     /// Entries published (snapshot).
@@ -46,29 +89,119 @@ struct RunQueue: @unchecked Sendable {
     /// Most entries one push can be refused with: capacity − 1.
     var usableCapacity: Int { ring.capacity - 1 }
 
-    /// Thief: takes up to half (rounded up) of this queue. Returns the first entry to run;
-    /// the others are pushed onto `into`, the thief's own local queue (which must have room
-    /// for them: it is empty when a worker steals, and has the same capacity).
-    func stealHalf(into: RunQueue) -> UnsafeMutableRawPointer? {
-        let n = count
-        guard n > 0 else { return nil }
-        let want = (n + 1) / 2
-        var first: UnsafeMutableRawPointer?
-        var taken = 0
-        while taken < want {
-            guard let p = ring.tryDequeueMultiConsumer() else {
-                if ring.count == 0 { break }
-                continue  // lost a race with the owner or another thief: try again
-            }
-            taken += 1
-            if first == nil {
-                first = p
-            } else if !into.push(p) {
-                // Cannot happen: every thief's queue (a worker's or a spare's) has this
-                // capacity and is empty when it steals. Trap, naming it, rather than lose it.
-                preconditionFailure("RunQueue.stealHalf: the thief's own queue is full")
-            }
+    /// Debug builds: reports the call unless it runs on the thread that owns this queue (the
+    /// first to call an owner operation). Release builds: nothing. Also for the owner's
+    /// other thread-confined state (the Worker's next-slot puts).
+    @inline(__always)
+    func assertOwnerThread(_ operation: StaticString) {
+        #if DEBUG
+        confinement.check(operation)
+        #endif
+    }
+
+    /// The handle for every thread but the owner: a snapshot count and stealing half.
+    struct Stealer: @unchecked Sendable {
+        // @unchecked: RawRing is a handle to memory shared under ck_ring's protocol; a
+        // Stealer only ever dequeues with the multi-consumer CAS, which any thread may do.
+        let ring: RawRing
+        #if DEBUG
+        let confinement: RunQueueConfinement
+        #endif
+
+        /// Allocates a ring; `RunQueue(owning:)` makes its owner handle.
+        init(capacity: Int) {
+            ring = RawRing(capacity: capacity)
+            #if DEBUG
+            confinement = RunQueueConfinement()
+            #endif
         }
-        return first
+
+        #if DEBUG
+        fileprivate init(ring: RawRing, confinement: RunQueueConfinement) {
+            self.ring = ring
+            self.confinement = confinement
+        }
+        #else
+        fileprivate init(ring: RawRing) { self.ring = ring }
+        #endif
+
+        /// Frees the ring. Once, when no thread uses either handle.
+        func deallocate() { ring.deallocate() }
+
+        /// Entries published (snapshot).
+        var count: Int { ring.count }
+
+        /// Thief: takes up to half (rounded up) of this queue. Returns the first entry to
+        /// run; the others are pushed onto `into`, the thief's own local queue (which must
+        /// have room for them: it is empty when a worker steals, and has the same capacity).
+        func stealHalf(into: borrowing RunQueue) -> UnsafeMutableRawPointer? {
+            let n = count
+            guard n > 0 else { return nil }
+            let want = (n + 1) / 2
+            var first: UnsafeMutableRawPointer?
+            var taken = 0
+            while taken < want {
+                guard let p = ring.tryDequeueMultiConsumer() else {
+                    if ring.count == 0 { break }
+                    continue  // lost a race with the owner or another thief: try again
+                }
+                taken += 1
+                if first == nil {
+                    first = p
+                } else if !into.push(p) {
+                    // Cannot happen: every thief's queue (a worker's or a spare's) has this
+                    // capacity and is empty when it steals. Trap, naming it, rather than lose it.
+                    preconditionFailure("RunQueue.stealHalf: the thief's own queue is full")
+                }
+            }
+            return first
+        }
     }
 }
+
+#if DEBUG
+/// What a debug build reports when a run queue's owner-only operation runs on another thread.
+struct RunQueueConfinementViolation: Sendable, CustomStringConvertible {
+    let description: String
+}
+
+extension RunQueue {
+    /// Debug builds only: receives each confinement violation instead of the default
+    /// `assertionFailure`, so a test can provoke one and see it reported. nil: trap.
+    static let confinementViolationHook = Mutex<(@Sendable (RunQueueConfinementViolation) -> Void)?>(nil)
+
+    @inline(never)
+    static func reportViolation(_ message: String) {
+        let violation = RunQueueConfinementViolation(description: "RunQueue confinement: \(message)")
+        if let hook = confinementViolationHook.withLock({ $0 }) {
+            hook(violation)
+        } else {
+            assertionFailure(violation.description)
+        }
+    }
+}
+
+/// Debug builds only: the owner thread of one run queue, shared by its two handles.
+/// `owner` is 0 until the first owner operation binds it (a CAS, relaxed: it orders
+/// nothing, it only names a thread).
+final class RunQueueConfinement: Sendable {
+    let owner = Atomic<UInt>(0)
+    let ownerHandleMade = Atomic<Bool>(false)
+
+    @inline(__always)
+    func check(_ operation: StaticString) {
+        #if canImport(Glibc)
+        let me: UInt = pthread_self()  // glibc's pthread_t is an integer
+        #else
+        let me = unsafeBitCast(pthread_self(), to: UInt.self)
+        #endif
+        let bound = owner.load(ordering: .relaxed)
+        if bound == me { return }
+        if bound == 0 {
+            let (won, current) = owner.compareExchange(expected: 0, desired: me, ordering: .relaxed)
+            if won || current == me { return }
+        }
+        RunQueue.reportViolation("\(operation) on a thread that does not own the queue")
+    }
+}
+#endif

@@ -107,8 +107,7 @@ extension SchedulerCore {
         let context = Unmanaged<SpareContext>.fromOpaque(raw).takeRetainedValue()
         let core = context.core
         let worker = Worker(index: context.index, schedulerID: core.schedulerID, core: core,
-                            configuration: core.configuration,
-                            spareQueue: RunQueue(capacity: core.configuration.runQueueCapacity))
+                            configuration: core.configuration, isSpare: true)
         let threshold = UInt64(core.configuration.blockingThresholdMilliseconds) * 1_000_000
         worker.runSpare(idleLimit: max(2 * threshold, 20_000_000))
         core.activeSpares.wrappingSubtract(1, ordering: .releasing)
@@ -125,7 +124,9 @@ private func spareThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRa
 public struct SchedulerBlockingMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Workers inside `blocking {}` now.
     public var workersInBlockingSections: Int
-    /// Workers the monitor sees inside one turn longer than the threshold now.
+    /// Workers marked stalled inside a turn now: the monitor saw the turn run longer than
+    /// the threshold, or a searching worker took a unit that waited in their next slot
+    /// through the turn (Worker.swift, "Long turns").
     public var workersStalled: Int
     /// Spare threads running now.
     public var spareThreadsRunning: Int

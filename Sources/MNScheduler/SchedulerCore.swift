@@ -21,8 +21,9 @@ final class SchedulerCore: Sendable {
     let closed = Atomic<Bool>(false)
     let injection: InjectionQueue
     let idle: IdleWorkers
-    /// Worker i's local run queue (owner pushes; anyone pops or steals).
-    let queues: [RunQueue]
+    /// Worker i's local run queue, the stealers' handle (count, stealHalf); worker i holds
+    /// the owner's (RunQueue: push, pop).
+    let queues: [RunQueue.Stealer]
     /// Worker i's parker.
     let parkers: [Parker]
     /// Worker i's next slot, turn count and stalled flag (see Worker's file comment).
@@ -56,7 +57,7 @@ final class SchedulerCore: Sendable {
     init(configuration: ResolvedSchedulerConfiguration, schedulerID: Int) {
         self.schedulerID = schedulerID
         let workers = configuration.workers
-        queues = (0..<workers).map { _ in RunQueue(capacity: configuration.runQueueCapacity) }
+        queues = (0..<workers).map { _ in RunQueue.Stealer(capacity: configuration.runQueueCapacity) }
         parkers = (0..<workers).map { _ in Parker() }
         shared = (0..<workers).map { _ in WorkerShared() }
         self.configuration = configuration

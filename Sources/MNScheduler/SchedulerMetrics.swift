@@ -7,8 +7,12 @@
 public struct WorkerMetrics: Sendable, Hashable {
     /// Times the worker went to sleep for lack of work.
     public var parks: Int
-    /// Units it took from other workers' queues (or a stalled worker's next slot).
+    /// Units it took from other workers' queues (or a stalled worker's next slot, or one
+    /// waiting out another worker's long turn).
     public var steals: Int
+    /// Of `steals`, units taken from another worker's next slot while that worker stayed
+    /// inside one turn (Worker.swift, "Long turns"), without the blocking monitor.
+    public var longTurnSteals: Int = 0
     /// Its local run queue's length now.
     public var localQueueDepth: Int
     /// The share of the monitor's samples that found it busy (0…1; nil when blocking
@@ -30,6 +34,8 @@ public struct SchedulerMetrics: Sendable, Hashable, CustomStringConvertible {
     public var parks: Int { workers.reduce(0) { $0 + $1.parks } }
     /// Steals over all workers.
     public var steals: Int { workers.reduce(0) { $0 + $1.steals } }
+    /// Long-turn next-slot steals over all workers (included in `steals`).
+    public var longTurnSteals: Int { workers.reduce(0) { $0 + $1.longTurnSteals } }
 
     public var description: String {
         let busy = workers.map { $0.busyFraction.map { String(Int(($0 * 100).rounded())) + "%" } ?? "?" }
@@ -48,6 +54,7 @@ extension Scheduler {
             return WorkerMetrics(
                 parks: shared.parks.load(ordering: .relaxed),
                 steals: shared.steals.load(ordering: .relaxed),
+                longTurnSteals: shared.longTurnSteals.load(ordering: .relaxed),
                 localQueueDepth: released ? 0 : core.queues[index].count,
                 busyFraction: samples > 0 ? Double(shared.busySamples.load(ordering: .relaxed)) / Double(samples) : nil)
         }

@@ -14,8 +14,9 @@
 //   3. The local queue, FIFO.
 //   4. Search (IdleWorkers W2): the injection queue (taking a batch: 1/W of it, at most half
 //      a local queue, into the local queue), then steal half of another worker's local
-//      queue, victims visited from a random start. Repeated `spinCount` rounds with a short
-//      pause between rounds.
+//      queue, victims visited from a random start, then another worker's next slot if it
+//      is stalled (below) or its occupant is *waiting out a long turn* (below). Repeated
+//      `spinCount` rounds with a short pause between rounds.
 //   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
 // Running a unit: pop (owning the queue's retain) → T3 scheduled→running → runTurn(budget:
 // throughput) → T4/T5; a unit that must run again goes to the back of the local queue
@@ -35,18 +36,39 @@
 //
 // Blocked workers (issue 10; see Scheduler+Blocking.swift for `blocking {}` and
 // BlockingMonitor.swift for detection): a worker inside `blocking {}`, or one the monitor
-// saw inside one turn for longer than the threshold, is *stalled*. Its next slot is then
+// saw inside one turn for longer than the threshold, or one a thief took a next-slot
+// occupant from inside one long turn (below), is *stalled*. Its next slot is then
 // stealable (an exchange, so the owner and a thief never both take it), its local queue
 // is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
 // run queue of its own, outside the stealing ring, that retires when idle) runs it
 // (which stalls earn a spare: SchedulerCore.spareBudget).
-// The owner clears `stalled` at its next turn. Ordering (x86 and ARM): the owner puts a
-// unit with a release store (empty slot, not stalled) or an acq_rel exchange; every taker
-// (owner or thief) uses an acq_rel exchange, so exactly one taker gets each unit and sees
-// what was written before it was put (the unit's own state-word CAS, T3, orders the turn
-// on top). A thief looks only when `stalled` is set; a stale `stalled` reading just
-// delays or skips a steal, it never duplicates or loses a unit. A spare is named `mn-blocking-N`, a
-// worker `mn-worker-N`.
+// The owner clears `stalled` at its next turn.
+// Long turns (Go's runnext stealing; issue 9 item 8): the next slot holds a unit made
+// runnable by the running turn, on the bet that the turn ends soon (request–reply). When
+// it does not — one message that sends two million others, a long computation — the unit
+// waits behind it while another worker searches idle. So a searcher may also take a next
+// slot whose owner is still inside the *same* turn (turn count unchanged, odd) with the
+// *same* occupant `nextSlotPatienceNanoseconds` (5 µs, Go's 3 µs rounded up: ~50 times a
+// turn that only sends a reply) after it first saw them; it keeps searching past
+// `spinCount` rounds while a candidate it has seen in two rounds may become due, so it
+// does not park on it.
+// Short turns never lose their occupant this way (their count moves on first), so a
+// ping-pong or a ring keeps its token on one core. Such a steal is proof of a long turn,
+// so the thief also marks the owner stalled, as the monitor would have after its
+// threshold: the owner's later puts in that turn then wake a sleeper and are stealable at
+// once (a searcher that had parked before would miss them), and a unit that goes idle and
+// is made runnable again by the same long turn (fan-in's sink) is taken each time. The
+// owner clears the mark at its next turn like the monitor's; the hot path pays nothing
+// (it already reads `stalled`).
+// Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
+// stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
+// so exactly one taker gets each unit and sees what was written before it was put (the
+// unit's own state-word CAS, T3, orders the turn on top). Only the owner writes a non-nil
+// value into its slot, so its plain store into a slot it read as empty cannot overwrite
+// a unit (a thief only ever replaces a unit by nil). A thief's relaxed readings of
+// `stalled`, the turn count and the occupant only decide whether to try: a stale one
+// delays, skips or wastes a steal, it never duplicates or loses a unit. A spare is named
+// `mn-blocking-N`, a worker `mn-worker-N`.
 // Thread-confinement: every `var` below is touched only by the worker's own thread, except
 // by Scheduler.shutdown after it joined this thread (the join orders the accesses).
 
@@ -70,18 +92,24 @@ let currentWorkerKey: pthread_key_t = {
 
 /// One worker thread's state. See the file comment.
 final class Worker: @unchecked Sendable {
-    // @unchecked: `local` and `parker` are shared by design (lock-free ring, futex word);
-    // every other mutable field is confined to the worker's own thread (file comment).
+    // @unchecked: `local` (the run queue's owner handle: thieves steal through
+    // SchedulerCore.queues' Stealer handles) and `parker` are shared by design (lock-free
+    // ring, futex word); every other mutable field is confined to the worker's own thread
+    // (file comment).
 
     /// Consecutive next-slot runs allowed before the local queue gets a turn.
     static let maxNextStreak = 3
     /// Ticks between forced polls of the injection queue.
     static let injectionPollInterval: UInt32 = 61
+    /// How long a searcher watches another worker's next-slot occupant wait inside one turn
+    /// before taking it (file comment, "Long turns").
+    static let nextSlotPatienceNanoseconds: UInt64 = 5_000
 
     let index: Int
     let schedulerID: Int
     /// Shared state, held strongly so hot-path accesses borrow it (see SchedulerCore).
     let core: SchedulerCore
+    /// The owner handle of this worker's run queue (push, pop: this thread only).
     let local: RunQueue
     let parker: Parker
     let throughput: Int
@@ -106,21 +134,34 @@ final class Worker: @unchecked Sendable {
     let hasExited = Atomic<Bool>(false)
     /// Round-robin cursor for MNTaskExecutor lane choice from this worker.
     var laneCursor = 0
+    /// Per pool worker: the turn count and next-slot occupant this worker last saw there
+    /// while searching, and when it first saw that pair (file comment, "Long turns").
+    private var slotWatch: [NextSlotWatch]
+    /// True when the last steal() left a watched occupant that may become due: search()
+    /// then keeps going past `spinCount` instead of parking.
+    private var watchingNextSlot = false
     private var random: UInt64
     private let paddingAfter = CacheLinePadding()
 
+    /// A pool worker (`isSpare` false: worker `index` of the core, owning its run queue) or
+    /// a spare thread's worker (a run queue, parker and shared part of its own).
     init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration,
-         spareQueue: RunQueue? = nil) {
+         isSpare: Bool = false) {
         self.index = index
         self.schedulerID = schedulerID
         self.core = core
-        self.isSpare = spareQueue != nil
-        self.local = spareQueue ?? core.queues[index]
-        self.parker = spareQueue == nil ? core.parkers[index] : Parker()
-        self.shared = spareQueue == nil ? core.shared[index] : WorkerShared()
+        self.isSpare = isSpare
+        if isSpare {
+            self.local = RunQueue(capacity: configuration.runQueueCapacity)
+        } else {
+            self.local = RunQueue(owning: core.queues[index])
+        }
+        self.parker = isSpare ? Parker() : core.parkers[index]
+        self.shared = isSpare ? WorkerShared() : core.shared[index]
         self.throughput = configuration.throughput
         self.spinCount = configuration.spinCount
         self.random = 0x9E37_79B9_7F4A_7C15 &* UInt64(index + 1)
+        self.slotWatch = [NextSlotWatch](repeating: NextSlotWatch(), count: core.shared.count)
     }
 
     /// The calling thread's worker, nil off-pool.
@@ -153,6 +194,12 @@ final class Worker: @unchecked Sendable {
     /// Metrics: one more successful steal (owner only: a relaxed load and store).
     private func countSteal() {
         shared.steals.store(shared.steals.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// Metrics: one more next slot taken from a long turn (also counted in `steals`).
+    private func countLongTurnSteal() {
+        countSteal()
+        shared.longTurnSteals.store(shared.longTurnSteals.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     /// Takes the next slot's unit (owner).
@@ -261,7 +308,7 @@ final class Worker: @unchecked Sendable {
                 }
                 return unit
             }
-            if round >= spinCount || core.closed.load(ordering: .relaxed) { return nil }
+            if (round >= spinCount && !watchingNextSlot) || core.closed.load(ordering: .relaxed) { return nil }
             round += 1
             for _ in 0..<16 { ckshim_stall() }
         }
@@ -295,11 +342,48 @@ final class Worker: @unchecked Sendable {
             if victim == index { continue }
             if let unit = queues[victim].stealHalf(into: local) { countSteal(); return unit }
         }
-        // A stalled worker's next slot (blocked, or one long turn): see the file comment.
-        for other in core.shared where other !== shared && other.stalled.load(ordering: .relaxed) {
-            if let unit = other.takeNextSlot() { countSteal(); return unit }
+        // A stalled worker's next slot (blocked, or one long turn), or one whose occupant
+        // has waited out a long turn: see the file comment.
+        watchingNextSlot = false
+        let others = core.shared
+        for k in others.indices where others[k] !== shared {
+            let other = others[k]
+            if other.stalled.load(ordering: .relaxed) {
+                if let unit = other.takeNextSlot() { countSteal(); return unit }
+                continue
+            }
+            if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); return unit }
         }
         return nil
+    }
+
+    /// `other`'s next-slot occupant if it has waited inside one turn for the patience
+    /// (file comment, "Long turns"); else nil, updating what this searcher saw.
+    @inline(__always)
+    private func takeFromLongTurn(_ other: WorkerShared, watch: inout NextSlotWatch) -> UnsafeMutableRawPointer? {
+        let occupant = other.nextSlot.load(ordering: .relaxed)
+        let turns = other.turnCount.load(ordering: .relaxed)
+        guard let occupant, turns & 1 == 1 else {
+            watch.occupant = nil
+            return nil
+        }
+        let now = monotonicNanoseconds()
+        guard watch.occupant == occupant, watch.turns == turns else {
+            // A first sighting does not keep the search going: with short turns (ping-pong)
+            // there is a new one every round, and the searcher must still park.
+            watch = NextSlotWatch(turns: turns, occupant: occupant, since: now)
+            return nil
+        }
+        guard now &- watch.since >= Worker.nextSlotPatienceNanoseconds else {
+            watchingNextSlot = true  // the same turn outlasted a round: wait for it to be due
+            return nil
+        }
+        watch.occupant = nil
+        guard let unit = other.takeNextSlot() else { return nil }
+        // Proof of a long turn: mark the owner stalled (file comment). A turn that ended
+        // meanwhile makes the mark stale, which only costs a wake-up or an early steal.
+        if other.turnCount.load(ordering: .relaxed) == turns { other.stalled.store(true, ordering: .releasing) }
+        return unit
     }
 
     /// Step 5. Returns when woken (as a searcher) or when the scheduler closes.
@@ -352,9 +436,11 @@ final class Worker: @unchecked Sendable {
     /// Wakes a sleeper only for work another worker should take (file comment).
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
+        local.assertOwnerThread("next-slot put")  // debug builds: this worker's thread only
         let stalled = shared.stalled.load(ordering: .relaxed)
         if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
-            // Empty and nobody may steal it: a plain release store suffices.
+            // Empty, and only this worker puts units here (a thief taking a long turn's
+            // occupant only replaces a unit by nil): a plain release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
@@ -383,7 +469,15 @@ final class Worker: @unchecked Sendable {
     }
 }
 
-/// The part of a worker other threads touch: its next slot (stealable while it is stalled),
+/// What a searcher last saw in another worker's next slot (Worker.takeFromLongTurn).
+struct NextSlotWatch {
+    var turns: UInt = 0
+    var occupant: UnsafeMutableRawPointer?
+    var since: UInt64 = 0
+}
+
+/// The part of a worker other threads touch: its next slot (stealable while it is stalled,
+/// or when its occupant waits out a long turn),
 /// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
 /// the Worker; references neither. See the file comment for the protocol.
 final class WorkerShared: @unchecked Sendable {
@@ -397,6 +491,8 @@ final class WorkerShared: @unchecked Sendable {
     /// Metrics, written by the owner only (relaxed load+store): times parked, steals made.
     let parks = Atomic<Int>(0)
     let steals = Atomic<Int>(0)
+    /// Of `steals`, next-slot occupants taken from a long turn (Worker's file comment).
+    let longTurnSteals = Atomic<Int>(0)
     /// Metrics, written by the monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
     let busySamples = Atomic<Int>(0)

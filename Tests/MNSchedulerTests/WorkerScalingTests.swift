@@ -115,7 +115,7 @@ import Synchronization
         scheduler.shutdown()
     }
 
-    @Test("a token passed round a ring of units through the next slot is never stolen, however long the other worker searches")
+    @Test("a token passed round a ring of units through the next slot never goes through a local queue, however long the other worker searches")
     func tokenIsNotStolenFromAnEmptyQueue() throws {
         // A huge spin count keeps the second worker searching (stealing) the whole time;
         // detection is off, so no next slot is ever stealable. The token never enters the
@@ -138,8 +138,79 @@ import Synchronization
         }
         scheduler.schedule(ring.units[0])
         #expect(waitUntil(seconds: 60) { done.load(ordering: .sequentiallyConsistent) })
-        #expect(scheduler.metrics.steals == 0, "\(scheduler.metrics)")
+        // Only a turn the OS preempted for longer than the patience lets the searcher take
+        // the token out of the next slot (the long-turn rule, tested below). The token then
+        // reaches a local queue only if it goes round the whole ring while the preempted
+        // turn that passed it on has not ended (that unit is re-queued, notified), and the
+        // steal's stalled mark can outlive that turn by a few instructions: at most one
+        // more steal of each kind per such steal. Without one, nothing else is ever stolen.
+        let metrics = scheduler.metrics
+        #expect(metrics.steals - metrics.longTurnSteals <= 2 * metrics.longTurnSteals, "\(metrics)")
         scheduler.shutdown()
         ring.units = []
+    }
+
+    @Test("a unit waiting in the next slot of a long turn is taken by a searching worker, with the blocking monitor off")
+    func longTurnNextSlotIsTaken() throws {
+        // Detection is off, so the owner is never marked stalled: only the long-turn rule
+        // lets the searching worker (a huge spin count keeps it searching) take the unit
+        // while the turn that made it runnable goes on. Reverted, the unit waits for the
+        // turn's end and the turn's bounded wait below runs out.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 1_000_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let turnOver = Atomic<Bool>(false)
+        let ranDuringTurn = Atomic<Bool>(false)
+        let told = ClosureUnit { _, _ in
+            ranDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        let long = ClosureUnit { _, _ in
+            scheduler.schedule(told)  // into this worker's next slot, behind this long turn
+            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            turnOver.store(true, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        scheduler.schedule(long)
+        #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        let duringTurn = ranDuringTurn.load(ordering: .sequentiallyConsistent)
+        #expect(duringTurn, "the told unit waited for the long turn to end")
+        #expect(scheduler.metrics.longTurnSteals == 1, "\(scheduler.metrics)")
+        scheduler.shutdown()
+    }
+
+    @Test("a worker whose next slot a thief emptied during a long turn is marked stalled: its next put wakes a sleeper to take it")
+    func refilledNextSlotWakesASleeper() throws {
+        // Detection off (the monitor never marks anyone), a long spin so the other worker
+        // is searching when the first unit is put. It takes that one (the long-turn rule),
+        // marking this worker stalled, runs it, searches its spin out and parks; the turn
+        // then puts a second unit into its (now empty) next slot. Only the mark makes that
+        // put wake the sleeper; reverted, nobody wakes it and the turn's bounded wait runs out.
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 20_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let turnOver = Atomic<Bool>(false)
+        let secondDuringTurn = Atomic<Bool>(false)
+        let first = ClosureUnit()
+        let second = ClosureUnit { _, _ in
+            secondDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        let long = ClosureUnit { _, _ in
+            scheduler.schedule(first)
+            _ = waitUntil(seconds: 20) { first.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            _ = waitUntil(seconds: 20) { scheduler.idleSnapshot.sleeping == 1 }  // the thief parked
+            scheduler.schedule(second)  // into this worker's empty next slot, same turn
+            _ = waitUntil(seconds: 10) { second.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            turnOver.store(true, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        scheduler.schedule(long)
+        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(waitUntil(seconds: 60) { second.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        let duringTurn = secondDuringTurn.load(ordering: .sequentiallyConsistent)
+        #expect(duringTurn, "the second unit waited for the long turn to end: \(scheduler.metrics)")
+        let metrics = scheduler.metrics
+        #expect(metrics.longTurnSteals == 1 && metrics.steals == 2, "\(metrics)")  // the second: a stalled slot
+        scheduler.shutdown()
     }
 }
