@@ -93,6 +93,20 @@ import Synchronization
         // wake-up can get the unit run before the long turn ends.
         let scheduler = try Scheduler(configuration: SchedulerConfiguration(
             workers: 2, spinCount: 8, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let duringTurn = toldUnitRunsDuringLongTurn(scheduler) {
+            guard let index = Scheduler.currentWorkerIndex else { return }
+            scheduler.core.shared[index].stalled.store(true, ordering: .releasing)
+            _ = waitUntil { scheduler.idleSnapshot.sleeping == 1 }  // the other worker parked
+        }
+        #expect(duringTurn, "the told unit waited for the long turn to end")
+        scheduler.shutdown()
+    }
+
+    /// Runs one long turn that tells a unit (into its own next slot, after `beforeTelling`)
+    /// and then waits, bounded, for that unit to run; returns whether it ran while the
+    /// turn was still going.
+    func toldUnitRunsDuringLongTurn(_ scheduler: Scheduler,
+                                    beforeTelling: @escaping @Sendable () -> Void = {}) -> Bool {
         let turnOver = Atomic<Bool>(false)
         let ranDuringTurn = Atomic<Bool>(false)
         let told = ClosureUnit { _, _ in
@@ -100,19 +114,16 @@ import Synchronization
             return .idle
         }
         let long = ClosureUnit { _, _ in
-            guard let index = Scheduler.currentWorkerIndex else { return .idle }
-            scheduler.core.shared[index].stalled.store(true, ordering: .releasing)
-            _ = waitUntil { scheduler.idleSnapshot.sleeping == 1 }  // the other worker parked
-            scheduler.schedule(told)  // into this (stalled) worker's next slot
-            _ = waitUntil { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            beforeTelling()
+            scheduler.schedule(told)  // into this worker's next slot, behind this long turn
+            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
             turnOver.store(true, ordering: .sequentiallyConsistent)
             return .idle
         }
         scheduler.schedule(long)
         #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        let duringTurn = ranDuringTurn.load(ordering: .sequentiallyConsistent)
-        #expect(duringTurn, "the told unit waited for the long turn to end")
-        scheduler.shutdown()
+        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        return ranDuringTurn.load(ordering: .sequentiallyConsistent)
     }
 
     @Test("a token passed round a ring of units through the next slot never goes through a local queue, however long the other worker searches")
@@ -158,22 +169,7 @@ import Synchronization
         // turn's end and the turn's bounded wait below runs out.
         let scheduler = try Scheduler(configuration: SchedulerConfiguration(
             workers: 2, spinCount: 1_000_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
-        let turnOver = Atomic<Bool>(false)
-        let ranDuringTurn = Atomic<Bool>(false)
-        let told = ClosureUnit { _, _ in
-            ranDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
-            return .idle
-        }
-        let long = ClosureUnit { _, _ in
-            scheduler.schedule(told)  // into this worker's next slot, behind this long turn
-            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
-            turnOver.store(true, ordering: .sequentiallyConsistent)
-            return .idle
-        }
-        scheduler.schedule(long)
-        #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        let duringTurn = ranDuringTurn.load(ordering: .sequentiallyConsistent)
+        let duringTurn = toldUnitRunsDuringLongTurn(scheduler)
         #expect(duringTurn, "the told unit waited for the long turn to end")
         #expect(scheduler.metrics.longTurnSteals == 1, "\(scheduler.metrics)")
         scheduler.shutdown()
