@@ -33,6 +33,10 @@ final class AskTimer: @unchecked Sendable {
     private let source: (any DispatchSourceTimer)?
     /// Where deadlines are read (the system scheduler's clock).
     let clock: SchedulerClock
+    /// Test hook: called on the timer's thread once the expired asks of one firing have been
+    /// failed (their continuations resumed, so their tasks are queued on their executors),
+    /// with their number. Set it before the asks it observes.
+    let didTimeOut = Lock<(@Sendable (_ count: Int) -> Void)?>(nil)
 
     init(clock: SchedulerClock = .monotonic) {
         self.clock = clock
@@ -96,6 +100,7 @@ final class AskTimer: @unchecked Sendable {
             return expired
         }
         for promise in expired { promise.timeOut() }
+        if !expired.isEmpty, let hook = didTimeOut.withLock({ $0 }) { hook(expired.count) }
     }
 
     private func rebuild(_ state: inout State) {

@@ -1,0 +1,75 @@
+import Testing
+import Synchronization
+@testable import FastMailbox
+@testable import MNScheduler
+
+// An ask made from a task on the pool (scheduler.task) that times out while the pool is
+// saturated. The soak measured such asks ending up to 1.8 s past their deadline, with the
+// timer on time (< 0.1 ms late): all of it was the resumed task waiting in the injection
+// queue (see AskTimeoutResumeTests.saturatedPool). Turns are counted, not timed.
+
+/// Turns run by every Spinner, and the switch that lets them go idle.
+private final class SpinCounter: Sendable {
+    let turns = Atomic<Int>(0)
+    let stop = Atomic<Bool>(false)
+}
+
+/// Always runnable until told to stop: each turn counts itself and asks to run again, so the
+/// pool always has `count` units queued, like a pool under a flood of tells.
+private final class Spinner: ScheduledUnit, @unchecked Sendable {
+    let counter: SpinCounter
+    init(_ counter: SpinCounter) {
+        self.counter = counter
+        super.init()
+    }
+
+    override func runTurn(budget: Int) -> TurnOutcome {
+        counter.turns.wrappingAdd(1, ordering: .relaxed)
+        return counter.stop.load(ordering: .relaxed) ? .idle : .more
+    }
+}
+
+@Suite("Ask timeout resume", .serialized) struct AskTimeoutResumeTests {
+    /// Spinners: more than a local run queue holds (256), so some always wait in the
+    /// injection queue, as outside tells keep it filled in the soak.
+    static let spinners = 400
+
+    @Test("a timed-out ask from a task on a saturated pool resumes before other queued units get more turns")
+    func saturatedPool() async throws {
+        let system = try makeSystem(workers: 1)
+        let counter = SpinCounter()
+        let silent = try system.spawn(name: "silent") { (_: ActorRef<Int>, _) in }  // never replies
+        // Turns counted once the timer has resumed the ask's continuation: from then on the
+        // asker's task is queued on the pool and only waits for a worker.
+        let turnsAtTimeout = Atomic<Int>(-1)
+        system.askTimer.didTimeOut.withLock { hook in
+            hook = { _ in turnsAtTimeout.store(counter.turns.load(ordering: .relaxed), ordering: .relaxed) }
+        }
+        let units = (0..<Self.spinners).map { _ in Spinner(counter) }
+        for unit in units { system.scheduler.schedule(unit) }
+
+        let turnsAtResume = await system.scheduler.task { () -> Int in
+            do {
+                _ = try await silent.ask(timeout: .milliseconds(1)) { $0 }
+                return -1
+            } catch {
+                return counter.turns.load(ordering: .relaxed)
+            }
+        }.value
+        counter.stop.store(true, ordering: .relaxed)
+        #expect(turnsAtResume >= 0, "the silent actor cannot have replied")
+        let waited = turnsAtResume - turnsAtTimeout.load(ordering: .relaxed)
+        print("ask timeout resume: the resumed asker waited \(waited) turns of other units (\(Self.spinners) queued, 1 worker)")
+        // Fair service for a resumed task: the turn in progress when the timer fired, not
+        // a share of the queue behind it. Today it waits its place in the injection queue,
+        // which a busy worker polls for one unit every 61 ticks (11,803 turns measured
+        // here). Known issue until the scheduler takes resumed tasks first (the change is
+        // described in Guarantees.md, "When a timed-out ask returns"); then drop the wrapper.
+        // Intermittent: a timer thread descheduled between the resume and the hook makes the
+        // count small by accident.
+        withKnownIssue("a task resumed from outside the pool waits behind the injection queue", isIntermittent: true) {
+            #expect(waited <= 4, "the resumed asker waited \(waited) turns of other units")
+        }
+        _ = system.shutdown()
+    }
+}
