@@ -88,7 +88,7 @@ enum BlockingMonitor {
                 }
                 if !shared.stalled.load(ordering: .relaxed) { shared.stalled.store(true, ordering: .releasing) }
                 if core.queues[index].count > 0 || shared.nextSlot.load(ordering: .relaxed) != nil
-                    || !core.injection.isEmpty {
+                    || !core.injection.isEmpty || !core.resumed.isEmpty {
                     if shared.threadIsRunnable() { runnableWithWork += 1 } else { asleepWithWork += 1 }
                 }
             }

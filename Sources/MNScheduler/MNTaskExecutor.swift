@@ -107,7 +107,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
-            gate.schedule(lane)  // after shutdown: Lane.runAfterShutdown
+            gate.scheduleResumed(lane)  // from outside: the resumed queue; after shutdown: Lane.runAfterShutdown
         case .accepted(becameNonEmpty: false):
             break
         case .closed:

@@ -104,13 +104,28 @@ final class SchedulerGate: Sendable {
             return
         }
         if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
+        scheduleFromOutside(unit, into: core.injection)
+    }
+
+    /// `schedule` for a task executor's lane: the same, except that from outside the pool
+    /// the lane goes to `core.resumed`, which workers serve every other turn (a task
+    /// resumed by a timer or another thread must not wait behind the injection queue).
+    func scheduleResumed(_ unit: ScheduledUnit) {
+        if deterministic != nil || Worker.currentUnmanaged(key: workerKey) != nil { return schedule(unit) }
+        scheduleFromOutside(unit, into: core.resumed)
+    }
+
+    /// The outside-the-pool part of schedule(): counted in `outsideSubmitters` so shutdown
+    /// can wait out a push that read `closed` as false ("After close" in the file comment).
+    @inline(__always)
+    private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue) {
         outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
         if core.closed.load(ordering: .sequentiallyConsistent) {
             outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
             return scheduleAfterClose(unit)
         }
         if unit.transitionToScheduled() {
-            core.injection.push(Unmanaged.passRetained(unit).toOpaque())
+            queue.push(Unmanaged.passRetained(unit).toOpaque())
             core.notifyParked()
         }
         outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
@@ -320,6 +335,7 @@ public final class Scheduler: Sendable {
             life.threads = []
             life.finished = true
             var pointers: [UnsafeMutableRawPointer] = []
+            while let unit = core.resumed.pop() { pointers.append(unit) }
             while let unit = core.injection.pop() { pointers.append(unit) }
             core.late.withLock { late in
                 late.handBackDone = true

@@ -20,6 +20,11 @@ final class SchedulerCore: Sendable {
     /// (acquire) to stop.
     let closed = Atomic<Bool>(false)
     let injection: InjectionQueue
+    /// Tasks resumed or started from outside the pool (MNTaskExecutor's lanes enqueued from
+    /// another thread: a continuation resumed by a timer, I/O or a Dispatch queue). Workers
+    /// serve it ahead of their own queues every other turn (Worker, step 0), so a resumed
+    /// task does not wait behind the injection queue's 1-in-61 polling.
+    let resumed: InjectionQueue
     let idle: IdleWorkers
     /// Worker i's local run queue, the stealers' handle (count, stealHalf); worker i holds
     /// the owner's (RunQueue: push, pop).
@@ -62,6 +67,7 @@ final class SchedulerCore: Sendable {
         shared = (0..<workers).map { _ in WorkerShared() }
         self.configuration = configuration
         injection = InjectionQueue(capacity: configuration.runQueueCapacity * 4)
+        resumed = InjectionQueue(capacity: configuration.runQueueCapacity)
         idle = IdleWorkers(workerCount: workers)
     }
 
@@ -83,6 +89,7 @@ final class SchedulerCore: Sendable {
         guard !ringsReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for queue in queues { queue.deallocate() }
         injection.releaseRing()
+        resumed.releaseRing()
     }
 
     /// IdleWorkers W1: after publishing work, wake a sleeper if nobody is searching.
@@ -144,7 +151,7 @@ final class SchedulerCore: Sendable {
 
     /// True when any queue a searcher looks at holds a unit (a snapshot).
     func hasQueuedWork() -> Bool {
-        if !injection.isEmpty { return true }
+        if !injection.isEmpty || !resumed.isEmpty { return true }
         for queue in queues where queue.count > 0 { return true }
         return false
     }

@@ -2,6 +2,12 @@
 //
 // Each worker owns a *next slot*, a bounded *local run queue* (RunQueue) and a *parker*.
 // One iteration of its loop ("a tick"):
+//   0. Every other tick, a task resumed or started from outside the pool
+//      (SchedulerCore.resumed: MNTaskExecutor's lanes enqueued from another thread, e.g. an
+//      ask whose timeout fired). Such a task otherwise waited behind the injection queue's
+//      polling below, one unit per 61 turns once local queues are half full: seconds under
+//      load. Every other tick at most, so a flood of resumes leaves the worker's own queues
+//      at least half the turns.
 //   1. Every 61st tick, first poll the injection queue (Go and tokio use 61: a prime, so it
 //      does not fall into step with other periodic patterns), so outside work is never
 //      starved by a busy local queue.
@@ -12,7 +18,7 @@
 //      MAX_LIFO_POLLS_PER_TICK). With the local queue empty the occupant runs on: nothing
 //      waits, and a push-then-pop would let a searching worker steal it in between.
 //   3. The local queue, FIFO.
-//   4. Search (IdleWorkers W2): the injection queue (taking a batch: 1/W of it, at most half
+//   4. Search (IdleWorkers W2): the resumed queue, the injection queue (taking a batch: 1/W of it, at most half
 //      a local queue, into the local queue), then steal half of another worker's local
 //      queue, victims visited from a random start, then another worker's next slot if it
 //      is stalled (below) or its occupant is *waiting out a long turn* (below). Repeated
@@ -251,7 +257,7 @@ final class Worker: @unchecked Sendable {
         _ = ckshim_set_thread_name("mn-blocking-\(index - core.queues.count)")
         var idleSince: UInt64 = 0
         while !core.closed.load(ordering: .acquiring) {
-            if let unit = localWork() ?? takeFromInjection() ?? steal() {
+            if let unit = localWork() ?? core.resumed.pop() ?? takeFromInjection() ?? steal() {
                 idleSince = 0
                 runUnit(unit)
                 continue
@@ -278,6 +284,9 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
         tick &+= 1
+        if tick & 1 == 0, !core.resumed.isEmpty, let unit = core.resumed.pop() {
+            return unit  // step 0: a task resumed from outside, every other turn at most
+        }
         if tick % Worker.injectionPollInterval == 0, let unit = takeFromInjection() {
             return unit  // outside work is taken in batches (1/W of it), never starved
         }
@@ -301,7 +310,7 @@ final class Worker: @unchecked Sendable {
         if !searching { searching = core.idle.transitionToSearching() }
         var round = 0
         while true {
-            if let unit = takeFromInjection() ?? steal() {
+            if let unit = core.resumed.pop() ?? takeFromInjection() ?? steal() {
                 if searching {
                     searching = false
                     if core.idle.transitionFromSearching() { core.notifyParked() }
