@@ -35,15 +35,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     }
 
     /// The actor's identity.
-    public var id: ActorID {
-        switch target {
-        case .cell(let cell): cell.id
-        case .sequential(let cell): cell.id
-        case .router(let router): router.id
-        case .promise(let promise): promise.id
-        case .foreign(let adapter): adapter.id
-        }
-    }
+    public var id: ActorID { recipient.id }
     /// The actor's name.
     public var name: String { recipient.name }
 

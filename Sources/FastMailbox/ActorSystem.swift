@@ -414,13 +414,19 @@ public final class ActorSystem: Sendable {
         registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
         DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
         let stats = statistics
-        let (live, left) = registry.withLock { registry -> ([AnyActorCell], Int) in
-            let cells = Array(registry.cells.values)
-            return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
-        }
+        let (live, left) = liveCellsAndLeft()
         return ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered, left: left,
                               actorsNotStopped: live.count, sent: acceptedTotal, workersNotStopped: 0,
                               actorsNotStoppedNames: live.prefix(20).map(\.name).sorted())
+    }
+
+    /// The cells still registered, and the messages they hold (queued, stashed, unstashed):
+    /// a shutdown report's `actorsNotStopped` and `left`.
+    private func liveCellsAndLeft() -> (cells: [AnyActorCell], left: Int) {
+        registry.withLock { registry in
+            let cells = Array(registry.cells.values)
+            return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
+        }
     }
 
     /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
@@ -550,10 +556,7 @@ public final class ActorSystem: Sendable {
             }
             // Every cell the scheduler handed back has dead-lettered its work by now; the
             // cells still registered are running (a stuck turn, a body that ignores its stop).
-            let (remaining, left) = registry.withLock { registry -> ([AnyActorCell], Int) in
-                let cells = Array(registry.cells.values)
-                return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
-            }
+            let (remaining, left) = liveCellsAndLeft()
             deadLetters.finishSubscribers()
             let stats = statistics
             var report = ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered,

@@ -20,8 +20,8 @@
 // stored it itself and has not yet cleared it (coherence of a location orders a thread's
 // own writes for its own reads), so a thread running the turn always passes and any other
 // thread always fails, whatever it reads of other threads' stores — on x86 and on ARM.
-// Release builds compile the whole check out: the turn stores nothing and the context
-// operations check nothing (the hot path stays as it is).
+// Release builds compile the check out: the turn stores nothing (the hot path stays as
+// it is), and a context operation's check is a call that returns true.
 // Reporting: `violationHandler` (tests install one to record; a pthread Lock, which
 // ThreadSanitizer sees, unlike Mutex's futex); without one, a violation
 // is an `assertionFailure` naming the operation and the actor.

@@ -111,7 +111,10 @@ final class SchedulerGate: Sendable {
     /// the lane goes to `core.resumed`, which workers serve every other turn (a task
     /// resumed by a timer or another thread must not wait behind the injection queue).
     func scheduleResumed(_ unit: ScheduledUnit) {
-        if deterministic != nil || Worker.currentUnmanaged(key: workerKey) != nil { return schedule(unit) }
+        if let worker = Worker.currentUnmanaged(key: workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+            return schedule(unit)  // on one of this pool's workers: as any schedule
+        }
+        if deterministic != nil { return schedule(unit) }
         scheduleFromOutside(unit, into: core.resumed)
     }
 

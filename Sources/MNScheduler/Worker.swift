@@ -284,6 +284,7 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
         tick &+= 1
+        // isEmpty first: two loads, cheaper than a pop that finds nothing.
         if tick & 1 == 0, !core.resumed.isEmpty, let unit = core.resumed.pop() {
             return unit  // step 0: a task resumed from outside, every other turn at most
         }
