@@ -109,20 +109,24 @@ import Synchronization
                                     beforeTelling: @escaping @Sendable () -> Void = {}) -> Bool {
         let turnOver = Atomic<Bool>(false)
         let ranDuringTurn = Atomic<Bool>(false)
+        // Set after `ranDuringTurn` is: `runs` counts a turn before its body runs, so waiting
+        // on `runs` would let the long turn end between the count and the body's read.
+        let observed = Atomic<Bool>(false)
         let told = ClosureUnit { _, _ in
             ranDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            observed.store(true, ordering: .sequentiallyConsistent)
             return .idle
         }
         let long = ClosureUnit { _, _ in
             beforeTelling()
             scheduler.schedule(told)  // into this worker's next slot, behind this long turn
-            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            _ = waitUntil(seconds: 10) { observed.load(ordering: .sequentiallyConsistent) }
             turnOver.store(true, ordering: .sequentiallyConsistent)
             return .idle
         }
         scheduler.schedule(long)
-        #expect(waitUntil(seconds: 60) { told.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(waitUntil(seconds: 60) { observed.load(ordering: .sequentiallyConsistent) })
+        #expect(waitUntil(seconds: 60) { turnOver.load(ordering: .sequentiallyConsistent) })
         return ranDuringTurn.load(ordering: .sequentiallyConsistent)
     }
 
@@ -187,8 +191,10 @@ import Synchronization
         let turnOver = Atomic<Bool>(false)
         let secondDuringTurn = Atomic<Bool>(false)
         let first = ClosureUnit()
+        let secondObserved = Atomic<Bool>(false)  // set after secondDuringTurn (`runs` counts before the body)
         let second = ClosureUnit { _, _ in
             secondDuringTurn.store(!turnOver.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            secondObserved.store(true, ordering: .sequentiallyConsistent)
             return .idle
         }
         let long = ClosureUnit { _, _ in
@@ -196,13 +202,13 @@ import Synchronization
             _ = waitUntil(seconds: 20) { first.runs.load(ordering: .sequentiallyConsistent) == 1 }
             _ = waitUntil(seconds: 20) { scheduler.idleSnapshot.sleeping == 1 }  // the thief parked
             scheduler.schedule(second)  // into this worker's empty next slot, same turn
-            _ = waitUntil(seconds: 10) { second.runs.load(ordering: .sequentiallyConsistent) == 1 }
+            _ = waitUntil(seconds: 10) { secondObserved.load(ordering: .sequentiallyConsistent) }
             turnOver.store(true, ordering: .sequentiallyConsistent)
             return .idle
         }
         scheduler.schedule(long)
-        #expect(waitUntil(seconds: 60) { long.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        #expect(waitUntil(seconds: 60) { second.runs.load(ordering: .sequentiallyConsistent) == 1 })
+        #expect(waitUntil(seconds: 60) { turnOver.load(ordering: .sequentiallyConsistent) })
+        #expect(waitUntil(seconds: 60) { secondObserved.load(ordering: .sequentiallyConsistent) })
         let duringTurn = secondDuringTurn.load(ordering: .sequentiallyConsistent)
         #expect(duringTurn, "the second unit waited for the long turn to end: \(scheduler.metrics)")
         let metrics = scheduler.metrics
