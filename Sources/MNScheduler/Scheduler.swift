@@ -84,8 +84,8 @@ final class SchedulerGate: Sendable {
     /// outside path (see DeterministicEngine).
     let deterministic: DeterministicEngine?
 
-    /// Worker.swift's currentWorkerKey, copied here once (see there).
-    let workerKey: pthread_key_t = currentWorkerKey
+    /// For the executors' `Worker.currentUnmanaged(key:)` calls (see CurrentWorkerKey).
+    let workerKey = CurrentWorkerKey()
 
     init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
         self.id = id
@@ -96,7 +96,7 @@ final class SchedulerGate: Sendable {
     /// Scheduler.schedule(_:); see there.
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged(key: workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
             guard unit.transitionToScheduled() else { return }
             let pointer = Unmanaged.passRetained(unit).toOpaque()
@@ -111,7 +111,7 @@ final class SchedulerGate: Sendable {
     /// the lane goes to `core.resumed`, which workers serve every other turn (a task
     /// resumed by a timer or another thread must not wait behind the injection queue).
     func scheduleResumed(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged(key: workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return schedule(unit)  // on one of this pool's workers: as any schedule
         }
         if deterministic != nil { return schedule(unit) }
