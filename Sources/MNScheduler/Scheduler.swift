@@ -93,15 +93,28 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:); see there.
+    /// Scheduler.schedule(_:); see there. Only the common case — one of this scheduler's
+    /// open workers — is inlined; the rest is `scheduleOther`, so the hot path saves and
+    /// restores fewer registers.
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
-            if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
+           !core.closed.load(ordering: .acquiring) {
             guard unit.transitionToScheduled() else { return }
             let pointer = Unmanaged.passRetained(unit).toOpaque()
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
             return
+        }
+        scheduleOther(unit)
+    }
+
+    /// schedule() when the caller is not an open worker of this scheduler: closed (from a
+    /// worker or not), deterministic, or from outside the pool.
+    @inline(never)
+    private func scheduleOther(_ unit: ScheduledUnit) {
+        if core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
+           worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+            return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
         }
         if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
         scheduleFromOutside(unit, into: core.injection)

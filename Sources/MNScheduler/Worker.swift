@@ -286,12 +286,14 @@ final class Worker: @unchecked Sendable {
             return unit  // outside work is taken in batches (1/W of it), never starved
         }
         if let unit = takeNextSlot() {
-            // Local queue empty: run it on (file comment, step 2; a push-then-pop let a
-            // searching worker steal a ring's token, then the workers passed it back and forth).
-            if nextStreak < Worker.maxNextStreak || local.count == 0 {
-                nextStreak = min(nextStreak + 1, Worker.maxNextStreak)
+            if nextStreak < Worker.maxNextStreak {
+                nextStreak &+= 1
                 return unit
             }
+            // Local queue empty: run it on, the streak stays at its maximum (file comment,
+            // step 2; a push-then-pop let a searching worker steal a ring's token, then the
+            // workers passed it back and forth).
+            if local.count == 0 { return unit }
             pushLocal(unit)
             // More than what this worker runs next is queued here: let a sleeper steal it.
             if local.count > 1 { core.notifyParkedFromWorker() }
@@ -441,13 +443,22 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
         local.assertOwnerThread("next-slot put")  // debug builds: this worker's thread only
-        let stalled = shared.stalled.load(ordering: .relaxed)
-        if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
+        if !shared.stalled.load(ordering: .relaxed), shared.nextSlot.load(ordering: .relaxed) == nil {
             // Empty, and only this worker puts units here (a thief taking a long turn's
             // occupant only replaces a unit by nil): a plain release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
+        scheduleLocalDisplacing(unit)
+    }
+
+    /// scheduleLocal when the slot is occupied or this worker is stalled (kept out of line,
+    /// so schedule()'s inlined common case stays small). Re-reads `stalled`: only the owner
+    /// clears it, so a later reading is as good; a thief setting it meanwhile only adds a
+    /// wake-up.
+    @inline(never)
+    private func scheduleLocalDisplacing(_ unit: UnsafeMutableRawPointer) {
+        let stalled = shared.stalled.load(ordering: .relaxed)
         let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing)
         if let previous { pushLocal(previous) }
         if previous != nil || stalled { core.notifyParkedFromWorker() }
