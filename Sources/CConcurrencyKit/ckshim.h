@@ -418,8 +418,9 @@ static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid);
  * The calling thread's MNScheduler Worker (an unretained pointer), NULL on every other
  * thread: MNScheduler's Worker.run/runSpare set it on entry and clear it on exit; schedule()
  * and the executors read it on every call. It replaced a pthread key, whose
- * pthread_getspecific was a call of ~17 instructions per message; this is one
- * `mov %fs:OFFSET` (x86-64) or `mrs tpidr_el0` + load (AArch64) once inlined.
+ * pthread_getspecific was a call of ~17 instructions per message; once inlined this is a
+ * load relative to the thread pointer: one `mov %fs:OFFSET` on x86-64 (local-exec, in an
+ * executable), `mrs tpidr_el0` plus a load or two on AArch64.
  *
  * Why `weak` and not `static`: this header has no .c file (CConcurrencyKit is a system
  * library target), and Swift compiles a module to one object per source file in debug
@@ -435,9 +436,11 @@ static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid);
  * bytes of glibc's static TLS surplus.
  * Threads: each thread reads and writes only its own copy, so no ordering is involved
  * (and ThreadSanitizer has nothing to report). A new thread starts with NULL.
- * Checked 2026-11-23: in the release instruction-probe, Scheduler.schedule reads it with
- * one `mov %fs:...`, there is no ckshim_current_worker_get symbol and no call to
- * pthread_getspecific (see Worker.swift).
+ * Checked 2026-11-23 (objdump -d, nm of .build/release/instruction-probe): Scheduler.schedule
+ * reads it with one `mov %fs:(%rax)`, no ckshim_current_worker_get symbol exists (inlined
+ * everywhere), and `nm` lists one ckshim_current_worker_slot. Under callgrind,
+ * pthread_getspecific left the ping-pong profile (it remains only for SchedulerClock's
+ * virtual clock key, off the hot path).
  */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
 _Thread_local void *ckshim_current_worker_slot = NULL;
