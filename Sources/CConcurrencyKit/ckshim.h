@@ -20,6 +20,8 @@
  *    order a slot's reuse after its last read; see "Sized slots" below).
  *  - Things Swift cannot call: the variadic syscall(2) (futex), the CPU_* macros of
  *    sched_getaffinity, ck_pr macros (we use the ck_pr_md_* functions underneath).
+ *  - The current worker, a thread-local pointer with inline accessors ("current worker"
+ *    below), so the lookup is a load, not pthread_getspecific's call.
  *  - Our own single- and multi-consumer dequeues (ckshim__dequeue_sc/_mc/_trydequeue_mc),
  *    because of the ordering problem below.
  *
@@ -409,5 +411,44 @@ static inline size_t ckshim_heap_block_size(void *p) { return malloc_usable_size
 
 /** The kernel thread id of the caller. */
 static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid); }
+
+/* ---------------------------------------------------------------- current worker */
+
+/*
+ * The calling thread's MNScheduler Worker (an unretained pointer), NULL on every other
+ * thread: MNScheduler's Worker.run/runSpare set it on entry and clear it on exit; schedule()
+ * and the executors read it on every call. It replaced a pthread key, whose
+ * pthread_getspecific was a call of ~17 instructions per message; once inlined this is a
+ * load relative to the thread pointer: one `mov %fs:OFFSET` on x86-64 (local-exec, in an
+ * executable), `mrs tpidr_el0` plus a load or two on AArch64.
+ *
+ * Why `weak` and not `static`: this header has no .c file (CConcurrencyKit is a system
+ * library target), and Swift compiles a module to one object per source file in debug
+ * builds (and per thread in multi-threaded WMO), each emitting what it uses of this header.
+ * A `static` variable would be one copy per object file, so Worker.swift's store would not
+ * be seen by Scheduler.swift's load. A weak definition is emitted by every object that
+ * references it and the linker keeps exactly one, so every access — inlined or not, from
+ * any module — is to the same variable. `hidden`: a shared object that links MNScheduler
+ * keeps its own copy (as each copy had its own pthread key), rather than interposing
+ * another copy's. `initial-exec`: the access is a thread-pointer-relative load, never a
+ * __tls_get_addr call, even in position-independent code (in an executable the linker
+ * relaxes it further to local-exec); a library built with it and loaded by dlopen takes 8
+ * bytes of glibc's static TLS surplus.
+ * Threads: each thread reads and writes only its own copy, so no ordering is involved
+ * (and ThreadSanitizer has nothing to report). A new thread starts with NULL.
+ * Checked 2026-11-23 (objdump -d, nm of .build/release/instruction-probe): Scheduler.schedule
+ * reads it with one `mov %fs:(%rax)`, no ckshim_current_worker_get symbol exists (inlined
+ * everywhere), and `nm` lists one ckshim_current_worker_slot. Under callgrind,
+ * pthread_getspecific left the ping-pong profile (it remains only for SchedulerClock's
+ * virtual clock key, off the hot path).
+ */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
+_Thread_local void *ckshim_current_worker_slot = NULL;
+
+/** The calling thread's Worker (unretained), or NULL off-pool. */
+static inline void *ckshim_current_worker_get(void) { return ckshim_current_worker_slot; }
+
+/** Sets (or, with NULL, clears) the calling thread's Worker. */
+static inline void ckshim_current_worker_set(void *worker) { ckshim_current_worker_slot = worker; }
 
 #endif /* CKSHIM_H */

@@ -96,7 +96,12 @@ open class ScheduledUnit: @unchecked Sendable {
     /// T1/T2: returns true when the caller won idle → scheduled and must push the unit.
     @inlinable @inline(__always)
     package func transitionToScheduled() -> Bool {
-        var current = state.load(ordering: .relaxed)
+        // First try T1 blind (idle is the common case: an actor that had no messages), so
+        // the usual path is one CAS and no separate load; the loop below handles the rest.
+        let (won, seen) = state.compareExchange(
+            expected: ScheduledUnit.idle, desired: ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
+        if won { return true }
+        var current = seen
         while true {
             let desired: UInt8
             switch current {

@@ -84,8 +84,8 @@ final class SchedulerGate: Sendable {
     /// outside path (see DeterministicEngine).
     let deterministic: DeterministicEngine?
 
-    /// Worker.swift's currentWorkerKey, copied here once (see there).
-    let workerKey: pthread_key_t = currentWorkerKey
+    /// For the executors' `Worker.currentUnmanaged(key:)` calls (see CurrentWorkerKey).
+    let workerKey = CurrentWorkerKey()
 
     init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
         self.id = id
@@ -93,15 +93,28 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:); see there.
+    /// Scheduler.schedule(_:); see there. Only the common case — one of this scheduler's
+    /// open workers — is inlined; the rest is `scheduleOther`, so the hot path saves and
+    /// restores fewer registers.
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged(key: workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
-            if core.closed.load(ordering: .acquiring) { return scheduleAfterClose(unit) }
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
+           !core.closed.load(ordering: .acquiring) {
             guard unit.transitionToScheduled() else { return }
             let pointer = Unmanaged.passRetained(unit).toOpaque()
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
             return
+        }
+        scheduleOther(unit)
+    }
+
+    /// schedule() when the caller is not an open worker of this scheduler: closed (from a
+    /// worker or not), deterministic, or from outside the pool.
+    @inline(never)
+    private func scheduleOther(_ unit: ScheduledUnit) {
+        if core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
+           worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+            return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
         }
         if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
         scheduleFromOutside(unit, into: core.injection)
@@ -111,7 +124,7 @@ final class SchedulerGate: Sendable {
     /// the lane goes to `core.resumed`, which workers serve every other turn (a task
     /// resumed by a timer or another thread must not wait behind the injection queue).
     func scheduleResumed(_ unit: ScheduledUnit) {
-        if let worker = Worker.currentUnmanaged(key: workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return schedule(unit)  // on one of this pool's workers: as any schedule
         }
         if deterministic != nil { return schedule(unit) }

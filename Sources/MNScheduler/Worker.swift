@@ -86,15 +86,11 @@ import Glibc
 import Musl
 #endif
 
-/// The pthread key whose value is the current thread's Worker (unretained), nil off-pool.
-/// (A lazy global: schedule() reads the copy in its SchedulerGate instead, to skip the
-/// swift_once check on every call.)
-let currentWorkerKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let rc = pthread_key_create(&key, nil)
-    precondition(rc == 0, "MNScheduler: pthread_key_create failed (\(rc))")
-    return key
-}()
+/// What `Worker.currentUnmanaged(key:)` takes: a token with nothing in it, now that the
+/// current worker is a C thread-local (ckshim.h, "current worker") and not a pthread key.
+/// Kept so the executors' call sites (`currentUnmanaged(key: gate.workerKey)`) compile
+/// unchanged; they may call `Worker.currentUnmanaged` instead.
+struct CurrentWorkerKey: Sendable {}
 
 /// One worker thread's state. See the file comment.
 final class Worker: @unchecked Sendable {
@@ -170,25 +166,23 @@ final class Worker: @unchecked Sendable {
         self.slotWatch = [NextSlotWatch](repeating: NextSlotWatch(), count: core.shared.count)
     }
 
-    /// The calling thread's worker, nil off-pool.
+    /// The calling thread's worker, nil off-pool (ckshim.h's thread-local, set by run and
+    /// runSpare: one load, no call).
     @inline(__always)
     static var current: Worker? {
-        guard let raw = pthread_getspecific(currentWorkerKey) else { return nil }
+        guard let raw = ckshim_current_worker_get() else { return nil }
         return Unmanaged<Worker>.fromOpaque(raw).takeUnretainedValue()
     }
 
-    /// `currentUnmanaged` with the key already loaded (SchedulerGate.workerKey).
+    /// `currentUnmanaged`; the key is ignored (see CurrentWorkerKey).
     @inline(__always)
-    static func currentUnmanaged(key: pthread_key_t) -> Unmanaged<Worker>? {
-        guard let raw = pthread_getspecific(key) else { return nil }
-        return Unmanaged<Worker>.fromOpaque(raw)
-    }
+    static func currentUnmanaged(key: CurrentWorkerKey) -> Unmanaged<Worker>? { currentUnmanaged }
 
     /// The calling thread's worker without a retain (hot paths: schedule, executors).
     /// Valid for the whole call: a worker outlives every turn run on its thread.
     @inline(__always)
     static var currentUnmanaged: Unmanaged<Worker>? {
-        guard let raw = pthread_getspecific(currentWorkerKey) else { return nil }
+        guard let raw = ckshim_current_worker_get() else { return nil }
         return Unmanaged<Worker>.fromOpaque(raw)
     }
 
@@ -215,8 +209,8 @@ final class Worker: @unchecked Sendable {
     /// process's name in `ps`).
     func run(pin: Bool, nameThread: Bool = true) {
         shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
-        pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(currentWorkerKey, nil) }
+        ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
+        defer { ckshim_current_worker_set(nil) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
@@ -252,8 +246,8 @@ final class Worker: @unchecked Sendable {
     /// queues) while there is some; retire after `idleLimit` of finding none, handing
     /// whatever it still holds to the injection queue (or the hand-back once closed).
     func runSpare(idleLimit: UInt64) {
-        pthread_setspecific(currentWorkerKey, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(currentWorkerKey, nil) }
+        ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
+        defer { ckshim_current_worker_set(nil) }
         _ = ckshim_set_thread_name("mn-blocking-\(index - core.queues.count)")
         var idleSince: UInt64 = 0
         while !core.closed.load(ordering: .acquiring) {
@@ -292,12 +286,14 @@ final class Worker: @unchecked Sendable {
             return unit  // outside work is taken in batches (1/W of it), never starved
         }
         if let unit = takeNextSlot() {
-            // Local queue empty: run it on (file comment, step 2; a push-then-pop let a
-            // searching worker steal a ring's token, then the workers passed it back and forth).
-            if nextStreak < Worker.maxNextStreak || local.count == 0 {
-                nextStreak = min(nextStreak + 1, Worker.maxNextStreak)
+            if nextStreak < Worker.maxNextStreak {
+                nextStreak &+= 1
                 return unit
             }
+            // Local queue empty: run it on, the streak stays at its maximum (file comment,
+            // step 2; a push-then-pop let a searching worker steal a ring's token, then the
+            // workers passed it back and forth).
+            if local.count == 0 { return unit }
             pushLocal(unit)
             // More than what this worker runs next is queued here: let a sleeper steal it.
             if local.count > 1 { core.notifyParkedFromWorker() }
@@ -447,13 +443,22 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
         local.assertOwnerThread("next-slot put")  // debug builds: this worker's thread only
-        let stalled = shared.stalled.load(ordering: .relaxed)
-        if !stalled, shared.nextSlot.load(ordering: .relaxed) == nil {
+        if !shared.stalled.load(ordering: .relaxed), shared.nextSlot.load(ordering: .relaxed) == nil {
             // Empty, and only this worker puts units here (a thief taking a long turn's
             // occupant only replaces a unit by nil): a plain release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
+        scheduleLocalDisplacing(unit)
+    }
+
+    /// scheduleLocal when the slot is occupied or this worker is stalled (kept out of line,
+    /// so schedule()'s inlined common case stays small). Re-reads `stalled`: only the owner
+    /// clears it, so a later reading is as good; a thief setting it meanwhile only adds a
+    /// wake-up.
+    @inline(never)
+    private func scheduleLocalDisplacing(_ unit: UnsafeMutableRawPointer) {
+        let stalled = shared.stalled.load(ordering: .relaxed)
         let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing)
         if let previous { pushLocal(previous) }
         if previous != nil || stalled { core.notifyParkedFromWorker() }
