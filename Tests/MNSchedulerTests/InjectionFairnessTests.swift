@@ -70,7 +70,13 @@ private final class Probe: ScheduledUnit, @unchecked Sendable {
 
     @Test("a unit scheduled from outside, and every spinner, gets a turn within 2 × runnable units turns on a busy worker")
     func outsideUnitOnBusyWorker() throws {
-        let scheduler = try makeScheduler(workers: 1, capacity: 256)
+        // No blocking detection, no spare threads: one thread runs every turn, so the turn
+        // count is the pool's clock. (On this shared machine a worker preempted mid-turn
+        // looks blocked; a spare then took half the local queue, and its units waited on
+        // the OS while the worker ran 11,320 turns: the OS's fairness, not the queues'.)
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 1, throughput: 64, spinCount: 8, runQueueCapacity: 256, pinWorkers: false,
+            blockingThresholdMilliseconds: 0, maxBlockingThreads: 0, readsEnvironment: false))
         let clock = TurnClock()
         let units = (0..<Self.spinners).map { _ in GapSpinner(clock) }
         for unit in units { scheduler.schedule(unit) }  // from outside: the injection queue
