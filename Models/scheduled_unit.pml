@@ -69,17 +69,36 @@ inline push(where) {
     atomic { assert(queued == 0 && state == SCHED); queued++; where++ }
 }
 
-/* T1/T2: won = true for the caller that took idle -> scheduled. */
-inline transitionToScheduled(won) {
-    atomic {
+/* T1/T2: won = true for the caller that took idle -> scheduled. As the code does it: a
+   blind compare-exchange idle -> scheduled first, then a compare-exchange loop from the
+   value seen. Each compare-exchange is one atomic step; a failed one is an atomic read of
+   the current value (into seen), which the next attempt expects. */
+inline transitionToScheduled(won, seen) {
+    atomic {                                       /* the blind T1 */
         if
         :: state == IDLE -> state = SCHED; won = true
-#ifndef BUG_NO_NOTIFY
-        :: state == RUN -> state = NOTIF; won = false
-#endif
-        :: else -> won = false
+        :: else -> seen = state; won = false
         fi
     }
+    if
+    :: won -> skip
+    :: else ->
+       do
+       :: atomic {                                 /* CAS(seen -> desired(seen)) succeeds */
+             state == seen ->
+             if
+             :: seen == IDLE -> state = SCHED; won = true                      /* T1 */
+#ifndef BUG_NO_NOTIFY
+             :: seen == RUN -> state = NOTIF                                   /* T2 */
+#endif
+             :: else -> skip     /* scheduled or notified: writes the same value (or BUG_NO_NOTIFY) */
+             fi
+          };
+          break
+       :: atomic { state != seen -> seen = state } /* CAS fails: reads the current value */
+       od
+    fi;
+    seen = IDLE
 }
 
 /* A turn: T3, the turn takes all published work, T4/T5. requeue = true when the unit is
@@ -129,6 +148,7 @@ inline handOver(keep, again) {
 
 proctype producer() {
     byte n = 0;
+    byte seen;
     bool won, keep, again;
     do
     :: n < NWORK ->
@@ -137,7 +157,7 @@ proctype producer() {
        if
        :: closed ->
           outside--;
-          transitionToScheduled(won);              /* scheduleAfterClose */
+          transitionToScheduled(won, seen);              /* scheduleAfterClose */
           if
 #ifdef BUG_LATE_PUSH
           :: won -> push(injection)
@@ -147,7 +167,7 @@ proctype producer() {
           :: else -> skip
           fi
        :: else ->
-          transitionToScheduled(won);
+          transitionToScheduled(won, seen);
           if
           :: won -> push(injection)
           :: else -> skip

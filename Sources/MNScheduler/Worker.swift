@@ -4,13 +4,25 @@
 // One iteration of its loop ("a tick"):
 //   0. Every other tick, a task resumed or started from outside the pool
 //      (SchedulerCore.resumed: MNTaskExecutor's lanes enqueued from another thread, e.g. an
-//      ask whose timeout fired). Such a task otherwise waited behind the injection queue's
-//      polling below, one unit per 61 turns once local queues are half full: seconds under
-//      load. Every other tick at most, so a flood of resumes leaves the worker's own queues
-//      at least half the turns.
-//   1. Every 61st tick, first poll the injection queue (Go and tokio use 61: a prime, so it
-//      does not fall into step with other periodic patterns), so outside work is never
-//      starved by a busy local queue.
+//      ask whose timeout fired). Such a task otherwise waited behind the injection queue
+//      (step 1): seconds under load when that was polled for one unit per 61 turns. Every
+//      other tick at most, so a flood of resumes leaves the worker's own queues at least
+//      half the turns.
+//   1. When the poll is due, the injection queue (outside work, and local queues'
+//      overflow): its oldest unit, plus a batch into the local queue as in step 4. The
+//      next poll is then due 1 + ⌊L·W / I⌋ ticks on (L: this worker's local queue length,
+//      I: the injection queue's, W: workers; I/W is this worker's share of it), at least 2
+//      and at most 61 (Go's and tokio's fixed interval, a prime: it does not fall into
+//      step with other periodic patterns; an empty injection queue costs one compare per
+//      tick). Rule: an injected unit gets turns at about the rate a local one does, so a
+//      runnable unit waits about L + I/W turns wherever it is queued (at most twice that
+//      while injected units outnumber local ones: the floor of 2 leaves the next slot and
+//      the local queue at least every other tick; an overflow sending the local queue's
+//      older half to the back of the injection queue adds up to a local queue's length).
+//      A fixed 1-in-61 poll did not: with more runnable units than a local queue holds,
+//      the injected ones got one turn per 61 between them, tens of thousands of turns of
+//      waiting (InjectionFairnessTests). Ticks taken by step 0 do not count toward the
+//      interval.
 //   2. The next slot: the unit most recently made runnable by this worker's running unit
 //      (request–reply stays on this core, in cache). At most 3 consecutive runs come from
 //      the next slot while the local queue holds anything; then its occupant goes to the
@@ -18,11 +30,12 @@
 //      MAX_LIFO_POLLS_PER_TICK). With the local queue empty the occupant runs on: nothing
 //      waits, and a push-then-pop would let a searching worker steal it in between.
 //   3. The local queue, FIFO.
-//   4. Search (IdleWorkers W2): the resumed queue, the injection queue (taking a batch: 1/W of it, at most half
-//      a local queue, into the local queue), then steal half of another worker's local
-//      queue, victims visited from a random start, then another worker's next slot if it
-//      is stalled (below) or its occupant is *waiting out a long turn* (below). Repeated
-//      `spinCount` rounds with a short pause between rounds.
+//   4. Search (IdleWorkers W2): the resumed queue, the injection queue (its oldest unit,
+//      and a batch of 1/W of the rest into the local queue, filling it at most half), then
+//      steal half of another worker's local queue, victims visited from a random start,
+//      then another worker's next slot if it is stalled (below) or its occupant is
+//      *waiting out a long turn* (below). Repeated `spinCount` rounds with a short pause
+//      between rounds.
 //   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
 // Running a unit: pop (owning the queue's retain) → T3 scheduled→running → runTurn(budget:
 // throughput) → T4/T5; a unit that must run again goes to the back of the local queue
@@ -101,7 +114,8 @@ final class Worker: @unchecked Sendable {
 
     /// Consecutive next-slot runs allowed before the local queue gets a turn.
     static let maxNextStreak = 3
-    /// Ticks between forced polls of the injection queue.
+    /// Most ticks between forced polls of the injection queue (fewer while it holds
+    /// units: file comment, step 1).
     static let injectionPollInterval: UInt32 = 61
     /// How long a searcher watches another worker's next-slot occupant wait inside one turn
     /// before taking it (file comment, "Long turns").
@@ -128,6 +142,9 @@ final class Worker: @unchecked Sendable {
     private let paddingBefore = CacheLinePadding()
     var nextStreak = 0
     var tick: UInt32 = 0
+    /// The tick of the next forced poll of the injection queue (step 1; `pollInjection`).
+    /// `tick` moves by exactly one per localWork, so it meets this value.
+    var injectionDue: UInt32 = Worker.injectionPollInterval
     var searching = false
     /// The unit whose turn is running on this thread (for isolation checks), unretained.
     var currentUnit: UnsafeMutableRawPointer?
@@ -274,16 +291,19 @@ final class Worker: @unchecked Sendable {
         }
     }
 
-    /// Steps 1–3 of the file comment.
+    /// Steps 0–3 of the file comment.
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
         tick &+= 1
         // isEmpty first: two loads, cheaper than a pop that finds nothing.
         if tick & 1 == 0, !core.resumed.isEmpty, let unit = core.resumed.pop() {
-            return unit  // step 0: a task resumed from outside, every other turn at most
+            // Step 0: a task resumed from outside, every other turn at most. This tick does
+            // not count toward step 1's interval (so a due poll waits a tick, never a wrap).
+            injectionDue &+= 1
+            return unit
         }
-        if tick % Worker.injectionPollInterval == 0, let unit = takeFromInjection() {
-            return unit  // outside work is taken in batches (1/W of it), never starved
+        if tick == injectionDue, let unit = pollInjection() {
+            return unit  // step 1: outside work gets its share of the turns
         }
         if let unit = takeNextSlot() {
             if nextStreak < Worker.maxNextStreak {
@@ -318,6 +338,23 @@ final class Worker: @unchecked Sendable {
             round += 1
             for _ in 0..<16 { ckshim_stall() }
         }
+    }
+
+    /// Step 1: the poll due this tick. Takes from the injection queue (as the search does),
+    /// then sets the tick of the next poll: `1 + ⌊L·W / I⌋` ticks on (L = local.count, I =
+    /// injection.count, W = workers), at least 2 and at most `injectionPollInterval`, so an
+    /// injected unit gets turns at about the rate a local one does (file comment, step 1).
+    @inline(never)
+    private func pollInjection() -> UnsafeMutableRawPointer? {
+        let unit = takeFromInjection()
+        let injected = core.injection.count
+        var interval = Worker.injectionPollInterval
+        if injected > 0 {
+            let share = local.count * core.queues.count / injected + 1
+            if share < Int(interval) { interval = UInt32(max(share, 2)) }
+        }
+        injectionDue = tick &+ interval
+        return unit
     }
 
     /// The oldest injected unit, plus a batch of up to 1/W of the rest into the local queue.
