@@ -1,8 +1,9 @@
 // MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 //
 // Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of two-word entries
-// moved bitwise into ring slots (16 × 16 bytes, allocated with the first entry; a burst past
-// them goes to the queue's ordered overflow chunks), holds jobs
+// moved bitwise into ring slots (16 × 16 bytes, allocated with the first queued entry, so
+// an actor that only ever gets direct runs (E4) has none; a burst past them goes to the
+// queue's ordered overflow chunks), holds jobs
 // and told closures (`MNActor.tell`), told apart by the first word:
 //   (0, job)      a job (UnownedJob bits);
 //   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
@@ -35,6 +36,22 @@
 //        by then the claim may already be someone else's — and read only on the drainer's
 //        own thread, by an enqueue made from inside an entry. E1 orders successive
 //        drainers, so they need no atomics.
+//   (E4) A direct run: a job may run without entering the queue, by the thread that took
+//        the consumer claim *before* pushing it (the inline fast path below), and only if
+//        the claim holder then finds the queue empty — no ring slot claimed (p_head ==
+//        c_head, which counts claimed-but-uncommitted slots), no overflow, no pending
+//        chunk. Anything queued earlier by the same thread or task happens-before that look,
+//        so it is seen and the job is pushed behind it instead (E2); entries of other
+//        threads racing the look are unordered with the job anyway, and the drain that
+//        follows the run takes them. That drain may find no ring at all, and
+//        MPSCQueue.drain goes idle on a ring-less queue without looking again; so the
+//        claim holder goes idle itself (`drainOrSettle`): idle flag stored (seq_cst),
+//        full fence (x86: the store is an xchg; AArch64: `dmb ish`), ring pointer loaded.
+//        A producer installs the ring before it claims a slot, then fences and loads the
+//        flag (MPSCQueue's Dekker pair): so either it sees the flag idle and schedules, or
+//        this load sees its ring and the holder takes the claim back (or finds it taken)
+//        and drains with the ring's own idle protocol. A turn never starts on a ring-less
+//        queue: every schedule() follows a push or such a drain.
 //
 // The inline fast path (an awaited call from the pool): a task running on this
 // scheduler's worker — in a turn of an MNTaskExecutor lane or of another MNSerialExecutor —
@@ -43,14 +60,16 @@
 // enqueue (a) runs on a worker of this scheduler, (b) is of the job the host unit is running
 // right now (`runningJob`: only the task's own switch can enqueue a running task, and the
 // runtime has already let go of it), (c) wins the consumer claim (the actor was idle),
-// and (d) the host is not itself an inline run (depth ≤ 1), the enqueue drains the queue
-// right there, on this thread, with `currentUnit` set to this executor (isolation checks
-// answer true), up to `throughput` entries; leftover work schedules the unit as usual. The
+// and (d) the host is not itself an inline run (depth ≤ 1), the enqueue runs the job right
+// there, on this thread, with `currentUnit` set to this executor (isolation checks answer
+// true): directly if the queue is empty (E4), else pushed behind what is queued; then it
+// drains the queue, up to `throughput` entries in all; leftover work schedules the unit as
+// usual. The
 // task's hop back then lands in the host: a lane takes its own running job back
 // (MNTaskExecutor.enqueue), another actor's queue is mid-drain and just queues it, and the
 // host's drain loop runs the continuation once the inline run has unwound. A round trip
-// therefore costs two queue pushes and no schedule(), no run-queue trip and no second
-// turn. No user lock can be held across an await, and the runtime holds none while it
+// therefore costs one queue push (the hop back) and no schedule(), no run-queue trip and no
+// second turn. No user lock can be held across an await, and the runtime holds none while it
 // enqueues, so running the job inside enqueue cannot deadlock. Anything else (a caller
 // off the pool, a busy actor, a nested inline run) takes the scheduled path: from a worker
 // the unit lands in that worker's next slot and runs right after the caller suspends;
@@ -111,9 +130,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// (E3), so meaningful only to the current drainer.
     @exclusivity(unchecked) var inlineHost: UnsafeMutableRawPointer?
 
-    /// Ring slots of an executor's queue (allocated on first use; a burst past them goes to
-    /// the queue's ordered overflow, one allocation per chunk of up to 1,024 entries). Small,
-    /// because every actor that has run keeps its ring: 16 two-word slots are 464 bytes.
+    /// Ring slots of an executor's queue (allocated on the first queued entry; a burst past
+    /// them goes to the queue's ordered overflow, one allocation per chunk of up to 1,024
+    /// entries). Small, because every actor that has queued keeps its ring: 16 two-word
+    /// slots are 464 bytes. (An actor that only gets direct runs, E4, has none.)
     public static let jobQueueCapacity = 16
 
     /// The actor whose told closures take the two-word form (file comment), as object
@@ -171,15 +191,28 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// in order).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
+        let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey)
+        if let worker, worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
+            // The inline fast path (file comment): take the consumer claim first; an idle
+            // actor with nothing queued runs the job directly, without a trip through its
+            // queue (E4).
+            if jobs.claimConsumer() {
+                if !isQueueEmpty {
+                    // Entries are waiting (perhaps this task's own earlier tells): the job
+                    // goes behind them (E2). We hold the claim, so the push claims nothing.
+                    var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
+                    _ = jobs.enqueue(moving: &words)
+                    worker._withUnsafeGuaranteedRef { runInline(first: nil, on: $0) }
+                } else {
+                    worker._withUnsafeGuaranteedRef { runInline(first: raw, on: $0) }
+                }
+                return
+            }
+        }
         var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
         guard claimed(jobs.enqueue(moving: &words)) else { return }
-        // This thread holds the consumer claim: run the queue here, or get a turn scheduled.
-        if let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey),
-           worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
-            worker._withUnsafeGuaranteedRef { runInline(on: $0) }
-        } else {
-            scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
-        }
+        // This thread holds the consumer claim: get a turn scheduled.
+        scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
     }
 
     /// True when `actor` (object bits) is this executor's bound actor, binding it if no
@@ -223,15 +256,55 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
-    /// Drains the queue on this worker, nested in its current unit's turn (the caller holds
-    /// the consumer claim); leftover entries get a scheduled turn.
+    /// True when nothing is queued: no ring slot claimed, no overflow. Only the holder of
+    /// the consumer claim may ask (it reads the consumer-private pending chain).
+    @inline(__always)
+    private var isQueueEmpty: Bool {
+        guard jobs.pendingChunk == nil, !jobs.overflowActive.load(ordering: .acquiring) else { return false }
+        guard let block = jobs.ringBlock.load(ordering: .acquiring) else { return true }
+        return RawRing(block: block).isQuiescent
+    }
+
+    /// Runs `first` (a job the caller did not queue: E4), then drains the queue, on this
+    /// worker, nested in its current unit's turn (the caller holds the consumer claim);
+    /// leftover entries get a scheduled turn.
     @inline(never)
-    private func runInline(on worker: Worker) {
+    private func runInline(first: UnsafeMutableRawPointer?, on worker: Worker) {
         let host = worker.currentUnit
         worker.currentUnit = Unmanaged.passUnretained(self).toOpaque()
-        let outcome = drain(max: worker.throughput, inlineHost: host)
+        var budget = worker.throughput
+        if let first {
+            inlineHost = host
+            runningJob = first
+            unsafeBitCast(first, to: UnownedJob.self).runSynchronously(on: asUnownedSerialExecutor())
+            runningJob = nil
+            budget -= 1
+        }
+        let outcome = drainOrSettle(max: budget, inlineHost: host)
         worker.currentUnit = host
         if outcome == .more { scheduler.schedule(self) }
+    }
+
+    /// `drain`, for a claim holder that may find no ring yet (E4: a queue that only ever
+    /// saw direct runs has none). `MPSCQueue.drain` on a ring-less queue goes idle without
+    /// looking again, which would strand an entry whose producer installed the ring after
+    /// that look; so this goes idle itself — store the idle flag (seq_cst), fence, then
+    /// look for a ring — the consumer's half of MPSCQueue's Dekker pair with the ring
+    /// install standing in for the ticket claim (a producer installs the ring before it
+    /// claims a slot). No ring: idle. A ring: take the claim back and drain as usual (its
+    /// own idle protocol then sees every claimed slot), or a producer already took it and
+    /// schedules the turn.
+    @inline(__always)
+    private func drainOrSettle(max: Int, inlineHost host: UnsafeMutableRawPointer?) -> MPSCQueue.DrainOutcome {
+        if jobs.ringBlock.load(ordering: .acquiring) == nil {
+            jobs.consumerIdle.store(true, ordering: .sequentiallyConsistent)
+            #if !arch(x86_64)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)  // `dmb ish`: the store before the load
+            #endif
+            if jobs.ringBlock.load(ordering: .acquiring) == nil { return .empty }
+            guard jobs.claimConsumer() else { return .empty }
+        }
+        return drain(max: max, inlineHost: host)
     }
 
     /// `unit` as an MNSerialExecutor, or nil (a class-pointer compare: the class is final).

@@ -94,17 +94,31 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// executor instead (see handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        let lane: Lane
-        if let worker = Worker.currentUnmanaged(key: gate.workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
-            lane = worker._withUnsafeGuaranteedRef { worker in
-                if let host = hostLane(returning: raw, on: worker) { return host }
+        if let worker = Worker.currentUnmanaged(key: gate.workerKey) {
+            // No lane is retained here: `lanes` holds them for the executor's life.
+            worker._withUnsafeGuaranteedRef { worker in
+                guard worker.schedulerID == gate.id else { return push(raw, to: outsideLane()) }
+                if let host = hostLane(returning: raw, on: worker) {
+                    return host._withUnsafeGuaranteedRef { push(raw, to: $0) }
+                }
                 worker.laneCursor &+= 1
-                return lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]  // cursors wrap
+                push(raw, to: lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))])  // cursors wrap
             }
         } else {
-            let index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
-            lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]
+            push(raw, to: outsideLane())
         }
+    }
+
+    /// The next lane for an enqueue from outside the pool (relaxed: only spreading).
+    @inline(__always)
+    private func outsideLane() -> Lane {
+        let index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
+        return lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]
+    }
+
+    /// Queues `raw` on `lane`; the push that takes the lane from idle gets it scheduled.
+    @inline(__always)
+    private func push(_ raw: UnsafeMutableRawPointer, to lane: Lane) {
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
             gate.scheduleResumed(lane)  // from outside: the resumed queue; after shutdown: Lane.runAfterShutdown
@@ -118,14 +132,14 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// The lane an inline run on `worker` is nested in, when that lane belongs to this
     /// executor and is running `raw` (the task hopping back: see the file comment).
     @inline(__always)
-    private func hostLane(returning raw: UnsafeMutableRawPointer, on worker: Worker) -> Lane? {
+    private func hostLane(returning raw: UnsafeMutableRawPointer, on worker: Worker) -> Unmanaged<Lane>? {
         guard let current = worker.currentUnit else { return nil }
-        return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Lane? in
+        return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Unmanaged<Lane>? in
             guard let actor = MNSerialExecutor.ifSerialExecutor(unit), let host = actor.inlineHost else { return nil }
-            return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Lane? in
+            return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Unmanaged<Lane>? in
                 guard let lane = Lane.ifLane(hostUnit), lane.runningJob == raw,
                       lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
-                return lane
+                return Unmanaged.passUnretained(lane)
             }
         }
     }
