@@ -64,12 +64,11 @@
 // there, on this thread, with `currentUnit` set to this executor (isolation checks answer
 // true): directly if the queue is empty (E4), else pushed behind what is queued; then it
 // drains the queue, up to `throughput` entries in all; leftover work schedules the unit as
-// usual. The
-// task's hop back then lands in the host: a lane takes its own running job back
-// (MNTaskExecutor.enqueue), another actor's queue is mid-drain and just queues it, and the
-// host's drain loop runs the continuation once the inline run has unwound. A round trip
-// therefore costs one queue push (the hop back) and no schedule(), no run-queue trip and no
-// second turn. No user lock can be held across an await, and the runtime holds none while it
+// usual. The task's hop back then lands in the host: a lane takes its own running job back
+// into its resume slot (MNTaskExecutor.swift), another actor's queue is mid-drain and just
+// queues it, and the host runs the continuation once the inline run has unwound. A round
+// trip from a lane therefore costs no queue push at all (an idle actor), no schedule(), no
+// run-queue trip and no second turn. No user lock can be held across an await, and the runtime holds none while it
 // enqueues, so running the job inside enqueue cannot deadlock. Anything else (a caller
 // off the pool, a busy actor, a nested inline run) takes the scheduled path: from a worker
 // the unit lands in that worker's next slot and runs right after the caller suspends;
@@ -197,21 +196,19 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
             // actor with nothing queued runs the job directly, without a trip through its
             // queue (E4).
             if jobs.claimConsumer() {
-                if !isQueueEmpty {
-                    // Entries are waiting (perhaps this task's own earlier tells): the job
-                    // goes behind them (E2). We hold the claim, so the push claims nothing.
-                    var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
-                    _ = jobs.enqueue(moving: &words)
-                    worker._withUnsafeGuaranteedRef { runInline(first: nil, on: $0) }
-                } else {
-                    worker._withUnsafeGuaranteedRef { runInline(first: raw, on: $0) }
-                }
+                worker._withUnsafeGuaranteedRef { runInline(raw, on: $0) }
                 return
             }
         }
+        enqueueQueued(raw)
+    }
+
+    /// Queues a job (the path of every enqueue but a direct run); the push that takes the
+    /// consumer claim gets a turn scheduled.
+    @inline(never)
+    private func enqueueQueued(_ raw: UnsafeMutableRawPointer) {
         var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
         guard claimed(jobs.enqueue(moving: &words)) else { return }
-        // This thread holds the consumer claim: get a turn scheduled.
         scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
     }
 
@@ -265,20 +262,25 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return RawRing(block: block).isQuiescent
     }
 
-    /// Runs `first` (a job the caller did not queue: E4), then drains the queue, on this
-    /// worker, nested in its current unit's turn (the caller holds the consumer claim);
-    /// leftover entries get a scheduled turn.
+    /// Runs `raw`, then drains the queue, on this worker, nested in its current unit's turn
+    /// (the caller holds the consumer claim and did not queue `raw`): directly if nothing
+    /// is queued (E4), else behind what is (E2). Leftover entries get a scheduled turn.
     @inline(never)
-    private func runInline(first: UnsafeMutableRawPointer?, on worker: Worker) {
+    private func runInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) {
         let host = worker.currentUnit
         worker.currentUnit = Unmanaged.passUnretained(self).toOpaque()
         var budget = worker.throughput
-        if let first {
+        if isQueueEmpty {
             inlineHost = host
-            runningJob = first
-            unsafeBitCast(first, to: UnownedJob.self).runSynchronously(on: asUnownedSerialExecutor())
+            runningJob = raw
+            unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: asUnownedSerialExecutor())
             runningJob = nil
             budget -= 1
+        } else {
+            // Entries are waiting (perhaps this task's own earlier tells): the job goes
+            // behind them. We hold the claim, so this push claims nothing.
+            var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
+            _ = jobs.enqueue(moving: &words)
         }
         let outcome = drainOrSettle(max: budget, inlineHost: host)
         worker.currentUnit = host

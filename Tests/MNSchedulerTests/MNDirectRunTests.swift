@@ -14,12 +14,18 @@ actor DirectCounter: MNActor {
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Closures told to this actor that ran (readable from anywhere).
     let toldRuns = Atomic<Int>(0)
+    /// Calls of `increment` so far (readable from anywhere).
+    let calls = Atomic<Int>(0)
     var count = 0
     var order: [Int] = []
 
     init(executor: MNSerialExecutor) { self.executor = executor }
 
-    func increment() -> Int { count += 1; return count }
+    func increment() -> Int {
+        calls.add(1, ordering: .relaxed)
+        count += 1
+        return count
+    }
 
     func append(_ value: Int) { order.append(value) }
 
@@ -109,5 +115,34 @@ actor DirectCounter: MNActor {
         // one 16-byte step more for a block carved from a reused chunk, hence 176.
         #expect(bytes <= 176, "executor \(heapBlockSize(of: executor)) + queue \(heapBlockSize(of: executor.jobs))")
         #expect(executor.jobs.ringBytes == 0)
+    }
+
+    @Test("a task that keeps calling an idle actor gets at most `throughput` runs of its lane's turn; the lane's other task runs next")
+    func resumesShareTheTurnBudget() throws {
+        let throughput = 8
+        let scheduler = try makeScheduler(workers: 1, throughput: throughput)
+        defer { scheduler.shutdown() }
+        let executor = MNTaskExecutor(laneCount: 1, gate: scheduler.gate)   // one lane for both tasks
+        let counter = DirectCounter(executor: MNSerialExecutor(scheduler: scheduler))
+        let otherQueued = DispatchSemaphore(value: 0)
+        let seenByOther = Atomic<Int>(-1)
+        let finished = DispatchSemaphore(value: 0)
+        Task(executorPreference: executor) {
+            otherQueued.wait()   // the other task is queued on the lane before the first call
+            for _ in 0..<1_000 { _ = await counter.increment() }
+            finished.signal()
+        }
+        Task(executorPreference: executor) {
+            seenByOther.store(counter.calls.load(ordering: .relaxed), ordering: .relaxed)
+            finished.signal()
+        }
+        otherQueued.signal()
+        finished.wait()
+        finished.wait()
+        // The calling task's first run and its resumes share the turn's budget: its call
+        // number `throughput` hops back with the budget spent and queues behind the other
+        // task. (Resumes without a budget would let it make all 1,000 calls first.)
+        #expect(seenByOther.load(ordering: .relaxed) == throughput)
+        #expect(counter.calls.load(ordering: .relaxed) == 1_000)
     }
 }
