@@ -30,12 +30,15 @@
 //        keeps turns from overlapping: R2 in ScheduledUnit.swift.)
 //   (E2) Entries leave the queue in MPSCQueue's order: FIFO per enqueuing thread, across
 //        jobs and told closures alike (one queue).
-//   (E3) `runningJob` (the job being run by this drain) and `inlineHost` (the unit whose
-//        turn an inline run is nested in, nil in a turn) are written only by the drainer,
-//        inside its drain before and around each entry — never after the drain returns, as
-//        by then the claim may already be someone else's — and read only on the drainer's
-//        own thread, by an enqueue made from inside an entry. E1 orders successive
-//        drainers, so they need no atomics.
+//   (E3) `drainMark` — in a turn's drain the job it is running (`runningJob`, 0 between
+//        jobs and during a closure); in an inline run the unit whose turn it is nested in,
+//        with bit 0 set (`inlineHost`; job and unit addresses are 8-aligned, so the two
+//        forms never meet) — is written only by the drainer, before and around each entry
+//        (and before a direct run, E4) — never after the drain returns, as by then the
+//        claim may already be someone else's — and read only on the drainer's own thread,
+//        by an enqueue made from inside an entry. E1 orders successive drainers, so it
+//        needs no atomics. (One word, not two: an inline run needs no running job, since an
+//        enqueue from inside it never runs inline (d).)
 //   (E4) A direct run: a job may run without entering the queue, by the thread that took
 //        the consumer claim *before* pushing it (the inline fast path below), and only if
 //        the claim holder then finds the queue empty — no ring slot claimed (p_head ==
@@ -83,8 +86,8 @@
 // After shutdown: the scheduler's workers are gone, so an executor that still gets jobs or
 // told closures (or was handed back with some queued) drains them on a private serial
 // Dispatch queue: still one drainer at a time (E1), still in order (E2), and
-// isIsolatingCurrentContext() answers true on the draining thread (`offPoolThread`; a
-// DeterministicScheduler's driving thread is recorded there too).
+// isIsolatingCurrentContext() answers true on the draining thread (recorded per thread
+// under `offPoolKey`, as is a DeterministicScheduler's driving thread during a turn).
 // Nothing enqueued is ever dropped.
 
 import Dispatch
@@ -110,24 +113,39 @@ import Glibc
 /// without a trip through the run queue.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked (restated from ScheduledUnit): `scheduler` and `jobs` are immutable
-    // references to thread-safe objects; the queue's consumer side, `runningJob` and
-    // `inlineHost` belong to the one drainer (E1, E3 in the file comment).
+    // references to thread-safe objects; the queue's consumer side and `drainMark`
+    // belong to the one drainer (E1, E3 in the file comment).
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
 
     /// Entries (jobs and told closures). Producers: any thread; consumer: the drainer (E1).
     let jobs: MPSCQueue
 
-    /// The thread draining this executor off the pool (pthread_self bits), 0 when none: the
-    /// fallback queue's thread after shutdown, or a DeterministicScheduler's driving thread.
-    /// Written by that thread around each such drain; read by isolation checks.
-    let offPoolThread = Atomic<UInt>(0)
+    /// What the current drain is doing (E3): the running job's bits in a turn, 0 between
+    /// jobs; the host unit's bits | 1 in an inline run. Meaningful only to the drainer.
+    @exclusivity(unchecked) var drainMark: UInt = 0
 
-    /// The job the current drain is running (E3), nil between jobs and during a closure.
-    @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
-    /// The unit an inline drain is nested in, nil for a turn's drain; written at each entry
-    /// (E3), so meaningful only to the current drainer.
-    @exclusivity(unchecked) var inlineHost: UnsafeMutableRawPointer?
+    /// The job the current turn's drain is running (E3), nil between jobs, during a
+    /// closure, and in an inline run.
+    var runningJob: UnsafeMutableRawPointer? {
+        drainMark & 1 == 0 ? UnsafeMutableRawPointer(bitPattern: drainMark) : nil
+    }
+
+    /// The unit the current inline run is nested in (E3), nil in a turn's drain.
+    var inlineHost: UnsafeMutableRawPointer? {
+        drainMark & 1 == 1 ? UnsafeMutableRawPointer(bitPattern: drainMark & ~1) : nil
+    }
+
+    /// The executor the calling thread is draining off the pool (the fallback queue's
+    /// thread after shutdown, a DeterministicScheduler's driving thread in a turn), per
+    /// thread: set around each such drain by the draining thread, read by its isolation
+    /// checks. (Per thread, not a word in every executor: see `drainOffPool`.)
+    private static let offPoolKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key, nil)
+        precondition(rc == 0, "MNSerialExecutor: pthread_key_create failed (\(rc))")
+        return key
+    }()
 
     /// Ring slots of an executor's queue (allocated on the first queued entry; a burst past
     /// them goes to the queue's ordered overflow, one allocation per chunk of up to 1,024
@@ -247,7 +265,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { unit in
             if let lane = MNTaskExecutor.Lane.ifLane(unit) { return lane.runningJob == raw }
             if let actor = MNSerialExecutor.ifSerialExecutor(unit) {
-                return actor.runningJob == raw && actor.inlineHost == nil
+                return actor.drainMark == UInt(bitPattern: raw)   // a job, in a turn: not inline (d)
             }
             return false
         }
@@ -271,10 +289,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         worker.currentUnit = Unmanaged.passUnretained(self).toOpaque()
         var budget = worker.throughput
         if isQueueEmpty {
-            inlineHost = host
-            runningJob = raw
+            drainMark = UInt(bitPattern: host) | 1
             unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: asUnownedSerialExecutor())
-            runningJob = nil
             budget -= 1
         } else {
             // Entries are waiting (perhaps this task's own earlier tells): the job goes
@@ -317,18 +333,19 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// Runs up to `max` entries in order. The caller holds the consumer claim (E1), which
-    /// `jobs.drain` gives up when the queue runs dry: so `runningJob` and `inlineHost` are
-    /// written only inside the body, before and around each entry (E3), never after.
+    /// `jobs.drain` gives up when the queue runs dry: so `drainMark` is written only inside
+    /// the body, before and around each entry (E3), never after.
     @inline(__always)
     private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
         let executor = asUnownedSerialExecutor()
+        let inlineMark = host.map { UInt(bitPattern: $0) | 1 } ?? 0
         return jobs.drain(max: max, taking: MNSerialExecutor.take) { entry in
-            inlineHost = host
+            drainMark = inlineMark
             switch entry {
             case .job(let raw):
-                runningJob = raw
+                if inlineMark == 0 { drainMark = UInt(bitPattern: raw) }
                 unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
-                runningJob = nil
+                drainMark = inlineMark
             case .bound(let call):
                 let actor = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: boundActor.load(ordering: .acquiring))!)
                 call.body(actor.takeRetainedValue())   // the entry's retain, released after the call
@@ -362,8 +379,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// `drain` on a thread that is no worker, which isolation checks then recognise.
     private func drainOffPool(max: Int) -> MPSCQueue.DrainOutcome {
-        offPoolThread.store(UInt(pthread_self()), ordering: .releasing)
-        defer { offPoolThread.store(0, ordering: .releasing) }
+        let key = MNSerialExecutor.offPoolKey
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(key, previous) }
         return drain(max: max)
     }
 
@@ -394,8 +413,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// DeterministicScheduler's turn of it.
     public func isIsolatingCurrentContext() -> Bool? {
         guard let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey) else {
-            let me = UInt(pthread_self())
-            return me != 0 && offPoolThread.load(ordering: .acquiring) == me
+            return pthread_getspecific(MNSerialExecutor.offPoolKey) == Unmanaged.passUnretained(self).toOpaque()
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
         return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }
