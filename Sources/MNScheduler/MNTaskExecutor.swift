@@ -15,8 +15,8 @@
 // was nested in returned, ahead of the queue, like a worker's next slot.
 // A lane runs up to `throughput` jobs per turn, queued and resumed alike; a task that hops
 // back once the budget is spent is pushed at the back of the lane's queue (mid-drain, so
-// the push schedules nothing), so a task that keeps calling actors gets the rest of a turn
-// but the lane's other tasks still run, each at least once a turn, in queue order.
+// the push schedules nothing), so a task that keeps calling actors gets at most a turn's
+// worth of runs in a row, and the lane's tasks queued before it run before it runs again.
 
 import Synchronization
 #if canImport(Glibc)
