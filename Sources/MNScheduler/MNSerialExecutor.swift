@@ -1,8 +1,9 @@
 // MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 //
 // Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of two-word entries
-// moved bitwise into ring slots (16 × 16 bytes, allocated with the first entry; a burst past
-// them goes to the queue's ordered overflow chunks), holds jobs
+// moved bitwise into ring slots (16 × 16 bytes, allocated with the first queued entry, so
+// an actor that only ever gets direct runs (E4) has none; a burst past them goes to the
+// queue's ordered overflow chunks), holds jobs
 // and told closures (`MNActor.tell`), told apart by the first word:
 //   (0, job)      a job (UnownedJob bits);
 //   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
@@ -29,12 +30,31 @@
 //        keeps turns from overlapping: R2 in ScheduledUnit.swift.)
 //   (E2) Entries leave the queue in MPSCQueue's order: FIFO per enqueuing thread, across
 //        jobs and told closures alike (one queue).
-//   (E3) `runningJob` (the job being run by this drain) and `inlineHost` (the unit whose
-//        turn an inline run is nested in, nil in a turn) are written only by the drainer,
-//        inside its drain before and around each entry — never after the drain returns, as
-//        by then the claim may already be someone else's — and read only on the drainer's
-//        own thread, by an enqueue made from inside an entry. E1 orders successive
-//        drainers, so they need no atomics.
+//   (E3) `drainMark` — in a turn's drain the job it is running (`runningJob`, 0 between
+//        jobs and during a closure); in an inline run the unit whose turn it is nested in,
+//        with bit 0 set (`inlineHost`; job and unit addresses are 8-aligned, so the two
+//        forms never meet) — is written only by the drainer, before and around each entry
+//        (and before a direct run, E4) — never after the drain returns, as by then the
+//        claim may already be someone else's — and read only on the drainer's own thread,
+//        by an enqueue made from inside an entry. E1 orders successive drainers, so it
+//        needs no atomics. (One word, not two: an inline run needs no running job, since an
+//        enqueue from inside it never runs inline (d).)
+//   (E4) A direct run: a job may run without entering the queue, by the thread that took
+//        the consumer claim *before* pushing it (the inline fast path below), and only if
+//        the claim holder then finds the queue empty — no ring slot claimed (p_head ==
+//        c_head, which counts claimed-but-uncommitted slots), no overflow, no pending
+//        chunk. Anything queued earlier by the same thread or task happens-before that look,
+//        so it is seen and the job is pushed behind it instead (E2); entries of other
+//        threads racing the look are unordered with the job anyway, and the drain that
+//        follows the run takes them. That drain may find no ring at all, and
+//        MPSCQueue.drain goes idle on a ring-less queue without looking again; so the
+//        claim holder goes idle itself (`drainOrSettle`): idle flag stored (seq_cst),
+//        full fence (x86: the store is an xchg; AArch64: `dmb ish`), ring pointer loaded.
+//        A producer installs the ring before it claims a slot, then fences and loads the
+//        flag (MPSCQueue's Dekker pair): so either it sees the flag idle and schedules, or
+//        this load sees its ring and the holder takes the claim back (or finds it taken)
+//        and drains with the ring's own idle protocol. A turn never starts on a ring-less
+//        queue: every schedule() follows a push or such a drain.
 //
 // The inline fast path (an awaited call from the pool): a task running on this
 // scheduler's worker — in a turn of an MNTaskExecutor lane or of another MNSerialExecutor —
@@ -43,14 +63,15 @@
 // enqueue (a) runs on a worker of this scheduler, (b) is of the job the host unit is running
 // right now (`runningJob`: only the task's own switch can enqueue a running task, and the
 // runtime has already let go of it), (c) wins the consumer claim (the actor was idle),
-// and (d) the host is not itself an inline run (depth ≤ 1), the enqueue drains the queue
-// right there, on this thread, with `currentUnit` set to this executor (isolation checks
-// answer true), up to `throughput` entries; leftover work schedules the unit as usual. The
-// task's hop back then lands in the host: a lane takes its own running job back
-// (MNTaskExecutor.enqueue), another actor's queue is mid-drain and just queues it, and the
-// host's drain loop runs the continuation once the inline run has unwound. A round trip
-// therefore costs two queue pushes and no schedule(), no run-queue trip and no second
-// turn. No user lock can be held across an await, and the runtime holds none while it
+// and (d) the host is not itself an inline run (depth ≤ 1), the enqueue runs the job right
+// there, on this thread, with `currentUnit` set to this executor (isolation checks answer
+// true): directly if the queue is empty (E4), else pushed behind what is queued; then it
+// drains the queue, up to `throughput` entries in all; leftover work schedules the unit as
+// usual. The task's hop back then lands in the host: a lane takes its own running job back
+// into its resume slot (MNTaskExecutor.swift), another actor's queue is mid-drain and just
+// queues it, and the host runs the continuation once the inline run has unwound. A round
+// trip from a lane therefore costs no queue push at all (an idle actor), no schedule(), no
+// run-queue trip and no second turn. No user lock can be held across an await, and the runtime holds none while it
 // enqueues, so running the job inside enqueue cannot deadlock. Anything else (a caller
 // off the pool, a busy actor, a nested inline run) takes the scheduled path: from a worker
 // the unit lands in that worker's next slot and runs right after the caller suspends;
@@ -65,8 +86,8 @@
 // After shutdown: the scheduler's workers are gone, so an executor that still gets jobs or
 // told closures (or was handed back with some queued) drains them on a private serial
 // Dispatch queue: still one drainer at a time (E1), still in order (E2), and
-// isIsolatingCurrentContext() answers true on the draining thread (`offPoolThread`; a
-// DeterministicScheduler's driving thread is recorded there too).
+// isIsolatingCurrentContext() answers true on the draining thread (recorded per thread
+// under `offPoolKey`, as is a DeterministicScheduler's driving thread during a turn).
 // Nothing enqueued is ever dropped.
 
 import Dispatch
@@ -92,28 +113,44 @@ import Glibc
 /// without a trip through the run queue.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked (restated from ScheduledUnit): `scheduler` and `jobs` are immutable
-    // references to thread-safe objects; the queue's consumer side, `runningJob` and
-    // `inlineHost` belong to the one drainer (E1, E3 in the file comment).
+    // references to thread-safe objects; the queue's consumer side and `drainMark`
+    // belong to the one drainer (E1, E3 in the file comment).
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
 
     /// Entries (jobs and told closures). Producers: any thread; consumer: the drainer (E1).
     let jobs: MPSCQueue
 
-    /// The thread draining this executor off the pool (pthread_self bits), 0 when none: the
-    /// fallback queue's thread after shutdown, or a DeterministicScheduler's driving thread.
-    /// Written by that thread around each such drain; read by isolation checks.
-    let offPoolThread = Atomic<UInt>(0)
+    /// What the current drain is doing (E3): the running job's bits in a turn, 0 between
+    /// jobs; the host unit's bits | 1 in an inline run. Meaningful only to the drainer.
+    @exclusivity(unchecked) var drainMark: UInt = 0
 
-    /// The job the current drain is running (E3), nil between jobs and during a closure.
-    @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
-    /// The unit an inline drain is nested in, nil for a turn's drain; written at each entry
-    /// (E3), so meaningful only to the current drainer.
-    @exclusivity(unchecked) var inlineHost: UnsafeMutableRawPointer?
+    /// The job the current turn's drain is running (E3), nil between jobs, during a
+    /// closure, and in an inline run.
+    var runningJob: UnsafeMutableRawPointer? {
+        drainMark & 1 == 0 ? UnsafeMutableRawPointer(bitPattern: drainMark) : nil
+    }
 
-    /// Ring slots of an executor's queue (allocated on first use; a burst past them goes to
-    /// the queue's ordered overflow, one allocation per chunk of up to 1,024 entries). Small,
-    /// because every actor that has run keeps its ring: 16 two-word slots are 464 bytes.
+    /// The unit the current inline run is nested in (E3), nil in a turn's drain.
+    var inlineHost: UnsafeMutableRawPointer? {
+        drainMark & 1 == 1 ? UnsafeMutableRawPointer(bitPattern: drainMark & ~1) : nil
+    }
+
+    /// The executor the calling thread is draining off the pool (the fallback queue's
+    /// thread after shutdown, a DeterministicScheduler's driving thread in a turn), per
+    /// thread: set around each such drain by the draining thread, read by its isolation
+    /// checks. (Per thread, not a word in every executor: see `drainOffPool`.)
+    private static let offPoolKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key, nil)
+        precondition(rc == 0, "MNSerialExecutor: pthread_key_create failed (\(rc))")
+        return key
+    }()
+
+    /// Ring slots of an executor's queue (allocated on the first queued entry; a burst past
+    /// them goes to the queue's ordered overflow, one allocation per chunk of up to 1,024
+    /// entries). Small, because every actor that has queued keeps its ring: 16 two-word
+    /// slots are 464 bytes. (An actor that only gets direct runs, E4, has none.)
     public static let jobQueueCapacity = 16
 
     /// The actor whose told closures take the two-word form (file comment), as object
@@ -171,15 +208,26 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// in order).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
+        let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey)
+        if let worker, worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
+            // The inline fast path (file comment): take the consumer claim first; an idle
+            // actor with nothing queued runs the job directly, without a trip through its
+            // queue (E4).
+            if jobs.claimConsumer() {
+                worker._withUnsafeGuaranteedRef { runInline(raw, on: $0) }
+                return
+            }
+        }
+        enqueueQueued(raw)
+    }
+
+    /// Queues a job (the path of every enqueue but a direct run); the push that takes the
+    /// consumer claim gets a turn scheduled.
+    @inline(never)
+    private func enqueueQueued(_ raw: UnsafeMutableRawPointer) {
         var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
         guard claimed(jobs.enqueue(moving: &words)) else { return }
-        // This thread holds the consumer claim: run the queue here, or get a turn scheduled.
-        if let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey),
-           worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
-            worker._withUnsafeGuaranteedRef { runInline(on: $0) }
-        } else {
-            scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
-        }
+        scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
     }
 
     /// True when `actor` (object bits) is this executor's bound actor, binding it if no
@@ -217,21 +265,64 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { unit in
             if let lane = MNTaskExecutor.Lane.ifLane(unit) { return lane.runningJob == raw }
             if let actor = MNSerialExecutor.ifSerialExecutor(unit) {
-                return actor.runningJob == raw && actor.inlineHost == nil
+                return actor.drainMark == UInt(bitPattern: raw)   // a job, in a turn: not inline (d)
             }
             return false
         }
     }
 
-    /// Drains the queue on this worker, nested in its current unit's turn (the caller holds
-    /// the consumer claim); leftover entries get a scheduled turn.
+    /// True when nothing is queued: no ring slot claimed, no overflow. Only the holder of
+    /// the consumer claim may ask (it reads the consumer-private pending chain).
+    @inline(__always)
+    private var isQueueEmpty: Bool {
+        guard jobs.pendingChunk == nil, !jobs.overflowActive.load(ordering: .acquiring) else { return false }
+        guard let block = jobs.ringBlock.load(ordering: .acquiring) else { return true }
+        return RawRing(block: block).isQuiescent
+    }
+
+    /// Runs `raw`, then drains the queue, on this worker, nested in its current unit's turn
+    /// (the caller holds the consumer claim and did not queue `raw`): directly if nothing
+    /// is queued (E4), else behind what is (E2). Leftover entries get a scheduled turn.
     @inline(never)
-    private func runInline(on worker: Worker) {
+    private func runInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) {
         let host = worker.currentUnit
         worker.currentUnit = Unmanaged.passUnretained(self).toOpaque()
-        let outcome = drain(max: worker.throughput, inlineHost: host)
+        var budget = worker.throughput
+        if isQueueEmpty {
+            drainMark = UInt(bitPattern: host) | 1
+            unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: asUnownedSerialExecutor())
+            budget -= 1
+        } else {
+            // Entries are waiting (perhaps this task's own earlier tells): the job goes
+            // behind them. We hold the claim, so this push claims nothing.
+            var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
+            _ = jobs.enqueue(moving: &words)
+        }
+        let outcome = drainOrSettle(max: budget, inlineHost: host)
         worker.currentUnit = host
         if outcome == .more { scheduler.schedule(self) }
+    }
+
+    /// `drain`, for a claim holder that may find no ring yet (E4: a queue that only ever
+    /// saw direct runs has none). `MPSCQueue.drain` on a ring-less queue goes idle without
+    /// looking again, which would strand an entry whose producer installed the ring after
+    /// that look; so this goes idle itself — store the idle flag (seq_cst), fence, then
+    /// look for a ring — the consumer's half of MPSCQueue's Dekker pair with the ring
+    /// install standing in for the ticket claim (a producer installs the ring before it
+    /// claims a slot). No ring: idle. A ring: take the claim back and drain as usual (its
+    /// own idle protocol then sees every claimed slot), or a producer already took it and
+    /// schedules the turn.
+    @inline(__always)
+    private func drainOrSettle(max: Int, inlineHost host: UnsafeMutableRawPointer?) -> MPSCQueue.DrainOutcome {
+        if jobs.ringBlock.load(ordering: .acquiring) == nil {
+            jobs.consumerIdle.store(true, ordering: .sequentiallyConsistent)
+            #if !arch(x86_64)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)  // `dmb ish`: the store before the load
+            #endif
+            if jobs.ringBlock.load(ordering: .acquiring) == nil { return .empty }
+            guard jobs.claimConsumer() else { return .empty }
+        }
+        return drain(max: max, inlineHost: host)
     }
 
     /// `unit` as an MNSerialExecutor, or nil (a class-pointer compare: the class is final).
@@ -242,18 +333,19 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// Runs up to `max` entries in order. The caller holds the consumer claim (E1), which
-    /// `jobs.drain` gives up when the queue runs dry: so `runningJob` and `inlineHost` are
-    /// written only inside the body, before and around each entry (E3), never after.
+    /// `jobs.drain` gives up when the queue runs dry: so `drainMark` is written only inside
+    /// the body, before and around each entry (E3), never after.
     @inline(__always)
     private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
         let executor = asUnownedSerialExecutor()
+        let inlineMark = host.map { UInt(bitPattern: $0) | 1 } ?? 0
         return jobs.drain(max: max, taking: MNSerialExecutor.take) { entry in
-            inlineHost = host
+            drainMark = inlineMark
             switch entry {
             case .job(let raw):
-                runningJob = raw
+                if inlineMark == 0 { drainMark = UInt(bitPattern: raw) }
                 unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
-                runningJob = nil
+                drainMark = inlineMark
             case .bound(let call):
                 let actor = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: boundActor.load(ordering: .acquiring))!)
                 call.body(actor.takeRetainedValue())   // the entry's retain, released after the call
@@ -287,8 +379,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// `drain` on a thread that is no worker, which isolation checks then recognise.
     private func drainOffPool(max: Int) -> MPSCQueue.DrainOutcome {
-        offPoolThread.store(UInt(pthread_self()), ordering: .releasing)
-        defer { offPoolThread.store(0, ordering: .releasing) }
+        let key = MNSerialExecutor.offPoolKey
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(key, previous) }
         return drain(max: max)
     }
 
@@ -319,8 +413,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// DeterministicScheduler's turn of it.
     public func isIsolatingCurrentContext() -> Bool? {
         guard let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey) else {
-            let me = UInt(pthread_self())
-            return me != 0 && offPoolThread.load(ordering: .acquiring) == me
+            return pthread_getspecific(MNSerialExecutor.offPoolKey) == Unmanaged.passUnretained(self).toOpaque()
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
         return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }

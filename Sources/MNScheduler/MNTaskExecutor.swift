@@ -9,10 +9,14 @@
 // puts it there): the request–reply path stays on one core.
 // One exception to round-robin: a task coming back from an inline run of an
 // MNSerialExecutor (MNSerialExecutor.swift, "The inline fast path") goes back to the lane
-// whose turn that run is nested in, if that lane's running job is this very task. The lane
-// is mid-drain, so the push schedules nothing, and its drain loop resumes the task as soon
-// as the inline run unwinds.
-// A lane runs up to `throughput` jobs per turn.
+// whose turn that run is nested in, if that lane's running job is this very task. It does
+// not enter the lane's queue: the lane keeps it in `resumed` (one slot, touched only on the
+// turn's thread) and its turn runs it as soon as the inline run has unwound and the job it
+// was nested in returned, ahead of the queue, like a worker's next slot.
+// A lane runs up to `throughput` jobs per turn, queued and resumed alike; a task that hops
+// back once the budget is spent is pushed at the back of the lane's queue (mid-drain, so
+// the push schedules nothing), so a task that keeps calling actors gets at most a turn's
+// worth of runs in a row, and the lane's tasks queued before it run before it runs again.
 
 import Synchronization
 #if canImport(Glibc)
@@ -46,6 +50,12 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// read only on the same thread, by enqueues made from inside that job (the rule
         /// E3 of MNSerialExecutor.swift; turns of one lane are ordered by the scheduler).
         @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
+        /// The task that hopped back here from an inline run nested in `runningJob` (the
+        /// file comment), nil when none: the turn runs it as soon as `runningJob` returns.
+        /// Written by that hop-back and read by the turn, both on the turn's thread (E3).
+        @exclusivity(unchecked) var resumed: UnsafeMutableRawPointer?
+        /// Jobs this turn may still run, queued and resumed alike (E3's confinement too).
+        @exclusivity(unchecked) var runsLeft = 0
 
         override init() {
             do {
@@ -58,12 +68,37 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
 
         override func runTurn(budget: Int) -> TurnOutcome {
             let executor = owner!._withUnsafeGuaranteedRef { $0.asUnownedTaskExecutor() }
-            let outcome = jobs.drain(max: budget) { (raw: UnsafeMutableRawPointer) in
-                runningJob = raw
-                unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: executor)
+            runsLeft = budget
+            var outcome = MPSCQueue.DrainOutcome.more
+            // One queued job at a time, each followed by the tasks it resumes: the budget
+            // counts both.
+            while runsLeft > 0 {
+                outcome = jobs.drain(max: 1) { (raw: UnsafeMutableRawPointer) in
+                    var job = raw
+                    while true {
+                        runningJob = job
+                        runsLeft -= 1
+                        unsafeBitCast(job, to: UnownedJob.self).runSynchronously(on: executor)
+                        guard let next = resumed else { break }
+                        resumed = nil
+                        job = next
+                    }
+                }
+                if outcome == .empty { break }
             }
             runningJob = nil
             return outcome == .empty ? .idle : .more
+        }
+
+        /// Takes `raw`, the task hopping back from an inline run nested in this lane's
+        /// running job, into `resumed` while the turn's budget lasts; false (the caller
+        /// pushes it at the back of the queue, behind the lane's other tasks) once it is
+        /// spent.
+        @inline(__always)
+        func takeResumed(_ raw: UnsafeMutableRawPointer) -> Bool {
+            guard runsLeft > 0, resumed == nil else { return false }
+            resumed = raw
+            return true
         }
 
         /// `unit` as a Lane, or nil (a class-pointer compare: the class is final).
@@ -94,17 +129,40 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// executor instead (see handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        let lane: Lane
-        if let worker = Worker.currentUnmanaged(key: gate.workerKey), worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
-            lane = worker._withUnsafeGuaranteedRef { worker in
-                if let host = hostLane(returning: raw, on: worker) { return host }
-                worker.laneCursor &+= 1
-                return lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]  // cursors wrap
+        if let worker = Worker.currentUnmanaged(key: gate.workerKey) {
+            // No lane is retained here: `lanes` holds them for the executor's life.
+            worker._withUnsafeGuaranteedRef { worker in
+                guard worker.schedulerID == gate.id else { return push(raw, to: outsideLane()) }
+                if let host = hostLane(returning: raw, on: worker),
+                   host._withUnsafeGuaranteedRef({ $0.takeResumed(raw) }) { return }
+                pushFromWorker(raw, worker)
             }
         } else {
-            let index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
-            lane = lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]
+            push(raw, to: outsideLane())
         }
+    }
+
+    /// A job from one of this scheduler's workers that no resume slot took: back to its
+    /// host lane (that lane's budget is spent), or onto the next lane round-robin.
+    @inline(never)
+    private func pushFromWorker(_ raw: UnsafeMutableRawPointer, _ worker: Worker) {
+        if let host = hostLane(returning: raw, on: worker) {
+            return host._withUnsafeGuaranteedRef { push(raw, to: $0) }
+        }
+        worker.laneCursor &+= 1
+        push(raw, to: lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))])  // cursors wrap
+    }
+
+    /// The next lane for an enqueue from outside the pool (relaxed: only spreading).
+    @inline(__always)
+    private func outsideLane() -> Lane {
+        let index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
+        return lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]
+    }
+
+    /// Queues `raw` on `lane`; the push that takes the lane from idle gets it scheduled.
+    @inline(never)
+    private func push(_ raw: UnsafeMutableRawPointer, to lane: Lane) {
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
             gate.scheduleResumed(lane)  // from outside: the resumed queue; after shutdown: Lane.runAfterShutdown
@@ -118,14 +176,14 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// The lane an inline run on `worker` is nested in, when that lane belongs to this
     /// executor and is running `raw` (the task hopping back: see the file comment).
     @inline(__always)
-    private func hostLane(returning raw: UnsafeMutableRawPointer, on worker: Worker) -> Lane? {
+    private func hostLane(returning raw: UnsafeMutableRawPointer, on worker: Worker) -> Unmanaged<Lane>? {
         guard let current = worker.currentUnit else { return nil }
-        return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Lane? in
+        return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Unmanaged<Lane>? in
             guard let actor = MNSerialExecutor.ifSerialExecutor(unit), let host = actor.inlineHost else { return nil }
-            return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Lane? in
+            return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Unmanaged<Lane>? in
                 guard let lane = Lane.ifLane(hostUnit), lane.runningJob == raw,
                       lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
-                return lane
+                return Unmanaged.passUnretained(lane)
             }
         }
     }

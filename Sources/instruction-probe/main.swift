@@ -14,6 +14,8 @@
 //                 actor on an MNSerialExecutor: n calls (each a round trip)
 //     swiftactor  the same n awaited calls to a default Swift actor from a task on Swift's
 //                 global executor (the figure mnactor is compared with): n calls
+//     mnactoractor the same n awaited calls made by a native actor on an MNSerialExecutor
+//                 (a task with no task-executor preference): n calls
 //     mntell      two native actors on MNSerialExecutors bounce a ball with MNActor.tell
 //                 (fire-and-forget, a closure that captures nothing) until each got n:
 //                 2·n tells
@@ -84,6 +86,20 @@ actor MNTeller: MNActor {
     }
 }
 
+/// mnactoractor's caller: a native actor on an MNSerialExecutor that awaits `n` calls.
+actor MNCaller: MNActor {
+    nonisolated let executor: MNSerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    init(executor: MNSerialExecutor) { self.executor = executor }
+    /// Results seen, in this actor's state: updating it after each call makes every call a
+    /// round trip (a loop that touched nothing of this actor's would stay on the target).
+    var seen = 0
+    func call(_ target: MNCounter, times n: Int) async -> Int {
+        for _ in 0..<n { seen = await target.increment() }
+        return seen
+    }
+}
+
 actor DefaultCounter {
     var count = 0
     func increment() -> Int { count += 1; return count }
@@ -117,7 +133,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|swiftactor|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|mnactoractor|swiftactor|mntell <n>")
     exit(2)
 }
 let system = try ActorSystem()
@@ -167,6 +183,14 @@ case "spawn":
 case "mnactor":
     let counter = MNCounter(executor: MNSerialExecutor(scheduler: system.scheduler))
     awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { await counter.increment() }
+case "mnactoractor":
+    let counter = MNCounter(executor: MNSerialExecutor(scheduler: system.scheduler))
+    let caller = MNCaller(executor: MNSerialExecutor(scheduler: system.scheduler))
+    Task.detached {   // not the main actor's: the main thread waits below
+        let last = await caller.call(counter, times: n)
+        if last != n { fatalError("awaited calls: counted \(last), expected \(n)") }
+        done.signal()
+    }
 case "mntell":
     let pinger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: n, done: done)
     let ponger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: nil, done: done)
