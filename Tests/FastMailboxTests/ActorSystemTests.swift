@@ -450,4 +450,17 @@ extension ActorSystemTests {
                 "cell + mailbox + ring = \(bytes) bytes (cell \(heapBlockSize(of: cell)), mailbox \(heapBlockSize(of: cell.mailbox)), ring \(ring))")
         system.shutdown()
     }
+
+    @Test("SupervisorStrategy keeps value semantics over its shared box")
+    func supervisorStrategyValueSemantics() {
+        var custom = SupervisorStrategy.default
+        custom.maxRestarts = 3
+        custom.window = .seconds(5)
+        custom.decide = { _ in .stop }
+        #expect(custom.maxRestarts == 3 && custom.window == .seconds(5))
+        #expect(custom.decide(CancellationError()) == .stop)
+        #expect(SupervisorStrategy.default.maxRestarts == 10 && SupervisorStrategy.default.window == .seconds(60))
+        #expect(SupervisorStrategy.default.decide(CancellationError()) == .restart)
+        #expect(MemoryLayout<SupervisorStrategy>.size == MemoryLayout<Int>.size, "one pointer: every cell stores one")
+    }
 }
