@@ -439,8 +439,9 @@ static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid);
  * Checked 2026-11-23 (objdump -d, nm of .build/release/instruction-probe): Scheduler.schedule
  * reads it with one `mov %fs:(%rax)`, no ckshim_current_worker_get symbol exists (inlined
  * everywhere), and `nm` lists one ckshim_current_worker_slot. Under callgrind,
- * pthread_getspecific left the ping-pong profile (it remains only for SchedulerClock's
- * virtual clock key, off the hot path).
+ * pthread_getspecific left the ping-pong profile (it remains for SchedulerClock's virtual
+ * clock and MNSerialExecutor's off-pool drainer, both off the hot path). The executors
+ * read it through Worker.currentUnmanaged too.
  */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
 _Thread_local void *ckshim_current_worker_slot = NULL;

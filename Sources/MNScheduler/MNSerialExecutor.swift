@@ -208,7 +208,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// in order).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey)
+        let worker = Worker.currentUnmanaged
         if let worker, worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
             // The inline fast path (file comment): take the consumer claim first; an idle
             // actor with nothing queued runs the job directly, without a trip through its
@@ -412,7 +412,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// turn or inline run, the fallback thread after shutdown, or the thread driving a
     /// DeterministicScheduler's turn of it.
     public func isIsolatingCurrentContext() -> Bool? {
-        guard let worker = Worker.currentUnmanaged(key: scheduler.gate.workerKey) else {
+        guard let worker = Worker.currentUnmanaged else {
             return pthread_getspecific(MNSerialExecutor.offPoolKey) == Unmanaged.passUnretained(self).toOpaque()
         }
         let me = Unmanaged.passUnretained(self).toOpaque()

@@ -129,7 +129,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// executor instead (see handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
-        if let worker = Worker.currentUnmanaged(key: gate.workerKey) {
+        if let worker = Worker.currentUnmanaged {
             // No lane is retained here: `lanes` holds them for the executor's life.
             worker._withUnsafeGuaranteedRef { worker in
                 guard worker.schedulerID == gate.id else { return push(raw, to: outsideLane()) }

@@ -84,9 +84,6 @@ final class SchedulerGate: Sendable {
     /// outside path (see DeterministicEngine).
     let deterministic: DeterministicEngine?
 
-    /// For the executors' `Worker.currentUnmanaged(key:)` calls (see CurrentWorkerKey).
-    let workerKey = CurrentWorkerKey()
-
     init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
         self.id = id
         self.core = core

@@ -99,11 +99,6 @@ import Glibc
 import Musl
 #endif
 
-/// What `Worker.currentUnmanaged(key:)` takes: a token with nothing in it, now that the
-/// current worker is a C thread-local (ckshim.h, "current worker") and not a pthread key.
-/// Kept so the executors' call sites (`currentUnmanaged(key: gate.workerKey)`) compile
-/// unchanged; they may call `Worker.currentUnmanaged` instead.
-struct CurrentWorkerKey: Sendable {}
 
 /// One worker thread's state. See the file comment.
 final class Worker: @unchecked Sendable {
@@ -191,9 +186,6 @@ final class Worker: @unchecked Sendable {
         return Unmanaged<Worker>.fromOpaque(raw).takeUnretainedValue()
     }
 
-    /// `currentUnmanaged`; the key is ignored (see CurrentWorkerKey).
-    @inline(__always)
-    static func currentUnmanaged(key: CurrentWorkerKey) -> Unmanaged<Worker>? { currentUnmanaged }
 
     /// The calling thread's worker without a retain (hot paths: schedule, executors).
     /// Valid for the whole call: a worker outlives every turn run on its thread.
