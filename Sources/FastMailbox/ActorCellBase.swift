@@ -240,17 +240,30 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func runTurn(budget: Int) -> TurnOutcome {
         let previousTurn = enterTurn()  // debug builds only (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
+        // The common turn: a running cell, spawned with a specialised pass, with nothing
+        // but mailbox messages to handle (no system message, no typed extras, unbounded).
+        // It is the general path below with every skipped step known to do nothing.
+        if case .running = phase, budget > 0, typedExtras == nil, waiters == nil, mailboxPass != nil, !hasSystemWork {
+            // `mailboxPass!(…)` calls the stored closure without the retain and release of
+            // its context that `if let` (a copy) costs; `self` keeps it alive.
+            let outcome = mailboxPass!(self, budget)
+            // What the behaviour did in the pass (stop, stash, become) is for the general
+            // tail; a running cell with no typed extras has nothing else to do.
+            if case .running = phase, typedExtras == nil { return outcome == .more ? .more : .idle }
+            return finishTurn(mailboxOutcome: outcome, systemOutcome: .empty, ranMailbox: true)
+        }
         if isCreated { startIfNeeded() }
         let systemOutcome = hasSystemWork ? drainSystem() : .empty
         let mailboxOutcome: MPSCQueue.DrainOutcome
-        if isStopped {
+        let ranMailbox = !isStopped
+        if !ranMailbox {
             mailboxOutcome = deadLetterMailbox(max: budget)
         } else {
             var remaining = budget
             if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
-                if let mailboxPass {
-                    mailboxOutcome = mailboxPass(self, remaining)
+                if mailboxPass != nil {
+                    mailboxOutcome = mailboxPass!(self, remaining)
                 } else {
                     mailboxOutcome = drainUnspecialised(max: remaining)
                 }
@@ -259,6 +272,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 // (only drain may declare it idle).
                 mailboxOutcome = mailbox.hasPendingWork ? .more : .empty
             }
+        }
+        return finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
+    }
+
+    /// The end of a turn (file comment, steps 4 and 5): bounded senders admitted and a
+    /// draining cell stopped once empty (`ranMailbox`: the turn handled mailbox messages
+    /// rather than dead-lettering them), a stopped and drained cell out of the registry.
+    final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
+                          ranMailbox: Bool) -> TurnOutcome {
+        if ranMailbox {
             if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: mailbox) {
                 scheduleSelf()  // room made and filled by waiting senders (BoundedMailboxWaiters W2)
             }
