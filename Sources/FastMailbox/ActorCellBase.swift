@@ -252,6 +252,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if case .running = phase, typedExtras == nil { return outcome == .more ? .more : .idle }
             return finishTurn(mailboxOutcome: outcome, systemOutcome: .empty, ranMailbox: true)
         }
+        return runGeneralTurn(budget: budget)
+    }
+
+    /// Any other turn, by every rule of the file comment (out of line: the common turn
+    /// above then saves and restores fewer registers).
+    @inline(never)
+    final func runGeneralTurn(budget: Int) -> TurnOutcome {
         if isCreated { startIfNeeded() }
         let systemOutcome = hasSystemWork ? drainSystem() : .empty
         let mailboxOutcome: MPSCQueue.DrainOutcome
@@ -488,10 +495,15 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
-            return cell.mailbox.drain(max: max, taking: { MessageEncoding<A.Message>.take(from: $0) }) {
-                (message: A.Message) in
+            // Local functions, not closure literals, so that they can be forced inline:
+            // the drain loop, the move out and `receive` become one function.
+            @inline(__always) func take(_ item: UnsafeMutableRawPointer) -> A.Message {
+                MessageEncoding<A.Message>.take(from: item)
+            }
+            @inline(__always) func handle(_ message: A.Message) {
                 if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
             }
+            return cell.mailbox.drain(max: max, taking: take, handle)
         }
     }
 

@@ -45,7 +45,11 @@ enum MessageEncoding<Message> {
         // An Optional's payload starts at offset 0; storing nil over the moved-out bytes
         // makes `held` forget them instead of destroying them.
         var held: Message? = consume message
-        return withUnsafeMutablePointer(to: &held) { pointer in
+        // Unprotected (no stack canary): `body` touches only the message's own bytes (it
+        // reads its size, `itemBytes`, and at most writes the message back), so a canary
+        // guards nothing; with one, every function that sends (a behaviour's `receive`)
+        // paid a canary store and check per call.
+        return _withUnprotectedUnsafeMutablePointer(to: &held) { pointer in
             let result = body(UnsafeMutableRawPointer(pointer))
             pointer.initialize(to: nil)
             return result
