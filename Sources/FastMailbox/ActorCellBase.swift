@@ -243,9 +243,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         // The common turn: a running cell, spawned with a specialised pass, with nothing
         // but mailbox messages to handle (no system message, no typed extras, unbounded).
         // It is the general path below with every skipped step known to do nothing.
-        if case .running = phase, budget > 0, typedExtras == nil, waiters == nil, mailboxPass != nil, !hasSystemWork {
+        if case .running = phase, budget > 0, typedExtras == nil, waiters == nil, case .some = mailboxPass, !hasSystemWork {
             // `mailboxPass!(…)` calls the stored closure without the retain and release of
-            // its context that `if let` (a copy) costs; `self` keeps it alive.
+            // its context that `if let` (a copy) costs; `self` keeps it alive. (Tested with
+            // `case .some`: `!= nil` would reabstract the closure for the generic
+            // comparison, a thunk allocated per turn in debug builds.)
             let outcome = mailboxPass!(self, budget)
             // What the behaviour did in the pass (stop, stash, become) is for the general
             // tail; a running cell with no typed extras has nothing else to do.
@@ -269,7 +271,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             var remaining = budget
             if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
-                if mailboxPass != nil {
+                if case .some = mailboxPass {
                     mailboxOutcome = mailboxPass!(self, remaining)
                 } else {
                     mailboxOutcome = drainUnspecialised(max: remaining)
