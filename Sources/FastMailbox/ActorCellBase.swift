@@ -31,6 +31,11 @@
 // pending, not stopped, no `become` behaviour or unstashed messages in front) and
 // otherwise hands the message to the unspecialised `handleFromMailbox`, which is the one
 // place that knows the rules above; cells spawned without a pass use it for every message.
+// The common turn (a running cell with a pass, no system message pending, nothing
+// unstashed, an unbounded mailbox) is tested for first and is just the pass: steps 1, 3
+// (priority list), 4 and 5 have nothing to do then, and a turn whose behaviour stopped the
+// actor or unstashed messages ends through the general tail (finishTurn). Any other turn
+// is runGeneralTurn, steps 1–5 as written.
 // Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
 // transition and that sender calls schedule(); if the cell is mid-turn the scheduler marks
 // it notified and runs it again, so a message is never left behind (MPSCQueue S1/S2,
@@ -241,17 +246,19 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let previousTurn = enterTurn()  // debug builds only (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
         // The common turn: a running cell, spawned with a specialised pass, with nothing
-        // but mailbox messages to handle (no system message, no typed extras, unbounded).
-        // It is the general path below with every skipped step known to do nothing.
-        if case .running = phase, budget > 0, typedExtras == nil, waiters == nil, case .some = mailboxPass, !hasSystemWork {
+        // but mailbox messages to handle (no system message, no unstashed messages waiting,
+        // unbounded). It is the general turn with every skipped step known to do nothing
+        // (`budget` ≥ 1: the scheduler's throughput, SchedulerConfiguration.throughputRange).
+        assert(budget > 0, "a turn with no budget")
+        if case .running = phase, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
             // `mailboxPass!(…)` calls the stored closure without the retain and release of
             // its context that `if let` (a copy) costs; `self` keeps it alive. (Tested with
             // `case .some`: `!= nil` would reabstract the closure for the generic
             // comparison, a thunk allocated per turn in debug builds.)
             let outcome = mailboxPass!(self, budget)
-            // What the behaviour did in the pass (stop, stash, become) is for the general
-            // tail; a running cell with no typed extras has nothing else to do.
-            if case .running = phase, typedExtras == nil { return outcome == .more ? .more : .idle }
+            // What the behaviour did in the pass (stop, unstashAll) is for the general tail;
+            // a running cell with nothing unstashed has nothing else to do.
+            if case .running = phase, !hasPriority { return outcome == .more ? .more : .idle }
             return finishTurn(mailboxOutcome: outcome, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget)

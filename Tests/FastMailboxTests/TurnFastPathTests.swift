@@ -1,0 +1,106 @@
+// The common turn's fast path (ActorCellBase.runTurn, "Specialised turns") against the
+// full rules, with many messages per turn: every message is queued before the scheduler
+// is driven and the throughput is 64, so one turn starts on the fast path and must hand
+// over to the general rules in the middle of its messages when the behaviour stops,
+// stashes, unstashes or becomes, or when a stop arrives from outside.
+
+import FastMailbox
+import Synchronization
+import Testing
+
+@Suite("Turn fast path") struct TurnFastPathTests {
+    /// Records what a behaviour handled, in order.
+    final class Record: Sendable {
+        private let lock = Mutex<[String]>([])
+        func add(_ entry: String) { lock.withLock { $0.append(entry) } }
+        var entries: [String] { lock.withLock { $0 } }
+    }
+
+    /// Stashes 2 and 3 the first time, unstashes them on 5, becomes a behaviour that
+    /// records "b<n>" on 8.
+    final class Juggler: EventActor {
+        let record: Record
+        var stashedOnce: Set<Int> = []
+        init(record: Record) { self.record = record }
+        func receive(_ n: Int, context: ActorContext<Int>) {
+            if (n == 2 || n == 3), stashedOnce.insert(n).inserted {
+                context.stash(n)
+                return
+            }
+            record.add("\(n)")
+            if n == 5 { context.unstashAll() }
+            if n == 8 {
+                let record = self.record
+                context.become { m, _ in record.add("b\(m)") }
+            }
+        }
+    }
+
+    @Test("stash, unstashAll and become inside one many-message turn keep the order and the exact count")
+    func stashUnstashBecomeInOneTurn() throws {
+        let deterministic = DeterministicScheduler(seed: 3, throughput: 64)
+        let system = makeDeterministicSystem(deterministic)
+        let record = Record()
+        let ref = try system.spawn(name: "juggler") { Juggler(record: record) }
+        try deterministic.runUntilQuiescent()  // started: the next turn is a running cell's
+        for n in 0..<12 { ref.tell(n) }
+        try deterministic.step()  // one turn: 0…11 are all in the mailbox
+        try deterministic.runUntilQuiescent()
+        // Unstashed 2 and 3 go before what was still in the mailbox after 5.
+        #expect(record.entries == ["0", "1", "4", "5", "2", "3", "6", "7", "8", "b9", "b10", "b11"])
+        #expect(system.statistics.delivered == 12, "stashing gives a delivery back; handling it again counts it once")
+        let report = system.shutdown()
+        #expect(report.deadLettered == 0 && report.isBalanced, "\(report)")
+    }
+
+    /// Records each message; on `stopAt` stops itself, through the context or through its ref.
+    final class Stopper: EventActor {
+        let record: Record
+        let stopAt: Int
+        let viaRef: Bool
+        init(record: Record, stopAt: Int, viaRef: Bool) {
+            self.record = record
+            self.stopAt = stopAt
+            self.viaRef = viaRef
+        }
+        func receive(_ n: Int, context: ActorContext<Int>) {
+            record.add("\(n)")
+            guard n == stopAt else { return }
+            if viaRef { context.myself.stop() } else { context.stop() }
+        }
+    }
+
+    @Test("a stop in the middle of a many-message turn: the message in hand is the last one handled, the rest are dead letters",
+          arguments: [false, true])
+    func stopInTheMiddleOfATurn(viaRef: Bool) throws {
+        let deterministic = DeterministicScheduler(seed: 4, throughput: 64)
+        let system = makeDeterministicSystem(deterministic)
+        let record = Record()
+        let ref = try system.spawn(name: "stopper") { Stopper(record: record, stopAt: 3, viaRef: viaRef) }
+        try deterministic.runUntilQuiescent()
+        for n in 0..<12 { ref.tell(n) }
+        try deterministic.runUntilQuiescent()
+        #expect(record.entries == ["0", "1", "2", "3"])
+        #expect(system.statistics.liveActors == 0)
+        let report = system.shutdown()
+        #expect(report.delivered == 4, "\(report)")
+        #expect(report.deadLettered == 8, "\(report)")
+        #expect(report.isBalanced, "\(report)")
+    }
+
+    @Test("a turn budget smaller than the burst: each turn handles its share on the fast path, in order, none lost")
+    func burstOverSeveralTurns() throws {
+        let deterministic = DeterministicScheduler(seed: 5, throughput: 7)
+        let system = makeDeterministicSystem(deterministic)
+        let record = Record()
+        let ref = try system.spawn(name: "burst") { (n: Int, _) in record.add("\(n)") }
+        try deterministic.runUntilQuiescent()
+        for n in 0..<100 { ref.tell(n) }
+        var turns = 0
+        while try deterministic.step() { turns += 1 }
+        #expect(turns == 15, "100 messages at 7 per turn")
+        #expect(record.entries == (0..<100).map { "\($0)" })
+        let report = system.shutdown()
+        #expect(report.delivered == 100 && report.isBalanced, "\(report)")
+    }
+}
