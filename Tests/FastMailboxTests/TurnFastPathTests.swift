@@ -5,13 +5,14 @@
 // stashes, unstashes or becomes, or when a stop arrives from outside.
 
 import FastMailbox
-import Synchronization
+@testable import MNScheduler
 import Testing
 
 @Suite("Turn fast path") struct TurnFastPathTests {
-    /// Records what a behaviour handled, in order.
+    /// Records what a behaviour handled, in order (MNScheduler's Lock, which
+    /// ThreadSanitizer sees, unlike Mutex).
     final class Record: Sendable {
-        private let lock = Mutex<[String]>([])
+        private let lock = Lock<[String]>([])
         func add(_ entry: String) { lock.withLock { $0.append(entry) } }
         var entries: [String] { lock.withLock { $0 } }
     }
