@@ -37,7 +37,8 @@
  * ck's code with that fence replaced by a release fence (CKSHIM_FENCE_RELEASE:
  * __atomic_thread_fence(__ATOMIC_RELEASE)), which orders every earlier load and store
  * before the publish. On the producer side the slot write is control-dependent on the
- * c_head read (the full check, then the ticket CAS), and neither x86 nor ARMv8 makes a
+ * c_head read (the full check, then the ticket CAS; in the sized reserve, on a cached copy
+ * of c_head that depends on it: "Cached c_head" below), and neither x86 nor ARMv8 makes a
  * store visible before the branch it depends on is resolved, so no fence is needed there.
  *  - x86-64 (TSO): loads are never reordered with later stores; the release fence is a
  *    compiler barrier only and the generated code is unchanged (same as ck's).
@@ -124,7 +125,18 @@ static inline size_t ckshim_ring_header_size(void) { return sizeof(struct ck_rin
 /** The cache line size ck was built for. */
 static inline size_t ckshim_cacheline(void) { return CK_MD_CACHELINE; }
 
-static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) { ck_ring_init(ring, size); }
+/*
+ * The producers' cached copy of c_head ("Cached c_head" in the ck_ring section below)
+ * lives in the padding after p_head, the producers' own cache line. ck never reads or
+ * writes its padding; ckshim_ring_init zeroes the copy with the heads.
+ */
+_Static_assert(CK_MD_CACHELINE >= 3 * sizeof(unsigned int), "ck_ring's padding holds the cached c_head");
+static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsigned int *)(void *)r->_pad; }
+
+static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
+    ck_ring_init(ring, size);
+    *ckshim__cached_c_head(ring) = 0;
+}
 static inline unsigned int ckshim_ring_size(const ck_ring_t *ring) { return ck_ring_size(ring); }
 static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
 
@@ -232,12 +244,61 @@ static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t
  * Under CKSHIM_TSAN the producer acquires on the ring after its reserve (the consumer's
  * reads of the slot's previous entry happen before this write) and releases before the
  * commit; the consumer acquires after the peek and releases before freeing the slot.
+ *
+ * Cached c_head (the sized reserve below; rigtorp's and Vyukov's queues do the same).
+ * ck's reserve reads c_head on every enqueue, but the consumer writes c_head on every
+ * dequeue: with the consumer on one core and a producer on another, every message then
+ * pulls the consumer's line over to the producer and back. So the producers keep a copy of
+ * c_head in their own line (ckshim__cached_c_head, beside p_head, which they write anyway)
+ * and read the real c_head only when the copy says "full". (The consumer's side of the
+ * same trick, reading p_tail once for a run of entries, is ckshim_ring_committed_sc.)
+ *  - Any producer that read c_head stores what it read into the copy; all read it. c_head
+ *    only grows, so any value read of it, however stale, is ≤ the real c_head:
+ *    `producer − copy < mask` implies `producer − c_head < mask`. A stale copy can only
+ *    make the ring look fuller (then the real c_head is read and the copy refreshed),
+ *    never let a producer claim a slot the consumer has not freed. A producer that stores
+ *    an older value over a newer one costs one more refresh. (Counters are 32 bits: like
+ *    ck's own ticket CAS, this assumes no thread sleeps through 2^32 enqueues between its
+ *    read and its store.)
+ *  - Slot reuse stays ordered after the consumer's read of the slot's previous entry:
+ *    consumer: read slot → release fence → store c_head; the refreshing producer: load
+ *    c_head → (data dependency) store the copy; the claiming producer: load the copy →
+ *    compare and ticket CAS → (control dependency) write the slot. x86-64 keeps loads
+ *    before later stores; ARMv8 is other-multi-copy-atomic and orders a store after the
+ *    loads it depends on by data or control, so the chain (release fence, reads-from,
+ *    dependency, reads-from, dependency) orders the write after the read, as the direct
+ *    c_head read did (file comment).
+ * Only this reserve reads the copy; every other ckshim/ck operation reads the real
+ * c_head, so mixing operations on one ring is safe.
  */
 static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned int size,
                                                  unsigned int *ticket) {
-    void *slot = _ck_ring_enqueue_reserve_mp(r, b, size, ticket, NULL);
-    if (slot != NULL) CKSHIM_TSAN_ACQUIRE(r);
-    return slot;
+    const unsigned int mask = r->mask;
+    unsigned int *cached = ckshim__cached_c_head(r);
+    unsigned int producer = ck_pr_load_uint(&r->p_head);
+    unsigned int consumer = ck_pr_load_uint(cached);
+    for (;;) {
+        if (CK_CC_LIKELY((producer - consumer) < mask)) {
+            /* On failure the CAS reloads producer; the cached consumer still bounds it. */
+            if (ck_pr_cas_uint_value(&r->p_head, producer, producer + 1, &producer)) break;
+            continue;
+        }
+        /* Full by the cached c_head: look at the real one (ck's reserve, from here on). */
+        ck_pr_fence_load();
+        const unsigned int fresh = ck_pr_load_uint(&r->c_head);
+        if (fresh != consumer) {
+            consumer = fresh;
+            ck_pr_store_uint(cached, fresh);
+            continue;
+        }
+        ck_pr_fence_load();
+        const unsigned int again = ck_pr_load_uint(&r->p_head);
+        if (again == producer) return NULL; /* really full */
+        producer = again;
+    }
+    *ticket = producer;
+    CKSHIM_TSAN_ACQUIRE(r);
+    return (char *)b + size * (producer & mask);
 }
 
 static inline void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int ticket) {
@@ -275,6 +336,29 @@ static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned in
     ck_pr_fence_load(); /* the slot is read after the p_tail that published it */
     CKSHIM_TSAN_ACQUIRE(r);
     return (char *)b + size * (consumer & r->mask);
+}
+
+/* The single consumer's batch view (MPSCQueue's drain): it reads c_head once
+ * (ckshim_ring_head_sc), p_tail once per run of entries (ckshim_ring_tail_sc: its load
+ * fence orders the reads of every slot up to that p_tail after the load, as the peek's
+ * fence does for one), takes each slot below it (ckshim_ring_slot_sc) and frees it by
+ * publishing the next index (ckshim_ring_release_sc_to: the same release fence and store
+ * as ckshim_ring_release_sc). So the producers' p_tail line is read once per run of
+ * entries, not once per entry. */
+static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c_head; }
+static inline unsigned int ckshim_ring_tail_sc(ck_ring_t *r) {
+    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
+    ck_pr_fence_load();
+    return producer;
+}
+static inline void *ckshim_ring_slot_sc(ck_ring_t *r, void *b, unsigned int size, unsigned int index) {
+    CKSHIM_TSAN_ACQUIRE(r);
+    return (char *)b + size * (index & r->mask);
+}
+static inline void ckshim_ring_release_sc_to(ck_ring_t *r, unsigned int next) {
+    CKSHIM_FENCE_RELEASE(); /* the slot's reads before the publish that frees it */
+    CKSHIM_TSAN_RELEASE(r);
+    ck_pr_store_uint(&r->c_head, next);
 }
 
 /* Frees the slot ckshim_ring_peek_sc_sized returned. */
