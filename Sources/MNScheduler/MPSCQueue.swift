@@ -82,6 +82,21 @@
 // `overflowAppends` counts overflow sends so a
 // benchmark can show the hot path never took it.
 //
+// ## Lingering (drain(lingering: true): actor mailboxes)
+// A consumer that empties the queue goes idle, and the next producer's claim schedules it
+// again: a state-word transition, a run-queue put, often a steal or a wake-up on another
+// worker, then a new turn. When a producer on another worker sends a stream (fan-in's
+// sender inside one long turn), the consumer catches up, goes idle and is rescheduled
+// every few messages, and two workers ran fan-in at 0.4× of one. So a lingering drain
+// that has taken something this turn and finds nothing looks again, up to `lingerPolls`
+// times with a `pause` between looks, before it goes idle — only while its worker has
+// nothing else to run (Worker.currentMayLinger: a pool of two or more workers, and this
+// worker's next slot, local queue and the injection queue empty), so it never delays
+// other runnable work on its worker, and never runs with one worker (or off the pool,
+// or under the deterministic scheduler). It is a delay before `goIdle`, nothing else:
+// the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
+// during the lingering is taken in this turn, counted against the same `max`.
+//
 // ## Preempted producers
 // ck_ring commits in ticket order: a producer preempted between claim and commit hides
 // later entries. The consumer then sees count > 0 but nothing to take; drain returns .more
@@ -417,11 +432,12 @@ package final class MPSCQueue: @unchecked Sendable {
     /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable @inline(__always)
-    package func drain<Item>(max: Int, taking take: (UnsafeMutableRawPointer) -> Item,
+    package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
         let ring = RawRing(block: block)
         var taken = 0
+        var lingered = 0
         while taken < max {
             let item: Item
             if let chunk = pendingChunk {
@@ -430,6 +446,10 @@ package final class MPSCQueue: @unchecked Sendable {
                 item = take(slot)
                 ring.releaseSingleConsumer()
             } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
+                continue
+            } else if lingering, taken > 0, lingered < MPSCQueue.lingerPolls, MPSCQueue.workerMayLinger() {
+                lingered += 1  // "Lingering" (file comment): look again before going idle
+                ckshim_stall()
                 continue
             } else {
                 return goIdle(ring)
@@ -442,6 +462,15 @@ package final class MPSCQueue: @unchecked Sendable {
         }
         return .more
     }
+
+    /// Most empty looks a lingering drain makes before it goes idle ("Lingering", file
+    /// comment): with a `pause` between looks, about a microsecond or two.
+    @usableFromInline static let lingerPolls = 64
+
+    /// Worker.currentMayLinger, for the inlinable drain (out of line: asked only when the
+    /// queue looks empty).
+    @usableFromInline @inline(never)
+    static func workerMayLinger() -> Bool { Worker.currentMayLinger() }
 
     /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
     /// the chunk once its last item is out.

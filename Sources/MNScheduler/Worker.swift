@@ -195,6 +195,22 @@ final class Worker: @unchecked Sendable {
         return Unmanaged<Worker>.fromOpaque(raw)
     }
 
+    /// True when a mailbox drain on this thread may linger before going idle
+    /// (MPSCQueue.swift, "Lingering"): a pool worker of a scheduler with two or more
+    /// workers, whose next slot, local queue and the injection queue are empty. Off the
+    /// pool: false.
+    @inline(__always)
+    static func currentMayLinger() -> Bool {
+        guard let worker = currentUnmanaged else { return false }
+        return worker._withUnsafeGuaranteedRef { $0.hasNothingElseToRun }
+    }
+
+    /// See `currentMayLinger` (owner thread only).
+    var hasNothingElseToRun: Bool {
+        !isSpare && core.shared.count > 1 && nextSlot == nil && local.count == 0 && core.injection.isEmpty
+            && core.resumed.isEmpty
+    }
+
     // MARK: the loop
 
     /// The owner's view of the next slot (a relaxed load: only the owner puts units there).
