@@ -449,6 +449,9 @@ package final class MPSCQueue: @unchecked Sendable {
                 continue
             } else if lingering, taken > 0, lingered < MPSCQueue.lingerPolls, MPSCQueue.workerMayLinger() {
                 lingered += 1  // "Lingering" (file comment): look again before going idle
+                #if DEBUG
+                MPSCQueueTestHook.lingerIfArmed(self)
+                #endif
                 ckshim_stall()
                 continue
             } else {
@@ -655,6 +658,35 @@ package final class MPSCQueue: @unchecked Sendable {
     package static func pauseIfArmed(_ queue: MPSCQueue) {
         let armed = target.load(ordering: .relaxed)
         if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fire(armed) }
+    }
+
+    @usableFromInline static let lingerTarget = Atomic<UInt>(0)
+    private static let lingerAction = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// The next lingering look of a drain of `queue` ("Lingering" in the file comment) runs
+    /// `action` (on the consumer's thread, before its pause); then the hook disarms itself.
+    package static func armLinger(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        lingerAction.withLock { $0 = action }
+        lingerTarget.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+    }
+
+    /// Disarms `armLinger` if it has not fired.
+    package static func disarmLinger() {
+        lingerTarget.store(0, ordering: .releasing)
+        lingerAction.withLock { $0 = nil }
+    }
+
+    @inlinable @inline(__always)
+    package static func lingerIfArmed(_ queue: MPSCQueue) {
+        let armed = lingerTarget.load(ordering: .relaxed)
+        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fireLinger(armed) }
+    }
+
+    @usableFromInline static func fireLinger(_ armed: UInt) {
+        guard lingerTarget.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
+              let action = lingerAction.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
+        else { return }
+        action()
     }
 
     @usableFromInline static func fire(_ armed: UInt) {
