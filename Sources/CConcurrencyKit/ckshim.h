@@ -536,4 +536,16 @@ static inline void *ckshim_current_worker_get(void) { return ckshim_current_work
 /** Sets (or, with NULL, clears) the calling thread's Worker. */
 static inline void ckshim_current_worker_set(void *worker) { ckshim_current_worker_slot = worker; }
 
+/*
+ * Whether mailbox drains on this thread may linger (MPSCQueue.swift, "Lingering"): set by
+ * a pool worker's loop when its scheduler has two or more workers, so the drain's first
+ * test is one thread-pointer-relative load that is false at MN_WORKERS=1, off the pool and
+ * on spare threads. Same storage rules as ckshim_current_worker_slot above.
+ */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
+_Thread_local int ckshim_linger_slot = 0;
+
+static inline int ckshim_linger_get(void) { return ckshim_linger_slot; }
+static inline void ckshim_linger_set(int allowed) { ckshim_linger_slot = allowed; }
+
 #endif /* CKSHIM_H */

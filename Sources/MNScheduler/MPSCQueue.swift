@@ -90,8 +90,9 @@
 // every few messages, and two workers ran fan-in at 0.4× of one. So a lingering drain
 // that has taken something this turn and finds nothing looks again, up to `lingerPolls`
 // times with a `pause` between looks, before it goes idle — only while its worker has
-// nothing else to run (Worker.currentMayLinger: a pool of two or more workers, and this
-// worker's next slot, local queue and the injection queue empty), so it never delays
+// nothing else to run (Worker.currentMayLinger: a pool worker of a scheduler with two or
+// more workers, a thread-local flag the drain reads inline, and this worker's next slot,
+// local queue, the injection queue and the resumed queue empty), so it never delays
 // other runnable work on its worker, and never runs with one worker (or off the pool,
 // or under the deterministic scheduler). It is a delay before `goIdle`, nothing else:
 // the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
@@ -437,7 +438,6 @@ package final class MPSCQueue: @unchecked Sendable {
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
         let ring = RawRing(block: block)
         var taken = 0
-        var lingered = 0
         while taken < max {
             let item: Item
             if let chunk = pendingChunk {
@@ -447,13 +447,8 @@ package final class MPSCQueue: @unchecked Sendable {
                 ring.releaseSingleConsumer()
             } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
                 continue
-            } else if lingering, taken > 0, lingered < MPSCQueue.lingerPolls, MPSCQueue.workerMayLinger() {
-                lingered += 1  // "Lingering" (file comment): look again before going idle
-                #if DEBUG
-                MPSCQueueTestHook.lingerIfArmed(self)
-                #endif
-                ckshim_stall()
-                continue
+            } else if lingering, taken > 0, ckshim_linger_get() != 0, lingerForMore(ring) {
+                continue  // something arrived while the drain looked again ("Lingering")
             } else {
                 return goIdle(ring)
             }
@@ -470,10 +465,25 @@ package final class MPSCQueue: @unchecked Sendable {
     /// comment): with a `pause` between looks, about a microsecond or two.
     @usableFromInline static let lingerPolls = 64
 
-    /// Worker.currentMayLinger, for the inlinable drain (out of line: asked only when the
-    /// queue looks empty).
+    /// The lingering looks ("Lingering", file comment): up to `lingerPolls` looks, a
+    /// `pause` apart, for a committed ring entry or an overflow, while this worker has
+    /// nothing else to run. True when something arrived (the drain goes on), false when the
+    /// drain should go idle. Consumer only, on a thread where ckshim_linger_get() is set.
     @usableFromInline @inline(never)
-    static func workerMayLinger() -> Bool { Worker.currentMayLinger() }
+    func lingerForMore(_ ring: RawRing) -> Bool {
+        guard Worker.currentHasNothingElseToRun() else { return false }
+        for _ in 0..<MPSCQueue.lingerPolls {
+            #if DEBUG
+            MPSCQueueTestHook.lingerIfArmed(self)
+            #endif
+            ckshim_stall()
+            if ring.committedTailSingleConsumer() != ring.consumerHeadSingleConsumer
+                || overflowActive.load(ordering: .acquiring) {
+                return true
+            }
+        }
+        return false
+    }
 
     /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
     /// the chunk once its last item is out.
