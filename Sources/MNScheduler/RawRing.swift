@@ -205,28 +205,15 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
     }
 
-    /// The single consumer's batch view (ckshim.h, ckshim_ring_head_sc and friends): the
-    /// consumer index, read once per drain.
+    /// The consumer index, c_head (single consumer; ckshim_ring_head_sc).
     @inlinable @inline(__always)
     package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
 
-    /// The committed end (p_tail), read once per run of entries; every slot from the
-    /// consumer index up to it may be read after this (single consumer).
+    /// The committed end, p_tail, with a load fence after it (single consumer;
+    /// ckshim_ring_tail_sc): a value other than `consumerHeadSingleConsumer` means a
+    /// committed entry waits.
     @inlinable @inline(__always)
     package func committedTailSingleConsumer() -> UInt32 { ckshim_ring_tail_sc(ring) }
-
-    /// The slot at consumer index `index`, below the last `committedTailSingleConsumer()`
-    /// (single consumer). Move the entry out, then `releaseSingleConsumer(upTo: index + 1)`.
-    @inlinable @inline(__always)
-    package func slotSingleConsumer(_ index: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer {
-        ckshim_ring_slot_sc(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), index)
-    }
-
-    /// Frees every slot below consumer index `next` for reuse by producers (single consumer).
-    @inlinable @inline(__always)
-    package func releaseSingleConsumer(upTo next: UInt32) {
-        ckshim_ring_release_sc_to(ring, next)
-    }
 
     /// Frees the slot `peekSingleConsumer` returned for reuse by producers.
     @inlinable @inline(__always)
