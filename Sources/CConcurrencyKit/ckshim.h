@@ -133,9 +133,47 @@ static inline size_t ckshim_cacheline(void) { return CK_MD_CACHELINE; }
 _Static_assert(CK_MD_CACHELINE >= 3 * sizeof(unsigned int), "ck_ring's padding holds the cached c_head");
 static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsigned int *)(void *)r->_pad; }
 
+/*
+ * Two words MPSCQueue keeps in its ring block (MPSCQueue.swift, "Where the fields live"):
+ *  - the consumer's count of items taken, beside c_head (offset 8, in the 16-byte granule
+ *    that holds c_head: the same cache line wherever the 16-byte-aligned block starts,
+ *    a line only the consumer writes);
+ *  - the overflow list's address, just past struct ck_ring (offset sizeof(struct ck_ring),
+ *    in the padding RawRing adds after it, on size/mask's read-mostly line): written once,
+ *    by the first overflow append (release), read by the consumer (acquire).
+ */
+_Static_assert(sizeof(((struct ck_ring *)0)->pad) >= 12, "ck_ring's padding holds the consumer's count");
+_Static_assert(sizeof(struct ck_ring) % 8 == 0, "the overflow list's address is 8-byte aligned");
+static inline uint64_t *ckshim__ring_taken_word(ck_ring_t *r) { return (uint64_t *)(void *)(r->pad + 4); }
+static inline void **ckshim__ring_overflow_word(ck_ring_t *r) { return (void **)(void *)((char *)r + sizeof(struct ck_ring)); }
+
 static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
     ck_ring_init(ring, size);
     *ckshim__cached_c_head(ring) = 0;
+    *ckshim__ring_taken_word(ring) = 0;
+    *ckshim__ring_overflow_word(ring) = NULL;
+}
+
+/* Relaxed 64-bit loads and stores of a word that one thread writes and others read for
+ * statistics (C11 atomics: plain moves on x86-64 and AArch64, and visible to
+ * ThreadSanitizer). */
+static inline uint64_t ckshim_load_u64_relaxed(const void *p) {
+    return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+}
+static inline void ckshim_store_u64_relaxed(void *p, uint64_t value) {
+    __atomic_store_n((uint64_t *)p, value, __ATOMIC_RELAXED);
+}
+
+/* The consumer's count of items taken (see above). */
+static inline uint64_t ckshim_ring_taken_load(ck_ring_t *r) { return ckshim_load_u64_relaxed(ckshim__ring_taken_word(r)); }
+static inline void ckshim_ring_taken_store(ck_ring_t *r, uint64_t value) { ckshim_store_u64_relaxed(ckshim__ring_taken_word(r), value); }
+
+/* The overflow list's address (see above). */
+static inline void *ckshim_ring_overflow_load(ck_ring_t *r) {
+    return __atomic_load_n(ckshim__ring_overflow_word(r), __ATOMIC_ACQUIRE);
+}
+static inline void ckshim_ring_overflow_store(ck_ring_t *r, void *list) {
+    __atomic_store_n(ckshim__ring_overflow_word(r), list, __ATOMIC_RELEASE);
 }
 static inline unsigned int ckshim_ring_size(const ck_ring_t *ring) { return ck_ring_size(ring); }
 static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
