@@ -307,7 +307,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// The mailbox part of a turn for a cell spawned without a specialised pass.
     @inline(never)
     final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.drain(max: max, taking: take) { handleFromMailbox($0) }
+        mailbox.drain(max: max, lingering: true, taking: take) { handleFromMailbox($0) }
     }
 
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
@@ -465,7 +465,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
-            return cell.mailbox.drain(max: max, taking: { MessageEncoding<A.Message>.take(from: $0) }) {
+            return cell.mailbox.drain(max: max, lingering: true, taking: { MessageEncoding<A.Message>.take(from: $0) }) {
                 (message: A.Message) in
                 if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
             }
