@@ -37,7 +37,8 @@
  * ck's code with that fence replaced by a release fence (CKSHIM_FENCE_RELEASE:
  * __atomic_thread_fence(__ATOMIC_RELEASE)), which orders every earlier load and store
  * before the publish. On the producer side the slot write is control-dependent on the
- * c_head read (the full check, then the ticket CAS), and neither x86 nor ARMv8 makes a
+ * c_head read (the full check, then the ticket CAS; in the sized reserve, on a cached copy
+ * of c_head that depends on it: "Cached c_head" below), and neither x86 nor ARMv8 makes a
  * store visible before the branch it depends on is resolved, so no fence is needed there.
  *  - x86-64 (TSO): loads are never reordered with later stores; the release fence is a
  *    compiler barrier only and the generated code is unchanged (same as ck's).
@@ -124,7 +125,56 @@ static inline size_t ckshim_ring_header_size(void) { return sizeof(struct ck_rin
 /** The cache line size ck was built for. */
 static inline size_t ckshim_cacheline(void) { return CK_MD_CACHELINE; }
 
-static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) { ck_ring_init(ring, size); }
+/*
+ * The producers' cached copy of c_head ("Cached c_head" in the ck_ring section below)
+ * lives in the padding after p_head, the producers' own cache line. ck never reads or
+ * writes its padding; ckshim_ring_init zeroes the copy with the heads.
+ */
+_Static_assert(CK_MD_CACHELINE >= 3 * sizeof(unsigned int), "ck_ring's padding holds the cached c_head");
+static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsigned int *)(void *)r->_pad; }
+
+/*
+ * Two words MPSCQueue keeps in its ring block (MPSCQueue.swift, "Where the fields live"):
+ *  - the consumer's count of items taken, beside c_head (offset 8, in the 16-byte granule
+ *    that holds c_head: the same cache line wherever the 16-byte-aligned block starts,
+ *    a line only the consumer writes);
+ *  - the overflow list's address, just past struct ck_ring (offset sizeof(struct ck_ring),
+ *    in the padding RawRing adds after it, on size/mask's read-mostly line): written once,
+ *    by the first overflow append (release), read by the consumer (acquire).
+ */
+_Static_assert(sizeof(((struct ck_ring *)0)->pad) >= 12, "ck_ring's padding holds the consumer's count");
+_Static_assert(sizeof(struct ck_ring) % 8 == 0, "the overflow list's address is 8-byte aligned");
+static inline uint64_t *ckshim__ring_taken_word(ck_ring_t *r) { return (uint64_t *)(void *)(r->pad + 4); }
+static inline void **ckshim__ring_overflow_word(ck_ring_t *r) { return (void **)(void *)((char *)r + sizeof(struct ck_ring)); }
+
+static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
+    ck_ring_init(ring, size);
+    *ckshim__cached_c_head(ring) = 0;
+    *ckshim__ring_taken_word(ring) = 0;
+    *ckshim__ring_overflow_word(ring) = NULL;
+}
+
+/* Relaxed 64-bit loads and stores of a word that one thread writes and others read for
+ * statistics (C11 atomics: plain moves on x86-64 and AArch64, and visible to
+ * ThreadSanitizer). */
+static inline uint64_t ckshim_load_u64_relaxed(const void *p) {
+    return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+}
+static inline void ckshim_store_u64_relaxed(void *p, uint64_t value) {
+    __atomic_store_n((uint64_t *)p, value, __ATOMIC_RELAXED);
+}
+
+/* The consumer's count of items taken (see above). */
+static inline uint64_t ckshim_ring_taken_load(ck_ring_t *r) { return ckshim_load_u64_relaxed(ckshim__ring_taken_word(r)); }
+static inline void ckshim_ring_taken_store(ck_ring_t *r, uint64_t value) { ckshim_store_u64_relaxed(ckshim__ring_taken_word(r), value); }
+
+/* The overflow list's address (see above). */
+static inline void *ckshim_ring_overflow_load(ck_ring_t *r) {
+    return __atomic_load_n(ckshim__ring_overflow_word(r), __ATOMIC_ACQUIRE);
+}
+static inline void ckshim_ring_overflow_store(ck_ring_t *r, void *list) {
+    __atomic_store_n(ckshim__ring_overflow_word(r), list, __ATOMIC_RELEASE);
+}
 static inline unsigned int ckshim_ring_size(const ck_ring_t *ring) { return ck_ring_size(ring); }
 static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
 
@@ -232,12 +282,64 @@ static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t
  * Under CKSHIM_TSAN the producer acquires on the ring after its reserve (the consumer's
  * reads of the slot's previous entry happen before this write) and releases before the
  * commit; the consumer acquires after the peek and releases before freeing the slot.
+ *
+ * Cached c_head (the sized reserve below; rigtorp's and Vyukov's queues do the same).
+ * ck's reserve reads c_head on every enqueue, but the consumer writes c_head on every
+ * dequeue: with the consumer on one core and a producer on another, every message then
+ * pulls the consumer's line over to the producer and back. So the producers keep a copy of
+ * c_head in their own line (ckshim__cached_c_head, beside p_head, which they write anyway)
+ * and read the real c_head only when the copy says "full". The consumer's c_head line then
+ * stays in the consumer's cache, and a producer's enqueue touches one line of the header
+ * instead of two. (The consumer keeps ck's direct p_tail read: one that keeps up with the
+ * producers must read it per message anyway, and a cached copy measured +10 instructions
+ * per ping-pong message.)
+ *  - Any producer that read c_head stores what it read into the copy; all read it. c_head
+ *    only grows, so any value read of it, however stale, is ≤ the real c_head:
+ *    `producer − copy < mask` implies `producer − c_head < mask`. A stale copy can only
+ *    make the ring look fuller (then the real c_head is read and the copy refreshed),
+ *    never let a producer claim a slot the consumer has not freed. A producer that stores
+ *    an older value over a newer one costs one more refresh. (Counters are 32 bits: like
+ *    ck's own ticket CAS, this assumes no thread sleeps through 2^32 enqueues between its
+ *    read and its store.)
+ *  - Slot reuse stays ordered after the consumer's read of the slot's previous entry:
+ *    consumer: read slot → release fence → store c_head; the refreshing producer: load
+ *    c_head → (data dependency) store the copy; the claiming producer: load the copy →
+ *    compare and ticket CAS → (control dependency) write the slot. x86-64 keeps loads
+ *    before later stores; ARMv8 is other-multi-copy-atomic and orders a store after the
+ *    loads it depends on by data or control, so the chain (release fence, reads-from,
+ *    dependency, reads-from, dependency) orders the write after the read, as the direct
+ *    c_head read did (file comment).
+ * Only this reserve reads the copy; every other ckshim/ck operation reads the real
+ * c_head, so mixing operations on one ring is safe.
  */
 static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned int size,
                                                  unsigned int *ticket) {
-    void *slot = _ck_ring_enqueue_reserve_mp(r, b, size, ticket, NULL);
-    if (slot != NULL) CKSHIM_TSAN_ACQUIRE(r);
-    return slot;
+    const unsigned int mask = r->mask;
+    unsigned int *cached = ckshim__cached_c_head(r);
+    unsigned int producer = ck_pr_load_uint(&r->p_head);
+    unsigned int consumer = ck_pr_load_uint(cached);
+    for (;;) {
+        if (CK_CC_LIKELY((producer - consumer) < mask)) {
+            /* On failure the CAS reloads producer; the cached consumer still bounds it. */
+            if (ck_pr_cas_uint_value(&r->p_head, producer, producer + 1, &producer)) break;
+            continue;
+        }
+        /* Full by the cached c_head: look at the real one (ck's reserve, from here on). */
+        ck_pr_fence_load();
+        const unsigned int fresh = ck_pr_load_uint(&r->c_head);
+        if (fresh != consumer) {
+            consumer = fresh;
+            ck_pr_store_uint(cached, fresh);
+            continue;
+        }
+        ck_pr_fence_load();
+        const unsigned int again = ck_pr_load_uint(&r->p_head);
+        if (again == producer) return NULL; /* really full */
+        producer = again;
+    }
+    *ticket = producer;
+    CKSHIM_TSAN_ACQUIRE(r);
+    return (char *)b + size * (producer & mask);
 }
 
 static inline void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int ticket) {
@@ -275,6 +377,16 @@ static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned in
     ck_pr_fence_load(); /* the slot is read after the p_tail that published it */
     CKSHIM_TSAN_ACQUIRE(r);
     return (char *)b + size * (consumer & r->mask);
+}
+
+/* The single consumer's look at the indices without taking anything (MPSCQueue's
+ * lingering looks: "is there a committed entry past c_head?"): c_head, which only this
+ * consumer writes, and p_tail, with ck's load fence after it as in the peek. */
+static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c_head; }
+static inline unsigned int ckshim_ring_tail_sc(ck_ring_t *r) {
+    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
+    ck_pr_fence_load();
+    return producer;
 }
 
 /* Frees the slot ckshim_ring_peek_sc_sized returned. */
@@ -451,5 +563,17 @@ static inline void *ckshim_current_worker_get(void) { return ckshim_current_work
 
 /** Sets (or, with NULL, clears) the calling thread's Worker. */
 static inline void ckshim_current_worker_set(void *worker) { ckshim_current_worker_slot = worker; }
+
+/*
+ * Whether mailbox drains on this thread may linger (MPSCQueue.swift, "Lingering"): set by
+ * a pool worker's loop when its scheduler has two or more workers, so the drain's first
+ * test is one thread-pointer-relative load that is false at MN_WORKERS=1, off the pool and
+ * on spare threads. Same storage rules as ckshim_current_worker_slot above.
+ */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
+_Thread_local int ckshim_linger_slot = 0;
+
+static inline int ckshim_linger_get(void) { return ckshim_linger_slot; }
+static inline void ckshim_linger_set(int allowed) { ckshim_linger_slot = allowed; }
 
 #endif /* CKSHIM_H */

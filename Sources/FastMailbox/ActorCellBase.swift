@@ -346,7 +346,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// The mailbox part of a turn for a cell spawned without a specialised pass.
     @inline(never)
     final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.drain(max: max, taking: take) { handleFromMailbox($0) }
+        mailbox.drain(max: max, lingering: true, taking: take) { handleFromMailbox($0) }
     }
 
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
@@ -512,7 +512,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
             @inline(__always) func handle(_ message: A.Message) {
                 if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
             }
-            return cell.mailbox.drain(max: max, taking: take, handle)
+            return cell.mailbox.drain(max: max, lingering: true, taking: take, handle)
         }
     }
 

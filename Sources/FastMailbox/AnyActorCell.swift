@@ -347,11 +347,11 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Messages ever accepted by the user mailbox (taken out + still inside).
     final var acceptedCount: Int {
-        userQueue.map { $0.dequeuedCount.load(ordering: .relaxed) + $0.approximateCount } ?? 0
+        userQueue.map { $0.dequeuedCount + $0.approximateCount } ?? 0
     }
     /// The same when the cell leaves the registry (drained: taken out only; a message still
     /// being inserted then is counted when it is dead-lettered).
-    final var retiredAcceptedCount: Int { userQueue?.dequeuedCount.load(ordering: .relaxed) ?? 0 }
+    final var retiredAcceptedCount: Int { userQueue?.dequeuedCount ?? 0 }
     /// Sends that went to the user mailbox's overflow list.
     final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
 

@@ -275,9 +275,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// the consumer claim may ask (it reads the consumer-private pending chain).
     @inline(__always)
     private var isQueueEmpty: Bool {
-        guard jobs.pendingChunk == nil, !jobs.overflowActive.load(ordering: .acquiring) else { return false }
+        if jobs.overflowActive.load(ordering: .acquiring) { return false }
         guard let block = jobs.ringBlock.load(ordering: .acquiring) else { return true }
-        return RawRing(block: block).isQuiescent
+        let ring = RawRing(block: block)
+        return jobs.overflowList(ring)?.pendingChunk == nil && ring.isQuiescent
     }
 
     /// Runs `raw`, then drains the queue, on this worker, nested in its current unit's turn

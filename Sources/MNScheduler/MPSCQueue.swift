@@ -68,7 +68,7 @@
 // allocating a chunk only when the tail is full. While the flag is set every producer
 // appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
-// order: its private pending chain (`pendingChunk`), the ring, and only when the ring is *quiescent*
+// order: its private pending chain (OverflowList's `pendingChunk`), the ring, and only when the ring is *quiescent*
 // (p_head == c_head: nothing claimed and uncommitted) the overflow list, which it takes
 // whole (the chain's head) and clears the flag in the same critical section; it frees
 // each chunk as soon as its last item is moved out, so a drained burst keeps no memory. Why quiescent and not merely
@@ -81,6 +81,36 @@
 // ck_ring enqueue plus a plain load of the idle flag (see "Who runs the consumer").
 // `overflowAppends` counts overflow sends so a
 // benchmark can show the hot path never took it.
+//
+// ## Lingering (drain(lingering: true): actor mailboxes)
+// A consumer that empties the queue goes idle, and the next producer's claim schedules it
+// again: a state-word transition, a run-queue put, often a steal or a wake-up on another
+// worker, then a new turn. When a producer on another worker sends a stream (fan-in's
+// sender inside one long turn), the consumer catches up, goes idle and is rescheduled
+// every few messages, and two workers ran fan-in at 0.4× of one. So a lingering drain
+// that has taken something this turn and finds nothing looks again, up to `lingerPolls`
+// times with a `pause` between looks, before it goes idle — only while its worker has
+// nothing else to run (Worker.currentMayLinger: a pool worker of a scheduler with two or
+// more workers, a thread-local flag the drain reads inline, and this worker's next slot,
+// local queue, the injection queue and the resumed queue empty), so it never delays
+// other runnable work on its worker, and never runs with one worker (or off the pool,
+// or under the deterministic scheduler). It is a delay before `goIdle`, nothing else:
+// the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
+// during the lingering is taken in this turn, counted against the same `max`.
+//
+// ## Where the fields live (every idle actor carries this object)
+// The object holds only what an idle queue needs: the four one-byte flags (consumerIdle,
+// closed, overflowActive, overflowLock), the shape (capacity, item bytes) and the ring's
+// address: 40 bytes. The rest exists once there is something to count:
+//  - the consumer's count of items taken (`dequeuedCount`) lives in the ring block beside
+//    c_head, on the line only the consumer writes (ckshim.h, "Two words MPSCQueue keeps");
+//    0 while there is no ring;
+//  - the overflow chain, the consumer's pending chain and their counts live in an
+//    OverflowList, allocated by the first overflow append (under the overflow lock) and
+//    published in the ring block (release, before `overflowActive` is set; the consumer
+//    loads it with acquire); freed with the queue. Its producers' and consumer's parts are
+//    on different cache lines (OverflowList.swift), as they were not inside this object
+//    (the consumer's per-item pending index shared a line with the producers' flags).
 //
 // ## Preempted producers
 // ck_ring commits in ticket order: a producer preempted between claim and commit hides
@@ -149,32 +179,17 @@ package final class MPSCQueue: @unchecked Sendable {
     /// waiters wait is `lockOverflowContended`'s business.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
-    // Shape, in 32 bits each, right after the four flags, so that they and the pending
-    // index fill the object's first two words after the header (every idle actor carries
-    // this object).
+    // Shape, in 32 bits each, right after the four flags: with them and the ring's address
+    // this is the whole object, 40 bytes (every idle actor carries it; "Where the fields
+    // live" in the file comment).
     /// Slots of the ring once allocated (validated power of two ≥ 4, at most 2^20).
     @usableFromInline let capacity32: UInt32
     /// Bytes of one item (see "Items"): 8 for a word queue, at most 64.
     @usableFromInline let itemBytes32: UInt32
-    /// Consumer-private: the next item to hand out of `pendingChunk` (packed beside the
-    /// shape above). See "Ring, then overflow".
-    @exclusivity(unchecked) @usableFromInline var pendingIndex32: UInt32 = 0
-
-    /// Overflow appends ever made. Written only under overflowLock (a relaxed load and
-    /// store: the lock orders the writers, so no read-modify-write); read by anyone.
-    @usableFromInline let overflowAppendCount = Atomic<Int>(0)
 
     /// The ring block, nil until the first enqueue. Written once by the CAS winner
     /// (release), read by everyone (acquire) so the initialised header is visible.
     @usableFromInline let ringBlock = Atomic<UnsafeMutableRawPointer?>(nil)
-
-    /// The overflow chain in arrival order (OverflowChunk bases), head and tail, both nil
-    /// when empty (guarded by overflowLock).
-    @exclusivity(unchecked) @usableFromInline var overflowHead: UnsafeMutableRawPointer?  // under overflowLock
-    @exclusivity(unchecked) @usableFromInline var overflowTail: UnsafeMutableRawPointer?  // under overflowLock
-    /// Overflow items handed out so far. Written only by the consumer (relaxed load and
-    /// store); `overflowAppendCount` minus this is what the overflow holds (statistics).
-    @usableFromInline let overflowHandedOut = Atomic<Int>(0)
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
     @inlinable package var capacity: Int { Int(capacity32) }
@@ -184,17 +199,17 @@ package final class MPSCQueue: @unchecked Sendable {
     /// stored: every idle actor carries this object).
     @inlinable package var slotBytes: Int { (itemBytes + 7) & ~7 }
 
-    // Consumer-private (touched only inside drain/takeAll): the overflow chain taken from
-    // the producers and not yet handed out, from `pendingIndex32` of its first chunk.
-    // `@exclusivity(unchecked)`: confined to the single consumer (its turns are ordered by
-    // the scheduler), so the runtime's dynamic exclusivity check on every drain proves
-    // nothing; it cost ~8 % of a ping-pong message's instructions.
-    @exclusivity(unchecked) @usableFromInline var pendingChunk: UnsafeMutableRawPointer?
+    /// Items the consumer has taken out so far (kept in the ring block beside c_head: 0
+    /// before the first enqueue). Written by the consumer only, per item, before the
+    /// hand-off (a relaxed store: no read-modify-write); read by anyone. With
+    /// `approximateCount` it gives how many items were ever accepted, for exact accounting
+    /// at shutdown.
+    package var dequeuedCount: Int {
+        ringBlock.load(ordering: .acquiring).map { RawRing(block: $0).takenCount } ?? 0
+    }
 
-    /// Items the consumer has taken out so far (written by the consumer only, per item,
-    /// relaxed load+store: no read-modify-write). With `approximateCount` it gives
-    /// how many items were ever accepted, for exact accounting at shutdown.
-    @usableFromInline package let dequeuedCount = Atomic<Int>(0)
+    /// The overflow list, nil until the first overflow append (kept in the ring block).
+    @inlinable func overflowList(_ ring: RawRing) -> OverflowList? { ring.overflowListBase.map(OverflowList.init) }
 
     /// Creates an empty queue of `itemBytes`-byte items (1...RawRing.maximumSlotBytes;
     /// default: words). The ring of `capacity` slots (a power of two in
@@ -210,20 +225,10 @@ package final class MPSCQueue: @unchecked Sendable {
 
     deinit {
         if let block = ringBlock.load(ordering: .acquiring) {
-            RawRing(block: block).deallocate()
-        }
-        // Chunks of items nobody drained (the owner drains what it must release first).
-        MPSCQueue.deallocateChain(pendingChunk)
-        MPSCQueue.deallocateChain(overflowHead)
-    }
-
-    /// Frees a chain of overflow chunks.
-    static func deallocateChain(_ head: UnsafeMutableRawPointer?) {
-        var next = head
-        while let base = next {
-            let chunk = OverflowChunk(base)
-            next = chunk.next
-            chunk.deallocate()
+            let ring = RawRing(block: block)
+            // With any chunks of items nobody drained (the owner drains what it must release first).
+            overflowList(ring)?.deallocate()
+            ring.deallocate()
         }
     }
 
@@ -383,23 +388,33 @@ package final class MPSCQueue: @unchecked Sendable {
             ring.commitMultiProducer(ticket: ticket)
             return
         }
+        let list = overflowList(ring) ?? makeOverflowList(ring)
         overflowActive.store(true, ordering: .releasing)
-        var chunk = overflowTail.map(OverflowChunk.init)
-        if chunk == nil || chunk!.count == chunk!.capacity { chunk = appendOverflowChunk(after: chunk) }
+        var chunk = list.tail.map(OverflowChunk.init)
+        if chunk == nil || chunk!.count == chunk!.capacity { chunk = appendOverflowChunk(to: list, after: chunk) }
         let tail = chunk.unsafelyUnwrapped
         let index = tail.count
         MPSCQueue.copyItem(to: tail.slot(index, slotBytes: slotBytes), from: source, byteCount: itemBytes)
         tail.count = index + 1
-        overflowAppendCount.store(overflowAppendCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        list.appendCount = list.appendCount &+ 1
+    }
+
+    /// The queue's first overflow append: its overflow list, published in the ring block
+    /// (release) before `overflowActive` is set. Under overflowLock.
+    @inline(never)
+    func makeOverflowList(_ ring: RawRing) -> OverflowList {
+        let list = OverflowList.allocate()
+        ring.overflowListBase = list.base
+        return list
     }
 
     /// A new tail chunk (twice the last one's size, up to the maximum). Under overflowLock.
     @inline(never)
-    func appendOverflowChunk(after tail: OverflowChunk?) -> OverflowChunk {
+    func appendOverflowChunk(to list: OverflowList, after tail: OverflowChunk?) -> OverflowChunk {
         let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) } ?? OverflowChunk.firstCapacity
         let fresh = OverflowChunk.allocate(capacity: capacity, slotBytes: slotBytes)
-        if let tail { tail.next = fresh.base } else { overflowHead = fresh.base }
-        overflowTail = fresh.base
+        if let tail { tail.next = fresh.base } else { list.head = fresh.base }
+        list.tail = fresh.base
         return fresh
     }
 
@@ -417,40 +432,66 @@ package final class MPSCQueue: @unchecked Sendable {
     /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable @inline(__always)
-    package func drain<Item>(max: Int, taking take: (UnsafeMutableRawPointer) -> Item,
+    package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
         let ring = RawRing(block: block)
         var taken = 0
         while taken < max {
             let item: Item
-            if let chunk = pendingChunk {
-                item = takePending(OverflowChunk(chunk), take)
+            if let list = overflowList(ring), let chunk = list.pendingChunk {
+                item = takePending(list, OverflowChunk(chunk), take)
             } else if let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
                 item = take(slot)
                 ring.releaseSingleConsumer()
             } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
                 continue
+            } else if lingering, taken > 0, ckshim_linger_get() != 0, lingerForMore(ring) {
+                continue  // something arrived while the drain looked again ("Lingering")
             } else {
                 return goIdle(ring)
             }
             // Counted before the hand-off (one writer: a relaxed load and store, no RMW), so
             // a turn stuck inside `body` has its item counted as taken.
-            dequeuedCount.store(dequeuedCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+            ring.takenCount = ring.takenCount &+ 1
             body(item)
             taken += 1
         }
         return .more
     }
 
+    /// Most empty looks a lingering drain makes before it goes idle ("Lingering", file
+    /// comment): with a `pause` between looks, about a microsecond or two.
+    @usableFromInline static let lingerPolls = 64
+
+    /// The lingering looks ("Lingering", file comment): up to `lingerPolls` looks, a
+    /// `pause` apart, for a committed ring entry or an overflow, while this worker has
+    /// nothing else to run. True when something arrived (the drain goes on), false when the
+    /// drain should go idle. Consumer only, on a thread where ckshim_linger_get() is set.
+    @usableFromInline @inline(never)
+    func lingerForMore(_ ring: RawRing) -> Bool {
+        guard Worker.currentHasNothingElseToRun() else { return false }
+        for _ in 0..<MPSCQueue.lingerPolls {
+            #if DEBUG
+            MPSCQueueTestHook.lingerIfArmed(self)
+            #endif
+            ckshim_stall()
+            if ring.committedTailSingleConsumer() != ring.consumerHeadSingleConsumer
+                || overflowActive.load(ordering: .acquiring) {
+                return true
+            }
+        }
+        return false
+    }
+
     /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
     /// the chunk once its last item is out.
     @inlinable
-    func takePending<Item>(_ chunk: OverflowChunk, _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
-        let index = Int(pendingIndex32)
+    func takePending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
+        let index = list.pendingIndex
         let item = take(chunk.slot(index, slotBytes: slotBytes))
-        overflowHandedOut.store(overflowHandedOut.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-        if index + 1 == chunk.count { releasePendingChunk(chunk) } else { pendingIndex32 = UInt32(index + 1) }
+        list.handedOut = list.handedOut &+ 1
+        if index + 1 == chunk.count { releasePendingChunk(list, chunk) } else { list.pendingIndex = index + 1 }
         return item
     }
 
@@ -463,9 +504,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// A pending chunk is used up: free it at once (a burst of millions of messages must
     /// not keep megabytes after the mailbox drained) and go on with the next. Consumer only.
     @usableFromInline @inline(never)
-    func releasePendingChunk(_ chunk: OverflowChunk) {
-        pendingChunk = chunk.next
-        pendingIndex32 = 0
+    func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
+        list.pendingChunk = chunk.next
+        list.pendingIndex = 0
         chunk.deallocate()
     }
 
@@ -478,9 +519,8 @@ package final class MPSCQueue: @unchecked Sendable {
         // On x86-64 the seq_cst store (xchg) already is one.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         #endif
-        let quiet = (ring?.isQuiescent ?? true)
-            && !overflowActive.load(ordering: .sequentiallyConsistent)
-            && pendingChunk == nil
+        var quiet = (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent)
+        if quiet, let ring, let list = overflowList(ring) { quiet = list.pendingChunk == nil }
         if quiet { return .empty }
         // Work is arriving (a claimed slot, or overflow): keep the turn unless a producer
         // has already taken it over (it schedules the next turn).
@@ -499,14 +539,14 @@ package final class MPSCQueue: @unchecked Sendable {
     func takeOverflowIfQuiescent(_ ring: RawRing) -> Bool {
         guard overflowActive.load(ordering: .acquiring) else { return false }
         return withOverflowLock {
-            guard ring.isQuiescent, let head = overflowHead else { return false }
+            guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return false }
             // The consumer takes a chain only once the previous one is used up (drain hands
             // out `pendingChunk` first), so nothing is pending here.
-            assert(pendingChunk == nil)
-            pendingChunk = head
-            pendingIndex32 = 0
-            overflowHead = nil
-            overflowTail = nil
+            assert(list.pendingChunk == nil)
+            list.pendingChunk = head
+            list.pendingIndex = 0
+            list.head = nil
+            list.tail = nil
             overflowActive.store(false, ordering: .releasing)
             return true
         }
@@ -541,10 +581,12 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Items counted and not yet drained (a snapshot).
     package var approximateCount: Int {
-        let inRing = ringBlock.load(ordering: .acquiring).map { RawRing(block: $0).count } ?? 0
+        guard let block = ringBlock.load(ordering: .acquiring) else { return 0 }
+        let ring = RawRing(block: block)
+        guard let list = overflowList(ring) else { return ring.count }
         // Handed-out first: both only grow, so the difference never goes below zero.
-        let handedOut = overflowHandedOut.load(ordering: .relaxed)
-        return inRing + Swift.max(overflowAppendCount.load(ordering: .relaxed) - handedOut, 0)
+        let handedOut = list.handedOut
+        return ring.count + Swift.max(list.appendCount - handedOut, 0)
     }
 
     /// True while a consumer turn is running or due (a producer claimed it since the last
@@ -552,7 +594,14 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable package var hasPendingWork: Bool { !consumerIdle.load(ordering: .acquiring) }
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
-    package var overflowAppends: Int { overflowAppendCount.load(ordering: .relaxed) }
+    package var overflowAppends: Int {
+        ringBlock.load(ordering: .acquiring).flatMap { overflowList(RawRing(block: $0))?.appendCount } ?? 0
+    }
+
+    /// True when the consumer holds no taken-and-unfinished overflow chain. Consumer only.
+    package var hasNoPendingChunk: Bool {
+        ringBlock.load(ordering: .acquiring).flatMap { overflowList(RawRing(block: $0))?.pendingChunk } == nil
+    }
 
     /// Runs `body` holding the overflow spin lock.
     @usableFromInline
@@ -591,14 +640,10 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
     /// a burst has drained. Consumer only (for tests).
     package var overflowChunksHeld: Int {
-        var held = 0
-        var next = pendingChunk
-        while let base = next { held += 1; next = OverflowChunk(base).next }
-        withOverflowLock {
-            next = overflowHead
-            while let base = next { held += 1; next = OverflowChunk(base).next }
+        guard let block = ringBlock.load(ordering: .acquiring), let list = overflowList(RawRing(block: block)) else {
+            return 0
         }
-        return held
+        return OverflowList.chunks(from: list.pendingChunk) + withOverflowLock { OverflowList.chunks(from: list.head) }
     }
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
@@ -626,6 +671,35 @@ package final class MPSCQueue: @unchecked Sendable {
     package static func pauseIfArmed(_ queue: MPSCQueue) {
         let armed = target.load(ordering: .relaxed)
         if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fire(armed) }
+    }
+
+    @usableFromInline static let lingerTarget = Atomic<UInt>(0)
+    private static let lingerAction = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// The next lingering look of a drain of `queue` ("Lingering" in the file comment) runs
+    /// `action` (on the consumer's thread, before its pause); then the hook disarms itself.
+    package static func armLinger(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        lingerAction.withLock { $0 = action }
+        lingerTarget.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+    }
+
+    /// Disarms `armLinger` if it has not fired.
+    package static func disarmLinger() {
+        lingerTarget.store(0, ordering: .releasing)
+        lingerAction.withLock { $0 = nil }
+    }
+
+    @inlinable @inline(__always)
+    package static func lingerIfArmed(_ queue: MPSCQueue) {
+        let armed = lingerTarget.load(ordering: .relaxed)
+        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fireLinger(armed) }
+    }
+
+    @usableFromInline static func fireLinger(_ armed: UInt) {
+        guard lingerTarget.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
+              let action = lingerAction.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
+        else { return }
+        action()
     }
 
     @usableFromInline static func fire(_ armed: UInt) {

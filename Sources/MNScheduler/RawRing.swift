@@ -4,7 +4,10 @@
 //         [ capacity × slot bytes ].
 // ck_ring itself keeps c_head 64 bytes away from p_tail/p_head and those 64 bytes away
 // from size/mask, so no two of them can share a 64-byte line wherever the block starts;
-// the extra line keeps slot 0 off size/mask's line the same way. The block therefore
+// the extra line keeps slot 0 off size/mask's line the same way. An MPSCQueue keeps two
+// words of its own in the block, both outside ck's fields (ckshim.h, "Two words MPSCQueue
+// keeps"): its consumer's count beside c_head and its overflow list's address just past
+// struct ck_ring. The block therefore
 // needs no cache-line alignment: it is a plain malloc (16-byte aligned). (posix_memalign
 // cost ~1,300 instructions per ring, a tenth of an actor's whole life, and fragmented
 // the heap.)
@@ -204,6 +207,30 @@ package struct RawRing: @unchecked Sendable {
     package func peekSingleConsumer(slotBytes: Int) -> UnsafeMutableRawPointer? {
         ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
     }
+
+    /// The owning MPSCQueue's count of items taken, kept beside c_head (ckshim.h; relaxed:
+    /// the consumer writes it, anyone reads it).
+    @inlinable package var takenCount: Int {
+        get { Int(truncatingIfNeeded: ckshim_ring_taken_load(ring)) }
+        nonmutating set { ckshim_ring_taken_store(ring, UInt64(truncatingIfNeeded: newValue)) }
+    }
+
+    /// The owning MPSCQueue's overflow list (an OverflowList base), nil until its first
+    /// overflow append; kept just past the ck_ring header (ckshim.h; release store, acquire load).
+    @inlinable var overflowListBase: UnsafeMutableRawPointer? {
+        get { ckshim_ring_overflow_load(ring) }
+        nonmutating set { ckshim_ring_overflow_store(ring, newValue) }
+    }
+
+    /// The consumer index, c_head (single consumer; ckshim_ring_head_sc).
+    @inlinable @inline(__always)
+    package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
+
+    /// The committed end, p_tail, with a load fence after it (single consumer;
+    /// ckshim_ring_tail_sc): a value other than `consumerHeadSingleConsumer` means a
+    /// committed entry waits.
+    @inlinable @inline(__always)
+    package func committedTailSingleConsumer() -> UInt32 { ckshim_ring_tail_sc(ring) }
 
     /// Frees the slot `peekSingleConsumer` returned for reuse by producers.
     @inlinable @inline(__always)

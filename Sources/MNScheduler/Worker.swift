@@ -195,6 +195,21 @@ final class Worker: @unchecked Sendable {
         return Unmanaged<Worker>.fromOpaque(raw)
     }
 
+    /// True when a mailbox drain on this pool worker's thread may linger now
+    /// (MPSCQueue.swift, "Lingering"): its next slot, local queue, the injection queue and
+    /// the resumed queue are empty. (Whether the thread may linger at all — a pool worker
+    /// of two or more — is ckshim_linger_get(), set by `run`.) Off the pool: false.
+    /// Whether a mailbox drain on this thread would linger now: both tests above (the
+    /// drain makes the first inline and the second in MPSCQueue.lingerForMore).
+    static func currentMayLinger() -> Bool { ckshim_linger_get() != 0 && currentHasNothingElseToRun() }
+
+    static func currentHasNothingElseToRun() -> Bool {
+        guard let worker = currentUnmanaged else { return false }
+        return worker._withUnsafeGuaranteedRef {
+            $0.nextSlot == nil && $0.local.count == 0 && $0.core.injection.isEmpty && $0.core.resumed.isEmpty
+        }
+    }
+
     // MARK: the loop
 
     /// The owner's view of the next slot (a relaxed load: only the owner puts units there).
@@ -219,7 +234,8 @@ final class Worker: @unchecked Sendable {
     func run(pin: Bool, nameThread: Bool = true) {
         shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
-        defer { ckshim_current_worker_set(nil) }
+        ckshim_linger_set(core.shared.count > 1 ? 1 : 0)  // MPSCQueue.swift, "Lingering"
+        defer { ckshim_current_worker_set(nil); ckshim_linger_set(0) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
