@@ -54,11 +54,17 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
     /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
-    /// a bounded mailbox is its ring, with no overflow).
-    let waiters: BoundedMailboxWaiters<Message>?
-    /// True when `Message` is too big for a ring slot and travels boxed (computed once:
-    /// this generic class's code is not specialised, see MessageEncoding).
-    let boxed = MessageEncoding<Message>.isBoxed
+    /// a bounded mailbox is its ring, with no overflow). Kept in the extras made at spawn
+    /// (AnyActorCell.Extras); the unbounded case reads one byte. Any thread.
+    final var waiters: BoundedMailboxWaiters<Message>? {
+        guard traits.contains(.bounded) else { return nil }
+        return unsafeDowncast(extrasStorage.unsafelyUnwrapped.waiters.unsafelyUnwrapped,
+                              to: BoundedMailboxWaiters<Message>.self)
+    }
+    /// True when `Message` is too big for a ring slot and travels boxed (computed once, at
+    /// spawn, into the cell's traits: this generic class's code is not specialised, see
+    /// MessageEncoding).
+    final var boxed: Bool { traits.contains(.boxed) }
 
     // Turn-confined (AnyActorCell C2).
 
@@ -118,12 +124,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
+    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool) {
         self.mailbox = mailbox
         self.mailboxPass = mailboxPass
-        self.waiters = bounded ? BoundedMailboxWaiters() : nil
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor)
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+                   traits: MessageEncoding<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
+                   waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
     }
 
     deinit {
@@ -450,7 +457,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
+    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool,
          instance: A, factory: (@Sendable () -> A)?) {
         self.factory = factory
@@ -498,11 +505,9 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
         try instance?.receiveSignal(signal, context: ActorContext(cell: self))
     }
 
-    private var started = false
-
     override func startInstance() throws {
-        if started, let factory { instance = factory() }  // a restart: fresh state (no factory: a ClosureActor keeps its instance)
-        started = true
+        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state (no factory: a ClosureActor keeps its instance)
+        instanceStarted = true
         try instance?.preStart(context: ActorContext(cell: self))
     }
 

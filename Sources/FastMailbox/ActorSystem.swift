@@ -284,7 +284,7 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let id = nextActorID()
-        let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
+        let cell = ActorCell<A>(id: id, name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
         try register(cell, named: name)
@@ -365,6 +365,9 @@ public final class ActorSystem: Sendable {
     /// Frees `name` at once (a restarting parent's children: their successors may be
     /// spawned under the same names while the old ones drain).
     func releaseName(of cell: AnyActorCell) {
+        // Set before the cell could run or stop, never cleared (AnyActorCell): read without
+        // the lock, so an unnamed actor's stop takes no lock here.
+        guard cell.holdsRegisteredName else { return }
         registry.withLock { registry in
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }

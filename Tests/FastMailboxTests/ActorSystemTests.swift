@@ -421,9 +421,9 @@ extension ActorSystemTests {
     /// the cell's SupervisorStrategy (40 bytes inline) became one pointer to a shared box it
     /// was 248 + 88 = 336 (release), which fails.
     #if DEBUG
-    static let idleCellAndQueueBytes = 232 + 88
+    static let idleCellAndQueueBytes = 136 + 88
     #else
-    static let idleCellAndQueueBytes = 216 + 88
+    static let idleCellAndQueueBytes = 120 + 88
     #endif
 
     private func smallestBlocks(_ refs: [ActorRef<Int>]) throws -> (cell: Int, mailbox: Int) {
