@@ -457,6 +457,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
+    @usableFromInline
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool,
          instance: A, factory: (@Sendable () -> A)?) {

@@ -40,6 +40,6 @@ extension ActorSystem {
                                                 mailbox: mailbox, body: body)
         try register(cell, named: name)
         cell.scheduleSelf()  // the first turn starts the body
-        return ActorRef(cell)
+        return ActorRef(target: .sequential(cell))
     }
 }

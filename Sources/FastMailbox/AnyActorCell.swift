@@ -83,11 +83,11 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// The phase, payload included (`draining`'s reason). Turn-confined (C2).
     @usableFromInline final var phase: Phase {
-        get {
+        @inline(__always) get {
             switch phaseCode {
             case .created: .created
             case .running: .running
-            case .draining: .draining(phaseReason)
+            case .draining: drainingPhase()
             case .stopped: .stopped
             }
         }
@@ -100,6 +100,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             }
         }
     }
+    @inline(never) private final func drainingPhase() -> Phase { .draining(phaseReason) }
     /// `isStopped` without the synthesized `==` of an enum with a payload.
     @inlinable @inline(__always) final var isStopped: Bool { phaseCode == .stopped }
     /// `isCreated`, likewise.
