@@ -10,8 +10,20 @@
 //       fields behave like a single-threaded object's.
 //  (C3) other threads reach a cell only through thread-safe entry points: the MPSCQueues
 //       (user mailbox, system queue), Atomics, and Scheduler.schedule.
+//  (C4) `extrasStorage` is turn-confined, except that init sets it when spawn was given
+//       more than the defaults (a name, a parent, a non-default supervisor, a bounded
+//       mailbox): it is then never written again, so any thread may read the `let`s the
+//       cell's immutable `traits` say are there (the name, the waiters).
 // `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
 // statistics can read it from any thread without a race.
+// Memory: an idle unnamed top-level actor's cell holds only what a turn needs on every
+// message; the phase, the reasons and the flags are bytes packed beside ScheduledUnit's
+// state byte; everything else is in `Extras`, made on first use (or by init, C4). The
+// name `$<id>` of an unnamed actor is formatted when read (logs, Terminated, dead
+// letters), never at spawn. A stop from outside travels in the system-queue word itself
+// (StopWord, rules S1–S3), so an actor that never gets another system message never
+// allocates a system queue; and `termination` is rebuilt from the phase, so a stop that
+// nobody watches allocates nothing.
 
 import Logging
 import MNScheduler
