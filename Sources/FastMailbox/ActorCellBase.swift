@@ -54,11 +54,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
     /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
-    /// a bounded mailbox is its ring, with no overflow). Kept in the extras made at spawn
-    /// (AnyActorCell.Extras); the unbounded case reads one byte. Any thread.
+    /// a bounded mailbox is its ring, with no overflow). Kept in the cell's SpawnInfo; the
+    /// unbounded case reads one byte. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
         guard traits.contains(.bounded) else { return nil }
-        return unsafeDowncast(extrasStorage.unsafelyUnwrapped.waiters.unsafelyUnwrapped,
+        return unsafeDowncast(spawnInfo.unsafelyUnwrapped.waiters.unsafelyUnwrapped,
                               to: BoundedMailboxWaiters<Message>.self)
     }
     /// True when `Message` is too big for a ring slot and travels boxed (computed once, at
@@ -69,9 +69,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // Turn-confined (AnyActorCell C2).
 
     /// Behaviour state most actors never use (become stack, stash, watch messages),
-    /// allocated on first use so an idle actor stays small. The hot path
-    /// only tests `typedExtras == nil`.
-    @usableFromInline final class TypedExtras {
+    /// allocated on first use so an idle actor stays small: the cell's one side object
+    /// (AnyActorCell.Extras, made by `makeExtras`), so the hot path only tests
+    /// `extrasStorage == nil`.
+    @usableFromInline final class TypedExtras: AnyActorCell.Extras {
         // The per-message checks read only the Int counters: in unspecialised generic code
         // touching an array of `Message` or of closures costs a metadata look-up each time
         // (measured: request–reply ping-pong 2.7 → 1.7 M round trips/s).
@@ -89,13 +90,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var watching: Set<ActorID> = []
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    @exclusivity(unchecked) @usableFromInline var typedExtras: TypedExtras?  // turn-confined: see AnyActorCell's `phase`
-    final var typed: TypedExtras {
-        if let typedExtras { return typedExtras }
-        let fresh = TypedExtras()
-        typedExtras = fresh
-        return fresh
+    /// The side object, as this cell kind's (turn-confined: see AnyActorCell's `phaseCode`).
+    @inlinable final var typedExtras: TypedExtras? {
+        @inline(__always) get { extrasStorage.map { unsafeDowncast($0, to: TypedExtras.self) } }
     }
+    final var typed: TypedExtras { unsafeDowncast(extras, to: TypedExtras.self) }
+    override final func makeExtras() -> Extras { TypedExtras() }
     final var becomeStack: [Behavior] {
         get { typedExtras?.becomeStack ?? [] }
         _modify { yield &typed.becomeStack }

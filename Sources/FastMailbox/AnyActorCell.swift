@@ -10,15 +10,13 @@
 //       fields behave like a single-threaded object's.
 //  (C3) other threads reach a cell only through thread-safe entry points: the MPSCQueues
 //       (user mailbox, system queue), Atomics, and Scheduler.schedule.
-//  (C4) `extrasStorage` is turn-confined, except that init sets it when spawn was given
-//       more than the defaults (a name, a parent, a non-default supervisor, a bounded
-//       mailbox): it is then never written again, so any thread may read the `let`s the
-//       cell's immutable `traits` say are there (the name, the waiters).
 // `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
 // statistics can read it from any thread without a race.
 // Memory: an idle unnamed top-level actor's cell holds only what a turn needs on every
 // message; the phase, the reasons and the flags are bytes packed beside ScheduledUnit's
-// state byte; everything else is in `Extras`, made on first use (or by init, C4). The
+// state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
+// other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
+// init only then; turn state most actors never use is in `Extras`, made on first use. The
 // name `$<id>` of an unnamed actor is formatted when read (logs, Terminated, dead
 // letters), never at spawn. A stop from outside travels in the system-queue word itself
 // (StopWord, rules S1–S3), so an actor that never gets another system message never
@@ -42,9 +40,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// What a cell is from its spawn on (immutable, C1).
     struct Traits: OptionSet {
         let rawValue: UInt8
-        /// Spawned with a name: `Extras.name`, set by init, holds it.
-        static let named = Traits(rawValue: 1 << 0)
-        /// A bounded mailbox: `Extras.waiters`, set by init, holds its waiting senders.
+        /// A bounded mailbox: `SpawnInfo.waiters` holds its waiting senders.
         static let bounded = Traits(rawValue: 1 << 1)
         /// The user mailbox's messages travel boxed (MessageEncoding), computed once.
         static let boxed = Traits(rawValue: 1 << 2)
@@ -55,9 +51,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     // Layout (issue: idle-actor footprint). Swift lays a subclass's fields out after its
     // superclass's last byte, so the one-byte fields below share the first word after the
-    // header with ScheduledUnit's state byte; everything rarely used (a given name, the
-    // parent, a supervisor other than the system's, bounded-mailbox waiters, failure texts,
-    // children, watchers, …) lives in `Extras`. Keep the bytes first and the words after.
+    // header with ScheduledUnit's state byte; everything rarely used lives in `SpawnInfo`
+    // (a given name, the parent, a supervisor other than the system's, bounded-mailbox
+    // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
+    // and the words after.
 
     /// The phase's case (see `phase`). Turn-confined (C2): `@exclusivity(unchecked)`, like
     /// every turn-confined field below (the turn reads them on every message; the
@@ -92,6 +89,29 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
     let turnThread = Atomic<UInt>(0)
     #endif
+
+    /// What spawn was given beyond the defaults; made by init only then (most actors: nil).
+    /// Immutable (C1): any thread may read it.
+    final class SpawnInfo {
+        /// The name given at spawn (nil: the name is `$<id>`, formatted when read).
+        let name: String?
+        /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's
+        /// cell object alive (not running); the parent drops the child when it terminates.
+        let parent: AnyActorCell?
+        /// The strategy that decides about this cell's failures when it is not the system's
+        /// default (its parent's `childSupervisor`, or the one given at spawn).
+        let supervisor: SupervisorStrategy?
+        /// A bounded mailbox's BoundedMailboxWaiters<Message> (ActorCellBase.waiters).
+        let waiters: AnyObject?
+
+        init(name: String?, parent: AnyActorCell?, supervisor: SupervisorStrategy?, waiters: AnyObject?) {
+            self.name = name
+            self.parent = parent
+            self.supervisor = supervisor
+            self.waiters = waiters
+        }
+    }
+    let spawnInfo: SpawnInfo?
 
     /// The phase, payload included (`draining`'s reason). Turn-confined (C2).
     @usableFromInline final var phase: Phase {
@@ -156,53 +176,35 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// State most actors never use, allocated on first use so an idle actor stays small:
-    /// what spawn was given beyond the defaults (then allocated by init: a name, a parent,
-    /// a supervisor other than the system's default, a bounded mailbox's waiters — `let`s,
-    /// which any thread may read once the cell's traits say they are there, since
-    /// `extrasStorage` is then never written again), and lifecycle state (children,
-    /// watchers, restarts, failure texts, observers, the logger), turn-confined (C2).
-    final class Extras {
-        /// The name given at spawn (nil: the name is `$<id>`, formatted when read).
-        let name: String?
-        /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's
-        /// cell object alive (not running); the parent drops the child when it terminates.
-        let parent: AnyActorCell?
-        /// The strategy that decides about this cell's failures when it is not the system's
-        /// default (its parent's `childSupervisor`, or the one given at spawn).
-        let supervisor: SupervisorStrategy?
-        /// A bounded mailbox's BoundedMailboxWaiters<Message> (ActorCellBase.waiters).
-        let waiters: AnyObject?
-
-        init(name: String? = nil, parent: AnyActorCell? = nil, supervisor: SupervisorStrategy? = nil,
-             waiters: AnyObject? = nil) {
-            self.name = name
-            self.parent = parent
-            self.supervisor = supervisor
-            self.waiters = waiters
-        }
+    /// Lifecycle state most actors never use (children, watchers, restarts, failure texts,
+    /// observers, the logger), allocated on first use so an idle actor stays small.
+    /// Turn-confined (C2). ActorCellBase's cells make a subclass with their typed state
+    /// (`makeExtras`), so a cell has one side object at most.
+    @usableFromInline class Extras {
+        @usableFromInline init() {}
 
         // Turn-confined (C2), like `phaseCode`: no dynamic exclusivity checks.
-        @exclusivity(unchecked) var children: [ActorID: AnyActorCell] = [:]
-        @exclusivity(unchecked) var watchers: [ActorID: AnyActorCell] = [:]
-        @exclusivity(unchecked) var restartBudget = RestartBudget()
+        @exclusivity(unchecked) final var children: [ActorID: AnyActorCell] = [:]
+        @exclusivity(unchecked) final var watchers: [ActorID: AnyActorCell] = [:]
+        @exclusivity(unchecked) final var restartBudget = RestartBudget()
         /// The text of a `.failed` reason in `reasonCode` / `pendingStopCode`.
-        @exclusivity(unchecked) var phaseFailure: String?
-        @exclusivity(unchecked) var pendingFailure: String?
+        @exclusivity(unchecked) final var phaseFailure: String?
+        @exclusivity(unchecked) final var pendingFailure: String?
         /// `await ref.terminated` callers, resumed when the cell stops.
-        @exclusivity(unchecked) var observers: [TerminationObserver] = []
+        @exclusivity(unchecked) final var observers: [TerminationObserver] = []
         /// `context.log`, built on first use (the system's logger plus actor/id, actor/name).
-        @exclusivity(unchecked) var logger: Logger?
+        @exclusivity(unchecked) final var logger: Logger?
     }
-    /// Set by init when spawn gave more than the defaults (then never written again), else
-    /// by the first turn that needs it. Turn-confined (C2) but for that first case.
-    @exclusivity(unchecked) final var extrasStorage: Extras?
-    private final var extras: Extras {
+    /// Turn-confined (C2); nil until a turn needs it.
+    @exclusivity(unchecked) @usableFromInline final var extrasStorage: Extras?
+    final var extras: Extras {
         if let extrasStorage { return extrasStorage }
-        let fresh = Extras()
+        let fresh = makeExtras()
         extrasStorage = fresh
         return fresh
     }
+    /// The side object this kind of cell keeps (ActorCellBase: with its typed state).
+    func makeExtras() -> Extras { Extras() }
     final var children: [ActorID: AnyActorCell] {
         get { extrasStorage?.children ?? [:] }
         _modify { yield &extras.children }
@@ -228,14 +230,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// The name given at spawn, else `$<id>` (formatted when read: every reader gets the
     /// same text, and a spawn formats nothing). Any thread.
     final var name: String {
-        if traits.contains(.named) { return extrasStorage.unsafelyUnwrapped.name.unsafelyUnwrapped }
+        if let name = spawnInfo?.name { return name }
         return "$\(id.rawValue)"
     }
-    /// The parent cell, nil for top-level actors (see `Extras.parent`). Turn-confined.
-    final var parent: AnyActorCell? { extrasStorage?.parent }
+    /// The parent cell, nil for top-level actors (see `SpawnInfo.parent`).
+    final var parent: AnyActorCell? { spawnInfo?.parent }
     /// The strategy that decides about *this* cell's failures (its parent's, or the
-    /// system default). Turn-confined.
-    final var supervisor: SupervisorStrategy { extrasStorage?.supervisor ?? system.defaultSupervisor }
+    /// system default).
+    final var supervisor: SupervisorStrategy { spawnInfo?.supervisor ?? system.defaultSupervisor }
 
     /// The system's logger with this actor's `actor/id` and `actor/name` (turn only; built
     /// once per actor, on first use).
@@ -249,19 +251,20 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
 
     /// `name` nil: the actor is called `$<id>`. `waiters`: a bounded mailbox's
-    /// BoundedMailboxWaiters. `traits`: `.boxed`, `.stopWord` (the rest follows from the
-    /// arguments). Extras are allocated here only if something differs from the defaults.
+    /// BoundedMailboxWaiters. `traits`: `.boxed`, `.stopWord` (`.bounded` follows from
+    /// `waiters`). A SpawnInfo is allocated only if something differs from the defaults.
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy,
          traits: Traits = [], waiters: AnyObject? = nil) {
         var traits = traits
-        if name != nil { traits.insert(.named) }
         if waiters != nil { traits.insert(.bounded) }
         self.traits = traits
         self.id = id
         self.system = system
         let customSupervisor = supervisor.sharesStorage(with: system.defaultSupervisor) ? nil : supervisor
         if name != nil || parent != nil || customSupervisor != nil || waiters != nil {
-            extrasStorage = Extras(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
+            spawnInfo = SpawnInfo(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
+        } else {
+            spawnInfo = nil
         }
         super.init()
     }
@@ -550,14 +553,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         // Built only when someone is told (a stop nobody watches formats no name); later
         // watchers and observers get the same value from `termination`.
         if let extras = extrasStorage {
-            if !extras.watchers.isEmpty || !extras.observers.isEmpty || extras.parent != nil {
+            if !extras.watchers.isEmpty || !extras.observers.isEmpty {
                 let t = Terminated(id: id, name: name, reason: reason)
                 for watcher in extras.watchers.values { watcher.sendSystem(.terminated(t)) }
                 for observer in extras.observers { observer.fire(t) }
-                extras.parent?.sendSystem(.terminated(t))
             }
             extras.watchers = [:]; extras.children = [:]; extras.observers = []
         }
+        if let parent { parent.sendSystem(.terminated(Terminated(id: id, name: name, reason: reason))) }
         releaseInstance()
     }
 

@@ -65,7 +65,7 @@ struct SpawnCostTests {
         // queue, its ring and the extras holding `termination`, 4 in all).
         #expect(unnamed.stop <= 1.01, "\(unnamed)")
         let named = try Self.measure(count: 1_000, named: true)
-        #expect(named.spawn <= 5, "the extras holding the name: \(named)")
+        #expect(named.spawn <= 5, "the SpawnInfo holding the name: \(named)")
         #expect(named.stop <= 1.01, "\(named)")
     }
 
@@ -76,7 +76,7 @@ struct SpawnCostTests {
         let unnamed = try system.spawn { (_: Int, _) in }
         let named = try system.spawn(name: "kept") { (_: Int, _) in }
         let cell = try #require(unnamed.recipient as? ActorCellBase<Int>)
-        #expect(cell.extrasStorage == nil, "an unnamed top-level actor with defaults has no extras")
+        #expect(cell.spawnInfo == nil && cell.extrasStorage == nil, "an unnamed top-level actor with defaults has no side object")
         #expect(unnamed.name == "$\(unnamed.id.rawValue)")
         #expect(named.name == "kept")
         unnamed.stop()
