@@ -57,14 +57,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// a bounded mailbox is its ring, with no overflow). Kept in the cell's SpawnInfo; the
     /// unbounded case reads one byte. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
-        guard traits.contains(.bounded) else { return nil }
-        return unsafeDowncast(spawnInfo.unsafelyUnwrapped.waiters.unsafelyUnwrapped,
-                              to: BoundedMailboxWaiters<Message>.self)
+        @inline(__always) get {
+            guard traits.contains(.bounded) else { return nil }
+            return unsafeDowncast(spawnInfo.unsafelyUnwrapped.waiters.unsafelyUnwrapped,
+                                  to: BoundedMailboxWaiters<Message>.self)
+        }
     }
     /// True when `Message` is too big for a ring slot and travels boxed (computed once, at
     /// spawn, into the cell's traits: this generic class's code is not specialised, see
     /// MessageEncoding).
-    final var boxed: Bool { traits.contains(.boxed) }
+    final var boxed: Bool { @inline(__always) get { traits.contains(.boxed) } }
 
     // Turn-confined (AnyActorCell C2).
 
@@ -91,8 +93,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
     /// The side object, as this cell kind's (turn-confined: see AnyActorCell's `phaseCode`).
+    /// No `Optional.map`: this generic class's code is not specialised, and a generic call
+    /// there costs metadata look-ups on every message.
     @inlinable final var typedExtras: TypedExtras? {
-        @inline(__always) get { extrasStorage.map { unsafeDowncast($0, to: TypedExtras.self) } }
+        @inline(__always) get {
+            guard let extras = extrasStorage else { return nil }
+            return unsafeDowncast(extras, to: TypedExtras.self)
+        }
     }
     final var typed: TypedExtras { unsafeDowncast(extras, to: TypedExtras.self) }
     override final func makeExtras() -> Extras { TypedExtras() }

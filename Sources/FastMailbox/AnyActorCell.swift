@@ -134,9 +134,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
     @inline(never) private final func drainingPhase() -> Phase { .draining(phaseReason) }
     /// `isStopped` without the synthesized `==` of an enum with a payload.
-    @inlinable @inline(__always) final var isStopped: Bool { phaseCode == .stopped }
+    @inlinable @inline(__always) final var isStopped: Bool { if case .stopped = phaseCode { true } else { false } }
     /// `isCreated`, likewise.
-    @inlinable @inline(__always) final var isCreated: Bool { phaseCode == .created }
+    @inlinable @inline(__always) final var isCreated: Bool { if case .created = phaseCode { true } else { false } }
 
     /// Why the cell is draining or stopped (valid in those phases). Turn-confined (C2).
     final var phaseReason: TerminationReason {
@@ -146,11 +146,16 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// A stop requested during a message or a hook, run once that code has returned.
     /// Turn-confined (C2); the per-message check `pendingStop != nil` reads one byte.
+    /// Small for the inliner: the per-message `pendingStop != nil` of specialised code is
+    /// one byte test (pattern matches, not `==`, which the inliner counts as calls).
     @inlinable final var pendingStop: TerminationReason? {
-        get { pendingStopCode == .none ? nil : pendingStopReason }
+        @inline(__always) get {
+            if case .none = pendingStopCode { return nil }
+            return pendingStopReason
+        }
         set { setPendingStop(newValue) }
     }
-    @usableFromInline final var pendingStopReason: TerminationReason {
+    @usableFromInline @inline(never) final var pendingStopReason: TerminationReason {
         decode(pendingStopCode, failure: extrasStorage?.pendingFailure)
     }
     @usableFromInline final func setPendingStop(_ reason: TerminationReason?) {
