@@ -59,18 +59,27 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
     /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
-    /// a bounded mailbox is its ring, with no overflow).
-    let waiters: BoundedMailboxWaiters<Message>?
-    /// True when `Message` is too big for a ring slot and travels boxed (computed once:
-    /// this generic class's code is not specialised, see MessageEncoding).
-    let boxed = MessageEncoding<Message>.isBoxed
+    /// a bounded mailbox is its ring, with no overflow). Kept in the cell's SpawnInfo; the
+    /// unbounded case reads one byte. Any thread.
+    final var waiters: BoundedMailboxWaiters<Message>? {
+        @inline(__always) get {
+            guard traits.contains(.bounded) else { return nil }
+            return unsafeDowncast(spawnInfo.unsafelyUnwrapped.waiters.unsafelyUnwrapped,
+                                  to: BoundedMailboxWaiters<Message>.self)
+        }
+    }
+    /// True when `Message` is too big for a ring slot and travels boxed (computed once, at
+    /// spawn, into the cell's traits: this generic class's code is not specialised, see
+    /// MessageEncoding).
+    final var boxed: Bool { @inline(__always) get { traits.contains(.boxed) } }
 
     // Turn-confined (AnyActorCell C2).
 
     /// Behaviour state most actors never use (become stack, stash, watch messages),
-    /// allocated on first use so an idle actor stays small. The hot path
-    /// only tests `typedExtras == nil`.
-    @usableFromInline final class TypedExtras {
+    /// allocated on first use so an idle actor stays small: the cell's one side object
+    /// (AnyActorCell.Extras, made by `makeExtras`), so the hot path only tests
+    /// `extrasStorage == nil`.
+    @usableFromInline final class TypedExtras: AnyActorCell.Extras {
         // The per-message checks read only the Int counters: in unspecialised generic code
         // touching an array of `Message` or of closures costs a metadata look-up each time
         // (measured: request–reply ping-pong 2.7 → 1.7 M round trips/s).
@@ -88,13 +97,17 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var watching: Set<ActorID> = []
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    @exclusivity(unchecked) @usableFromInline var typedExtras: TypedExtras?  // turn-confined: see AnyActorCell's `phase`
-    final var typed: TypedExtras {
-        if let typedExtras { return typedExtras }
-        let fresh = TypedExtras()
-        typedExtras = fresh
-        return fresh
+    /// The side object, as this cell kind's (turn-confined: see AnyActorCell's `phaseCode`).
+    /// No `Optional.map`: this generic class's code is not specialised, and a generic call
+    /// there costs metadata look-ups on every message.
+    @inlinable final var typedExtras: TypedExtras? {
+        @inline(__always) get {
+            guard let extras = extrasStorage else { return nil }
+            return unsafeDowncast(extras, to: TypedExtras.self)
+        }
     }
+    final var typed: TypedExtras { unsafeDowncast(extras, to: TypedExtras.self) }
+    override final func makeExtras() -> Extras { TypedExtras() }
     final var becomeStack: [Behavior] {
         get { typedExtras?.becomeStack ?? [] }
         _modify { yield &typed.becomeStack }
@@ -123,12 +136,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
+    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool) {
         self.mailbox = mailbox
         self.mailboxPass = mailboxPass
-        self.waiters = bounded ? BoundedMailboxWaiters() : nil
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor)
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+                   traits: MessageEncoding<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
+                   waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
     }
 
     deinit {
@@ -489,7 +503,8 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?,
+    @usableFromInline
+    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool,
          instance: A, factory: (@Sendable () -> A)?) {
         self.factory = factory
@@ -542,11 +557,9 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
         try instance?.receiveSignal(signal, context: ActorContext(cell: self))
     }
 
-    private var started = false
-
     override func startInstance() throws {
-        if started, let factory { instance = factory() }  // a restart: fresh state (no factory: a ClosureActor keeps its instance)
-        started = true
+        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state (no factory: a ClosureActor keeps its instance)
+        instanceStarted = true
         try instance?.preStart(context: ActorContext(cell: self))
     }
 

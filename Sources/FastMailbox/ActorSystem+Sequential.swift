@@ -36,10 +36,10 @@ extension ActorSystem {
         try refuseOnDeterministicScheduler("spawnSequential")
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self)
         let id = nextActorID()
-        let cell = SequentialActorCell<Message>(id: id, name: name ?? "$\(id.rawValue)", system: self,
+        let cell = SequentialActorCell<Message>(id: id, name: name, system: self,
                                                 mailbox: mailbox, body: body)
         try register(cell, named: name)
         cell.scheduleSelf()  // the first turn starts the body
-        return ActorRef(cell)
+        return ActorRef(target: .sequential(cell))
     }
 }

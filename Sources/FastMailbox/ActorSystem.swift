@@ -272,25 +272,34 @@ public final class ActorSystem: Sendable {
                       instance: ClosureActor(receive), factory: nil)
     }
 
-    func nextActorID() -> ActorID {
+    @usableFromInline func nextActorID() -> ActorID {
         ActorID(rawValue: ActorSystem.nextID.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
-    @usableFromInline
+    /// Inlinable, like its callers: specialised where `spawn` is called, so the cell's
+    /// generic class metadata comes from that site's cache instead of a look-up in the
+    /// runtime's metadata table on every spawn. What does not depend on `A` is `enroll`'s.
+    @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         instance: A? = nil, factory: (@Sendable () -> A)?
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
-        let id = nextActorID()
-        let cell = ActorCell<A>(id: id, name: name ?? "$\(id.rawValue)", system: self, parent: parent,
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, itemBytes: MessageEncoding<A.Message>.itemBytes)
+        let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
+        try enroll(cell, named: name, parent: parent)
+        return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
+    }
+
+    /// Registers a fresh cell, makes it its parent's child, and schedules its first turn
+    /// (which runs preStart).
+    @usableFromInline
+    func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?) throws(ActorSystemError) {
         try register(cell, named: name)
-        if let parent { parent.children[id] = cell }  // spawn from a context runs in the parent's turn
-        cell.scheduleSelf()  // the first turn runs preStart
-        return ActorRef(cell)
+        if let parent { parent.children[cell.id] = cell }  // spawn from a context runs in the parent's turn
+        cell.scheduleSelf()
     }
 
     /// Rings of at least this many slots (32 KiB) are allocated at spawn, so running out of
@@ -302,8 +311,14 @@ public final class ActorSystem: Sendable {
     /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
     /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
     func makeMailbox<Message>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> MPSCQueue {
+        try makeMailbox(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes)
+    }
+
+    /// The same for items of `itemBytes` (MessageEncoding.itemBytes of the message type).
+    @usableFromInline
+    func makeMailbox(capacity: Int, itemBytes: Int) throws(ActorSystemError) -> MPSCQueue {
         let mailbox: MPSCQueue
-        do { mailbox = try MessageEncoding<Message>.makeQueue(capacity: capacity) } catch { throw .invalidMailboxCapacity(capacity) }
+        do { mailbox = try MPSCQueue(capacity: capacity, itemBytes: itemBytes) } catch { throw .invalidMailboxCapacity(capacity) }
         if capacity >= ActorSystem.eagerRingCapacity {
             do { try mailbox.reserveRing() } catch { throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes) }
         }
@@ -365,6 +380,9 @@ public final class ActorSystem: Sendable {
     /// Frees `name` at once (a restarting parent's children: their successors may be
     /// spawned under the same names while the old ones drain).
     func releaseName(of cell: AnyActorCell) {
+        // Set before the cell could run or stop, never cleared (AnyActorCell): read without
+        // the lock, so an unnamed actor's stop takes no lock here.
+        guard cell.holdsRegisteredName else { return }
         registry.withLock { registry in
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }

@@ -12,6 +12,15 @@
 //       (user mailbox, system queue), Atomics, and Scheduler.schedule.
 // `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
 // statistics can read it from any thread without a race.
+// Memory (an idle actor's cell: 120 bytes in release builds, was 216): the phase, the
+// reasons and the flags are bytes packed beside ScheduledUnit's state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
+// other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
+// init only then; turn state most actors never use is in `Extras`, made on first use. The
+// name `$<id>` of an unnamed actor is formatted when read (logs, Terminated, dead
+// letters), never at spawn. A stop from outside travels in the system-queue word itself
+// (StopWord, rules S1–S3), so an actor that never gets another system message never
+// allocates a system queue; and `termination` is rebuilt from the phase, so a stop that
+// nobody watches allocates nothing.
 
 import Logging
 import MNScheduler
@@ -23,18 +32,55 @@ import Glibc
 @usableFromInline
 class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     @usableFromInline enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
+    /// `Phase` without its payload: one byte (the reason lives in `reasonCode`).
+    @usableFromInline enum PhaseCode: UInt8 { case created, running, draining, stopped }
+    /// A `TerminationReason` in one byte; `.failed`'s text lives in `Extras` (rare).
+    @usableFromInline enum ReasonCode: UInt8 { case none, stopped, failed, systemShutDown, finished }
+    /// What a cell is from its spawn on (immutable, C1).
+    struct Traits: OptionSet {
+        let rawValue: UInt8
+        /// A bounded mailbox: `SpawnInfo.waiters` holds its waiting senders.
+        static let bounded = Traits(rawValue: 1 << 1)
+        /// The user mailbox's messages travel boxed (MessageEncoding), computed once.
+        static let boxed = Traits(rawValue: 1 << 2)
+        /// `.stop` from outside may travel in `systemQueueStorage` itself (see StopWord):
+        /// cells whose turns read the system queue through `drainSystem` only.
+        static let stopWord = Traits(rawValue: 1 << 3)
+    }
+
+    // Layout (issue: idle-actor footprint). Swift lays a subclass's fields out after its
+    // superclass's last byte, so the one-byte fields below share the first word after the
+    // header with ScheduledUnit's state byte; everything rarely used lives in `SpawnInfo`
+    // (a given name, the parent, a supervisor other than the system's, bounded-mailbox
+    // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
+    // and the words after.
+
+    /// The phase's case (see `phase`). Turn-confined (C2): `@exclusivity(unchecked)`, like
+    /// every turn-confined field below (the turn reads them on every message; the
+    /// scheduler's confinement (C2) is what rules out overlapping accesses, so the
+    /// runtime's dynamic exclusivity check proves nothing it does not already guarantee).
+    @exclusivity(unchecked) @usableFromInline final var phaseCode: PhaseCode = .created
+    /// Why the cell is draining or stopped (`.none` before). Turn-confined (C2).
+    @exclusivity(unchecked) final var reasonCode: ReasonCode = .none
+    /// The stop requested during a message or hook (`.none`: none). Turn-confined (C2).
+    @exclusivity(unchecked) @usableFromInline final var pendingStopCode: ReasonCode = .none
+    /// True once the registry maps this cell's name to it (a name given at spawn, or a
+    /// pool's). Written under the system's registry lock before the cell can run or stop
+    /// (register, fillReservedName) and never cleared, so `releaseName` may read it
+    /// without the lock: unnamed actors take no lock and hash no name on the way out.
+    @exclusivity(unchecked) var holdsRegisteredName = false
+    /// Set by the turn that found the stopped cell drained and left the registry (C2).
+    @exclusivity(unchecked) final var leftRegistry = false
+    /// The behaviour's instance ran preStart once (ActorCell: the next start is a restart). C2.
+    @exclusivity(unchecked) final var instanceStarted = false
+    let traits: Traits
 
     let id: ActorID
-    let name: String
     @usableFromInline let system: ActorSystem
-    /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's cell
-    /// object alive (not running); the parent drops the child when it terminates.
-    let parent: AnyActorCell?
-    /// The strategy that decides about *this* cell's failures (its parent's, or the system default).
-    let supervisor: SupervisorStrategy
     /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue created by the first
     /// system message (most actors never get one: spawn needs none), installed by CAS
-    /// (acq_rel; the loser releases its own), read with acquire.
+    /// (acq_rel; the loser releases its own), read with acquire. Before any queue exists, a
+    /// `.stop` from outside travels in this word itself (`StopWord`: no queue, no ring).
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Messages handed to the behaviour so far (only the turn writes it).
     @usableFromInline let delivered = Atomic<Int>(0)
@@ -43,43 +89,126 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     let turnThread = Atomic<UInt>(0)
     #endif
 
-    // Turn-confined state (C2). `@exclusivity(unchecked)`: the turn reads these on every
-    // message; the scheduler's confinement (C2) is what rules out overlapping accesses, so
-    // the runtime's dynamic exclusivity check (swift_beginAccess, ~14 % of a ping-pong
-    // message's instructions) proves nothing it does not already guarantee.
-    @exclusivity(unchecked) @usableFromInline var phase: Phase = .created
-    /// `isStopped` without the synthesized `==` of an enum with a payload.
-    @inlinable @inline(__always) final var isStopped: Bool { if case .stopped = phase { return true } else { return false } }
-    /// `isCreated`, likewise.
-    @inlinable @inline(__always) final var isCreated: Bool { if case .created = phase { return true } else { return false } }
-    @exclusivity(unchecked) @usableFromInline var pendingStop: TerminationReason?
-    /// True once the registry maps this cell's name to it (a name given at spawn, or a
-    /// pool's). Guarded by the system's registry lock: written and read only under it, so
-    /// unnamed actors never hash their generated name on the way out.
-    @exclusivity(unchecked) var holdsRegisteredName = false
+    /// What spawn was given beyond the defaults; made by init only then (most actors: nil).
+    /// Immutable (C1): any thread may read it.
+    final class SpawnInfo {
+        /// The name given at spawn (nil: the name is `$<id>`, formatted when read).
+        let name: String?
+        /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's
+        /// cell object alive (not running); the parent drops the child when it terminates.
+        let parent: AnyActorCell?
+        /// The strategy that decides about this cell's failures when it is not the system's
+        /// default (its parent's `childSupervisor`, or the one given at spawn).
+        let supervisor: SupervisorStrategy?
+        /// A bounded mailbox's BoundedMailboxWaiters<Message> (ActorCellBase.waiters).
+        let waiters: AnyObject?
 
-    /// Lifecycle state most actors never use (children, watchers, restarts, termination),
-    /// allocated on first use so an idle actor stays small. Turn-confined (C2).
-    final class Extras {
-        // Turn-confined (C2), like `phase`: no dynamic exclusivity checks.
-        @exclusivity(unchecked) var children: [ActorID: AnyActorCell] = [:]
-        @exclusivity(unchecked) var watchers: [ActorID: AnyActorCell] = [:]
-        @exclusivity(unchecked) var restartBudget = RestartBudget()
-        @exclusivity(unchecked) var termination: Terminated?
-        /// Set by the turn that found the stopped cell drained and left the registry.
-        @exclusivity(unchecked) var leftRegistry = false
-        /// `await ref.terminated` callers, resumed when the cell stops.
-        @exclusivity(unchecked) var observers: [TerminationObserver] = []
-        /// `context.log`, built on first use (the system's logger plus actor/id, actor/name).
-        @exclusivity(unchecked) var logger: Logger?
+        init(name: String?, parent: AnyActorCell?, supervisor: SupervisorStrategy?, waiters: AnyObject?) {
+            self.name = name
+            self.parent = parent
+            self.supervisor = supervisor
+            self.waiters = waiters
+        }
     }
-    @exclusivity(unchecked) private var extrasStorage: Extras?
-    private final var extras: Extras {
+    let spawnInfo: SpawnInfo?
+
+    /// The phase, payload included (`draining`'s reason). Turn-confined (C2).
+    @usableFromInline final var phase: Phase {
+        @inline(__always) get {
+            switch phaseCode {
+            case .created: .created
+            case .running: .running
+            case .draining: drainingPhase()
+            case .stopped: .stopped
+            }
+        }
+        set {
+            switch newValue {
+            case .created: phaseCode = .created
+            case .running: phaseCode = .running
+            case .draining(let reason): phaseReason = reason; phaseCode = .draining
+            case .stopped: phaseCode = .stopped
+            }
+        }
+    }
+    @inline(never) private final func drainingPhase() -> Phase { .draining(phaseReason) }
+    /// `isStopped` without the synthesized `==` of an enum with a payload.
+    @inlinable @inline(__always) final var isStopped: Bool { if case .stopped = phaseCode { true } else { false } }
+    /// `isCreated`, likewise.
+    @inlinable @inline(__always) final var isCreated: Bool { if case .created = phaseCode { true } else { false } }
+
+    /// Why the cell is draining or stopped (valid in those phases). Turn-confined (C2).
+    final var phaseReason: TerminationReason {
+        get { decode(reasonCode, failure: extrasStorage?.phaseFailure) }
+        set { reasonCode = encode(newValue) { extras.phaseFailure = $0 } }
+    }
+
+    /// A stop requested during a message or a hook, run once that code has returned.
+    /// Turn-confined (C2); the per-message check `pendingStop != nil` reads one byte.
+    /// Small for the inliner: the per-message `pendingStop != nil` of specialised code is
+    /// one byte test (pattern matches, not `==`, which the inliner counts as calls).
+    @inlinable final var pendingStop: TerminationReason? {
+        @inline(__always) get {
+            if case .none = pendingStopCode { return nil }
+            return pendingStopReason
+        }
+        set { setPendingStop(newValue) }
+    }
+    @usableFromInline @inline(never) final var pendingStopReason: TerminationReason {
+        decode(pendingStopCode, failure: extrasStorage?.pendingFailure)
+    }
+    @usableFromInline final func setPendingStop(_ reason: TerminationReason?) {
+        guard let reason else { pendingStopCode = .none; return }
+        pendingStopCode = encode(reason) { extras.pendingFailure = $0 }
+    }
+
+    private final func encode(_ reason: TerminationReason, failure store: (String) -> Void) -> ReasonCode {
+        switch reason {
+        case .stopped: return .stopped
+        case .systemShutDown: return .systemShutDown
+        case .finished: return .finished
+        case .failed(let text): store(text); return .failed
+        }
+    }
+
+    private final func decode(_ code: ReasonCode, failure: String?) -> TerminationReason {
+        switch code {
+        case .none, .stopped: .stopped
+        case .systemShutDown: .systemShutDown
+        case .finished: .finished
+        case .failed: .failed(failure ?? "")
+        }
+    }
+
+    /// Lifecycle state most actors never use (children, watchers, restarts, failure texts,
+    /// observers, the logger), allocated on first use so an idle actor stays small.
+    /// Turn-confined (C2). ActorCellBase's cells make a subclass with their typed state
+    /// (`makeExtras`), so a cell has one side object at most.
+    @usableFromInline class Extras {
+        @usableFromInline init() {}
+
+        // Turn-confined (C2), like `phaseCode`: no dynamic exclusivity checks.
+        @exclusivity(unchecked) final var children: [ActorID: AnyActorCell] = [:]
+        @exclusivity(unchecked) final var watchers: [ActorID: AnyActorCell] = [:]
+        @exclusivity(unchecked) final var restartBudget = RestartBudget()
+        /// The text of a `.failed` reason in `reasonCode` / `pendingStopCode`.
+        @exclusivity(unchecked) final var phaseFailure: String?
+        @exclusivity(unchecked) final var pendingFailure: String?
+        /// `await ref.terminated` callers, resumed when the cell stops.
+        @exclusivity(unchecked) final var observers: [TerminationObserver] = []
+        /// `context.log`, built on first use (the system's logger plus actor/id, actor/name).
+        @exclusivity(unchecked) final var logger: Logger?
+    }
+    /// Turn-confined (C2); nil until a turn needs it.
+    @exclusivity(unchecked) @usableFromInline final var extrasStorage: Extras?
+    final var extras: Extras {
         if let extrasStorage { return extrasStorage }
-        let fresh = Extras()
+        let fresh = makeExtras()
         extrasStorage = fresh
         return fresh
     }
+    /// The side object this kind of cell keeps (ActorCellBase: with its typed state).
+    func makeExtras() -> Extras { Extras() }
     final var children: [ActorID: AnyActorCell] {
         get { extrasStorage?.children ?? [:] }
         _modify { yield &extras.children }
@@ -92,18 +221,27 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         get { extrasStorage?.restartBudget ?? RestartBudget() }
         _modify { yield &extras.restartBudget }
     }
-    final var leftRegistry: Bool {
-        get { extrasStorage?.leftRegistry ?? false }
-        _modify { yield &extras.leftRegistry }
-    }
-    final var termination: Terminated? {
-        get { extrasStorage?.termination }
-        _modify { yield &extras.termination }
-    }
     final var observers: [TerminationObserver] {
         get { extrasStorage?.observers ?? [] }
         _modify { yield &extras.observers }
     }
+    /// The actor's end, once stopped: built from the phase's reason when read, so a stop
+    /// nobody watches builds none (and formats no name).
+    final var termination: Terminated? {
+        isStopped ? Terminated(id: id, name: name, reason: phaseReason) : nil
+    }
+
+    /// The name given at spawn, else `$<id>` (formatted when read: every reader gets the
+    /// same text, and a spawn formats nothing). Any thread.
+    final var name: String {
+        if let name = spawnInfo?.name { return name }
+        return "$\(id.rawValue)"
+    }
+    /// The parent cell, nil for top-level actors (see `SpawnInfo.parent`).
+    final var parent: AnyActorCell? { spawnInfo?.parent }
+    /// The strategy that decides about *this* cell's failures (its parent's, or the
+    /// system default).
+    final var supervisor: SupervisorStrategy { spawnInfo?.supervisor ?? system.defaultSupervisor }
 
     /// The system's logger with this actor's `actor/id` and `actor/name` (turn only; built
     /// once per actor, on first use).
@@ -116,43 +254,125 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         return logger
     }
 
-    init(id: ActorID, name: String, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy) {
+    /// `name` nil: the actor is called `$<id>`. `waiters`: a bounded mailbox's
+    /// BoundedMailboxWaiters. `traits`: `.boxed`, `.stopWord` (`.bounded` follows from
+    /// `waiters`). A SpawnInfo is allocated only if something differs from the defaults.
+    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy,
+         traits: Traits = [], waiters: AnyObject? = nil) {
+        var traits = traits
+        if waiters != nil { traits.insert(.bounded) }
+        self.traits = traits
         self.id = id
-        self.name = name
         self.system = system
-        self.parent = parent
-        self.supervisor = supervisor
+        let customSupervisor = supervisor.sharesStorage(with: system.defaultSupervisor) ? nil : supervisor
+        if name != nil || parent != nil || customSupervisor != nil || waiters != nil {
+            spawnInfo = SpawnInfo(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
+        } else {
+            spawnInfo = nil
+        }
         super.init()
     }
 
     deinit {
-        if let queue = systemQueueStorage.load(ordering: .acquiring) {
-            let systemQueue = Unmanaged<MPSCQueue>.fromOpaque(queue).takeRetainedValue()
+        if let raw = systemQueueStorage.load(ordering: .acquiring), StopWord(raw) == nil {
+            let systemQueue = Unmanaged<MPSCQueue>.fromOpaque(raw).takeRetainedValue()
             MessageEncoding<SystemMessage>.discardAll(in: systemQueue)
+        }
+    }
+
+    /// A `.stop` from outside (reason `.stopped` or `.systemShutDown`) held in
+    /// `systemQueueStorage` itself while the cell has no system queue: an odd bit pattern
+    /// (a queue's address is 16-byte aligned), so the stop of an actor that never got
+    /// another system message allocates nothing (before: a queue and its ring).
+    /// Rules: (S1) only a sender installs a word, by CAS from nil, and schedules the cell
+    /// (the word is the "became non-empty" transition); (S2) only a turn (`drainSystem`) or
+    /// `runAfterShutdown` removes it, by CAS to nil, and handles it as the queued message
+    /// it stands for; (S3) a sender that needs a queue while a word is held makes one with
+    /// that stop already in it and swaps it for the word by CAS, so the stop keeps its place
+    /// ahead of later system messages. A word and a queue never coexist, and once a queue
+    /// is installed it stays until deinit.
+    @usableFromInline struct StopWord: Equatable {
+        let mode: StopMode
+        let reason: TerminationReason
+
+        init?(_ mode: StopMode, _ reason: TerminationReason) {
+            switch reason {
+            case .stopped, .systemShutDown: break
+            default: return nil
+            }
+            self.mode = mode
+            self.reason = reason
+        }
+
+        /// The word stored in `systemQueueStorage`, nil when `raw` is a queue's address.
+        init?(_ raw: UnsafeMutableRawPointer) {
+            let bits = UInt(bitPattern: raw)
+            guard bits & 1 != 0 else { return nil }
+            mode = bits & 2 != 0 ? .immediately : .afterDrainingMailbox
+            reason = bits & 4 != 0 ? .systemShutDown : .stopped
+        }
+
+        var raw: UnsafeMutableRawPointer {
+            let bits: UInt = 1 | (mode == .immediately ? 2 : 0) | (reason == .systemShutDown ? 4 : 0)
+            return UnsafeMutableRawPointer(bitPattern: bits).unsafelyUnwrapped
+        }
+
+        var message: SystemMessage { .stop(mode, reason) }
+
+        /// True when `raw` is a stop word rather than a queue's address.
+        @inlinable @inline(__always) static func isWord(_ raw: UnsafeMutableRawPointer) -> Bool {
+            UInt(bitPattern: raw) & 1 != 0
         }
     }
 
     /// The system queue if one was created.
     final var systemQueue: MPSCQueue? {
-        guard let queue = systemQueueStorage.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<MPSCQueue>.fromOpaque(queue).takeUnretainedValue()
+        guard let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) else { return nil }
+        return Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue()
     }
 
+    /// The installed system queue, made now if there is none (carrying a held stop word, S3).
     private final func makeSystemQueue() -> MPSCQueue {
-        let fresh = Unmanaged.passRetained(try! MessageEncoding<SystemMessage>.makeQueue(capacity: 4))
-        let (won, current) = systemQueueStorage.compareExchange(
-            expected: nil, desired: fresh.toOpaque(), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
-        if won { return fresh.takeUnretainedValue() }
-        fresh.release()
-        return Unmanaged<MPSCQueue>.fromOpaque(current!).takeUnretainedValue()
+        var current = systemQueueStorage.load(ordering: .acquiring)
+        while true {
+            if let raw = current, !StopWord.isWord(raw) { return Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue() }
+            let queue = try! MessageEncoding<SystemMessage>.makeQueue(capacity: 4)
+            if let raw = current, let word = StopWord(raw) {
+                _ = MessageEncoding<SystemMessage>.enqueue(word.message, into: queue)  // private until the CAS
+            }
+            let fresh = Unmanaged.passRetained(queue)
+            let (won, seen) = systemQueueStorage.compareExchange(
+                expected: current, desired: fresh.toOpaque(), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+            if won {
+                if current != nil { scheduleSelf() }  // carried a stop: its turn is due anyway (S1); harmless (R1)
+                return queue
+            }
+            MessageEncoding<SystemMessage>.discardAll(in: queue)
+            fresh.release()
+            current = seen
+        }
     }
 
     /// Enqueues a system message from any thread and schedules the cell if it was idle.
     final func sendSystem(_ message: SystemMessage) {
+        if traits.contains(.stopWord), case .stop(let mode, let reason) = message, let word = StopWord(mode, reason),
+           systemQueueStorage.compareExchange(expected: nil, desired: word.raw, ordering: .acquiringAndReleasing).exchanged {
+            scheduleSelf()  // S1
+            return
+        }
         let queue = systemQueue ?? makeSystemQueue()
         if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(message, into: queue) {
             scheduleSelf()
         }
+    }
+
+    /// Takes a held stop word (S2): its stop, or nil when there is none (or a sender just
+    /// swapped it for a queue that carries it).
+    private final func takeStopWord() -> SystemMessage? {
+        guard let raw = systemQueueStorage.load(ordering: .acquiring), let word = StopWord(raw),
+              systemQueueStorage.compareExchange(expected: raw, desired: nil, ordering: .acquiringAndReleasing).exchanged
+        else { return nil }
+        return word.message
     }
 
     /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
@@ -170,6 +390,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     override final func runAfterShutdown() {
         let previousTurn = enterTurn()  // exclusive, like a turn (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
+        _ = takeStopWord()  // a stop, dropped like a queued one: the stop below is the one that counts
         if let systemQueue {
             while systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
                 switch message {
@@ -197,12 +418,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// True when system messages wait (two loads): checked before each user message.
     @inlinable @inline(__always) final var hasSystemWork: Bool {
-        guard let queue = systemQueueStorage.load(ordering: .acquiring) else { return false }
-        return Unmanaged<MPSCQueue>.fromOpaque(queue)._withUnsafeGuaranteedRef { $0.hasPendingWork }
+        guard let raw = systemQueueStorage.load(ordering: .acquiring) else { return false }
+        if StopWord.isWord(raw) { return true }
+        return Unmanaged<MPSCQueue>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.hasPendingWork }
     }
 
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
+        if let stop = takeStopWord() { handleSystem(stop) }  // S2: the word, then any queue
         guard let systemQueue, systemQueue.hasPendingWork else { return .empty }
         return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { handleSystem($0) }
     }
@@ -210,7 +433,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final func handleSystem(_ message: SystemMessage) {
         switch message {
         case .stop(let mode, let reason):
-            switch phase {
+            switch phaseCode {
             case .stopped: return
             case .draining where mode == .afterDrainingMailbox: return
             default: break
@@ -228,7 +451,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
                 watchers[watcher.id] = watcher
             }
         case .unwatch(let watcherID):
-            watchers[watcherID] = nil
+            if extrasStorage != nil { watchers[watcherID] = nil }
         case .terminated(let t):
             children[t.id] = nil
             if !isStopped { handleTerminated(t); finishPendingStop() }
@@ -307,10 +530,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Runs a stop requested during a message or a hook, once that code has returned.
     @usableFromInline final func finishPendingStop() {
-        if let reason = pendingStop {
-            pendingStop = nil
-            finalizeStop(reason)
-        }
+        guard pendingStopCode != .none else { return }
+        let reason = pendingStopReason
+        pendingStopCode = .none
+        finalizeStop(reason)
     }
 
     /// Stops the cell: closes the mailbox (later sends → dead letters), stops children,
@@ -321,21 +544,27 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final func finalizeStop(_ reason: TerminationReason) {
         guard !isStopped else { return }
         let wasStarted = !isCreated
+        phaseReason = reason
         phase = .stopped
         if case .failed = reason { system.counters.failedStops.wrappingAdd(1, ordering: .relaxed) }
         system.releaseName(of: self)
         closeMailbox()
-        for child in children.values { child.sendSystem(.stop(.immediately, .stopped)) }
+        if let extras = extrasStorage {
+            for child in extras.children.values { child.sendSystem(.stop(.immediately, .stopped)) }
+        }
         if wasStarted { stopInstance() }
         resetBehaviourState()
-        let t = Terminated(id: id, name: name, reason: reason)
-        termination = t
-        for watcher in watchers.values { watcher.sendSystem(.terminated(t)) }
-        if extrasStorage != nil {
-            for observer in observers { observer.fire(t) }
-            watchers = [:]; children = [:]; observers = []
+        // Built only when someone is told (a stop nobody watches formats no name); later
+        // watchers and observers get the same value from `termination`.
+        if let extras = extrasStorage {
+            if !extras.watchers.isEmpty || !extras.observers.isEmpty {
+                let t = Terminated(id: id, name: name, reason: reason)
+                for watcher in extras.watchers.values { watcher.sendSystem(.terminated(t)) }
+                for observer in extras.observers { observer.fire(t) }
+            }
+            extras.watchers = [:]; extras.children = [:]; extras.observers = []
         }
-        parent?.sendSystem(.terminated(t))
+        if let parent { parent.sendSystem(.terminated(Terminated(id: id, name: name, reason: reason))) }
         releaseInstance()
     }
 

@@ -140,10 +140,11 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
     let buffered = Atomic<Int>(0)
 
-    init(id: ActorID, name: String, system: ActorSystem, mailbox: MPSCQueue, body: @escaping Body) {
+    init(id: ActorID, name: String?, system: ActorSystem, mailbox: MPSCQueue, body: @escaping Body) {
         self.mailbox = mailbox
         self.body = body
-        super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor)
+        super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
+                   traits: .stopWord)
     }
 
     deinit {

@@ -57,6 +57,10 @@ public struct SupervisorStrategy: Sendable {
         set { storage = Storage(maxRestarts: storage.maxRestarts, window: storage.window, decide: newValue) }
     }
 
+    /// True when both values share one box (so they are the same strategy): a cell stores
+    /// its strategy only when it is not its system's default (AnyActorCell.Extras).
+    func sharesStorage(with other: SupervisorStrategy) -> Bool { storage === other.storage }
+
     public init(maxRestarts: Int = 10, within window: Duration = .seconds(60),
                 decide: @escaping @Sendable (any Error) -> Directive) {
         storage = Storage(maxRestarts: maxRestarts, window: window, decide: decide)

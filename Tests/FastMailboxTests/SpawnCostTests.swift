@@ -1,0 +1,141 @@
+// Spawn cost: heap allocations per actor at each stage of its life (spawn, first turn with
+// one message, stop), counted on the test's thread with MallocCounter: every turn runs
+// there (DeterministicScheduler). Counts, never time.
+
+import MallocCounter
+import MNScheduler
+import Synchronization
+import Testing
+@testable import FastMailbox
+
+@Suite("Spawn cost")
+struct SpawnCostTests {
+    /// Allocations per actor of each stage, over `count` closure actors whose closure
+    /// captures nothing (so the caller allocates no closure context).
+    struct StageAllocations: CustomStringConvertible {
+        var spawn = 0.0, firstMessage = 0.0, stop = 0.0
+        var description: String { "spawn \(spawn), first message \(firstMessage), stop \(stop)" }
+    }
+
+    static func measure(count: Int, named: Bool = false) throws -> StageAllocations {
+        let deterministic = DeterministicScheduler(seed: 21)
+        let system = makeDeterministicSystem(deterministic)
+        var refs: [ActorRef<Int>] = []
+        refs.reserveCapacity(count)
+        // Warm-up: metadata, registry capacity, the scheduler's queues.
+        let warm = try (0..<count).map { i in try system.spawn(name: named ? "warm\(i)" : nil) { (_: Int, _) in } }
+        for ref in warm { ref.tell(1) }
+        try deterministic.runUntilQuiescent()
+        for ref in warm { ref.stop() }
+        try deterministic.runUntilQuiescent()
+
+        var stages = StageAllocations()
+        let names = (0..<count).map { "actor\($0)" }
+        var start = malloc_counter_thread_allocations()
+        for i in 0..<count { refs.append(try system.spawn(name: named ? names[i] : nil) { (_: Int, _) in }) }
+        stages.spawn = Double(malloc_counter_thread_allocations() - start) / Double(count)
+        start = malloc_counter_thread_allocations()
+        for ref in refs { ref.tell(1) }
+        try deterministic.runUntilQuiescent()
+        stages.firstMessage = Double(malloc_counter_thread_allocations() - start) / Double(count)
+        start = malloc_counter_thread_allocations()
+        for ref in refs { ref.stop() }
+        try deterministic.runUntilQuiescent()
+        stages.stop = Double(malloc_counter_thread_allocations() - start) / Double(count)
+        #expect(system.statistics.liveActors == 0)
+        #expect(system.statistics.delivered == 2 * count)
+        system.shutdown()
+        return stages
+    }
+
+    /// Debug builds' DeterministicScheduler allocates one entry per schedule of an idle
+    /// unit (each stage below schedules each actor once); release builds' real scheduler
+    /// none (scripts/instructions.sh spawn counts 5 allocations per actor in all: the
+    /// caller's closure context, the ClosureActor, the cell, its mailbox and its ring).
+    @Test("allocations per closure actor: spawn, first message, stop")
+    func allocationsPerStage() throws {
+        guard malloc_counter_active() != 0 else { return }  // TSan/ASan builds: the sanitizer owns malloc
+        let unnamed = try Self.measure(count: 1_000)
+        // The cell, its mailbox (no ring yet), the ClosureActor, the first turn's schedule.
+        // Not the name: `$<id>` is formatted when read.
+        #expect(unnamed.spawn <= 4, "\(unnamed)")
+        // The ring, the schedule.
+        #expect(unnamed.firstMessage <= 2.01, "\(unnamed)")
+        // The schedule only: the stop travels in the system-queue word (before: a system
+        // queue, its ring and the extras holding `termination`, 4 in all).
+        #expect(unnamed.stop <= 1.01, "\(unnamed)")
+        let named = try Self.measure(count: 1_000, named: true)
+        #expect(named.spawn <= 5, "the SpawnInfo holding the name: \(named)")
+        #expect(named.stop <= 1.01, "\(named)")
+    }
+
+    @Test("an unnamed actor is called $<id> by every reader, and a named one by its name")
+    func lazilyFormattedName() throws {
+        let deterministic = DeterministicScheduler(seed: 22)
+        let system = makeDeterministicSystem(deterministic)
+        let unnamed = try system.spawn { (_: Int, _) in }
+        let named = try system.spawn(name: "kept") { (_: Int, _) in }
+        let cell = try #require(unnamed.recipient as? ActorCellBase<Int>)
+        #expect(cell.spawnInfo == nil && cell.extrasStorage == nil, "an unnamed top-level actor with defaults has no side object")
+        #expect(unnamed.name == "$\(unnamed.id.rawValue)")
+        #expect(named.name == "kept")
+        unnamed.stop()
+        named.stop()
+        try deterministic.runUntilQuiescent()
+        #expect(cell.termination == Terminated(id: unnamed.id, name: "$\(unnamed.id.rawValue)", reason: .stopped))
+        #expect(unnamed.name == "$\(unnamed.id.rawValue)")
+        system.shutdown()
+    }
+
+    /// Records the Terminated signals it gets for the actor it watches.
+    final class Watcher: EventActor {
+        let target: ActorRef<Int>
+        let seen: Probe<Terminated>
+        init(target: ActorRef<Int>, seen: Probe<Terminated>) { self.target = target; self.seen = seen }
+        func preStart(context: ActorContext<Int>) { context.watch(target) }
+        func receive(_ message: Int, context: ActorContext<Int>) {}
+        func receiveSignal(_ signal: Signal, context: ActorContext<Int>) {
+            if case .terminated(let t) = signal { seen.record(t) }
+        }
+    }
+
+    @Test("a stop from outside allocates no system queue; watchers are told as before")
+    func stopWithoutSystemQueue() throws {
+        let deterministic = DeterministicScheduler(seed: 23)
+        let system = makeDeterministicSystem(deterministic)
+        let target = try system.spawn { (_: Int, _) in }
+        let seen = Probe<Terminated>()
+        _ = try system.spawn { Watcher(target: target, seen: seen) }
+        try deterministic.runUntilQuiescent()  // both started; the watch queued a system queue on target
+        let quiet = try system.spawn { (_: Int, _) in }
+        try deterministic.runUntilQuiescent()
+        let quietCell = try #require(quiet.recipient as? ActorCellBase<Int>)
+        quiet.stop()
+        target.stop()
+        try deterministic.runUntilQuiescent()
+        #expect(quietCell.isStopped)
+        #expect(quietCell.systemQueueStorage.load(ordering: .acquiring) == nil, "the word was taken; no queue made")
+        #expect(seen.values == [Terminated(id: target.id, name: target.name, reason: .stopped)])
+        #expect(system.statistics.liveActors == 1)
+        system.shutdown()
+    }
+
+    @Test("a system message sent while a stop word is held queues behind that stop (S3)")
+    func stopWordKeepsItsPlace() throws {
+        let deterministic = DeterministicScheduler(seed: 24)
+        let system = makeDeterministicSystem(deterministic)
+        let ref = try system.spawn { (_: Int, _) in }
+        try deterministic.runUntilQuiescent()
+        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        cell.sendSystem(.stop(.immediately, .stopped))  // held in the word
+        let word = cell.systemQueueStorage.load(ordering: .acquiring)
+        #expect(word.map(AnyActorCell.StopWord.isWord) == true)
+        cell.sendSystem(.stop(.immediately, .systemShutDown))  // makes the queue, carrying the first stop
+        let queue = try #require(cell.systemQueue)
+        #expect(queue.approximateCount == 2)
+        try deterministic.runUntilQuiescent()
+        #expect(cell.termination?.reason == .stopped, "the first stop was handled first")
+        #expect(system.statistics.liveActors == 0)
+        system.shutdown()
+    }
+}
