@@ -264,7 +264,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         // unbounded). It is the general turn with every skipped step known to do nothing
         // (`budget` ≥ 1: the scheduler's throughput, SchedulerConfiguration.throughputRange).
         assert(budget > 0, "a turn with no budget")
-        if case .running = phase, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
+        if case .running = phaseCode, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
             // `mailboxPass!(…)` calls the stored closure without the retain and release of
             // its context that `if let` (a copy) costs; `self` keeps it alive. (Tested with
             // `case .some`: `!= nil` would reabstract the closure for the generic
@@ -272,7 +272,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             let outcome = mailboxPass!(self, budget)
             // What the behaviour did in the pass (stop, unstashAll) is for the general tail;
             // a running cell with nothing unstashed has nothing else to do.
-            if case .running = phase, !hasPriority { return outcome == .more ? .more : .idle }
+            if case .running = phaseCode, !hasPriority { return outcome == .more ? .more : .idle }
             return finishTurn(mailboxOutcome: outcome, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget)
