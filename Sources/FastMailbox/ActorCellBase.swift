@@ -32,10 +32,10 @@
 // otherwise hands the message to the unspecialised `handleFromMailbox`, which is the one
 // place that knows the rules above; cells spawned without a pass use it for every message.
 // The common turn (a running cell with a pass, no system message pending, nothing
-// unstashed, an unbounded mailbox) is tested for first and is just the pass: steps 1, 3
-// (priority list), 4 and 5 have nothing to do then, and a turn whose behaviour stopped the
-// actor or unstashed messages ends through the general tail (finishTurn). Any other turn
-// is runGeneralTurn, steps 1–5 as written.
+// unstashed, an unbounded mailbox) is tested for first and is just the pass: steps 1, 2,
+// 3's priority list and 4 have nothing to do then, and step 5 is the pass's outcome; a
+// turn whose behaviour stopped the actor or unstashed messages ends through the general
+// tail (finishTurn). Any other turn is runGeneralTurn, steps 1–5 as written.
 // Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
 // transition and that sender calls schedule(); if the cell is mid-turn the scheduler marks
 // it notified and runs it again, so a message is never left behind (MPSCQueue S1/S2,
@@ -266,9 +266,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         assert(budget > 0, "a turn with no budget")
         if case .running = phaseCode, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
             // `mailboxPass!(…)` calls the stored closure without the retain and release of
-            // its context that `if let` (a copy) costs; `self` keeps it alive. (Tested with
-            // `case .some`: `!= nil` would reabstract the closure for the generic
-            // comparison, a thunk allocated per turn in debug builds.)
+            // its context that `if let` (a copy) costs; `self` keeps it alive. (Its presence
+            // is tested with `case .some`: `!= nil` would reabstract the closure for the
+            // generic comparison, a thunk allocated per turn in debug builds.)
             let outcome = mailboxPass!(self, budget)
             // What the behaviour did in the pass (stop, unstashAll) is for the general tail;
             // a running cell with nothing unstashed has nothing else to do.
