@@ -20,15 +20,17 @@ enum MailboxWorkload {
             })
         case .ckRing:
             let ring = RawRing(capacity: capacity)
-            defer { ring.deallocate() }
             let handle = RingHandle(ring: ring)
-            return QueueDriver.run(producers: producers, consumers: 1, each: each, produce: { word in
+            let outcome = QueueDriver.run(producers: producers, consumers: 1, each: each, produce: { word in
                 var backoff = Backoff()
                 while !handle.ring.enqueueMultiProducerYielding(word: word) { backoff.pause() }
             }, take: { batch in
                 var word: UInt = 0
                 while batch.count < 64, handle.ring.dequeueSingleConsumer(word: &word) { batch.append(word) }
             })
+            // A run that timed out leaves its threads on the ring: leak it rather than free it.
+            if !QueueDriver.leftThreadsRunning(outcome) { ring.deallocate() }
+            return outcome
         default:
             return .failed("mailbox has no \(cell.runtime) implementation")
         }

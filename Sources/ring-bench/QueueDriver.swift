@@ -8,6 +8,15 @@ import Synchronization
 /// producer's sequence numbers rise (with one consumer: rise by exactly one), and the
 /// consumers together must take every word once (count and sum).
 enum QueueDriver {
+    /// How a run's failure starts when its threads did not finish in time: they are still
+    /// running, so whatever they use (a raw ring) must not be freed.
+    static let timedOut = "timed out"
+
+    /// True when `outcome` is a run whose threads are still running (see `timedOut`).
+    static func leftThreadsRunning(_ outcome: RunOutcome) -> Bool {
+        outcome.failure?.hasPrefix(timedOut) ?? false
+    }
+
     static func word(producer: Int, sequence: Int) -> UInt { UInt(producer) << 32 | UInt(sequence) }
 
     /// What one consumer saw.
@@ -59,7 +68,9 @@ enum QueueDriver {
         }
         let done = finished.wait(timeout: .now() + 120) == .success
         let seconds = Double(Clock.now() - t0) / 1e9
-        if !done { return .failed("consumers took \(takenAll.load(ordering: .relaxed)) of \(total) words in 120 s") }
+        if !done {
+            return .failed("\(QueueDriver.timedOut): consumers took \(takenAll.load(ordering: .relaxed)) of \(total) words in 120 s")
+        }
         let seen = results.withLock { $0 }
         if let disorder = seen.compactMap(\.disorder).first { return .failed(disorder) }
         let taken = seen.map(\.taken).reduce(0, +), sum = seen.map(\.sum).reduce(0, +)

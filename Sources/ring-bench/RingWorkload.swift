@@ -8,8 +8,14 @@ enum RingWorkload {
     static func run(_ cell: Cell) -> RunOutcome {
         guard cell.runtime == .ckRing else { return .failed("ring has no \(cell.runtime) implementation") }
         let ring = RawRing(capacity: cell.capacity ?? 1024)
-        defer { ring.deallocate() }
-        let handle = RingHandle(ring: ring)
+        let outcome = run(cell, on: RingHandle(ring: ring))
+        // A run that timed out leaves its threads on the ring: leak it rather than free it
+        // under them (it once crashed the next cell).
+        if !QueueDriver.leftThreadsRunning(outcome) { ring.deallocate() }
+        return outcome
+    }
+
+    private static func run(_ cell: Cell, on handle: RingHandle) -> RunOutcome {
         switch cell.variant.parameter {
         case 1:
             return QueueDriver.run(producers: 1, consumers: 1, each: cell.size, produce: { word in
