@@ -45,17 +45,26 @@ import Synchronization
         return (taken, outcome, lateClaimed.load(ordering: .sequentiallyConsistent) == 1)
     }
 
-    @Test("a lingering drain on an idle worker of two takes what arrives while it looks again, in the same drain")
-    func lingeringTakesLateArrival() throws {
+    /// On a worker of a two-worker pool with nothing else to run: one item queued, a drain
+    /// with `lingering`, a late item at the first lingering look (if any). The items that
+    /// drain took, whether it then went idle, and whether the late producer had to claim
+    /// the consumer (schedule it).
+    private func lateArrival(lingering: Bool) throws -> (taken: [UInt], wentIdle: Bool, lateClaimed: Bool) {
         let scheduler = try makeScheduler(workers: 2)
         defer { scheduler.shutdown() }
         let queue = try MPSCQueue(capacity: 8)
         _ = queue.enqueue(word: 1)
         let result = inTurn(scheduler) { () -> ([UInt], Bool, Bool) in
-            let (taken, outcome, lateClaimed) = self.drainWithLateArrival(queue, lingering: true)
+            let (taken, outcome, lateClaimed) = self.drainWithLateArrival(queue, lingering: lingering)
             return (taken, outcome == .empty, lateClaimed)
         }
         let (taken, wentIdle, lateClaimed) = try #require(result)
+        return (taken, wentIdle, lateClaimed)
+    }
+
+    @Test("a lingering drain on an idle worker of two takes what arrives while it looks again, in the same drain")
+    func lingeringTakesLateArrival() throws {
+        let (taken, wentIdle, lateClaimed) = try lateArrival(lingering: true)
         #expect(taken == [1, 2])      // both in one drain
         #expect(wentIdle)             // then idle, by the usual protocol
         #expect(!lateClaimed)         // the late producer found the consumer running: no schedule
@@ -63,15 +72,7 @@ import Synchronization
 
     @Test("a drain that does not linger goes idle at once, and the late producer must schedule the consumer")
     func plainDrainGoesIdle() throws {
-        let scheduler = try makeScheduler(workers: 2)
-        defer { scheduler.shutdown() }
-        let queue = try MPSCQueue(capacity: 8)
-        _ = queue.enqueue(word: 1)
-        let result = inTurn(scheduler) { () -> ([UInt], Bool, Bool) in
-            let (taken, outcome, lateClaimed) = self.drainWithLateArrival(queue, lingering: false)
-            return (taken, outcome == .empty, lateClaimed)
-        }
-        let (taken, wentIdle, lateClaimed) = try #require(result)
+        let (taken, wentIdle, lateClaimed) = try lateArrival(lingering: false)
         #expect(taken == [1])
         #expect(wentIdle)
         #expect(lateClaimed)
