@@ -15,7 +15,8 @@
 // Memory (an idle actor's cell: 120 bytes in release builds, was 216): the phase, the
 // reasons and the flags are bytes packed beside ScheduledUnit's state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
 // other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
-// init only then; turn state most actors never use is in `Extras`, made on first use. The
+// init only then (a child given only its parent keeps the parent in that word itself,
+// trait `.parentOnly`, so spawning a child allocates no SpawnInfo); turn state most actors never use is in `Extras`, made on first use. The
 // name `$<id>` of an unnamed actor is formatted when read (logs, Terminated, dead
 // letters), never at spawn. A stop from outside travels in the system-queue word itself
 // (StopWord, rules S1–S3), so an actor that never gets another system message never
@@ -46,6 +47,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         /// `.stop` from outside may travel in `systemQueueStorage` itself (see StopWord):
         /// cells whose turns read the system queue through `drainSystem` only.
         static let stopWord = Traits(rawValue: 1 << 3)
+        /// Spawn was given a parent and nothing else beyond the defaults: `spawnStorage` is
+        /// the parent cell itself, not a SpawnInfo (a child costs no extra allocation).
+        static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
     // Layout (issue: idle-actor footprint). Swift lays a subclass's fields out after its
@@ -110,7 +114,15 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             self.waiters = waiters
         }
     }
-    let spawnInfo: SpawnInfo?
+    /// nil (nothing beyond the defaults), the parent cell (trait `.parentOnly`: a child
+    /// given nothing else, the common case, which then allocates no SpawnInfo), or a
+    /// SpawnInfo. Immutable.
+    let spawnStorage: AnyObject?
+    /// What spawn was given beyond the defaults, when more than a parent.
+    @inline(__always) final var spawnInfo: SpawnInfo? {
+        guard let storage = spawnStorage, !traits.contains(.parentOnly) else { return nil }
+        return unsafeDowncast(storage, to: SpawnInfo.self)
+    }
 
     /// The phase, payload included (`draining`'s reason). Turn-confined (C2).
     @usableFromInline final var phase: Phase {
@@ -238,7 +250,11 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         return "$\(id.rawValue)"
     }
     /// The parent cell, nil for top-level actors (see `SpawnInfo.parent`).
-    final var parent: AnyActorCell? { spawnInfo?.parent }
+    final var parent: AnyActorCell? {
+        guard let storage = spawnStorage else { return nil }
+        return traits.contains(.parentOnly) ? unsafeDowncast(storage, to: AnyActorCell.self)
+            : unsafeDowncast(storage, to: SpawnInfo.self).parent
+    }
     /// The strategy that decides about *this* cell's failures (its parent's, or the
     /// system default).
     final var supervisor: SupervisorStrategy { spawnInfo?.supervisor ?? system.defaultSupervisor }
@@ -261,15 +277,18 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
          traits: Traits = [], waiters: AnyObject? = nil) {
         var traits = traits
         if waiters != nil { traits.insert(.bounded) }
-        self.traits = traits
         self.id = id
         self.system = system
         let customSupervisor = supervisor.sharesStorage(with: system.defaultSupervisor) ? nil : supervisor
-        if name != nil || parent != nil || customSupervisor != nil || waiters != nil {
-            spawnInfo = SpawnInfo(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
+        if name == nil, customSupervisor == nil, waiters == nil, let parent {
+            traits.insert(.parentOnly)
+            spawnStorage = parent
+        } else if name != nil || parent != nil || customSupervisor != nil || waiters != nil {
+            spawnStorage = SpawnInfo(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
         } else {
-            spawnInfo = nil
+            spawnStorage = nil
         }
+        self.traits = traits
         super.init()
     }
 
