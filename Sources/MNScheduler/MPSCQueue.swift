@@ -92,7 +92,10 @@
 // times with a `pause` between looks, before it goes idle — only while its worker has
 // nothing else to run (Worker.currentMayLinger: a pool worker of a scheduler with two or
 // more workers, a thread-local flag the drain reads inline, and this worker's next slot,
-// local queue, the injection queue and the resumed queue empty), so it never delays
+// local queue, the injection queue and the resumed queue empty; and not when an overflow
+// is already active, which the drain could not take because a producer sits between
+// claim and commit: that case returns `.more`, as before, instead of spinning on the
+// producer), so it never delays
 // other runnable work on its worker, and never runs with one worker (or off the pool,
 // or under the deterministic scheduler). It is a delay before `goIdle`, nothing else:
 // the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
@@ -470,7 +473,10 @@ package final class MPSCQueue: @unchecked Sendable {
     /// drain should go idle. Consumer only, on a thread where ckshim_linger_get() is set.
     @usableFromInline @inline(never)
     func lingerForMore(_ ring: RawRing) -> Bool {
-        guard Worker.currentHasNothingElseToRun() else { return false }
+        // An overflow already active is one the drain could not take (the ring is not
+        // quiescent: a producer between claim and commit): looking again would find it at
+        // once, every time, and spin on that producer instead of going idle with `.more`.
+        guard !overflowActive.load(ordering: .acquiring), Worker.currentHasNothingElseToRun() else { return false }
         for _ in 0..<MPSCQueue.lingerPolls {
             #if DEBUG
             MPSCQueueTestHook.lingerIfArmed(self)
@@ -598,10 +604,6 @@ package final class MPSCQueue: @unchecked Sendable {
         ringBlock.load(ordering: .acquiring).flatMap { overflowList(RawRing(block: $0))?.appendCount } ?? 0
     }
 
-    /// True when the consumer holds no taken-and-unfinished overflow chain. Consumer only.
-    package var hasNoPendingChunk: Bool {
-        ringBlock.load(ordering: .acquiring).flatMap { overflowList(RawRing(block: $0))?.pendingChunk } == nil
-    }
 
     /// Runs `body` holding the overflow spin lock.
     @usableFromInline

@@ -78,6 +78,32 @@ import Synchronization
         #expect(lateClaimed)
     }
 
+    @Test("a lingering drain does not spin on an overflow it cannot take yet (a producer between claim and commit)")
+    func lingeringLeavesUntakeableOverflow() throws {
+        let scheduler = try makeScheduler(workers: 2)
+        defer { scheduler.shutdown() }
+        let queue = try MPSCQueue(capacity: 4)
+        for word: UInt in 1...4 { _ = queue.enqueue(word: word) }  // 3 in the ring, 4 overflows
+        var first: [UInt] = []
+        _ = queue.drain(max: 1) { first.append($0) }
+        // A producer that claimed the freed slot and has not committed it yet.
+        var ticket: UInt32 = 0
+        let slot = try #require(queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
+        let result = inTurn(scheduler) { () -> [UInt] in
+            var taken: [UInt] = []
+            let outcome = queue.drain(max: 16, lingering: true, taking: { $0.load(as: UInt.self) }) { taken.append($0) }
+            return outcome == .more ? taken : []
+        }
+        slot.storeBytes(of: UInt(5), as: UInt.self)
+        queue.ring.commitMultiProducer(ticket: ticket)
+        // Before the fix the drain spun until this commit: the turn never came back in time.
+        #expect(first == [1])
+        #expect(result == [2, 3], "the drain returns .more with the overflow still waiting")
+        var rest: [UInt] = []
+        while queue.drain(max: 16, { rest.append($0) }) == .more {}
+        #expect(rest == [5, 4])
+    }
+
     @Test("no lingering with one worker, off the pool, or while the worker's next slot holds a unit")
     func lingeringOnlyWhenNothingElseRuns() throws {
         #expect(!Worker.currentMayLinger())  // off the pool
