@@ -69,6 +69,28 @@ struct SpawnCostTests {
         #expect(named.stop <= 1.01, "\(named)")
     }
 
+    @Test("a child given only its parent keeps the parent without a SpawnInfo")
+    func childKeepsParentWithoutSideObject() throws {
+        let deterministic = DeterministicScheduler(seed: 25)
+        let system = makeDeterministicSystem(deterministic)
+        let made = Lock<ActorRef<Int>?>(nil)
+        let parent = try system.spawn { (_: Int, context: ActorContext<Int>) in
+            let child = try context.spawn { (_: Int, _) in }
+            made.withLock { $0 = child }
+        }
+        parent.tell(1)
+        try deterministic.runUntilQuiescent()
+        let child = try #require(made.withLock { $0 })
+        let cell = try #require(child.recipient as? ActorCellBase<Int>)
+        let parentCell = try #require(parent.recipient as? ActorCellBase<Int>)
+        // Before: every child allocated a SpawnInfo for its parent (the allocation gate's
+        // spawn-by-an-actor count rose from 5 to 6).
+        #expect(cell.spawnInfo == nil, "no side object for a child given nothing else")
+        #expect(cell.parent === parentCell)
+        #expect(cell.supervisor.sharesStorage(with: system.defaultSupervisor))
+        system.shutdown()
+    }
+
     @Test("an unnamed actor is called $<id> by every reader, and a named one by its name")
     func lazilyFormattedName() throws {
         let deterministic = DeterministicScheduler(seed: 22)
