@@ -16,6 +16,15 @@
 //                 global executor (the figure mnactor is compared with): n calls
 //     mnactoractor the same n awaited calls made by a native actor on an MNSerialExecutor
 //                 (a task with no task-executor preference): n calls
+//     mnfloor     mnactor's n calls, same caller loop, with executors that do nothing but
+//                 run jobs (NullSerialExecutor runs each job inside its enqueue,
+//                 NullTaskExecutor trampolines: one thread, no queue, no atomics): the
+//                 Swift runtime's own cost of an awaited call to a custom-executor actor
+//                 from a task with an executor preference, the floor under mnactor
+//     mnactoractorfloor  mnactoractor's calls with such executors (the caller actor's
+//                 trampolines): the floor under mnactoractor
+//     swiftactorpool  swiftactor's calls to a default actor, made from a task on the
+//                 scheduler's MNTaskExecutor (what Swift's own actors cost from the pool)
 //     mntell      two native actors on MNSerialExecutors bounce a ball with MNActor.tell
 //                 (fire-and-forget, a closure that captures nothing) until each got n:
 //                 2·n tells
@@ -100,6 +109,80 @@ actor MNCaller: MNActor {
     }
 }
 
+/// mnfloor's task executor: runs a job enqueued while none runs at once, and one enqueued
+/// from inside a running job (the task hopping back) right after that job returns. One
+/// thread only (the probe's main thread: the task's first enqueue runs the whole loop).
+final class NullTaskExecutor: TaskExecutor, @unchecked Sendable {
+    var pending: UnownedJob?
+    var running = false
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if running {
+            precondition(pending == nil, "NullTaskExecutor: two jobs pending")
+            pending = job
+            return
+        }
+        running = true
+        var next: UnownedJob? = job
+        while let current = next {
+            pending = nil
+            current.runSynchronously(on: asUnownedTaskExecutor())
+            next = pending
+        }
+        running = false
+    }
+}
+
+/// mnfloor's actor executor: runs each job inside its enqueue (the callee is idle and the
+/// caller's thread waits anyway: what MNSerialExecutor's inline path does, minus its checks).
+final class NullSerialExecutor: SerialExecutor, @unchecked Sendable {
+    func enqueue(_ job: consuming ExecutorJob) {
+        UnownedJob(job).runSynchronously(on: asUnownedSerialExecutor())
+    }
+}
+
+/// mnactoractorfloor's caller executor: NullTaskExecutor's trampoline, as a serial executor.
+final class TrampolineSerialExecutor: SerialExecutor, @unchecked Sendable {
+    var pending: UnownedJob?
+    var running = false
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if running {
+            precondition(pending == nil, "TrampolineSerialExecutor: two jobs pending")
+            pending = job
+            return
+        }
+        running = true
+        var next: UnownedJob? = job
+        while let current = next {
+            pending = nil
+            current.runSynchronously(on: asUnownedSerialExecutor())
+            next = pending
+        }
+        running = false
+    }
+}
+
+/// mnfloor's actor: MNCounter on any serial executor.
+actor FloorCounter {
+    let executor: NullSerialExecutor
+    var count = 0
+    init(executor: NullSerialExecutor) { self.executor = executor }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    func increment() -> Int { count += 1; return count }
+}
+
+/// mnactoractorfloor's caller: MNCaller on a TrampolineSerialExecutor.
+actor FloorCaller {
+    let executor = TrampolineSerialExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    var seen = 0
+    func call(_ target: FloorCounter, times n: Int) async -> Int {
+        for _ in 0..<n { seen = await target.increment() }
+        return seen
+    }
+}
+
 actor DefaultCounter {
     var count = 0
     func increment() -> Int { count += 1; return count }
@@ -133,7 +216,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|mnactoractor|swiftactor|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|mntell <n>")
     exit(2)
 }
 let system = try ActorSystem()
@@ -191,6 +274,20 @@ case "mnactoractor":
         if last != n { fatalError("awaited calls: counted \(last), expected \(n)") }
         done.signal()
     }
+case "mnfloor":
+    let counter = FloorCounter(executor: NullSerialExecutor())
+    awaitCalls(n, on: NullTaskExecutor(), done: done) { await counter.increment() }
+case "mnactoractorfloor":
+    let counter = FloorCounter(executor: NullSerialExecutor())
+    let caller = FloorCaller()
+    Task.detached {   // its first hop, onto the caller, starts the trampoline on that thread
+        let last = await caller.call(counter, times: n)
+        if last != n { fatalError("awaited calls: counted \(last), expected \(n)") }
+        done.signal()
+    }
+case "swiftactorpool":
+    let counter = DefaultCounter()
+    awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { await counter.increment() }
 case "mntell":
     let pinger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: n, done: done)
     let ponger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: nil, done: done)
