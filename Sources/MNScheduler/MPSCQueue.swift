@@ -280,6 +280,16 @@ package final class MPSCQueue: @unchecked Sendable {
     /// short critical section appends to the ordered overflow). Never fails for lack of space.
     @inlinable @inline(__always)
     package func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
+        enqueue(moving: source, itemBytes: itemBytes)
+    }
+
+    /// `enqueue(moving:)` for a caller that knows the item size statically (a send
+    /// specialised for its message type): the copy into the slot is then a fixed sequence
+    /// of word moves instead of a switch on the queue's `itemBytes`. `itemBytes` must be
+    /// this queue's.
+    @inlinable @inline(__always)
+    package func enqueue(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult {
+        assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
@@ -287,7 +297,7 @@ package final class MPSCQueue: @unchecked Sendable {
         let ring = self.ring
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .acquiring),
-           let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
+           let slot = ring.reserveMultiProducer(slotBytes: (itemBytes + 7) & ~7, ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
             ring.commitMultiProducer(ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
