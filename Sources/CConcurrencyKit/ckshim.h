@@ -342,8 +342,9 @@ static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned
     return (char *)b + size * (producer & mask);
 }
 
-static inline void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int ticket) {
-    CKSHIM_TSAN_RELEASE(r);
+/* The wait of a commit whose ticket is not next yet: out of line, so that the commit
+ * itself (one load, one store) inlines into every send. */
+static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsigned int ticket) {
     unsigned int spins = 0;
     while (ck_pr_load_uint(&r->p_tail) != ticket) {
         if (++spins < 256) {
@@ -355,6 +356,11 @@ static inline void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int tic
             sched_yield();
         }
     }
+}
+
+static inline __attribute__((always_inline)) void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int ticket) {
+    CKSHIM_TSAN_RELEASE(r);
+    if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_tail) != ticket)) ckshim_ring_commit_wait(r, ticket);
     ck_pr_fence_store();
     ck_pr_store_uint(&r->p_tail, ticket + 1);
 }

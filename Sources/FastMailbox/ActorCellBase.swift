@@ -159,9 +159,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     var mailboxDepth: Int { mailbox.approximateCount + (mailbox.hasPendingWork ? 1 : 0) }
 
     @discardableResult
-    @usableFromInline final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        if waiters != nil { return deliverBounded(movingFrom: source) }
-        switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
+    /// Inlinable, so that it is specialised at the send site (`ActorRef.tell`, in the
+    /// sender's code): the message's size and whether it is boxed are constants there.
+    @inlinable @inline(__always)
+    final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
+        switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
@@ -173,7 +176,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// A send to a closed mailbox: the message goes to dead letters. Out of line, so the
     /// send path needs no stack space for a `Message` of unknown size.
-    @inline(never)
+    @usableFromInline @inline(never)
     final func refuse(movingFrom source: UnsafeMutableRawPointer, reason: DeadLetterReason? = nil) {
         let message = MessageEncoding<Message>.take(from: source, boxed: false)
         system.publishDeadLetter(message, recipient: id, recipientName: name, reason: reason, wasQueued: false)
@@ -181,7 +184,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// `tell` to a bounded mailbox: into the ring if it has room, else a dead letter with
     /// reason `.mailboxFull` (a stopped actor's: `.recipientStopped`).
-    @inline(never)
+    @usableFromInline @inline(never)
     final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         let (result, refused) = MessageEncoding<Message>.tryEnqueue(
             MessageEncoding<Message>.take(from: source, boxed: false), into: mailbox)

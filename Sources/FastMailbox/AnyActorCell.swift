@@ -38,10 +38,11 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// A `TerminationReason` in one byte; `.failed`'s text lives in `Extras` (rare).
     @usableFromInline enum ReasonCode: UInt8 { case none, stopped, failed, systemShutDown, finished }
     /// What a cell is from its spawn on (immutable, C1).
-    struct Traits: OptionSet {
-        let rawValue: UInt8
+    @usableFromInline struct Traits: OptionSet, Sendable {
+        @usableFromInline let rawValue: UInt8
+        @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
         /// A bounded mailbox: `SpawnInfo.waiters` holds its waiting senders.
-        static let bounded = Traits(rawValue: 1 << 1)
+        @inlinable static var bounded: Traits { Traits(rawValue: 1 << 1) }  // computed: a constant in inlined code
         /// The user mailbox's messages travel boxed (MessageEncoding), computed once.
         static let boxed = Traits(rawValue: 1 << 2)
         /// `.stop` from outside may travel in `systemQueueStorage` itself (see StopWord):
@@ -77,7 +78,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     @exclusivity(unchecked) final var leftRegistry = false
     /// The behaviour's instance ran preStart once (ActorCell: the next start is a restart). C2.
     @exclusivity(unchecked) final var instanceStarted = false
-    let traits: Traits
+    @usableFromInline let traits: Traits
 
     let id: ActorID
     @usableFromInline let system: ActorSystem
@@ -396,7 +397,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
     /// to `runAfterShutdown` instead, which dead-letters the work (never left in a queue).
-    final func scheduleSelf() {
+    @usableFromInline final func scheduleSelf() {
         // The cell holds the system and the system its scheduler (both `let`): no retain
         // of either is needed around the call.
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { $0.schedule(self) }

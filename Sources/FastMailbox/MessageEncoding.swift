@@ -61,7 +61,8 @@ enum MessageEncoding<Message> {
     @inlinable @inline(__always)
     static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                         boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
-        if !boxed { return queue.enqueue(moving: source) }
+        // Not boxed: the queue was made with `itemBytes` (makeQueue), a constant here.
+        if !boxed { return queue.enqueue(moving: source, itemBytes: itemBytes) }
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 

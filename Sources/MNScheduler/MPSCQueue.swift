@@ -65,7 +65,8 @@
 // otherwise (or if the ring is still full) it sets the flag and appends. The overflow list
 // is a chain of chunks (OverflowChunk: a header and slots of `slotBytes`, 32 items in the
 // first, doubling to 1,024); an append copies the item into the tail chunk's next slot,
-// allocating a chunk only when the tail is full. While the flag is set every producer
+// allocating a chunk only when the tail is full (`enqueueOverflow` inlines the common
+// case, flag set and room in the tail; `enqueueSlow` is the rest). While the flag is set every producer
 // appends, so a producer's later
 // messages never overtake its earlier overflowed ones. The consumer drains, in this
 // order: its private pending chain (OverflowList's `pendingChunk`), the ring, and only when the ring is *quiescent*
@@ -280,6 +281,16 @@ package final class MPSCQueue: @unchecked Sendable {
     /// short critical section appends to the ordered overflow). Never fails for lack of space.
     @inlinable @inline(__always)
     package func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
+        enqueue(moving: source, itemBytes: itemBytes)
+    }
+
+    /// `enqueue(moving:)` for a caller that knows the item size statically (a send
+    /// specialised for its message type): the copy into the slot is then a fixed sequence
+    /// of word moves instead of a switch on the queue's `itemBytes`. `itemBytes` must be
+    /// this queue's.
+    @inlinable @inline(__always)
+    package func enqueue(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult {
+        assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
@@ -287,15 +298,36 @@ package final class MPSCQueue: @unchecked Sendable {
         let ring = self.ring
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .acquiring),
-           let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
+           let slot = ring.reserveMultiProducer(slotBytes: (itemBytes + 7) & ~7, ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
             ring.commitMultiProducer(ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         } else {
-            enqueueSlow(source: source, ring: ring)
+            enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes)
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
         return .accepted(becameNonEmpty: claimConsumer())
+    }
+
+    /// The full-ring path, with its common case inline: the overflow is already in use
+    /// and its tail chunk has room, so the item is copied (its size a constant in a
+    /// specialised send) into the next slot under the lock. Exactly what `enqueueSlow`
+    /// does in that case; everything else is `enqueueSlow`.
+    @inlinable @inline(__always)
+    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) {
+        lockOverflow()
+        if overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail {
+            let tail = OverflowChunk(tailBase)
+            let index = tail.count
+            if index < tail.capacity {
+                MPSCQueue.copyItem(to: tail.slot(index, slotBytes: (itemBytes + 7) & ~7), from: source, byteCount: itemBytes)
+                tail.count = index + 1
+                list.appendCount = list.appendCount &+ 1
+                overflowLock.store(false, ordering: .releasing)
+                return
+            }
+        }
+        enqueueSlow(source: source, ring: ring)
     }
 
     /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.
@@ -375,14 +407,12 @@ package final class MPSCQueue: @unchecked Sendable {
         return tryEnqueue(moving: &word)
     }
 
-    /// The full-ring path (file comment, "Ring, then overflow"): under the overflow lock,
-    /// the ring once more if no overflow is pending, else an append: a copy into the tail
-    /// chunk's next slot (a new chunk when the tail is full).
-    /// (The lock is taken and given back inline, not through `withOverflowLock`'s closure:
-    /// a burst sends every message this way.)
+    /// The full-ring path (file comment, "Ring, then overflow"), entered with the overflow
+    /// lock held (taken by `enqueueOverflow`), which it gives back: the ring once more if
+    /// no overflow is pending, else an append: a copy into the tail chunk's next slot (a
+    /// new chunk when the tail is full).
     @usableFromInline @inline(never)
     func enqueueSlow(source: UnsafeRawPointer, ring: RawRing) {
-        lockOverflow()
         defer { overflowLock.store(false, ordering: .releasing) }
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .relaxed),
@@ -614,7 +644,7 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// Takes the overflow spin lock (given back by a releasing store of false).
-    @inline(__always)
+    @inlinable @inline(__always)
     func lockOverflow() {
         if !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             lockOverflowContended()
@@ -625,7 +655,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// is not robbed of it by failed compare-and-swaps), backing off between looks, and
     /// tries the compare-and-swap only when the lock looks free; after a while it yields
     /// the CPU to a preempted holder.
-    @inline(never)
+    @usableFromInline @inline(never)
     func lockOverflowContended() {
         var spins = 0
         var pause = 1

@@ -9,7 +9,7 @@ struct OverflowChunk {
     @usableFromInline let base: UnsafeMutableRawPointer
 
     /// Bytes before the first slot: next (8), capacity (4), count (4).
-    @usableFromInline static let headerBytes = 16
+    @inlinable static var headerBytes: Int { 16 }  // computed: a constant where inlined
     /// Items in the first chunk of a chain; each next chunk doubles, up to `maximumCapacity`.
     @usableFromInline static let firstCapacity = 32
     /// The largest chunk (items): a burst of a million messages costs ~1,000 allocations.

@@ -18,7 +18,7 @@ enum AskWorkload {
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
             let echo = try! system.spawn { (request: Request, _: ActorContext<Request>) in
-                if case .echo(let n, let replyTo) = request { replyTo.tell(n) }
+                switch request { case .echo(let n, let replyTo): replyTo.tell(n) }  // not `if case`: see PingPongWorkload
             }
             return measure(calls: calls, caller: inside ? system.scheduler.taskExecutor : nil) { n in
                 (try? await echo.ask { .echo(n, $0) }) == n

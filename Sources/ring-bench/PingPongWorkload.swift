@@ -40,13 +40,17 @@ enum PingPongWorkload {
         let latch = Latch(1)
         let answered = Atomic<Int>(0)
         let ponger = try! system.spawn { (message: Ball, context: ActorContext<Ball>) in
-            if case .ball(let n, let from) = message {
+            // `switch`, as the README writes a receive: an `if case` binding of a payload
+            // costs a retain/release pair per message (Guarantees, "Writing receive").
+            switch message {
+            case .ball(let n, let from):
                 answered.wrappingAdd(1, ordering: .relaxed)
                 from.tell(.ball(n, context.myself))
             }
         }
         let pinger = try! system.spawn { (message: Ball, context: ActorContext<Ball>) in
-            if case .ball(let n, let from) = message {
+            switch message {
+            case .ball(let n, let from):
                 if n == rounds { latch.countDown() } else { from.tell(.ball(n + 1, context.myself)) }
             }
         }
