@@ -114,16 +114,17 @@ actor MNCaller: MNActor {
     }
 }
 
-/// mnfloor's task executor: runs a job enqueued while none runs at once, and one enqueued
-/// from inside a running job (the task hopping back) right after that job returns. One
-/// thread only (the probe's main thread: the task's first enqueue runs the whole loop).
-final class NullTaskExecutor: TaskExecutor, @unchecked Sendable {
+/// The floor executors' one-thread trampoline: runs a job enqueued while none runs at
+/// once, and one enqueued from inside a running job (the task hopping back) right after
+/// that job returns. One thread only (the probe's main thread: the task's first enqueue
+/// runs the whole loop).
+final class Trampoline: @unchecked Sendable {
     var pending: UnownedJob?
     var running = false
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+    @inline(__always)
+    func enqueue(_ job: UnownedJob, run: (UnownedJob) -> Void) {
         if running {
-            precondition(pending == nil, "NullTaskExecutor: two jobs pending")
+            precondition(pending == nil, "Trampoline: two jobs pending")
             pending = job
             return
         }
@@ -131,10 +132,18 @@ final class NullTaskExecutor: TaskExecutor, @unchecked Sendable {
         var next: UnownedJob? = job
         while let current = next {
             pending = nil
-            current.runSynchronously(on: asUnownedTaskExecutor())
+            run(current)
             next = pending
         }
         running = false
+    }
+}
+
+/// mnfloor's task executor: the trampoline.
+final class NullTaskExecutor: TaskExecutor, @unchecked Sendable {
+    let trampoline = Trampoline()
+    func enqueue(_ job: consuming ExecutorJob) {
+        trampoline.enqueue(UnownedJob(job)) { $0.runSynchronously(on: asUnownedTaskExecutor()) }
     }
 }
 
@@ -146,25 +155,11 @@ final class NullSerialExecutor: SerialExecutor, @unchecked Sendable {
     }
 }
 
-/// mnactoractorfloor's caller executor: NullTaskExecutor's trampoline, as a serial executor.
+/// mnactoractorfloor's caller executor: the trampoline, as a serial executor.
 final class TrampolineSerialExecutor: SerialExecutor, @unchecked Sendable {
-    var pending: UnownedJob?
-    var running = false
+    let trampoline = Trampoline()
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        if running {
-            precondition(pending == nil, "TrampolineSerialExecutor: two jobs pending")
-            pending = job
-            return
-        }
-        running = true
-        var next: UnownedJob? = job
-        while let current = next {
-            pending = nil
-            current.runSynchronously(on: asUnownedSerialExecutor())
-            next = pending
-        }
-        running = false
+        trampoline.enqueue(UnownedJob(job)) { $0.runSynchronously(on: asUnownedSerialExecutor()) }
     }
 }
 
