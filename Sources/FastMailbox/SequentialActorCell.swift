@@ -56,6 +56,10 @@
 // The task handle: startBody CASes notStarted → awake before it creates the task, stores
 // the handle, then sets `taskPublished`; stop(.immediately) sets `cancelRequested`. Both
 // are RMWs of the word, so exactly one of them sees the other's flag and cancels the task.
+// A stop that sets `cancelRequested` between startBody's load and its CAS makes the CAS
+// fail: startBody looks again, sees the flag (or `immediateStop`) and CASes to
+// endedBeforeStart instead, so the same turn ends the cell (the stop schedules nothing
+// for a body that has not started: it relies on that first turn).
 //
 // ## Stop and end
 //   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
@@ -416,11 +420,24 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     /// Starts the body's task (first turn), unless an immediate stop came first.
     private func startBody() {
-        let word = wake.load(ordering: .acquiring)
-        guard Wake.phase(word) == Wake.notStarted else { return }
-        let next = immediateStop.load(ordering: .acquiring) ? Wake.endedBeforeStart : Wake.awake
-        guard wake.compareExchange(expected: word, desired: Wake.replacingPhase(of: word, with: next),
-                                   ordering: .acquiringAndReleasing).exchanged, next == Wake.awake else { return }
+        var word = wake.load(ordering: .acquiring)
+        var next: UInt64
+        while true {
+            guard Wake.phase(word) == Wake.notStarted else { return }
+            // cancelRequested: a stop(.immediately) came first (it set immediateStop before).
+            let stopped = word & Wake.cancelRequested != 0 || immediateStop.load(ordering: .acquiring)
+            next = stopped ? Wake.endedBeforeStart : Wake.awake
+            #if DEBUG
+            SequentialStartTestHook.pauseIfArmed(self)
+            #endif
+            // A failed CAS is a stop that set cancelRequested meanwhile: look again (giving
+            // up here left the phase notStarted, with no task and no turn to end the cell).
+            let (exchanged, original) = wake.compareExchange(
+                expected: word, desired: Wake.replacingPhase(of: word, with: next), ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            word = original
+        }
+        guard next == Wake.awake else { return }
         // The closure captures only the cell (runBody reads `body` from it, and its frame
         // lives in the task's allocator): one 32-byte context per actor, where capturing
         // the body closure as well took a second, 40-byte one.
@@ -501,6 +518,31 @@ enum SequentialWake {
         return ((generation(word) &+ 1) << generationShift) | flags | parked
     }
 }
+
+#if DEBUG
+/// Debug builds only: pauses the next first turn of a sequential actor of one system
+/// between startBody's look at the wake word and its CAS out of `notStarted`, so a test can
+/// run a stop in that gap (the start/stop race of the file comment).
+enum SequentialStartTestHook {
+    private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable (AnyActorCell) -> Void)?>(nil)
+
+    /// The next startBody of a cell of `system` runs `action(cell)` in that gap; then the
+    /// hook disarms itself.
+    static func arm(_ system: ActorSystem, _ action: @escaping @Sendable (AnyActorCell) -> Void) {
+        armed.withLock { $0 = (ObjectIdentifier(system), action) }
+    }
+
+    static func pauseIfArmed(_ cell: AnyActorCell) {
+        let system = ObjectIdentifier(cell.system)
+        let action = armed.withLock { armed -> (@Sendable (AnyActorCell) -> Void)? in
+            guard let current = armed, current.system == system else { return nil }
+            armed = nil
+            return current.action
+        }
+        action?(cell)
+    }
+}
+#endif
 
 extension TerminationReason {
     var isFailure: Bool {
