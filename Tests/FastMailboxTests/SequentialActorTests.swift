@@ -193,8 +193,10 @@ private enum Arithmetic: Sendable {
         for i in stride(from: 1, to: count, by: 2) { refs[i].stop() }  // later: most bodies have started
         let allLeft = eventually { system.statistics.liveActors == 0 }
         if !allLeft {
-            // Rare under ThreadSanitizer with the CPUs loaded (the closing note of stop 18):
-            // what each actor still registered shows, for the next failure.
+            // It was rare under ThreadSanitizer with the CPUs loaded (the closing note of
+            // stop 18): a stop between startBody's load and CAS, now fixed and pinned
+            // deterministically by stopInsideStartBodysWindowEndsTheActor. What each actor
+            // still registered shows, should it fail again.
             for (i, ref) in refs.enumerated() {
                 let cell = ref.recipient as! SequentialActorCell<Int>
                 if !cell.leftRegistry {
