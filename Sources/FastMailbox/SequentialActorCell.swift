@@ -57,9 +57,10 @@
 // the handle, then sets `taskPublished`; stop(.immediately) sets `cancelRequested`. Both
 // are RMWs of the word, so exactly one of them sees the other's flag and cancels the task.
 // A stop that sets `cancelRequested` between startBody's load and its CAS makes the CAS
-// fail: startBody looks again, sees the flag (or `immediateStop`) and CASes to
-// endedBeforeStart instead, so the same turn ends the cell (the stop schedules nothing
-// for a body that has not started: it relies on that first turn).
+// fail: startBody looks again at the word that CAS returned (an acquire load, so the
+// stop's earlier writes are visible), sees the flag and CASes to endedBeforeStart
+// instead, so the same turn ends the cell (the stop schedules nothing for a body that
+// has not started: it relies on that first turn).
 //
 // ## Stop and end
 //   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
