@@ -193,8 +193,10 @@ private enum Arithmetic: Sendable {
         for i in stride(from: 1, to: count, by: 2) { refs[i].stop() }  // later: most bodies have started
         let allLeft = eventually { system.statistics.liveActors == 0 }
         if !allLeft {
-            // Rare under ThreadSanitizer with the CPUs loaded (the closing note of stop 18):
-            // what each actor still registered shows, for the next failure.
+            // It was rare under ThreadSanitizer with the CPUs loaded (the closing note of
+            // stop 18): a stop between startBody's load and CAS, now fixed and pinned
+            // deterministically by stopInsideStartBodysWindowEndsTheActor. What each actor
+            // still registered shows, should it fail again.
             for (i, ref) in refs.enumerated() {
                 let cell = ref.recipient as! SequentialActorCell<Int>
                 if !cell.leftRegistry {
@@ -208,6 +210,36 @@ private enum Arithmetic: Sendable {
         let report = system.shutdown(timeout: .seconds(30))
         #expect(report.actorsNotStopped == 0)
     }
+
+    #if DEBUG
+    @Test("an immediate stop between the first turn's look at the wake word and its CAS still ends the actor (the body never runs)")
+    func stopInsideStartBodysWindowEndsTheActor() throws {
+        // The rare hang of stopRacingWithStartEndsEveryBody, made deterministic: the stop
+        // sets `cancelRequested` after startBody loaded the word (phase notStarted), so its
+        // CAS fails. startBody used to give up there, leaving the phase notStarted with no
+        // task and no later turn: the actor never left the registry.
+        let system = try makeSystem()
+        let stopped = Atomic<Bool>(false)
+        SequentialStartTestHook.arm(system) { cell in
+            (cell as! SequentialActorCell<Int>).stop(.immediately)
+            stopped.store(true, ordering: .releasing)
+        }
+        let started = Atomic<Int>(0)
+        let ref = try system.spawnSequential { (_: Inbox<Int>) in
+            started.add(1, ordering: .relaxed)
+            try? await Task.sleep(for: .seconds(600))
+        }
+        #expect(eventually { stopped.load(ordering: .acquiring) }, "the hook ran the stop in the window")
+        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(started.load(ordering: .relaxed) == 0)
+        ref.tell(1)  // after the stop: a dead letter
+        let cell = ref.recipient as! SequentialActorCell<Int>
+        #expect(SequentialWake.phase(cell.wake.load(ordering: .acquiring)) == SequentialWake.endedBeforeStart)
+        let report = system.shutdown(timeout: .seconds(30))
+        #expect(report.actorsNotStopped == 0)
+        #expect(report.deadLettered == 1)
+    }
+    #endif
 
     @Test("messages left in the inbox (queued or set aside) when the body ends go to dead letters, and so do later tells")
     func leftoversAreDeadLettered() throws {
