@@ -265,11 +265,12 @@ public final class ActorSystem: Sendable {
         receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         // One ClosureActor, reused on restart (it is stateless: a fresh one would wrap the
-        // same closure), so no factory closure is allocated per spawn.
+        // same closure), so no factory closure is allocated per spawn. Its preStart does
+        // nothing: born running, it gets no turn until it has work (see `enroll`).
         try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
                       supervisor: supervisor ?? defaultSupervisor,
                       mailboxPass: ActorCell<ClosureActor<Message>>.specializedMailboxPass,
-                      instance: ClosureActor(receive), factory: nil)
+                      instance: ClosureActor(receive), factory: nil, bornRunning: true)
     }
 
     @usableFromInline func nextActorID() -> ActorID {
@@ -279,27 +280,35 @@ public final class ActorSystem: Sendable {
     /// Inlinable, like its callers: specialised where `spawn` is called, so the cell's
     /// generic class metadata comes from that site's cache instead of a look-up in the
     /// runtime's metadata table on every spawn. What does not depend on `A` is `enroll`'s.
+    /// `bornRunning`: `A`'s preStart does nothing (a ClosureActor), so spawning schedules no
+    /// turn (see `enroll`).
     @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
-        instance: A? = nil, factory: (@Sendable () -> A)?
+        instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, itemBytes: MessageEncoding<A.Message>.itemBytes)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
-        try enroll(cell, named: name, parent: parent)
+        try enroll(cell, named: name, parent: parent, bornRunning: bornRunning)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
 
     /// Registers a fresh cell, makes it its parent's child, and schedules its first turn
-    /// (which runs preStart).
+    /// (which runs preStart) — unless it is `bornRunning`: its behaviour's preStart does
+    /// nothing (a closure actor's), so the cell starts in `.running` here, before
+    /// any other thread can see it, and its first turn is the one its first message or
+    /// system message schedules (the mailbox's, or the system queue's, becameNonEmpty).
+    /// Nothing observable is lost: the turn skipped would have run an empty preStart.
     @usableFromInline
-    func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?) throws(ActorSystemError) {
+    func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?,
+                bornRunning: Bool = false) throws(ActorSystemError) {
+        if bornRunning { cell.startWithoutTurn() }  // still private to this thread (C2 holds)
         try register(cell, named: name)
         if let parent { parent.children[cell.id] = cell }  // spawn from a context runs in the parent's turn
-        cell.scheduleSelf()
+        if !bornRunning { cell.scheduleSelf() }
     }
 
     /// Rings of at least this many slots (32 KiB) are allocated at spawn, so running out of
