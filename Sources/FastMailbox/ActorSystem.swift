@@ -153,7 +153,8 @@ public final class ActorSystem: Sendable {
     public let services = ServiceRegistry()
 
     struct Registry {
-        var cells: [ActorID: AnyActorCell] = [:]
+        /// Live cells (registered, not yet terminated); see CellTable.
+        let cells = CellTable()
         var names: [String: AnyActorCell] = [:]
         var singletons: [String: any Sendable] = [:]
         /// Pool names taken while the pool's routees are spawned.
@@ -342,7 +343,7 @@ public final class ActorSystem: Sendable {
                 registry.names[name] = cell
                 cell.holdsRegisteredName = true
             }
-            registry.cells[cell.id] = cell
+            registry.cells.insert(cell)
             return nil
         }
         if let error { throw error }
@@ -352,7 +353,7 @@ public final class ActorSystem: Sendable {
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
             // Under the lock, so statistics never count a cell twice or not at all.
-            guard registry.cells.removeValue(forKey: cell.id) != nil else { return }
+            guard registry.cells.remove(cell) else { return }
             retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
             retiredAccepted.wrappingAdd(cell.retiredAcceptedCount, ordering: .relaxed)
             counters.retiredOverflows.wrappingAdd(cell.overflowCount, ordering: .relaxed)
@@ -451,7 +452,7 @@ public final class ActorSystem: Sendable {
     /// a shutdown report's `actorsNotStopped` and `left`.
     private func liveCellsAndLeft() -> (cells: [AnyActorCell], left: Int) {
         registry.withLock { registry in
-            let cells = Array(registry.cells.values)
+            let cells = registry.cells.values
             return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
         }
     }
@@ -484,8 +485,9 @@ public final class ActorSystem: Sendable {
     /// Totals so far (a snapshot).
     public var statistics: ActorSystemStatistics {
         let (liveDelivered, live) = registry.withLock { registry in
-            (registry.cells.values.reduce(0) { $0 + $1.delivered.load(ordering: .relaxed) }
-                + retiredDelivered.load(ordering: .relaxed), registry.cells.count)
+            var delivered = retiredDelivered.load(ordering: .relaxed)
+            registry.cells.forEach { delivered += $0.delivered.load(ordering: .relaxed) }
+            return (delivered, registry.cells.count)
         }
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
     }
@@ -496,7 +498,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
             var overflows = counters.retiredOverflows.load(ordering: .relaxed)
-            for cell in registry.cells.values {
+            registry.cells.forEach { cell in
                 delivered += cell.delivered.load(ordering: .relaxed)
                 overflows += cell.overflowCount
             }
@@ -507,7 +509,9 @@ public final class ActorSystem: Sendable {
     /// Messages accepted so far (see `ShutdownReport.sent`; a snapshot).
     var acceptedTotal: Int {
         registry.withLock { registry in
-            registry.cells.values.reduce(0) { $0 + $1.acceptedCount } + retiredAccepted.load(ordering: .relaxed)
+            var accepted = retiredAccepted.load(ordering: .relaxed)
+            registry.cells.forEach { accepted += $0.acceptedCount }
+            return accepted
         } + unqueuedSent.load(ordering: .relaxed)
     }
 
@@ -549,7 +553,7 @@ public final class ActorSystem: Sendable {
             if let result { return result }
             registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }
             let dedicated = dedicatedSystems.withLock { systems in defer { systems = [] }; return systems }
-            let cells = registry.withLock { Array($0.cells.values) }
+            let cells = registry.withLock { $0.cells.values }
             for cell in cells {
                 cell.closeMailbox()
                 cell.sendSystem(.stop(.afterDrainingMailbox, .systemShutDown))
@@ -568,7 +572,7 @@ public final class ActorSystem: Sendable {
             }
             // Whatever did not stop in time is told to stop now (a sequential actor's task is
             // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
-            let stuck = registry.withLock { Array($0.cells.values) }
+            let stuck = registry.withLock { $0.cells.values }
             for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
             if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
@@ -600,7 +604,7 @@ public final class ActorSystem: Sendable {
             // Stragglers keep themselves alive until their turn ends (their unit is retained
             // by the worker running it) and dead-letter what they hold then.
             registry.withLock { registry in
-                registry.cells = [:]
+                registry.cells.removeAll()
                 registry.names = [:]
                 registry.singletons = [:]
             }
