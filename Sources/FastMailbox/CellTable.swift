@@ -107,7 +107,11 @@ final class CellTable {
 
     /// Every cell in the table (retained by the array).
     var values: [AnyActorCell] {
-        Array(unsafeUninitializedCapacity: count) { buffer, initialized in
+        // Not for an empty table: Array(unsafeUninitializedCapacity: 0) writes the count into
+        // the shared empty-array storage, a (benign) race TSan reports between two systems'
+        // shutdowns.
+        guard count > 0 else { return [] }
+        return Array(unsafeUninitializedCapacity: count) { buffer, initialized in
             for index in 0..<capacity where slots[index].id != 0 {
                 (buffer.baseAddress! + initialized).initialize(to: slots[index].cell.unsafelyUnwrapped.takeUnretainedValue())
                 initialized += 1
