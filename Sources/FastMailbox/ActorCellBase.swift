@@ -1,8 +1,10 @@
 // ActorCellBase — an actor's typed half: the user mailbox and one turn of processing.
 //
 // One turn (runTurn, on a scheduler worker, never concurrent with itself):
-//   1. run preStart if this is the first turn (spawn schedules the new cell directly),
-//      then drain the system queue completely (stop, watch, terminated, childFailed);
+//   1. run preStart if this is the first turn (spawn schedules the new cell directly;
+//      a closure actor, whose preStart is empty, is born running and gets no such turn:
+//      ActorSystem.enroll), then drain the system queue completely (stop, watch,
+//      terminated, childFailed);
 //   2. a stopped cell dead-letters up to `budget` mailbox messages and ends the turn;
 //      `stop(.immediately)` from any thread closes the mailbox at once and queues a system
 //      message; the turn looks for pending system messages before every message (two

@@ -67,7 +67,7 @@ public struct ActorContext<Message: Sendable> {
         return try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
                                   supervisor: supervisor ?? cell.childSupervisor,
                                   mailboxPass: ActorCell<ClosureActor<M>>.specializedMailboxPass,
-                                  instance: ClosureActor(receive), factory: nil)
+                                  instance: ClosureActor(receive), factory: nil, bornRunning: true)
     }
 
     // MARK: lifecycle

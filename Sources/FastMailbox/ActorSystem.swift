@@ -153,7 +153,8 @@ public final class ActorSystem: Sendable {
     public let services = ServiceRegistry()
 
     struct Registry {
-        var cells: [ActorID: AnyActorCell] = [:]
+        /// Live cells (registered, not yet terminated); see CellTable.
+        let cells = CellTable()
         var names: [String: AnyActorCell] = [:]
         var singletons: [String: any Sendable] = [:]
         /// Pool names taken while the pool's routees are spawned.
@@ -265,11 +266,12 @@ public final class ActorSystem: Sendable {
         receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         // One ClosureActor, reused on restart (it is stateless: a fresh one would wrap the
-        // same closure), so no factory closure is allocated per spawn.
+        // same closure), so no factory closure is allocated per spawn. Its preStart does
+        // nothing: born running, it gets no turn until it has work (see `enroll`).
         try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
                       supervisor: supervisor ?? defaultSupervisor,
                       mailboxPass: ActorCell<ClosureActor<Message>>.specializedMailboxPass,
-                      instance: ClosureActor(receive), factory: nil)
+                      instance: ClosureActor(receive), factory: nil, bornRunning: true)
     }
 
     @usableFromInline func nextActorID() -> ActorID {
@@ -279,27 +281,35 @@ public final class ActorSystem: Sendable {
     /// Inlinable, like its callers: specialised where `spawn` is called, so the cell's
     /// generic class metadata comes from that site's cache instead of a look-up in the
     /// runtime's metadata table on every spawn. What does not depend on `A` is `enroll`'s.
+    /// `bornRunning`: `A`'s preStart does nothing (a ClosureActor), so spawning schedules no
+    /// turn (see `enroll`).
     @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
-        instance: A? = nil, factory: (@Sendable () -> A)?
+        instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, itemBytes: MessageEncoding<A.Message>.itemBytes)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
-        try enroll(cell, named: name, parent: parent)
+        try enroll(cell, named: name, parent: parent, bornRunning: bornRunning)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
 
     /// Registers a fresh cell, makes it its parent's child, and schedules its first turn
-    /// (which runs preStart).
+    /// (which runs preStart) — unless it is `bornRunning`: its behaviour's preStart does
+    /// nothing (a closure actor's), so the cell starts in `.running` here, before
+    /// any other thread can see it, and its first turn is the one its first message or
+    /// system message schedules (the mailbox's, or the system queue's, becameNonEmpty).
+    /// Nothing observable is lost: the turn skipped would have run an empty preStart.
     @usableFromInline
-    func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?) throws(ActorSystemError) {
+    func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?,
+                bornRunning: Bool = false) throws(ActorSystemError) {
+        if bornRunning { cell.startWithoutTurn() }  // still private to this thread (C2 holds)
         try register(cell, named: name)
         if let parent { parent.children[cell.id] = cell }  // spawn from a context runs in the parent's turn
-        cell.scheduleSelf()
+        if !bornRunning { cell.scheduleSelf() }
     }
 
     /// Rings of at least this many slots (32 KiB) are allocated at spawn, so running out of
@@ -333,7 +343,7 @@ public final class ActorSystem: Sendable {
                 registry.names[name] = cell
                 cell.holdsRegisteredName = true
             }
-            registry.cells[cell.id] = cell
+            registry.cells.insert(cell)
             return nil
         }
         if let error { throw error }
@@ -343,10 +353,12 @@ public final class ActorSystem: Sendable {
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
             // Under the lock, so statistics never count a cell twice or not at all.
-            guard registry.cells.removeValue(forKey: cell.id) != nil else { return }
+            guard registry.cells.remove(cell) else { return }
             retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
-            retiredAccepted.wrappingAdd(cell.retiredAcceptedCount, ordering: .relaxed)
-            counters.retiredOverflows.wrappingAdd(cell.overflowCount, ordering: .relaxed)
+            if let queue = cell.userQueue {  // one virtual call for both counts (retiredAcceptedCount, overflowCount)
+                retiredAccepted.wrappingAdd(queue.dequeuedCount, ordering: .relaxed)
+                counters.retiredOverflows.wrappingAdd(queue.overflowAppends, ordering: .relaxed)
+            }
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
     }
@@ -442,7 +454,7 @@ public final class ActorSystem: Sendable {
     /// a shutdown report's `actorsNotStopped` and `left`.
     private func liveCellsAndLeft() -> (cells: [AnyActorCell], left: Int) {
         registry.withLock { registry in
-            let cells = Array(registry.cells.values)
+            let cells = registry.cells.values
             return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
         }
     }
@@ -475,8 +487,9 @@ public final class ActorSystem: Sendable {
     /// Totals so far (a snapshot).
     public var statistics: ActorSystemStatistics {
         let (liveDelivered, live) = registry.withLock { registry in
-            (registry.cells.values.reduce(0) { $0 + $1.delivered.load(ordering: .relaxed) }
-                + retiredDelivered.load(ordering: .relaxed), registry.cells.count)
+            var delivered = retiredDelivered.load(ordering: .relaxed)
+            registry.cells.forEach { delivered += $0.delivered.load(ordering: .relaxed) }
+            return (delivered, registry.cells.count)
         }
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
     }
@@ -487,7 +500,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
             var overflows = counters.retiredOverflows.load(ordering: .relaxed)
-            for cell in registry.cells.values {
+            registry.cells.forEach { cell in
                 delivered += cell.delivered.load(ordering: .relaxed)
                 overflows += cell.overflowCount
             }
@@ -498,7 +511,9 @@ public final class ActorSystem: Sendable {
     /// Messages accepted so far (see `ShutdownReport.sent`; a snapshot).
     var acceptedTotal: Int {
         registry.withLock { registry in
-            registry.cells.values.reduce(0) { $0 + $1.acceptedCount } + retiredAccepted.load(ordering: .relaxed)
+            var accepted = retiredAccepted.load(ordering: .relaxed)
+            registry.cells.forEach { accepted += $0.acceptedCount }
+            return accepted
         } + unqueuedSent.load(ordering: .relaxed)
     }
 
@@ -540,7 +555,7 @@ public final class ActorSystem: Sendable {
             if let result { return result }
             registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }
             let dedicated = dedicatedSystems.withLock { systems in defer { systems = [] }; return systems }
-            let cells = registry.withLock { Array($0.cells.values) }
+            let cells = registry.withLock { $0.cells.values }
             for cell in cells {
                 cell.closeMailbox()
                 cell.sendSystem(.stop(.afterDrainingMailbox, .systemShutDown))
@@ -559,7 +574,7 @@ public final class ActorSystem: Sendable {
             }
             // Whatever did not stop in time is told to stop now (a sequential actor's task is
             // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
-            let stuck = registry.withLock { Array($0.cells.values) }
+            let stuck = registry.withLock { $0.cells.values }
             for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
             if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
@@ -591,7 +606,7 @@ public final class ActorSystem: Sendable {
             // Stragglers keep themselves alive until their turn ends (their unit is retained
             // by the worker running it) and dead-letter what they hold then.
             registry.withLock { registry in
-                registry.cells = [:]
+                registry.cells.removeAll()
                 registry.names = [:]
                 registry.singletons = [:]
             }

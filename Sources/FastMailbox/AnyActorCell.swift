@@ -482,6 +482,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         }
     }
 
+    /// Starts a cell whose preStart does nothing without a turn (`ActorSystem.enroll`,
+    /// `bornRunning`): what `startIfNeeded` would do, called by spawn before the cell is
+    /// registered or scheduled, so no turn can run concurrently (C2).
+    final func startWithoutTurn() {
+        phaseCode = .running
+        instanceStarted = true
+    }
+
     /// Runs preStart on the first turn (spawn schedules the cell; no message needed).
     final func startIfNeeded() {
         guard isCreated else { return }

@@ -56,8 +56,9 @@ struct SpawnCostTests {
     func allocationsPerStage() throws {
         guard malloc_counter_active() != 0 else { return }  // TSan/ASan builds: the sanitizer owns malloc
         let unnamed = try Self.measure(count: 1_000)
-        // The cell, its mailbox (no ring yet), the ClosureActor, the first turn's schedule.
-        // Not the name: `$<id>` is formatted when read.
+        // The cell, its mailbox (no ring yet), the ClosureActor, and one more in this debug
+        // build (a closure actor schedules no first turn: closureActorBornRunning). Not the
+        // name: `$<id>` is formatted when read.
         #expect(unnamed.spawn <= 4, "\(unnamed)")
         // The ring, the schedule.
         #expect(unnamed.firstMessage <= 2.01, "\(unnamed)")
@@ -159,5 +160,66 @@ struct SpawnCostTests {
         #expect(cell.termination?.reason == .stopped, "the first stop was handled first")
         #expect(system.statistics.liveActors == 0)
         system.shutdown()
+    }
+
+    /// Records its preStart.
+    final class Starter: EventActor {
+        let started: Probe<Int>
+        init(started: Probe<Int>) { self.started = started }
+        func preStart(context: ActorContext<Int>) { started.record(0) }
+        func receive(_ message: Int, context: ActorContext<Int>) { started.record(message) }
+    }
+
+    @Test("a closure actor is born running: spawning it schedules no turn, its first message runs it in one")
+    func closureActorBornRunning() throws {
+        let deterministic = DeterministicScheduler(seed: 26)
+        let system = makeDeterministicSystem(deterministic)
+        let got = Probe<Int>()
+        let ref = try system.spawn { (n: Int, _) in got.record(n) }
+        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        // Before: spawn scheduled a first turn that ran the closure actor's empty preStart
+        // (one runnable unit here, and two turns for spawn + one message).
+        #expect(deterministic.isQuiescent, "spawning a closure actor schedules nothing")
+        #expect(cell.phaseCode == .running && cell.instanceStarted)
+        ref.tell(7)
+        let firstTurns = try deterministic.runUntilQuiescent()
+        ref.tell(8)
+        let laterTurns = try deterministic.runUntilQuiescent()
+        #expect(firstTurns == laterTurns, "the first message costs no more turns than the next (no start turn)")
+        #expect(got.values == [7, 8])
+        // A child closure actor likewise; an actor with a preStart still gets its first turn.
+        let started = Probe<Int>()
+        let parent = try system.spawn { Starter(started: started) }
+        #expect(!deterministic.isQuiescent, "an actor with a preStart is scheduled at spawn")
+        try deterministic.runUntilQuiescent()
+        #expect(started.values == [0])
+        let child = Lock<(ActorRef<Int>, Bool)?>(nil)
+        let spawner = try system.spawn { (_: Int, context: ActorContext<Int>) in
+            let made = try context.spawn { (n: Int, _) in got.record(n) }
+            let running = (made.recipient as? ActorCellBase<Int>)?.phaseCode == .running
+            child.withLock { $0 = (made, running) }
+        }
+        spawner.tell(0)
+        try deterministic.runUntilQuiescent()
+        let (childRef, childWasRunning) = try #require(child.withLock { $0 })
+        #expect(childWasRunning, "a child closure actor is running as soon as spawn returns")
+        childRef.tell(9)
+        try deterministic.runUntilQuiescent()
+        #expect(got.values == [7, 8, 9])
+        // Stopped and watched without ever getting a message: terminates as before.
+        let idle = try system.spawn { (_: Int, _) in }
+        let seen = Probe<Terminated>()
+        _ = try system.spawn { Watcher(target: idle, seen: seen) }
+        try deterministic.runUntilQuiescent()
+        idle.stop()
+        try deterministic.runUntilQuiescent()
+        #expect(seen.values == [Terminated(id: idle.id, name: idle.name, reason: .stopped)])
+        idle.tell(1)  // after the stop: a dead letter
+        try deterministic.runUntilQuiescent()
+        #expect(system.deadLetters.count == 1)
+        parent.stop()
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.actorsNotStopped == 0, "\(report)")
+        #expect(report.delivered == 4 && report.deadLettered == 1, "\(report)")
     }
 }

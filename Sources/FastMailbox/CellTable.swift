@@ -1,0 +1,172 @@
+// CellTable — the registry's set of live cells (ActorSystem.Registry.cells): an
+// open-addressing hash table of (id, retained cell) pairs, linear probing, power-of-two
+// capacity, Fibonacci hashing of the id (ids are a process-wide counter: consecutive ids
+// spread over the table). It replaces a `[ActorID: AnyActorCell]` Dictionary that every
+// spawn and every actor's last turn paid for (Dictionary.setValue about 180 instructions,
+// removeValue about as much); here an insertion or a removal is a multiply, a shift and a
+// short probe. A slot is 16 bytes, as a Dictionary bucket (key and value) was.
+//
+// Not thread-safe: every access is under the system's registry lock, which orders
+// everything (no atomics here, no memory-ordering argument of its own).
+// Invariants:
+//   (T1) a cell is in the table at most once: `insert` is called once per cell (register),
+//        `remove` reports whether it was there (cellTerminated counts a cell once).
+//   (T2) every entry is reachable from its home slot by probing forward without crossing an
+//        empty slot (id 0 marks an empty slot: ids start at 1). Removal keeps this by
+//        backward-shift deletion (no tombstones): each later entry of the run moves into
+//        the hole unless its home lies cyclically after the hole.
+//   (T3) count ≤ 3/4 of the slots (an insert that would pass it first doubles the table).
+//        A removal never shrinks it (as a Dictionary never did): halving maps each home h
+//        to h/2, doubling the local density, and removals in slot order (shutdown stops the
+//        cells in that order) leave the survivors packed at one end — halving then would
+//        make one run of thousands of entries (measured: about 5,000 probe steps per
+//        removal). Only removeAll (shutdown's end) goes back to the smallest table.
+//   (T4) each stored cell holds one retain (taken by insert, given back by remove or
+//        removeAll).
+
+final class CellTable {
+    struct Slot {
+        var id: UInt64  // 0: empty
+        var cell: Unmanaged<AnyActorCell>?
+    }
+
+    /// log2 of the smallest table (16 slots).
+    static let minimumBits = 4
+
+    private var slots: UnsafeMutablePointer<Slot>
+    /// log2 of the slot count.
+    private var bits: Int
+    private(set) var count = 0
+
+    init() {
+        bits = CellTable.minimumBits
+        slots = CellTable.allocateSlots(1 << bits)
+    }
+
+    deinit {
+        removeAll()
+        slots.deallocate()
+    }
+
+    var isEmpty: Bool { count == 0 }
+    private var capacity: Int { 1 << bits }
+    private var mask: Int { capacity - 1 }
+
+    private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
+        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+        slots.initialize(repeating: Slot(id: 0, cell: nil), count: capacity)
+        return slots
+    }
+
+    /// Fibonacci hashing: the top `bits` bits of id × 2⁶⁴/φ.
+    @inline(__always) private func home(_ id: UInt64) -> Int {
+        Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - bits))
+    }
+
+    /// Adds `cell` (not already present, T1) and retains it.
+    func insert(_ cell: AnyActorCell) {
+        if (count + 1) * 4 > capacity * 3 { resize(bits: bits + 1) }
+        place(Slot(id: cell.id.rawValue, cell: Unmanaged.passRetained(cell)))
+        count += 1
+    }
+
+    @inline(__always) private func place(_ slot: Slot) {
+        var index = home(slot.id)
+        while slots[index].id != 0 { index = (index + 1) & mask }
+        slots[index] = slot
+    }
+
+    /// Removes `cell` and releases it; false when it was not in the table.
+    func remove(_ cell: AnyActorCell) -> Bool {
+        let id = cell.id.rawValue
+        var index = home(id)
+        while true {
+            let slot = slots[index]
+            if slot.id == 0 { return false }
+            if slot.id == id { break }
+            index = (index + 1) & mask
+        }
+        let removed = slots[index].cell
+        // Backward-shift deletion (T2): walk the rest of the run; an entry whose home is
+        // not cyclically in (hole, j] may move back into the hole.
+        var hole = index
+        var j = (index + 1) & mask
+        while slots[j].id != 0 {
+            let distanceFromHome = (j - home(slots[j].id)) & mask
+            if distanceFromHome >= (j - hole) & mask {
+                slots[hole] = slots[j]
+                hole = j
+            }
+            j = (j + 1) & mask
+        }
+        slots[hole] = Slot(id: 0, cell: nil)
+        count -= 1
+        removed?.release()
+        return true
+    }
+
+    /// Every cell in the table (retained by the array).
+    var values: [AnyActorCell] {
+        // Not for an empty table: Array(unsafeUninitializedCapacity: 0) writes the count into
+        // the shared empty-array storage, a (benign) race TSan reports between two systems'
+        // shutdowns.
+        guard count > 0 else { return [] }
+        return Array(unsafeUninitializedCapacity: count) { buffer, initialized in
+            for index in 0..<capacity where slots[index].id != 0 {
+                (buffer.baseAddress! + initialized).initialize(to: slots[index].cell.unsafelyUnwrapped.takeUnretainedValue())
+                initialized += 1
+            }
+        }
+    }
+
+    /// Calls `body` with every cell in the table, in slot order.
+    func forEach(_ body: (AnyActorCell) -> Void) {
+        for index in 0..<capacity where slots[index].id != 0 {
+            slots[index].cell.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0) }
+        }
+    }
+
+    /// Empties the table, releasing every cell, and goes back to the minimum capacity.
+    func removeAll() {
+        for index in 0..<capacity where slots[index].id != 0 {
+            let cell = slots[index].cell
+            slots[index] = Slot(id: 0, cell: nil)
+            cell?.release()
+        }
+        count = 0
+        if bits != CellTable.minimumBits {
+            slots.deallocate()
+            bits = CellTable.minimumBits
+            slots = CellTable.allocateSlots(capacity)
+        }
+    }
+
+    // MARK: test hooks
+
+    /// T2 and the count hold; returns the largest distance of an entry from its home
+    /// (the longest probe a look-up can take), or nil when an invariant is broken.
+    func checkedMaxDisplacement() -> Int? {
+        var found = 0, longest = 0
+        for index in 0..<capacity where slots[index].id != 0 {
+            found += 1
+            let start = home(slots[index].id)
+            var probe = start
+            while probe != index {
+                if slots[probe].id == 0 { return nil }  // an empty slot between home and entry
+                probe = (probe + 1) & mask
+            }
+            longest = Swift.max(longest, (index - start) & mask)
+        }
+        return found == count && count * 4 <= capacity * 3 ? longest : nil
+    }
+
+    /// Doubles the table (T3): every home h becomes 2h or 2h + 1, so runs only get shorter.
+    private func resize(bits newBits: Int) {
+        let old = slots
+        let oldCapacity = capacity
+        bits = newBits
+        slots = CellTable.allocateSlots(capacity)
+        for index in 0..<oldCapacity where old[index].id != 0 { place(old[index]) }
+        old.deallocate()
+    }
+}
