@@ -61,8 +61,18 @@ enum MessageEncoding<Message> {
     @inlinable @inline(__always)
     static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                         boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
-        // Not boxed: the queue was made with `itemBytes` (makeQueue), a constant here.
-        if !boxed { return queue.enqueue(moving: source, itemBytes: itemBytes) }
+        if !boxed { return queue.enqueue(moving: source) }
+        return enqueueBoxed(movingFrom: source, into: queue)
+    }
+
+    /// `enqueue(movingFrom:into:)` for code specialised for `Message` (an event actor's
+    /// inlined `deliver`): whether it is boxed and its size are constants there, so the copy
+    /// into the slot is a fixed sequence of word moves. In unspecialised code they would be
+    /// metadata look-ups; that code calls `enqueue(movingFrom:into:boxed:)`, which reads the
+    /// size from the queue (made with `itemBytes`, makeQueue).
+    @inlinable @inline(__always)
+    static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
+        if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes) }
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
