@@ -429,6 +429,7 @@ extension ActorSystemTests {
     static let idleCellAndQueueBytes = 120 + 40
     #endif
 
+    /// The smallest block over `HeapSampling.count` live cells and mailboxes (see there).
     private func smallestBlocks(_ refs: [ActorRef<Int>]) throws -> (cell: Int, mailbox: Int) {
         let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
         return (cells.map { heapBlockSize(of: $0) }.min()!, cells.map { heapBlockSize(of: $0.mailbox) }.min()!)
@@ -438,7 +439,7 @@ extension ActorSystemTests {
     func idleActorFootprint() throws {
         let deterministic = DeterministicScheduler(seed: 12)
         let system = makeDeterministicSystem(deterministic)
-        let refs = try (0..<8).map { _ in try system.spawn { (_: Int, _) in } }
+        let refs = try (0..<HeapSampling.count).map { _ in try system.spawn { (_: Int, _) in } }
         let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.mailbox.ringBytes == 0 }, "no ring before the first message")
         let (cell, mailbox) = try smallestBlocks(refs)
@@ -454,7 +455,7 @@ extension ActorSystemTests {
     func afterMessageFootprint() throws {
         let deterministic = DeterministicScheduler(seed: 13)
         let system = makeDeterministicSystem(deterministic)
-        let refs = try (0..<8).map { _ in try system.spawn { (_: Int, _) in } }
+        let refs = try (0..<HeapSampling.count).map { _ in try system.spawn { (_: Int, _) in } }
         for ref in refs { ref.tell(1) }
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }

@@ -109,13 +109,12 @@ actor DirectCounter: MNActor {
     func idleExecutorFootprint() throws {
         let scheduler = try makeScheduler(workers: 1)
         defer { scheduler.shutdown() }
-        let executors = (0..<8).map { _ in MNSerialExecutor(scheduler: scheduler) }
+        let executors = (0..<HeapSampling.count).map { _ in MNSerialExecutor(scheduler: scheduler) }
         // malloc_usable_size of the executor and its MPSCQueue: 56 + 40 (the executor was 72
         // with its off-pool thread word and separate running-job and inline-host words; the
         // queue was 88 with its overflow fields and count: MPSCQueue.swift, "Where the
         // fields live").
-        // The smallest of 8, as malloc may report more for a block carved from a reused
-        // chunk it could not split.
+        // The smallest of HeapSampling.count, all alive at once (see there).
         let executorBytes = executors.map { heapBlockSize(of: $0) }.min()!
         let queueBytes = executors.map { heapBlockSize(of: $0.jobs) }.min()!
         #expect(executorBytes + queueBytes <= 96, "executor \(executorBytes) + queue \(queueBytes)")
