@@ -7,21 +7,62 @@
 // spread over lanes and lanes spread over workers by stealing, while a task resumed by a
 // worker still lands in that worker's next slot (the lane is usually idle, so schedule()
 // puts it there): the request–reply path stays on one core.
-// One exception to round-robin: a task coming back from an inline run of an
-// MNSerialExecutor (MNSerialExecutor.swift, "The inline fast path") goes back to the lane
-// whose turn that run is nested in, if that lane's running job is this very task. It does
-// not enter the lane's queue: the lane keeps it in `resumed` (one slot, touched only on the
-// turn's thread) and its turn runs it as soon as the inline run has unwound and the job it
-// was nested in returned, ahead of the queue, like a worker's next slot.
-// A lane runs up to `throughput` jobs per turn, queued and resumed alike; a task that hops
-// back once the budget is spent is pushed at the back of the lane's queue (mid-drain, so
-// the push schedules nothing), so a task that keeps calling actors gets at most a turn's
-// worth of runs in a row, and the lane's tasks queued before it run before it runs again.
+//
+// The resume slot (hops): a task on the pool that awaits an actor leaves its job in the
+// runtime's hands and comes back with an enqueue here; when that happens on the worker
+// that is running the lane's turn, round-robin would cost a lane push, a schedule() and a
+// second turn each way. Instead the lane keeps the job in `resumed` (one slot) and its turn
+// runs it as soon as the job it is running (`runningJob`) returns, ahead of the lane's
+// queue, like a worker's next slot. A job is a *hop* into the lane whose turn is on the
+// calling worker when:
+//   (H1) the worker is inside an inline run of an MNSerialExecutor (MNSerialExecutor.swift,
+//        "The inline fast path") nested in a turn of one of this executor's lanes, and the
+//        job is that lane's running job: the task coming back from the native actor;
+//   (H2) the worker's current unit is one of this executor's lanes, its running job is a
+//        task, and the job is not a task: the processing job a default actor gets for that
+//        task when it switches to the actor (the runtime enqueues a default actor's
+//        processing job on the switching task's preferred task executor, i.e. here); the
+//        task's own job returns right after the enqueue (it is suspending). Such a job also
+//        covers the rarer non-task jobs a running task's job makes without suspending (a
+//        default actor's processing job for another task it resumed): those wait for the
+//        running job to return, as a job queued on this lane would;
+//   (H3) the worker's current unit is one of this executor's lanes, its running job is not
+//        a task (a default actor's processing job), and the job is the task running on
+//        this thread right now (swift_task_getCurrent): the task switching back from the
+//        default actor to its task executor. It runs once the processing job returns (the
+//        runtime's actor loop may first run the actor's other queued jobs).
+// Not hops: a task enqueuing itself while it is the lane's running job (Task.yield: it
+// goes to the back, round-robin, as a yield should), a task resumed or started by another
+// task's job (round-robin, so new work spreads), anything from off the pool or another
+// scheduler. A job's kind is read from its header (JobFlags' kind byte, 4 words in; kind 0
+// is a task): Swift's ABI, checked against ExecutorJob.kind in debug builds.
+// Bound: a lane runs at most `throughput` jobs per turn, queued and resumed alike
+// (`runsLeft`); a hop once the budget is spent is pushed at the back of its lane's queue
+// (mid-drain, so the push schedules nothing), and the turn then ends with `.more`: the lane
+// goes to the back of the worker's local queue, where the worker's other units run before
+// it and idle workers can steal it. So a task that calls actors forever gets at most
+// `throughput` job runs (about throughput/2 calls) in a row; then the lane's tasks queued
+// before it, and the worker's other runnable units (other lanes, actors), run before it
+// runs again.
+// Invariants: (L1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread
+// running the lane's turn (a hop is taken only by an enqueue from inside that turn: the
+// worker's current unit is the lane, or an inline run nested in it), and turns of one
+// lane are ordered by the scheduler (ScheduledUnit R2, acquire-release state-word CAS), so
+// they need no atomics on x86 or ARM. (L2) `resumed` is only filled while `runsLeft` > 0,
+// i.e. inside the turn's loop, and the loop runs it before it looks at the queue again or
+// returns: a hop is never left behind (so nothing is lost at shutdown either — a turn in
+// progress finishes). (L3) jobs of one task never run at once: the runtime enqueues a
+// task only once it has let go of it, and a lane runs one job at a time. (L4) no FIFO is
+// promised between jobs of different tasks (the lanes never did); a hop runs ahead of the
+// lane's queue, bounded as above.
 
+@_spi(ExperimentalCustomExecutors) import _Concurrency
+import CConcurrencyKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+
 
 /// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`
 /// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
@@ -47,15 +88,20 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// at shutdown are handed to the global executor, never run).
         var owner: Unmanaged<MNTaskExecutor>?
         /// The job this lane's turn is running, nil between turns. Written by the turn,
-        /// read only on the same thread, by enqueues made from inside that job (the rule
-        /// E3 of MNSerialExecutor.swift; turns of one lane are ordered by the scheduler).
+        /// read only on the same thread, by enqueues made from inside that job (L1 in the
+        /// file comment; turns of one lane are ordered by the scheduler).
         @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
-        /// The task that hopped back here from an inline run nested in `runningJob` (the
-        /// file comment), nil when none: the turn runs it as soon as `runningJob` returns.
-        /// Written by that hop-back and read by the turn, both on the turn's thread (E3).
+        /// A hop (H1–H3 in the file comment) taken while `runningJob` runs, nil when none:
+        /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
+        /// and read by the turn, both on the turn's thread (L1).
         @exclusivity(unchecked) var resumed: UnsafeMutableRawPointer?
-        /// Jobs this turn may still run, queued and resumed alike (E3's confinement too).
+        /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (L1, L2).
         @exclusivity(unchecked) var runsLeft = 0
+        /// Test hook: jobs run from `resumed` (the hop path), counted on the turn's thread.
+        /// Debug builds only (no cost in release); read by tests once the lane is quiet.
+        #if DEBUG
+        @exclusivity(unchecked) var resumedRuns = 0
+        #endif
 
         override init() {
             do {
@@ -82,18 +128,21 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                         guard let next = resumed else { break }
                         resumed = nil
                         job = next
+                        #if DEBUG
+                        resumedRuns += 1
+                        #endif
                     }
                 }
                 if outcome == .empty { break }
             }
             runningJob = nil
+            runsLeft = 0  // L2: no hop is taken outside the loop
             return outcome == .empty ? .idle : .more
         }
 
-        /// Takes `raw`, the task hopping back from an inline run nested in this lane's
-        /// running job, into `resumed` while the turn's budget lasts; false (the caller
-        /// pushes it at the back of the queue, behind the lane's other tasks) once it is
-        /// spent.
+        /// Takes `raw`, a hop into this lane (H1–H3 in the file comment), into `resumed`
+        /// while the turn's budget lasts; false (the caller pushes it at the back of the
+        /// queue, behind the lane's other tasks) once it is spent.
         @inline(__always)
         func takeResumed(_ raw: UnsafeMutableRawPointer) -> Bool {
             guard runsLeft > 0, resumed == nil else { return false }
@@ -114,7 +163,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// How lanes get scheduled, held strongly: it outlives the Scheduler as long as this
     /// executor does, and references neither (no cycle; see SchedulerGate).
     private let gate: SchedulerGate
-    private let lanes: [Lane]
+    let lanes: [Lane]
     /// Lane cursor for enqueues from outside the pool. Any thread, relaxed: only spreading.
     private let outsideCursor = Atomic<Int>(0)
 
@@ -133,20 +182,21 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             // No lane is retained here: `lanes` holds them for the executor's life.
             worker._withUnsafeGuaranteedRef { worker in
                 guard worker.schedulerID == gate.id else { return push(raw, to: outsideLane()) }
-                if let host = hostLane(returning: raw, on: worker),
-                   host._withUnsafeGuaranteedRef({ $0.takeResumed(raw) }) { return }
-                pushFromWorker(raw, worker)
+                let host = hopLane(raw, on: worker)
+                if let host, host._withUnsafeGuaranteedRef({ $0.takeResumed(raw) }) { return }
+                pushFromWorker(raw, worker, host: host)
             }
         } else {
             push(raw, to: outsideLane())
         }
     }
 
-    /// A job from one of this scheduler's workers that no resume slot took: back to its
-    /// host lane (that lane's budget is spent), or onto the next lane round-robin.
+    /// A job from one of this scheduler's workers that no resume slot took: a hop goes
+    /// back to `host`, the lane it hops into (that lane's budget is spent), anything else
+    /// onto the next lane round-robin.
     @inline(never)
-    private func pushFromWorker(_ raw: UnsafeMutableRawPointer, _ worker: Worker) {
-        if let host = hostLane(returning: raw, on: worker) {
+    private func pushFromWorker(_ raw: UnsafeMutableRawPointer, _ worker: Worker, host: Unmanaged<Lane>?) {
+        if let host {
             return host._withUnsafeGuaranteedRef { push(raw, to: $0) }
         }
         worker.laneCursor &+= 1
@@ -173,12 +223,24 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// The lane an inline run on `worker` is nested in, when that lane belongs to this
-    /// executor and is running `raw` (the task hopping back: see the file comment).
+    /// The lane `raw` hops into (H1–H3 in the file comment), nil when it is no hop.
     @inline(__always)
-    private func hostLane(returning raw: UnsafeMutableRawPointer, on worker: Worker) -> Unmanaged<Lane>? {
+    private func hopLane(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Unmanaged<Lane>? {
         guard let current = worker.currentUnit else { return nil }
         return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Unmanaged<Lane>? in
+            if let lane = Lane.ifLane(unit) {
+                // H2 or H3: a default actor's processing job, or the task coming back from it.
+                // One of the two is a task, the other not (H2: the task runs, its actor's
+                // processing job comes; H3: the processing job runs, its task comes back;
+                // first, as the cheapest test that turns away a task waking another) ...
+                guard let running = lane.runningJob,
+                      MNTaskExecutor.isTask(running) != MNTaskExecutor.isTask(raw),
+                      lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
+                // ... and the enqueue is a task's switch: the runtime has let go of the task.
+                guard ckshim_current_task() == nil else { return nil }
+                return Unmanaged.passUnretained(lane)
+            }
+            // H1: the task coming back from a native actor's inline run nested in a lane.
             guard let actor = MNSerialExecutor.ifSerialExecutor(unit), let host = actor.inlineHost else { return nil }
             return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Unmanaged<Lane>? in
                 guard let lane = Lane.ifLane(hostUnit), lane.runningJob == raw,
@@ -186,6 +248,20 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                 return Unmanaged.passUnretained(lane)
             }
         }
+    }
+
+    /// True when the job `raw` (UnownedJob bits) is a task: the kind byte of its JobFlags,
+    /// 4 words into the job's header (HeapObject's 2 words, then SchedulerPrivate's 2), is
+    /// 0 (`JobKind::Task`). Swift's runtime ABI; debug builds check it against the SPI
+    /// `ExecutorJob.kind`.
+    @inline(__always)
+    static func isTask(_ raw: UnsafeMutableRawPointer) -> Bool {
+        let isTask = raw.load(fromByteOffset: 4 * MemoryLayout<UInt>.size, as: UInt8.self) == 0
+        #if DEBUG
+        let job = ExecutorJob(unsafeBitCast(raw, to: UnownedJob.self))
+        assert(isTask == (job.kind == .task), "MNTaskExecutor: the job header's kind byte is not where Swift 6.3 put it")
+        #endif
+        return isTask
     }
 
     /// The scheduler has shut down, so no worker will ever run `lane` again. This caller got
