@@ -19,23 +19,33 @@
 //        "The inline fast path") nested in a turn of one of this executor's lanes, and the
 //        job is that lane's running job: the task coming back from the native actor;
 //   (H2) the worker's current unit is one of this executor's lanes, its running job is a
-//        task, and the job is not a task: the processing job a default actor gets for that
-//        task when it switches to the actor (the runtime enqueues a default actor's
-//        processing job on the switching task's preferred task executor, i.e. here); the
-//        task's own job returns right after the enqueue (it is suspending). Such a job also
-//        covers the rarer non-task jobs a running task's job makes without suspending (a
-//        default actor's processing job for another task it resumed): those wait for the
-//        running job to return, as a job queued on this lane would;
-//   (H3) the worker's current unit is one of this executor's lanes, its running job is not
-//        a task (a default actor's processing job), and the job is the task running on
-//        this thread right now (swift_task_getCurrent): the task switching back from the
-//        default actor to its task executor. It runs once the processing job returns (the
-//        runtime's actor loop may first run the actor's other queued jobs).
-// Not hops: a task enqueuing itself while it is the lane's running job (Task.yield: it
-// goes to the back, round-robin, as a yield should), a task resumed or started by another
-// task's job (round-robin, so new work spreads), anything from off the pool or another
-// scheduler. A job's kind is read from its header (JobFlags' kind byte, 4 words in; kind 0
-// is a task): Swift's ABI, checked against ExecutorJob.kind in debug builds.
+//        task, the job is not a task, and no task is current on this thread: the
+//        processing job a default actor gets when the running task switches to it (with a
+//        task-executor preference the runtime cannot run the actor on this thread; it
+//        clears the current task, enqueues the task on the actor, and the idle actor's
+//        processing job comes to the task's preferred executor, here). The running task is
+//        suspending, so its job returns right after this enqueue;
+//   (H3) the same, with the roles swapped: the running job is not a task (a default
+//        actor's processing job), the job is a task and no task is current: the task the
+//        actor ran switching back to its task executor. It runs once the processing job
+//        returns (the runtime's actor loop may first run the actor's other queued jobs, as
+//        it would have before the task's turn came on another lane).
+// "No task is current" (ckshim_current_task(), swift_task_getCurrent) is what makes H2 and
+// H3 a *switch*: a running task that starts, resumes or wakes other work is still current,
+// so that work goes round-robin and spreads. A non-task job running without a task (an
+// isolated deinit, say) that resumes a task also meets H3: that task waits for the job to
+// return, as a job queued behind it on its lane would.
+// Not hops: a task enqueuing itself while it is the lane's running job (Task.yield: both
+// are tasks, so it goes to the back, round-robin, as a yield should), anything enqueued
+// while a task is current, anything from off the pool or another scheduler. A job's kind
+// is read from its header (JobFlags' kind byte, 4 words in; kind 0 is a task): Swift's
+// ABI, checked against the SPI ExecutorJob.kind in debug builds.
+// Cost (instruction-probe, callgrind, MN_WORKERS=1): `swiftactorpool`, a pool task's
+// awaited call to a default actor, 4,153 → 3,510 instructions; the runtime's own floor for
+// that call with a trampoline task executor is 3,288 (`swiftactorpoolfloor`).
+// One slot: a second hop while it is taken (a default actor's processing job running the
+// actor's queued jobs, a second task leaving it) goes round-robin like any other job, so
+// tasks leaving one busy actor spread over lanes and workers.
 // Bound: a lane runs at most `throughput` jobs per turn, queued and resumed alike
 // (`runsLeft`); a hop once the budget is spent is pushed at the back of its lane's queue
 // (mid-drain, so the push schedules nothing), and the turn then ends with `.more`: the lane
@@ -54,7 +64,10 @@
 // progress finishes). (L3) jobs of one task never run at once: the runtime enqueues a
 // task only once it has let go of it, and a lane runs one job at a time. (L4) no FIFO is
 // promised between jobs of different tasks (the lanes never did); a hop runs ahead of the
-// lane's queue, bounded as above.
+// lane's queue, bounded as above. (L5) the hop test's other reads need no ordering either:
+// a job's kind byte is written when the runtime creates the job, before its first enqueue
+// — the enqueued job's by this thread, the running job's before the lane's queue (MPSCQueue
+// release/acquire) or this thread handed it over — and the current task is thread-local.
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import CConcurrencyKit
@@ -67,7 +80,8 @@ import Glibc
 /// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`
 /// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
 /// (nonisolated) code on the scheduler's workers. This is the fast way to call actors that
-/// use an `MNSerialExecutor` of the same scheduler.
+/// use an `MNSerialExecutor` of the same scheduler; awaited calls to default Swift actors
+/// stay on the calling worker too (the file comment, "The resume slot").
 ///
 /// Thread-safety: `enqueue` from any thread. Lifetime: the executor may outlive its
 /// Scheduler (a task retains its executor preference). It holds the scheduler's
@@ -191,12 +205,14 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// A job from one of this scheduler's workers that no resume slot took: a hop goes
-    /// back to `host`, the lane it hops into (that lane's budget is spent), anything else
-    /// onto the next lane round-robin.
+    /// A job from one of this scheduler's workers that no resume slot took: a hop whose
+    /// lane `host` has spent its turn's budget goes to the back of that lane's queue (the
+    /// file comment, "Bound"); anything else, and a hop that found the slot taken (a second
+    /// task leaving a busy default actor's processing job), onto the next lane round-robin,
+    /// so it can run on another worker.
     @inline(never)
     private func pushFromWorker(_ raw: UnsafeMutableRawPointer, _ worker: Worker, host: Unmanaged<Lane>?) {
-        if let host {
+        if let host, host._withUnsafeGuaranteedRef({ $0.resumed == nil }) {
             return host._withUnsafeGuaranteedRef { push(raw, to: $0) }
         }
         worker.laneCursor &+= 1
