@@ -6,7 +6,11 @@
 // (a per-worker cursor on a worker, an atomic cursor from outside), so independent tasks
 // spread over lanes and lanes spread over workers by stealing, while a task resumed by a
 // worker still lands in that worker's next slot (the lane is usually idle, so schedule()
-// puts it there): the request–reply path stays on one core.
+// puts it there): the request–reply path stays on one core. Round-robin from a worker
+// skips the lane whose turn that worker is running: a job queued there would wait until
+// the running job returns, in a lane no other worker can take meanwhile (a task that wakes
+// another and then runs on — or blocks waiting for it — would hold it; before this rule
+// one such wake in `lanes.count` did).
 //
 // The resume slot (hops): a task on the pool that awaits an actor leaves its job in the
 // runtime's hands and comes back with an enqueue here; when that happens on the worker
@@ -216,7 +220,14 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             return host._withUnsafeGuaranteedRef { push(raw, to: $0) }
         }
         worker.laneCursor &+= 1
-        push(raw, to: lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))])  // cursors wrap
+        var lane = lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]  // cursors wrap
+        if Unmanaged.passUnretained(lane).toOpaque() == worker.currentUnit, lanes.count > 1 {
+            // The lane running on this worker: the job would wait behind the running job,
+            // where no other worker can take it (the file comment). The next one instead.
+            worker.laneCursor &+= 1
+            lane = lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]
+        }
+        push(raw, to: lane)
     }
 
     /// The next lane for an enqueue from outside the pool (relaxed: only spreading).

@@ -8,6 +8,20 @@ private actor DefaultCounter {
     func increment() -> Int { count += 1; return count }
 }
 
+/// A parked continuation and whether its task ran on after it was resumed.
+private final class Parking: Sendable {
+    let slot = Lock<CheckedContinuation<Void, Never>?>(nil)  // not Mutex: TSan cannot see its futex
+    let progressed = Atomic<Bool>(false)
+}
+
+/// A default actor whose method parks its caller on a continuation the test resumes.
+private actor Holder {
+    func park(_ parking: Parking) async {
+        await withCheckedContinuation { continuation in parking.slot.withLock { $0 = continuation } }
+        parking.progressed.store(true, ordering: .releasing)  // isolated to Holder again: it ran
+    }
+}
+
 /// Hops (MNTaskExecutor.swift, "The resume slot"): a pool task awaiting a default actor.
 @Suite struct MNTaskExecutorHopTests {
     /// Jobs run from the lanes' resume slots so far (debug builds' hook). Read only after the
@@ -82,5 +96,38 @@ private actor DefaultCounter {
         let calls = await hopper.value
         #expect(seenByOther < limit, "the other task ran only once the hopper gave up")
         #expect(calls < limit, "the hopper was never interrupted")
+    }
+
+    // A running pool task resumes another task (parked inside a default actor) and keeps
+    // its worker busy until that task has run. The resumed task comes to this executor
+    // from inside the running task's job: not a hop (both are tasks, and a task is
+    // current), so it goes round-robin and lands in the busy worker's next slot, which the
+    // blocking monitor hands to a spare thread. Before round-robin skipped the lane
+    // running on the worker, the cursor picked that very lane here: the task waited behind
+    // the job that resumed it until the 20 s wait gave up, and this test failed (3 runs of 3
+    // with the skip disabled). Taking it into the resume slot would fail the same way.
+    @Test("a task resumed by a running pool task is not held behind that task's job")
+    func taskResumedByARunningTaskIsNotHeldBehindIt() async throws {
+        // One worker, so the lane cursors are deterministic: the parked task starts on lane
+        // 0 and the resuming task on lane 1 (outside cursor); the worker's first
+        // round-robin push picks lane 0 + 1 = 1, the resuming task's own lane. The monitor
+        // starts a spare thread for the stalled worker's next slot.
+        let scheduler = try makeScheduler(workers: 1)
+        defer { scheduler.shutdown() }
+        let shared = Parking()
+        let holder = Holder()
+        let parked = scheduler.task { await holder.park(shared) }
+        #expect(waitUntil { shared.slot.withLock { $0 != nil } })
+        let sawProgress = await scheduler.task { () -> Bool in
+            let continuation = shared.slot.withLock { value -> CheckedContinuation<Void, Never>? in
+                defer { value = nil }
+                return value
+            }
+            continuation?.resume()
+            // This job keeps running (and its worker busy) until the parked task has run.
+            return waitUntil { shared.progressed.load(ordering: .acquiring) }
+        }.value
+        await parked.value
+        #expect(sawProgress, "the resumed task waited for the job that resumed it to return")
     }
 }
