@@ -72,6 +72,9 @@
 // a job's kind byte is written when the runtime creates the job, before its first enqueue
 // — the enqueued job's by this thread, the running job's before the lane's queue (MPSCQueue
 // release/acquire) or this thread handed it over — and the current task is thread-local.
+// The running job's kind is read once, before it runs (`runningIsTask`): a default
+// actor's processing job frees itself before it runs the actor's jobs, so the hop test
+// (H3) must not look at it then; it only compares its address (H1).
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import CConcurrencyKit
@@ -79,7 +82,6 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
 
 /// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`
 /// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
@@ -109,6 +111,10 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// read only on the same thread, by enqueues made from inside that job (L1 in the
         /// file comment; turns of one lane are ordered by the scheduler).
         @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
+        /// Whether `runningJob` is a task, read from its header before it runs: the hop
+        /// test must not read the job itself, which may be gone while it still runs (a
+        /// default actor's processing job frees itself before it runs the actor's jobs).
+        @exclusivity(unchecked) var runningIsTask = false
         /// A hop (H1–H3 in the file comment) taken while `runningJob` runs, nil when none:
         /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
         /// and read by the turn, both on the turn's thread (L1).
@@ -141,6 +147,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                     var job = raw
                     while true {
                         runningJob = job
+                        runningIsTask = MNTaskExecutor.isTask(job)
                         runsLeft -= 1
                         unsafeBitCast(job, to: UnownedJob.self).runSynchronously(on: executor)
                         guard let next = resumed else { break }
@@ -260,8 +267,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                 // One of the two is a task, the other not (H2: the task runs, its actor's
                 // processing job comes; H3: the processing job runs, its task comes back;
                 // first, as the cheapest test that turns away a task waking another) ...
-                guard let running = lane.runningJob,
-                      MNTaskExecutor.isTask(running) != MNTaskExecutor.isTask(raw),
+                guard lane.runningJob != nil, lane.runningIsTask != MNTaskExecutor.isTask(raw),
                       lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
                 // ... and the enqueue is a task's switch: the runtime has let go of the task.
                 guard ckshim_current_task() == nil else { return nil }
