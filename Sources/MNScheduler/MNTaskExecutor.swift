@@ -22,30 +22,33 @@
 //   (H1) the worker is inside an inline run of an MNSerialExecutor (MNSerialExecutor.swift,
 //        "The inline fast path") nested in a turn of one of this executor's lanes, and the
 //        job is that lane's running job: the task coming back from the native actor;
-//   (H2) the worker's current unit is one of this executor's lanes, its running job is a
-//        task, the job is not a task, and no task is current on this thread: the
-//        processing job a default actor gets when the running task switches to it (with a
-//        task-executor preference the runtime cannot run the actor on this thread; it
-//        clears the current task, enqueues the task on the actor, and the idle actor's
-//        processing job comes to the task's preferred executor, here). The running task is
-//        suspending, so its job returns right after this enqueue;
-//   (H3) the same, with the roles swapped: the running job is not a task (a default
-//        actor's processing job), the job is a task and no task is current: the task the
-//        actor ran switching back to its task executor. It runs once the processing job
-//        returns (the runtime's actor loop may first run the actor's other queued jobs, as
-//        it would have before the task's turn came on another lane).
+//   (H2) the worker's current unit is one of this executor's lanes (in a job), the job is
+//        not a task, and no task is current on this thread: the processing job a default
+//        actor gets when the running task switches to it (with a task-executor preference
+//        the runtime cannot run the actor on this thread; it clears the current task,
+//        enqueues the task on the actor, and the idle actor's processing job comes to the
+//        task's preferred executor, here). The running task is suspending, so its job
+//        returns right after this enqueue. (A processing job re-enqueuing its own actor
+//        also fits, and may run next just as well.)
+//   (H3) the worker's current unit is one of this executor's lanes, its running job came
+//        in as an H2 hop (so it is a default actor's processing job: the lane keeps that
+//        as bit 0 of `runningWord`, as it must not read the job's header while it runs —
+//        a processing job frees itself before it runs the actor's jobs), the job is a task
+//        and no task is current: the task the actor ran switching back to its task
+//        executor. It runs once the processing job returns (the runtime's actor loop may
+//        first run the actor's other queued jobs, as it would have before the task's turn
+//        came on another lane). A processing job that came through the queue instead is
+//        not known as one, and its tasks go round-robin.
 // "No task is current" (ckshim_current_task(), swift_task_getCurrent) is what makes H2 and
 // H3 a *switch*: a running task that starts, resumes or wakes other work is still current,
-// so that work goes round-robin and spreads. A non-task job running without a task (an
-// isolated deinit, say) that resumes a task also meets H3: that task waits for the job to
-// return, as a job queued behind it on its lane would.
-// Not hops: a task enqueuing itself while it is the lane's running job (Task.yield: both
-// are tasks, so it goes to the back, round-robin, as a yield should), anything enqueued
+// so that work goes round-robin and spreads.
+// Not hops: a task enqueuing itself while it is the lane's running job (Task.yield: the
+// running job came from the queue, so it goes to the back, round-robin), anything enqueued
 // while a task is current, anything from off the pool or another scheduler. A job's kind
 // is read from its header (JobFlags' kind byte, 4 words in; kind 0 is a task): Swift's
 // ABI, checked against the SPI ExecutorJob.kind in debug builds.
 // Cost (instruction-probe, callgrind, MN_WORKERS=1): `swiftactorpool`, a pool task's
-// awaited call to a default actor, 4,153 → 3,510 instructions; the runtime's own floor for
+// awaited call to a default actor, 4,153 → 3,507 instructions; the runtime's own floor for
 // that call with a trampoline task executor is 3,288 (`swiftactorpoolfloor`).
 // One slot: a second hop while it is taken (a default actor's processing job running the
 // actor's queued jobs, a second task leaving it) goes round-robin like any other job, so
@@ -72,9 +75,8 @@
 // a job's kind byte is written when the runtime creates the job, before its first enqueue
 // — the enqueued job's by this thread, the running job's before the lane's queue (MPSCQueue
 // release/acquire) or this thread handed it over — and the current task is thread-local.
-// The running job's kind is read once, before it runs (`runningIsTask`): a default
-// actor's processing job frees itself before it runs the actor's jobs, so the hop test
-// (H3) must not look at it then; it only compares its address (H1).
+// The running job's header is never read (H3 uses the kind recorded at its enqueue, H1
+// compares its address): a default actor's processing job frees itself while it runs.
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import CConcurrencyKit
@@ -110,15 +112,19 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// The job this lane's turn is running, nil between turns. Written by the turn,
         /// read only on the same thread, by enqueues made from inside that job (L1 in the
         /// file comment; turns of one lane are ordered by the scheduler).
-        @exclusivity(unchecked) var runningJob: UnsafeMutableRawPointer?
-        /// Whether `runningJob` is a task, read from its header before it runs: the hop
-        /// test must not read the job itself, which may be gone while it still runs (a
-        /// default actor's processing job frees itself before it runs the actor's jobs).
-        @exclusivity(unchecked) var runningIsTask = false
+        var runningJob: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: runningWord & ~1) }
+        /// `runningJob`'s bits, with bit 0 set when it is known not to be a task (it came
+        /// through `resumed` as an H2 hop: a default actor's processing job). Jobs are
+        /// 16-aligned. The hop test must not read the running job itself, which may be gone
+        /// while it still runs (a processing job frees itself before it runs the actor's
+        /// jobs), so its kind travels with it, read when it was enqueued.
+        @exclusivity(unchecked) var runningWord: UInt = 0
         /// A hop (H1–H3 in the file comment) taken while `runningJob` runs, nil when none:
         /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
         /// and read by the turn, both on the turn's thread (L1).
-        @exclusivity(unchecked) var resumed: UnsafeMutableRawPointer?
+        var resumed: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: resumedWord & ~1) }
+        /// `resumed`'s bits, bit 0 set when it is not a task (see `runningWord`); 0: none.
+        @exclusivity(unchecked) var resumedWord: UInt = 0
         /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (L1, L2).
         @exclusivity(unchecked) var runsLeft = 0
         /// Test hook: jobs run from `resumed` (the hop path), counted on the turn's thread.
@@ -143,26 +149,31 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             // One queued job at a time, each followed by the tasks it resumes: the budget
             // counts both.
             while runsLeft > 0 {
-                outcome = jobs.drain(max: 1) { (raw: UnsafeMutableRawPointer) in
-                    var job = raw
-                    while true {
-                        runningJob = job
-                        runningIsTask = MNTaskExecutor.isTask(job)
-                        runsLeft -= 1
-                        unsafeBitCast(job, to: UnownedJob.self).runSynchronously(on: executor)
-                        guard let next = resumed else { break }
-                        resumed = nil
-                        job = next
-                        #if DEBUG
-                        resumedRuns += 1
-                        #endif
-                    }
-                }
+                outcome = jobs.drain(max: 1) { (raw: UnsafeMutableRawPointer) in run(raw, on: executor) }
                 if outcome == .empty { break }
             }
-            runningJob = nil
+            runningWord = 0
             runsLeft = 0  // L2: no hop is taken outside the loop
             return outcome == .empty ? .idle : .more
+        }
+
+        /// Runs `raw`, then each hop its run leaves in `resumed` (the turn's budget counts
+        /// them all).
+        @inline(__always)
+        private func run(_ raw: UnsafeMutableRawPointer, on executor: UnownedTaskExecutor) {
+            var word = UInt(bitPattern: raw)
+            while true {
+                runningWord = word
+                runsLeft -= 1
+                unsafeBitCast(word & ~1, to: UnownedJob.self).runSynchronously(on: executor)
+                let next = resumedWord
+                if next == 0 { return }
+                resumedWord = 0
+                word = next
+                #if DEBUG
+                resumedRuns += 1
+                #endif
+            }
         }
 
         /// Takes `raw`, a hop into this lane (H1–H3 in the file comment), into `resumed`
@@ -170,8 +181,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// queue, behind the lane's other tasks) once it is spent.
         @inline(__always)
         func takeResumed(_ raw: UnsafeMutableRawPointer) -> Bool {
-            guard runsLeft > 0, resumed == nil else { return false }
-            resumed = raw
+            guard runsLeft > 0, resumedWord == 0 else { return false }
+            resumedWord = UInt(bitPattern: raw) | (MNTaskExecutor.isTask(raw) ? 0 : 1)
             return true
         }
 
@@ -264,13 +275,17 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Unmanaged<Lane>? in
             if let lane = Lane.ifLane(unit) {
                 // H2 or H3: a default actor's processing job, or the task coming back from it.
-                // One of the two is a task, the other not (H2: the task runs, its actor's
-                // processing job comes; H3: the processing job runs, its task comes back;
-                // first, as the cheapest test that turns away a task waking another) ...
-                guard lane.runningJob != nil, lane.runningIsTask != MNTaskExecutor.isTask(raw),
-                      lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
-                // ... and the enqueue is a task's switch: the runtime has let go of the task.
-                guard ckshim_current_task() == nil else { return nil }
+                if MNTaskExecutor.isTask(raw) {
+                    // H3: the running job is a processing job that came as an H2 hop (bit 0;
+                    // first, as the cheapest test that turns away a task waking another).
+                    guard lane.runningWord & 1 != 0 else { return nil }
+                } else {
+                    guard lane.runningWord != 0 else { return nil }  // H2
+                }
+                // ... on this executor, and the enqueue is a switch: the runtime has let go
+                // of the task (none is current).
+                guard lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque(),
+                      ckshim_current_task() == nil else { return nil }
                 return Unmanaged.passUnretained(lane)
             }
             // H1: the task coming back from a native actor's inline run nested in a lane.
