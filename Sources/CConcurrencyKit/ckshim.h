@@ -571,6 +571,17 @@ static inline void *ckshim_current_worker_get(void) { return ckshim_current_work
 static inline void ckshim_current_worker_set(void *worker) { ckshim_current_worker_slot = worker; }
 
 /*
+ * The task running on this thread (unretained), or NULL: the Swift runtime's
+ * swift_task_getCurrent, which withUnsafeCurrentTask calls too (minus that function's
+ * unspecialised generic closure, ~200 instructions). Declared here because Swift code may
+ * not name a runtime symbol. Swift's calling convention and C's agree for a function with
+ * no arguments that returns one pointer (x86-64: rax; AArch64: x0). For MNTaskExecutor's
+ * hop test (MNTaskExecutor.swift, H2 and H3).
+ */
+extern void *swift_task_getCurrent(void);
+static inline void *ckshim_current_task(void) { return swift_task_getCurrent(); }
+
+/*
  * Whether mailbox drains on this thread may linger (MPSCQueue.swift, "Lingering"): set by
  * a pool worker's loop when its scheduler has two or more workers, so the drain's first
  * test is one thread-pointer-relative load that is false at MN_WORKERS=1, off the pool and

@@ -24,7 +24,13 @@
 //     mnactoractorfloor  mnactoractor's calls with such executors (the caller actor's
 //                 trampolines): the floor under mnactoractor
 //     swiftactorpool  swiftactor's calls to a default actor, made from a task on the
-//                 scheduler's MNTaskExecutor (what Swift's own actors cost from the pool)
+//                 scheduler's MNTaskExecutor (what Swift's own actors cost from the pool:
+//                 the actor's processing job and the task's way back both come to the
+//                 task executor, which runs them in the lane's resume slot)
+//     swiftactorpoolfloor  swiftactorpool's calls from a task preferring NullTaskExecutor
+//                 (a trampoline: each job enqueued from a running one runs right after
+//                 it, no queue, no atomics): the runtime's own cost of a default-actor call
+//                 from a task with an executor preference, the floor under swiftactorpool
 //     mntell      two native actors on MNSerialExecutors bounce a ball with MNActor.tell
 //                 (fire-and-forget, a closure that captures nothing) until each got n:
 //                 2·n tells
@@ -139,7 +145,7 @@ final class Trampoline: @unchecked Sendable {
     }
 }
 
-/// mnfloor's task executor: the trampoline.
+/// mnfloor's and swiftactorpoolfloor's task executor: the trampoline.
 final class NullTaskExecutor: TaskExecutor, @unchecked Sendable {
     let trampoline = Trampoline()
     func enqueue(_ job: consuming ExecutorJob) {
@@ -216,7 +222,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
     exit(2)
 }
 let system = try ActorSystem()
@@ -288,6 +294,9 @@ case "mnactoractorfloor":
 case "swiftactorpool":
     let counter = DefaultCounter()
     awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { await counter.increment() }
+case "swiftactorpoolfloor":
+    let counter = DefaultCounter()
+    awaitCalls(n, on: NullTaskExecutor(), done: done) { await counter.increment() }
 case "mntell":
     let pinger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: n, done: done)
     let ponger = MNTeller(executor: MNSerialExecutor(scheduler: system.scheduler), stopAt: nil, done: done)
