@@ -252,9 +252,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
     /// The parent cell, nil for top-level actors (see `SpawnInfo.parent`).
     final var parent: AnyActorCell? {
-        guard let storage = spawnStorage else { return nil }
-        return traits.contains(.parentOnly) ? unsafeDowncast(storage, to: AnyActorCell.self)
-            : unsafeDowncast(storage, to: SpawnInfo.self).parent
+        if traits.contains(.parentOnly) { return unsafeDowncast(spawnStorage.unsafelyUnwrapped, to: AnyActorCell.self) }
+        return spawnInfo?.parent
     }
     /// The strategy that decides about *this* cell's failures (its parent's, or the
     /// system default).

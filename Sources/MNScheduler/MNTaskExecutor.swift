@@ -237,13 +237,15 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         if let host, host._withUnsafeGuaranteedRef({ $0.resumed == nil }) {
             return host._withUnsafeGuaranteedRef { push(raw, to: $0) }
         }
-        worker.laneCursor &+= 1
-        var lane = lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]  // cursors wrap
+        func nextLane() -> Lane {
+            worker.laneCursor &+= 1
+            return lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]  // cursors wrap
+        }
+        var lane = nextLane()
         if Unmanaged.passUnretained(lane).toOpaque() == worker.currentUnit, lanes.count > 1 {
             // The lane running on this worker: the job would wait behind the running job,
             // where no other worker can take it (the file comment). The next one instead.
-            worker.laneCursor &+= 1
-            lane = lanes[Int(UInt(bitPattern: worker.index &+ worker.laneCursor) % UInt(lanes.count))]
+            lane = nextLane()
         }
         push(raw, to: lane)
     }

@@ -66,9 +66,9 @@
 // is a chain of chunks (OverflowChunk: a header and slots of `slotBytes`, 32 items in the
 // first, doubling to 1,024); an append copies the item into the tail chunk's next slot,
 // allocating a chunk only when the tail is full (`enqueueOverflow` inlines the common
-// case, flag set and room in the tail; `enqueueSlow` is the rest). While the flag is set every producer
-// appends, so a producer's later
-// messages never overtake its earlier overflowed ones. The consumer drains, in this
+// case, flag set and room in the tail; `enqueueSlow` is the rest). While the flag is set
+// every producer appends, so a producer's later messages never overtake its earlier
+// overflowed ones. The consumer drains, in this
 // order: its private pending chain (OverflowList's `pendingChunk`), the ring, and only when the ring is *quiescent*
 // (p_head == c_head: nothing claimed and uncommitted) the overflow list, which it takes
 // whole (the chain's head) and clears the flag in the same critical section; it frees
@@ -201,7 +201,9 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable package var itemBytes: Int { Int(itemBytes32) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8 (computed, not
     /// stored: every idle actor carries this object).
-    @inlinable package var slotBytes: Int { (itemBytes + 7) & ~7 }
+    @inlinable package var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
+    /// A slot's bytes for items of `itemBytes`: rounded up to a multiple of 8.
+    @inlinable static func slotBytes(forItemBytes itemBytes: Int) -> Int { (itemBytes + 7) & ~7 }
 
     /// Items the consumer has taken out so far (kept in the ring block beside c_head: 0
     /// before the first enqueue). Written by the consumer only, per item, before the
@@ -298,7 +300,7 @@ package final class MPSCQueue: @unchecked Sendable {
         let ring = self.ring
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .acquiring),
-           let slot = ring.reserveMultiProducer(slotBytes: (itemBytes + 7) & ~7, ticket: &ticket) {
+           let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
             ring.commitMultiProducer(ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
@@ -320,7 +322,7 @@ package final class MPSCQueue: @unchecked Sendable {
             let tail = OverflowChunk(tailBase)
             let index = tail.count
             if index < tail.capacity {
-                MPSCQueue.copyItem(to: tail.slot(index, slotBytes: (itemBytes + 7) & ~7), from: source, byteCount: itemBytes)
+                MPSCQueue.copyItem(to: tail.slot(index, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes)), from: source, byteCount: itemBytes)
                 tail.count = index + 1
                 list.appendCount = list.appendCount &+ 1
                 overflowLock.store(false, ordering: .releasing)
@@ -633,7 +635,6 @@ package final class MPSCQueue: @unchecked Sendable {
     package var overflowAppends: Int {
         ringBlock.load(ordering: .acquiring).flatMap { overflowList(RawRing(block: $0))?.appendCount } ?? 0
     }
-
 
     /// Runs `body` holding the overflow spin lock.
     @usableFromInline
