@@ -128,6 +128,12 @@ struct RingBench: ParsableCommand {
         try write(document, markdown: markdown, results: all, machine: machine)
         let failed = all.filter { $0.failure != nil }
         if !failed.isEmpty {
+            // Each failure on stderr with its cell: CI shows only part of stdout's tables.
+            for r in failed {
+                let c = r.cell
+                FileHandle.standardError.write(Data(
+                    "ring-bench: CHECK FAILED: \(c.workload) \(c.variant.name) \(c.runtime) at \(c.workers) worker(s): \(r.failure ?? "")\n".utf8))
+            }
             FileHandle.standardError.write(Data("ring-bench: \(failed.count) cell(s) failed their check\n".utf8))
             throw ExitCode(1)
         }
