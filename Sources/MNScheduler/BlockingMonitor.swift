@@ -10,7 +10,8 @@
 // stealable, Worker's file comment) and, if work waits — its local queue, its next slot or
 // the injection queue — a sleeping worker is woken to take it, or, when none sleeps, a
 // spare thread is started (at most MN_MAX_BLOCKING_THREADS running; a worker whose thread
-// is runnable rather than asleep gets one only while a CPU is free: SchedulerCore.spareBudget).
+// is runnable rather than asleep gets one only while fewer threads are awake than the
+// pool's workers: a long computation never widens the pool. SchedulerCore.spareBudget).
 // Spares retire after an idle spell (Scheduler+Blocking.swift).
 // Cost when nobody blocks: one relaxed load per worker per tick, on its own thread; the
 // workers pay two relaxed stores per turn for the count. Races are benign: a stale reading

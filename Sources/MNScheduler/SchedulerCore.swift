@@ -137,16 +137,23 @@ final class SchedulerCore: Sendable {
     /// work queued behind them (the argument of helpStalledWorkers): one per worker whose
     /// thread sleeps in the kernel (blocked: a spare gets the CPU it left), and one per
     /// runnable one — a long computation, or a worker the OS preempted — only while the
-    /// pool has fewer awake threads than usable CPUs. A spare for a runnable worker when
-    /// every CPU already has one of ours only time-slices with the workers: with W = CPUs
-    /// (the default) and another thread busy (a driver, another process), a preempted
-    /// worker looked stalled and got a spare — parallel at 2 workers ran with one and
-    /// scaled 1.07× where it scaled 1.5× with detection off. Sleeping workers are still
-    /// woken either way (helpStalledWorkers wakes a sleeper first).
+    /// pool has fewer awake threads than it may run at once: its workers, and never more
+    /// than the usable CPUs. A runnable worker is making progress; a spare beside it would
+    /// run the pool wider than configured (Haller & Odersky add threads for *blocked*
+    /// workers; Go's sysmon retakes a processor only from a goroutine in a syscall):
+    /// - With W = 1 on 2 CPUs, a sender's long turn got a spare that ran its receiver
+    ///   beside it, so "one worker" used 1.8 CPUs and the 1 → 2 worker sweep compared two
+    ///   threads with two (issue 9, item 8).
+    /// - With W = CPUs and another thread busy (a driver, another process), a preempted
+    ///   worker looked stalled and got a spare that only time-sliced with the workers:
+    ///   parallel at 2 workers ran with one and scaled 1.07× where it scaled 1.5× with
+    ///   detection off.
+    /// Sleeping workers are still woken either way (helpStalledWorkers wakes a sleeper first).
     func spareBudget(asleep: Int, runnable: Int) -> Int {
         guard runnable > 0 else { return asleep }
         let awake = idle.snapshot.unparked + activeSpares.load(ordering: .relaxed)
-        return awake < configuration.cpus.usableCPUs ? asleep + runnable : asleep
+        let width = min(configuration.workers, configuration.cpus.usableCPUs)
+        return awake < width ? asleep + runnable : asleep
     }
 
     /// True when any queue a searcher looks at holds a unit (a snapshot).

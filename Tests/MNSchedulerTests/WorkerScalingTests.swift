@@ -14,17 +14,22 @@ import Synchronization
         return SchedulerCore(configuration: resolved, schedulerID: -1)
     }
 
-    @Test("a runnable stuck worker gets a spare only while the pool has fewer awake threads than CPUs; an asleep one always")
-    func spareBudgetFollowsFreeCPUs() throws {
+    @Test("a runnable stuck worker gets a spare only while fewer threads are awake than the pool's width (workers, at most the CPUs); an asleep one always")
+    func spareBudgetFollowsThePoolsWidth() throws {
         // Every worker of a fresh core counts as awake (unparked), none as a spare.
         let full = try core(workers: 2, cpus: 2)
         #expect(full.spareBudget(asleep: 0, runnable: 1) == 0)  // both CPUs have a worker: a spare would time-slice
         #expect(full.spareBudget(asleep: 1, runnable: 1) == 1)  // the blocked one left its CPU
         #expect(full.spareBudget(asleep: 2, runnable: 0) == 2)
-        let roomy = try core(workers: 1, cpus: 2)
-        #expect(roomy.spareBudget(asleep: 0, runnable: 1) == 1)  // a CPU is free: the queued work may have it
-        roomy.activeSpares.store(1, ordering: .relaxed)
-        #expect(roomy.spareBudget(asleep: 0, runnable: 1) == 0)  // ...until a spare holds it
+        // One worker on two CPUs: a free CPU is not the pool's to take. A runnable worker
+        // gets no spare (one worker would run two threads' work), a blocked one does.
+        let narrow = try core(workers: 1, cpus: 2)
+        #expect(narrow.spareBudget(asleep: 0, runnable: 1) == 0)
+        #expect(narrow.spareBudget(asleep: 1, runnable: 0) == 1)
+        // Two workers, one of them parked (idle): the width has room for one more thread.
+        let parked = try core(workers: 2, cpus: 2)
+        _ = parked.idle.transitionToParked(worker: 1, isSearching: false)
+        #expect(parked.spareBudget(asleep: 0, runnable: 1) == 1)
     }
 
     @Test("a worker spinning inside a turn reads as runnable, one waiting on a semaphore as asleep")
