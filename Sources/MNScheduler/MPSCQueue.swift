@@ -44,8 +44,25 @@
 //     sequence compiles to `stlrb`, `dmb ish`, `ldr` for aarch64 (Embedded Swift, as the
 //     toolchain has no aarch64-linux stdlib) and to `xchgb`, `movl` for x86-64.)
 // So either the consumer sees the claim (and keeps or hands over the turn) or the producer
-// sees the flag (and schedules). Overflow appends are followed by a seq_cst fence before
-// the flag load, and the consumer reads overflowActive after its fence. (The ring's own
+// sees the flag (and schedules). An overflow append that *sets* overflowActive (or falls
+// back to the ring) is followed by a seq_cst fence before the flag load (`lock orl` on
+// x86-64, `dmb ish` on AArch64), and the consumer reads overflowActive after its fence.
+// An append that finds overflowActive already set under the overflow lock (the common
+// overflow send: `enqueueOverflow`'s inline case) needs no fence of its own: its item is
+// taken by the first take after it (takes and sets are all under the lock), and that take
+// is certain to come. Let Q be the producer whose append set the flag that this producer
+// P found (no take between Q's and P's critical sections). Q fenced after its append;
+// a consumer turn ending in goIdle fenced after its idle store. If Q's fence came first in
+// the fences' total order, that goIdle sees overflowActive set (or a later clear, i.e. a
+// take after P's append, which took P's item) and keeps the turn; if goIdle's came first,
+// Q's flag load sees idle = true and Q schedules the consumer (or another producer did).
+// Either way a consumer turn follows that takes P's item, whatever P's own flag load
+// reads: a stale false only means P does not schedule a turn that is already due. The
+// fence on this path was ~40 % of a fan-in sender's samples (perf annotate, 1 worker:
+// every fan-in send overflows a 32-slot mailbox whose sink runs later). The model checks
+// this (Models/mailbox.pml: such a producer's flag load may be satisfied right after it
+// takes the lock, before its append is visible; BUG_SET_NO_FENCE lets the setting
+// append do the same, and loses a wake-up). (The ring's own
 // slot/head ordering, including the release fence before a consumer publishes c_head,
 // is argued in ckshim.h.)
 // Invariants:
@@ -321,8 +338,9 @@ package final class MPSCQueue: @unchecked Sendable {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
             ring.commitMultiProducer(ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        } else {
-            enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes)
+        } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
+            // The append that set overflowActive (or used the ring): its Dekker fence. An
+            // append behind an already active overflow needs none ("Who runs the consumer").
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
         return .accepted(becameNonEmpty: claimConsumer())
@@ -331,9 +349,11 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The full-ring path, with its common case inline: the overflow is already in use
     /// and its tail chunk has room, so the item is copied (its size a constant in a
     /// specialised send) into the next slot under the lock. Exactly what `enqueueSlow`
-    /// does in that case; everything else is `enqueueSlow`.
+    /// does in that case; everything else is `enqueueSlow`. True for that common case: the
+    /// item went behind an overflow that was already active under the lock, so the caller
+    /// owes no store→load fence before its flag load ("Who runs the consumer", file comment).
     @inlinable @inline(__always)
-    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) {
+    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         lockOverflow()
         if overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail {
             let tail = OverflowChunk(tailBase)
@@ -343,10 +363,11 @@ package final class MPSCQueue: @unchecked Sendable {
                 tail.count = index + 1
                 list.appendCount = list.appendCount &+ 1
                 overflowLock.store(false, ordering: .releasing)
-                return
+                return true
             }
         }
         enqueueSlow(source: source, ring: ring)
+        return false
     }
 
     /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.
