@@ -24,6 +24,8 @@
  *   BUG_STORE_LOAD_REORDER  goIdle looks before its store is visible (no fence)
  *   BUG_NO_QUIESCENCE       the overflow is taken although a ring slot is claimed, uncommitted
  *   BUG_NO_CAS              a producer claims the consumer with a plain store, not a CAS
+ *   BUG_SET_NO_FENCE        the overflow append that sets ovActive also skips its fence
+ *                           (only an append behind an already active overflow may)
  */
 
 #ifndef NPROD
@@ -112,7 +114,7 @@ inline unlock() { ovLock = false }
 proctype producer(byte id) {
     byte seq = 1;
     byte t;
-    bool ok;
+    bool ok, behind, early;
     do
     :: (id == 1 && seq <= NMSG1) || (id != 1 && seq <= NMSG) ->
        if
@@ -125,8 +127,17 @@ proctype producer(byte id) {
           :: else -> skip
           fi;
           if
-          :: !ok ->                      /* enqueueSlow */
+          :: !ok ->                      /* enqueueOverflow / enqueueSlow */
              lock();
+             /* An append behind an overflow already active under the lock has no fence
+                before its flag load (MPSCQueue.enqueueOverflow's inline case): the load
+                may be satisfied as early as right after the lock's acquiring CAS, before
+                the append is visible. Model: read the flag here, act on it after. */
+             behind = ovActive;
+#ifdef BUG_SET_NO_FENCE
+             behind = true;              /* the setting append skips its fence too */
+#endif
+             early = idle;
              if
              :: !ovActive -> ringEnqueue(id * 8 + seq, ok)
              :: else -> skip
@@ -143,7 +154,22 @@ proctype producer(byte id) {
           :: else -> skip
           fi;
           ok = false;
-          claimConsumer()
+          if
+          :: behind ->                   /* no fence: the early flag load decides */
+             behind = false;
+             if
+             :: early ->
+                atomic {
+                    if
+                    :: idle -> idle = false; assert(due == 0); due++
+                    :: else -> skip
+                    fi
+                }
+             :: else -> skip
+             fi
+          :: else -> claimConsumer()
+          fi;
+          early = false
        fi;
        seq++
     :: else -> break

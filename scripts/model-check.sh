@@ -59,6 +59,8 @@ check mailbox-BUG_STORE_LOAD_REORDER fail safety mailbox.pml -DNPROD=3 -DNMSG=1 
 check mailbox-BUG_STORE_LOAD_REORDER-ltl fail ltl mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_STORE_LOAD_REORDER -DNO_END_CHECK
 check mailbox-BUG_NO_QUIESCENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3 -DBUG_NO_QUIESCENCE
 check mailbox-BUG_NO_CAS fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_NO_CAS
+check mailbox-BUG_SET_NO_FENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3 -DBUG_SET_NO_FENCE
+check mailbox-BUG_SET_NO_FENCE-ltl fail ltl mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_SET_NO_FENCE -DNO_END_CHECK
 
 echo "== scheduled_unit.pml (ScheduledUnit state word, scheduler, shutdown and after-close path)"
 check unit-3p-2w pass safety scheduled_unit.pml -DNPROD=3 -DNW=2

@@ -44,8 +44,25 @@
 //     sequence compiles to `stlrb`, `dmb ish`, `ldr` for aarch64 (Embedded Swift, as the
 //     toolchain has no aarch64-linux stdlib) and to `xchgb`, `movl` for x86-64.)
 // So either the consumer sees the claim (and keeps or hands over the turn) or the producer
-// sees the flag (and schedules). Overflow appends are followed by a seq_cst fence before
-// the flag load, and the consumer reads overflowActive after its fence. (The ring's own
+// sees the flag (and schedules). An overflow append that *sets* overflowActive (or falls
+// back to the ring) is followed by a seq_cst fence before the flag load (`lock orl` on
+// x86-64, `dmb ish` on AArch64), and the consumer reads overflowActive after its fence.
+// An append that finds overflowActive already set under the overflow lock (the common
+// overflow send: `enqueueOverflow`'s inline case) needs no fence of its own: its item is
+// taken by the first take after it (takes and sets are all under the lock), and that take
+// is certain to come. Let Q be the producer whose append set the flag that this producer
+// P found (no take between Q's and P's critical sections). Q fenced after its append;
+// a consumer turn ending in goIdle fenced after its idle store. If Q's fence came first in
+// the fences' total order, that goIdle sees overflowActive set (or a later clear, i.e. a
+// take after P's append, which took P's item) and keeps the turn; if goIdle's came first,
+// Q's flag load sees idle = true and Q schedules the consumer (or another producer did).
+// Either way a consumer turn follows that takes P's item, whatever P's own flag load
+// reads: a stale false only means P does not schedule a turn that is already due. The
+// fence on this path was ~40 % of a fan-in sender's samples (perf annotate, 1 worker:
+// every fan-in send overflows a 32-slot mailbox whose sink runs later). The model checks
+// this (Models/mailbox.pml: such a producer's flag load may be satisfied right after it
+// takes the lock, before its append is visible; BUG_SET_NO_FENCE lets the setting
+// append do the same, and loses a wake-up). (The ring's own
 // slot/head ordering, including the release fence before a consumer publishes c_head,
 // is argued in ckshim.h.)
 // Invariants:
@@ -95,8 +112,8 @@
 // more workers, a thread-local flag the drain reads inline, and this worker's next slot,
 // local queue, the injection queue and the resumed queue empty; and not when an overflow
 // is already active, which the drain could not take because a producer sits between
-// claim and commit: that case returns `.more`, as before, instead of spinning on the
-// producer), so it never delays
+// claim and commit: that case goes to goIdle, which waits for the commit a bounded time
+// — "Producers between claim and commit" — instead of lingering on it), so it never delays
 // other runnable work on its worker, and never runs with one worker (or off the pool,
 // or under the deterministic scheduler). It is a delay before `goIdle`, nothing else:
 // the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
@@ -116,15 +133,32 @@
 //    on different cache lines (OverflowList.swift), as they were not inside this object
 //    (the consumer's per-item pending index shared a line with the producers' flags).
 //
-// ## Preempted producers
-// ck_ring commits in ticket order: a producer preempted between claim and commit hides
-// later entries. The consumer then sees count > 0 but nothing to take; drain returns .more
-// having taken nothing, and the caller runs it again later (an actor yields its worker
-// rather than spinning on it). The producers queued behind it wait in
-// ckshim_ring_commit_mp_yielding, which spins briefly and then sched_yield()s, so the
-// preempted producer gets a core back (ck's own commit spins with `pause` forever: with
-// more producers than cores that collapses to one commit per scheduler tick; ring-bench's
-// "oversubscribed" row measures both).
+// ## Producers between claim and commit (and preempted ones)
+// ck_ring commits in ticket order: a producer between claim and commit (a few
+// instructions, or a cache miss on the slot's line, or — preempted — a scheduler tick)
+// hides its entry and later ones. The consumer then finds nothing committed while the
+// ring is not quiescent. goIdle sees the claim, keeps the turn (its CAS), and then waits
+// for that commit in the turn (`waitForCommit`): up to `commitPolls` looks a `pause` apart
+// (a microsecond or two), then, if the commit still has not landed (the producer was
+// preempted) and its pool worker has nothing else to run, one sched_yield() so the
+// producer can get a CPU back. Then drain returns `.more` and the caller runs it again
+// later (an actor yields its worker rather than spinning on it); that turn finds what
+// committed meanwhile. Rule: an item that is certain to come (its ticket is claimed) is
+// waited for, briefly, by the turn that owns the consumer before that turn ends. Before,
+// the turn ended at once and the next one, started a few hundred nanoseconds later, met
+// the same uncommitted slot: with the producer preempted, a consumer with nothing else to
+// run went round turn after turn — each paying two read-modify-writes on the idle flag's
+// line (goIdle's store and CAS, a line the producer reads on every send) — and kept a CPU
+// busy that the preempted producer was waiting for: 100,000–270,000 empty turns in one
+// fan-in run at 2 workers on a loaded machine (those runs took 0.10–0.13 s, 0.03 s
+// without). The wait changes nothing of the idle protocol: it runs only after the
+// consumer won the flag back (false: its turn runs), so (S1)–(S3) and the Dekker argument
+// above hold as they are, and Models/mailbox.pml (which abstracts time) needs no change.
+// The producers queued behind a preempted one wait in ckshim_ring_commit_mp_yielding,
+// which spins briefly and then sched_yield()s, so the preempted producer gets a core back
+// (ck's own commit spins with `pause` forever: with more producers than cores that
+// collapses to one commit per scheduler tick; ring-bench's "oversubscribed" row measures
+// both).
 //
 // ## Close
 // markClosed() sets the closed bit; an enqueue that sees it is refused with .closed and the
@@ -304,8 +338,9 @@ package final class MPSCQueue: @unchecked Sendable {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
             ring.commitMultiProducer(ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        } else {
-            enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes)
+        } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
+            // The append that set overflowActive (or used the ring): its Dekker fence. An
+            // append behind an already active overflow needs none ("Who runs the consumer").
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
         return .accepted(becameNonEmpty: claimConsumer())
@@ -314,9 +349,11 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The full-ring path, with its common case inline: the overflow is already in use
     /// and its tail chunk has room, so the item is copied (its size a constant in a
     /// specialised send) into the next slot under the lock. Exactly what `enqueueSlow`
-    /// does in that case; everything else is `enqueueSlow`.
+    /// does in that case; everything else is `enqueueSlow`. True for that common case: the
+    /// item went behind an overflow that was already active under the lock, so the caller
+    /// owes no store→load fence before its flag load ("Who runs the consumer", file comment).
     @inlinable @inline(__always)
-    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) {
+    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         lockOverflow()
         if overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail {
             let tail = OverflowChunk(tailBase)
@@ -326,10 +363,11 @@ package final class MPSCQueue: @unchecked Sendable {
                 tail.count = index + 1
                 list.appendCount = list.appendCount &+ 1
                 overflowLock.store(false, ordering: .releasing)
-                return
+                return true
             }
         }
         enqueueSlow(source: source, ring: ring)
+        return false
     }
 
     /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.
@@ -507,7 +545,8 @@ package final class MPSCQueue: @unchecked Sendable {
     func lingerForMore(_ ring: RawRing) -> Bool {
         // An overflow already active is one the drain could not take (the ring is not
         // quiescent: a producer between claim and commit): looking again would find it at
-        // once, every time, and spin on that producer instead of going idle with `.more`.
+        // once, every time, and spin on that producer without bound: goIdle's bounded
+        // `waitForCommit` handles it instead.
         guard !overflowActive.load(ordering: .acquiring), Worker.currentHasNothingElseToRun() else { return false }
         for _ in 0..<MPSCQueue.lingerPolls {
             #if DEBUG
@@ -560,10 +599,41 @@ package final class MPSCQueue: @unchecked Sendable {
         var quiet = (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent)
         if quiet, let ring, let list = overflowList(ring) { quiet = list.pendingChunk == nil }
         if quiet { return .empty }
-        // Work is arriving (a claimed slot, or overflow): keep the turn unless a producer
-        // has already taken it over (it schedules the next turn).
-        return consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
-            ? .more : .empty
+        return keepTurn(ring)
+    }
+
+    /// goIdle found work arriving (a claimed slot, or overflow): keeps the turn unless a
+    /// producer has already taken it over (it schedules the next turn). A claimed,
+    /// uncommitted slot's item is certain to come: the kept turn waits for its commit
+    /// (`waitForCommit`), so the next turn finds it ("Producers between claim and commit").
+    /// Out of line: goIdle's common path, going idle, stays as short as it was. Consumer only.
+    @usableFromInline @inline(never)
+    func keepTurn(_ ring: RawRing?) -> DrainOutcome {
+        guard consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
+        else { return .empty }
+        if let ring, !ring.isQuiescent { waitForCommit(ring) }
+        return .more
+    }
+
+    /// Most looks `waitForCommit` makes, a `pause` apart, before it gives up the CPU once.
+    @usableFromInline static let commitPolls = 64
+
+    /// The consumer owns its turn and a producer has claimed a ring slot without committing
+    /// it yet (file comment, "Producers between claim and commit"): looks for the commit up
+    /// to `commitPolls` times a `pause` apart; when it still has not landed (the producer
+    /// was preempted) and this pool worker has nothing else to run, yields the CPU once so
+    /// that the producer can get one. The drain then returns `.more`, and the next turn
+    /// takes what committed meanwhile. Consumer only.
+    @usableFromInline @inline(never)
+    func waitForCommit(_ ring: RawRing) {
+        for _ in 0..<MPSCQueue.commitPolls {
+            #if DEBUG
+            MPSCQueueTestHook.commitWaitIfArmed(self)
+            #endif
+            if ring.committedTailSingleConsumer() != ring.consumerHeadSingleConsumer { return }
+            ckshim_stall()
+        }
+        if Worker.currentHasNothingElseToRun() { sched_yield() }
     }
 
     /// Pointer convenience for `drain(max:_:)` (every word must have been a pointer).
@@ -726,6 +796,36 @@ package final class MPSCQueue: @unchecked Sendable {
     package static func lingerIfArmed(_ queue: MPSCQueue) {
         let armed = lingerTarget.load(ordering: .relaxed)
         if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fireLinger(armed) }
+    }
+
+    @usableFromInline static let commitWaitTarget = Atomic<UInt>(0)
+    private static let commitWaitAction = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// The next look of a drain of `queue` waiting for a producer's commit ("Producers
+    /// between claim and commit" in the file comment) runs `action` on the consumer's thread
+    /// before it looks; then the hook disarms itself.
+    package static func armCommitWait(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        commitWaitAction.withLock { $0 = action }
+        commitWaitTarget.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+    }
+
+    /// Disarms `armCommitWait` if it has not fired.
+    package static func disarmCommitWait() {
+        commitWaitTarget.store(0, ordering: .releasing)
+        commitWaitAction.withLock { $0 = nil }
+    }
+
+    @inlinable @inline(__always)
+    package static func commitWaitIfArmed(_ queue: MPSCQueue) {
+        let armed = commitWaitTarget.load(ordering: .relaxed)
+        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fireCommitWait(armed) }
+    }
+
+    @usableFromInline static func fireCommitWait(_ armed: UInt) {
+        guard commitWaitTarget.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
+              let action = commitWaitAction.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
+        else { return }
+        action()
     }
 
     @usableFromInline static func fireLinger(_ armed: UInt) {
