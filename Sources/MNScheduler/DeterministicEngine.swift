@@ -98,16 +98,19 @@ package final class DeterministicEngine: Sendable {
             let owner = unit.transitionToRunning()
             return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
         }
-        if after.requeue {
+        switch after {
+        case .requeue:
             let kept = state.withLock { state -> Bool in
                 if state.closed { return false }
                 state.runnable.append(entry)
                 return true
             }
             if !kept { SchedulerCore.abandon(entry) }
-        } else if after.mustRelease {
+        case .idleRelease:
             unit.release()  // D5: the entry's retain
-        }  // else its owner keeps it alive; not touched again (L3)
+        case .idleOwned:
+            break  // its owner keeps it alive; not touched again (L3)
+        }
         return true
     }
 

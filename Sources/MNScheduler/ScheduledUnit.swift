@@ -220,43 +220,46 @@ open class ScheduledUnit: @unchecked Sendable {
         return original & ScheduledUnit.owner
     }
 
-    /// What the runner holds after T4/T5 (file comment, L3). The raw value is the state the
-    /// runner's successful RMW wrote — idle (0), idle|O (4), or scheduled with O either way
-    /// (1, 5) — so the fast path returns what it wrote and tests one bit or compares to 0.
-    @frozen @usableFromInline package struct AfterTurn: Equatable {
-        @usableFromInline let rawValue: UInt8
-        @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// What the runner holds after T4/T5 (file comment, L3).
+    @usableFromInline package enum AfterTurn {
         /// T5: scheduled again; re-queue the entry held (retained as it was).
-        @inlinable package var requeue: Bool { rawValue & ScheduledUnit.scheduled != 0 }
+        case requeue
+        /// T4 read O set: the runner owns nothing and must not touch the unit again.
+        case idleOwned
         /// T4 read O clear: the runner owns one retain and must release it (the unit may be
-        /// freed by that release: touch it no more). Otherwise, after T4 (O set), the
-        /// runner owns nothing and must not touch the unit again.
-        @inlinable package var mustRelease: Bool { rawValue == ScheduledUnit.idle }
+        /// freed by that release: touch it no more).
+        case idleRelease
     }
 
     /// T4/T5: after a turn. `owner`: what transitionToRunning returned.
     @inlinable @inline(__always)
     package func transitionAfterTurn(_ outcome: TurnOutcome, owner: UInt8) -> AfterTurn {
-        let desired = outcome == .idle ? owner : owner | ScheduledUnit.scheduled
+        let expected = ScheduledUnit.running | owner
+        if outcome == .idle {
+            let (exchanged, original) = state.compareExchange(
+                expected: expected, desired: owner, ordering: .acquiringAndReleasing)
+            if exchanged { return owner != 0 ? .idleOwned : .idleRelease }
+            return transitionAfterTurnSlow(.idle, seen: original)  // out of line: keeps the worker's loop small
+        }
         let (exchanged, original) = state.compareExchange(
-            expected: ScheduledUnit.running | owner, desired: desired, ordering: .acquiringAndReleasing)
-        if exchanged { return AfterTurn(rawValue: desired) }
-        if original & ScheduledUnit.runMask == ScheduledUnit.notified {
+            expected: expected, desired: owner | ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
+        if exchanged { return .requeue }
+        return transitionAfterTurnSlow(.more, seen: original)
+    }
+
+    /// The rest of transitionAfterTurn after its first CAS failed: a T2 came (notified), or
+    /// O was cleared during the turn. `seen` is what that CAS read.
+    @usableFromInline @inline(never)
+    package func transitionAfterTurnSlow(_ outcome: TurnOutcome, seen: UInt8) -> AfterTurn {
+        if seen & ScheduledUnit.runMask == ScheduledUnit.notified {
             // T5 from notified (a T2 came): only this runner moves the unit out of notified
             // (a T2 on notified rewrites it, ownerLeaves changes only O), so notified − 2 =
             // scheduled is T5 whatever O is by now, in one RMW. An RMW, not a store: it
             // reads (acquires) a producer's T2 write, so that producer's work is visible to
             // whoever runs the next turn.
             state.wrappingSubtract(ScheduledUnit.running, ordering: .acquiringAndReleasing)
-            return AfterTurn(rawValue: ScheduledUnit.scheduled)
+            return .requeue
         }
-        return transitionAfterTurnSlow(outcome, seen: original)
-    }
-
-    /// The loop of transitionAfterTurn after its first CAS failed because O was cleared
-    /// during the turn (and maybe a T2 came): `seen` is what that CAS read.
-    @usableFromInline @inline(never)
-    package func transitionAfterTurnSlow(_ outcome: TurnOutcome, seen: UInt8) -> AfterTurn {
         var current = seen
         while true {
             let owner = current & ScheduledUnit.owner
@@ -267,7 +270,7 @@ open class ScheduledUnit: @unchecked Sendable {
             // producer's work is visible to whoever runs the next turn.
             let (exchanged, original) = state.compareExchange(
                 expected: current, desired: desired, ordering: .acquiringAndReleasing)
-            if exchanged { return AfterTurn(rawValue: desired) }
+            if exchanged { return toIdle ? (owner != 0 ? .idleOwned : .idleRelease) : .requeue }
             current = original
         }
     }

@@ -138,10 +138,10 @@ final class SchedulerCore: Sendable {
                 let owner = unit.transitionToRunning()
                 unit.runAfterShutdown()
                 let after = unit.transitionAfterTurn(.idle, owner: owner)
-                if !after.requeue { return after }
+                if after != .requeue { return after }
             }
         }
-        if after.mustRelease { unit.release() }
+        if after == .idleRelease { unit.release() }
     }
 
     /// How many spare threads BlockingMonitor may want for workers stuck in one turn with

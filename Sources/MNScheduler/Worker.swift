@@ -478,13 +478,16 @@ final class Worker: @unchecked Sendable {
         }
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil
-        if after.requeue {
+        switch after {
+        case .requeue:
             if core.closed.load(ordering: .acquiring) { return core.handOver(pointer) }
             pushLocal(pointer)
             if nextSlot != nil || local.count > 1 { core.notifyParkedFromWorker() }
-        } else if after.mustRelease {
+        case .idleRelease:
             unit.release()
-        }  // else idle with its owner's retain: none of this worker's business any more
+        case .idleOwned:
+            break  // idle with its owner's retain: none of this worker's business any more
+        }
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
