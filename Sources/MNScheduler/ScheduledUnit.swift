@@ -302,9 +302,6 @@ open class ScheduledUnit: @unchecked Sendable {
         }
     }
 
-    /// True while O is set (a snapshot, for tests and diagnostics).
-    package var hasOwner: Bool { state.load(ordering: .acquiring) & ScheduledUnit.owner != 0 }
-
     /// The current run state (idle, scheduled, running, notified), for tests and
     /// diagnostics (a snapshot; O masked off).
     package var stateSnapshot: UInt8 { state.load(ordering: .acquiring) & ScheduledUnit.runMask }
