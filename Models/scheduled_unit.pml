@@ -9,8 +9,21 @@
  * schedule() (scheduleAfterClose -> handOver: the late list before the hand-back, abandon
  * on the caller's thread after it).
  *
+ * Lifetime (ScheduledUnit.swift, "Lifetime"): the owner bit O (set at init: an owner, the
+ * actor system's registry, holds a retain), cleared once by an `owner` process at any
+ * moment (the cell's final turn deregistering it, or shutdown's removeAll: both are the
+ * same step on the state word, from whichever thread); and a reference count `rc`: the
+ * owner's retain while O is set, one retain per producer (its own reference, held across
+ * every schedule() it makes and dropped at its end), an entry's retain (taken by a T1
+ * winner that saw O clear; handed to the entry by an owner that clears O while the unit is
+ * not idle; released by whoever does a T4 that reads O clear), and shutdown's hand-back
+ * array (a strong reference to each unit it hands back). A T1 winner that saw O set
+ * pushes an unretained entry; a T4 that reads O set releases nothing and the worker
+ * touches the unit no more.
+ *
  * Configuration: NPROD outside producers each publishing NWORK pieces of work, NW workers,
- * one unit (units are independent: the state word is per unit).
+ * one unit (units are independent: the state word is per unit). -DNO_OWNER: a unit that
+ * never has an owner (O clear throughout, no owner process: MNSerialExecutor, task lanes).
  *
  * Memory model: sequential consistency (spin). The code makes every state-word write a
  * CAS or exchange with acquire-release ordering (the file comment's Orderings), and the
@@ -23,11 +36,19 @@
  *   R3  no missed work: at quiescence every published piece of work was taken by a turn or
  *       an after-shutdown hook that started after it, nothing sits in a queue, the unit is
  *       idle (timeout assertion), and the LTL property no_missed_work
+ *   L1  never touched when freed: every T1/T2 CAS, T3, turn, hook and T4/T5 asserts rc > 0
+ *       (and a release asserts rc > 0 before it)                               (asserts)
+ *   L2  freed exactly once, at the end: the release that makes rc 0 sets `freed` (asserting
+ *       it was not), and at quiescence rc == 0, freed, O clear            (timeout assertion)
  * Bug variants (each must produce a counterexample):
  *   BUG_NO_NOTIFY            schedule() on a running unit does nothing (no T2)
  *   BUG_T4_STORE             after a turn the worker stores idle without the CAS (loses T2)
  *   BUG_NO_SUBMITTER_WAIT    shutdown does not wait for outside submitters past their check
  *   BUG_LATE_PUSH            a schedule() after close pushes to the injection queue
+ *   BUG_OWNER_BLIND_RELEASE  the owner releases its retain when it clears O whatever the state
+ *                            (the old CellTable.remove) instead of handing it to the entry
+ *   BUG_T4_IGNORES_O         the worker releases after every T4 (the old runUnit) even if O is set
+ *   BUG_T1_NO_RETAIN         a T1 winner that saw O clear pushes an unretained entry
  */
 
 #ifndef NPROD
@@ -46,6 +67,17 @@
 #define NOTIF 3
 
 byte state = IDLE;
+#ifdef NO_OWNER
+bool owner = false;   /* a unit without an owner (an executor's lane): entries hold its retains */
+byte rc = NPROD;      /* each producer's own reference */
+bool freed;
+bool ownerDone = true;
+#else
+bool owner = true;    /* O: the owner (registry) holds a retain */
+byte rc = 1 + NPROD;  /* the owner's retain + each producer's own reference */
+bool freed;
+bool ownerDone;
+#endif
 byte queued;          /* queue entries holding the unit (R1) */
 byte inTurn;          /* threads inside runTurn / runAfterShutdown (R2) */
 byte posted;          /* work published by producers */
@@ -69,15 +101,37 @@ inline push(where) {
     atomic { assert(queued == 0 && state == SCHED); queued++; where++ }
 }
 
-/* T1/T2: won = true for the caller that took idle -> scheduled. As the code does it: a
-   blind compare-exchange idle -> scheduled first, then a compare-exchange loop from the
-   value seen. Each compare-exchange is one atomic step; a failed one is an atomic read of
-   the current value (into seen), which the next attempt expects. */
-inline transitionToScheduled(won, seen) {
-    atomic {                                       /* the blind T1 */
+/* L1: the unit's memory is touched (a state-word RMW, a turn). */
+#define touch assert(rc > 0 && !freed)
+
+/* swift_release: the one that reaches 0 frees (L2). */
+inline release() {
+    atomic {
+        assert(rc > 0 && !freed);
+        rc--;
         if
-        :: state == IDLE -> state = SCHED; won = true
-        :: else -> seen = state; won = false
+        :: rc == 0 -> freed = true
+        :: else -> skip
+        fi
+    }
+}
+
+inline retain() {
+    atomic { assert(rc > 0 && !freed); rc++ }
+}
+
+/* T1/T2: won = true for the caller that took idle -> scheduled, o = the O bit that CAS
+   read (it decides whether the entry is retained). As the code does it: a blind
+   compare-exchange from O|idle (the caller's hint: actor cells expect an owner) first,
+   then a compare-exchange loop from the value seen; every CAS preserves O. Each
+   compare-exchange is one atomic step over the whole byte (state and O); a failed one is
+   an atomic read of the current value (into seen, seenO), which the next attempt expects. */
+inline transitionToScheduled(won, seen, seenO, o) {
+    atomic {                                       /* the blind T1 */
+        touch;
+        if
+        :: state == IDLE && owner -> state = SCHED; won = true; o = true
+        :: else -> seen = state; seenO = owner; won = false
         fi
     }
     if
@@ -85,9 +139,10 @@ inline transitionToScheduled(won, seen) {
     :: else ->
        do
        :: atomic {                                 /* CAS(seen -> desired(seen)) succeeds */
-             state == seen ->
+             state == seen && owner == seenO ->
+             touch;
              if
-             :: seen == IDLE -> state = SCHED; won = true                      /* T1 */
+             :: seen == IDLE -> state = SCHED; won = true; o = seenO          /* T1 */
 #ifndef BUG_NO_NOTIFY
              :: seen == RUN -> state = NOTIF                                   /* T2 */
 #endif
@@ -95,44 +150,72 @@ inline transitionToScheduled(won, seen) {
              fi
           };
           break
-       :: atomic { state != seen -> seen = state } /* CAS fails: reads the current value */
+       :: atomic { !(state == seen && owner == seenO) -> touch; seen = state; seenO = owner } /* CAS fails */
        od
     fi;
-    seen = IDLE
+    seen = IDLE;
+    seenO = false
 }
 
-/* A turn: T3, the turn takes all published work, T4/T5. requeue = true when the unit is
-   scheduled again afterwards (the caller holds it). */
-inline runOnce(isHook, requeue) {
-    atomic { assert(state == SCHED); state = RUN; inTurn++; assert(inTurn == 1) }   /* T3 */
-    taken = posted;                                                                   /* the turn */
-    inTurn--;
-#ifdef BUG_T4_STORE
-    atomic { if :: state == RUN -> state = IDLE; requeue = false :: else -> state = IDLE; requeue = false fi }
+/* The T1 winner's entry: retained iff O was clear (the caller holds its own reference). */
+inline entryRetain(o) {
+#ifdef BUG_T1_NO_RETAIN
+    skip
 #else
-    atomic {
-        if
-        :: state == RUN -> state = IDLE; requeue = false                           /* T4 */
-        :: else -> state = SCHED; requeue = true                                    /* T5 */
-        fi
-    }
+    if
+    :: !o -> retain()
+    :: else -> skip
+    fi
 #endif
 }
 
+/* A turn: T3 (a fetch-add scheduled -> running that reads O), the turn takes all
+   published work, T4/T5: a CAS from running|O-seen to idle|O-seen; if it fails on a
+   changed O (cleared during the turn) it retries with the new value, if on notified it
+   re-queues (T5, O preserved). requeue = true when the unit is scheduled again afterwards
+   (the caller holds the entry, retained iff O is clear); mine = true when a T4 read O
+   clear: the caller owns a retain and releases it (and touches the unit no more either way). */
+inline runOnce(isHook, requeue, mine) {   /* uses the caller's `oseen` */
+    atomic { touch; assert(state == SCHED); state = RUN; oseen = owner; inTurn++; assert(inTurn == 1) }   /* T3 */
+    touch; taken = posted;                                                            /* the turn */
+    inTurn--;
+#ifdef BUG_T4_STORE
+    atomic { touch; state = IDLE; requeue = false; mine = !owner }
+#else
+    do
+    :: atomic { state == RUN && owner == oseen -> touch; state = IDLE; requeue = false; mine = !owner }; break  /* T4 */
+    :: atomic { state == RUN && owner != oseen -> touch; oseen = owner }                  /* T4's CAS fails: O changed */
+    :: atomic { state == NOTIF -> touch; state = SCHED; requeue = true; mine = false }; break   /* T5 */
+    od;
+#endif
+#ifdef BUG_T4_IGNORES_O
+    mine = !requeue;
+#endif
+    oseen = false
+}
+
+/* After runOnce: a T4 that read O clear releases the retain the caller owned. */
+inline afterTurn(mine) {
+    if
+    :: mine -> release(); mine = false
+    :: else -> skip
+    fi
+}
+
 /* SchedulerCore.abandon: the caller holds the unit (state scheduled, one entry). */
-inline abandon(again) {
+inline abandon(again, mine) {
     queued--;
     do
-    :: runOnce(1, again);
+    :: runOnce(1, again, mine);
        if
        :: again -> skip
-       :: else -> break
+       :: else -> afterTurn(mine); break
        fi
     od
 }
 
 /* SchedulerCore.handOver: the late list before the hand-back, abandon after it. */
-inline handOver(keep, again) {
+inline handOver(keep, again, mine) {
     atomic { !lateLock -> lateLock = true };
     if
     :: !handBackDone -> lateUnits++; keep = true
@@ -140,7 +223,7 @@ inline handOver(keep, again) {
     fi;
     lateLock = false;
     if
-    :: !keep -> abandon(again)
+    :: !keep -> abandon(again, mine)
     :: else -> skip
     fi;
     keep = false
@@ -149,7 +232,7 @@ inline handOver(keep, again) {
 proctype producer() {
     byte n = 0;
     byte seen;
-    bool won, keep, again;
+    bool won, keep, again, seenO, o, mine, oseen;
     do
     :: n < NWORK ->
        posted++;                                   /* make the work visible, then schedule() */
@@ -157,60 +240,80 @@ proctype producer() {
        if
        :: closed ->
           outside--;
-          transitionToScheduled(won, seen);              /* scheduleAfterClose */
+          transitionToScheduled(won, seen, seenO, o);    /* scheduleAfterClose */
           if
 #ifdef BUG_LATE_PUSH
-          :: won -> push(injection)
+          :: won -> entryRetain(o); push(injection)
 #else
-          :: won -> atomic { assert(queued == 0); queued++ }; handOver(keep, again)   /* T1 winner hands it over */
+          :: won -> entryRetain(o); atomic { assert(queued == 0); queued++ }; handOver(keep, again, mine)   /* T1 winner hands it over */
 #endif
           :: else -> skip
           fi
        :: else ->
-          transitionToScheduled(won, seen);
+          transitionToScheduled(won, seen, seenO, o);
           if
-          :: won -> push(injection)
+          :: won -> entryRetain(o); push(injection)
           :: else -> skip
           fi;
           outside--
        fi;
        won = false;
+       o = false;
        n++
     :: else -> break
     od;
+    release();                                     /* the producer drops its reference */
     producersDone++
 }
 
+/* The owner gives up its retain (CellTable.remove in the final turn, removeAll at shutdown):
+   one CAS clearing O. Idle: no entry exists, the owner releases its retain; scheduled,
+   running or notified: the retain is handed to the entry / the worker holding it. */
+#ifndef NO_OWNER
+active proctype ownerProc() {
+    bool idleThen;
+    atomic { assert(owner); touch; owner = false; idleThen = (state == IDLE) };
+#ifdef BUG_OWNER_BLIND_RELEASE
+    idleThen = true;
+#endif
+    if
+    :: idleThen -> release()
+    :: else -> skip
+    fi;
+    ownerDone = true
+}
+#endif
+
 proctype worker(byte w) {
-    bool requeue, keep, again;
+    bool requeue, keep, again, mine, oseen;
 end_loop:
     do
     :: closed -> break
     :: atomic { !closed && nextSlot[w] -> nextSlot[w] = false; queued-- } ->
        goto turn
     :: atomic { !closed && injection > 0 -> injection--; queued-- } ->
-turn:  runOnce(0, requeue);
+turn:  runOnce(0, requeue, mine);
        if
-       :: requeue ->
+       :: requeue ->                               /* the entry (retained iff O clear) is carried */
           if
-          :: closed -> atomic { assert(queued == 0); queued++ }; handOver(keep, again)   /* a turn that ended after close */
+          :: closed -> atomic { assert(queued == 0); queued++ }; handOver(keep, again, mine)   /* a turn that ended after close */
           :: else -> push(nextSlot[w])
           fi
-       :: else -> skip
+       :: else -> afterTurn(mine)
        fi;
        requeue = false
     od;
     /* handOverLeftovers */
     if
-    :: nextSlot[w] -> nextSlot[w] = false; handOver(keep, again)
+    :: nextSlot[w] -> nextSlot[w] = false; handOver(keep, again, mine)
     :: else -> skip
     fi;
     exited++
 }
 
 active proctype shutdown() {
-    byte units;
-    bool again;
+    byte units, held;
+    bool again, mine, oseen;
     closed = true;
 #ifndef BUG_NO_SUBMITTER_WAIT
     outside == 0;
@@ -226,7 +329,11 @@ active proctype shutdown() {
     lateUnits = 0;
     lateLock = false;
     do
-    :: units > 0 -> abandon(again); units--
+    :: units > 0 -> retain(); held++; abandon(again, mine); units--   /* handedBack.append, then abandon */
+    :: else -> break
+    od;
+    do
+    :: held > 0 -> release(); held--                /* the caller drops the hand-back array */
     :: else -> break
     od
 }
@@ -238,7 +345,8 @@ end_check:
     timeout ->
     assert(producersDone == NPROD && exited == NW);
     assert(taken == posted && posted == NPROD * NWORK);
-    assert(state == IDLE && queued == 0 && injection == 0 && lateUnits == 0)
+    assert(state == IDLE && queued == 0 && injection == 0 && lateUnits == 0);
+    assert(ownerDone && !owner && rc == 0 && freed)                                   /* L2 */
 }
 #endif
 

@@ -603,8 +603,9 @@ public final class ActorSystem: Sendable {
                 report.add(part)
             }
             // Break the cycles system → registry → cells → system, and the singleton table.
-            // Stragglers keep themselves alive until their turn ends (their unit is retained
-            // by the worker running it) and dead-letter what they hold then.
+            // Stragglers keep themselves alive until their turn ends (removeAll hands the
+            // registry's retain of a cell that is not idle to the worker running or holding
+            // it: CellTable T4) and dead-letter what they hold then.
             registry.withLock { registry in
                 registry.cells.removeAll()
                 registry.names = [:]

@@ -398,8 +398,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// to `runAfterShutdown` instead, which dead-letters the work (never left in a queue).
     @usableFromInline final func scheduleSelf() {
         // The cell holds the system and the system its scheduler (both `let`): no retain
-        // of either is needed around the call.
-        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { $0.schedule(self) }
+        // of either is needed around the call. scheduleOwned: a cell is registered (its
+        // owner bit set, CellTable T4) for all of its life but its end, so T1's first CAS
+        // guesses so.
+        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { $0.scheduleOwned(self) }
     }
 
     /// The scheduler has shut down and will never run this cell again (it was still queued,

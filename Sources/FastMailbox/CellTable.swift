@@ -21,8 +21,13 @@
 //        cells in that order) leave the survivors packed at one end — halving then would
 //        make one run of thousands of entries (measured: about 5,000 probe steps per
 //        removal). Only removeAll (shutdown's end) goes back to the smallest table.
-//   (T4) each stored cell holds one retain (taken by insert, given back by remove or
-//        removeAll).
+//   (T4) each stored cell holds one retain, the *owner's* retain of MNScheduler's lifetime
+//        rule (ScheduledUnit.swift, "Lifetime"): insert takes it and sets the cell's owner
+//        bit (`ownerArrives`, before spawn can schedule the cell), so while the cell is
+//        here its run-queue entries hold no retain. remove and removeAll give it up with
+//        `ownerLeaves`: released here if the cell was idle; otherwise handed to the entry
+//        or worker holding the cell (not released here), which releases it after the turn
+//        (the cell's final turn removes itself this way, and stays alive to its end).
 
 final class CellTable {
     struct Slot {
@@ -63,11 +68,18 @@ final class CellTable {
         Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - bits))
     }
 
-    /// Adds `cell` (not already present, T1) and retains it.
+    /// Adds `cell` (not already present, T1; never scheduled yet) and retains it as its
+    /// owner (T4).
     func insert(_ cell: AnyActorCell) {
         if (count + 1) * 4 > capacity * 3 { resize(bits: bits + 1) }
         place(Slot(id: cell.id.rawValue, cell: Unmanaged.passRetained(cell)))
+        cell.ownerArrives()
         count += 1
+    }
+
+    /// Gives up the owner's retain of a cell taken out of the table (T4).
+    @inline(__always) private static func leave(_ cell: Unmanaged<AnyActorCell>) {
+        if cell._withUnsafeGuaranteedRef({ $0.ownerLeaves() }) { cell.release() }  // idle: ours to release
     }
 
     @inline(__always) private func place(_ slot: Slot) {
@@ -76,7 +88,7 @@ final class CellTable {
         slots[index] = slot
     }
 
-    /// Removes `cell` and releases it; false when it was not in the table.
+    /// Removes `cell` and gives up its retain (T4); false when it was not in the table.
     func remove(_ cell: AnyActorCell) -> Bool {
         let id = cell.id.rawValue
         var index = home(id)
@@ -101,7 +113,7 @@ final class CellTable {
         }
         slots[hole] = Slot(id: 0, cell: nil)
         count -= 1
-        removed?.release()
+        if let removed { CellTable.leave(removed) }
         return true
     }
 
@@ -126,12 +138,13 @@ final class CellTable {
         }
     }
 
-    /// Empties the table, releasing every cell, and goes back to the minimum capacity.
+    /// Empties the table, giving up every cell's retain (T4), and goes back to the minimum
+    /// capacity.
     func removeAll() {
         for index in 0..<capacity where slots[index].id != 0 {
             let cell = slots[index].cell
             slots[index] = Slot(id: 0, cell: nil)
-            cell?.release()
+            if let cell { CellTable.leave(cell) }
         }
         count = 0
         if bits != CellTable.minimumBits {

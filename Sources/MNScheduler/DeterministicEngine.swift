@@ -18,6 +18,8 @@
 //  (D4) once shut down (`closed`, set under the lock), nothing is appended: late work and
 //       units re-queued by a turn go through `runAfterShutdown` (SchedulerCore.abandon),
 //       as on the real scheduler's after-close path.
+//  (D5) `runnable` holds run-queue entries, retained iff the unit has no owner, settled
+//       after the turn as a worker settles them (ScheduledUnit's Lifetime, L1–L4).
 // Thread-safety: schedule() from any thread (the lock); drives as in D2.
 
 import Synchronization
@@ -30,7 +32,8 @@ package final class DeterministicEngine: Sendable {
     package let clock = VirtualClock()
 
     private struct State {
-        var runnable: [ScheduledUnit] = []
+        /// Entries (D5), in the order they became runnable.
+        var runnable: [UnsafeMutableRawPointer] = []
         var random: SplitMix64
         var closed = false
         var turns = 0
@@ -53,10 +56,10 @@ package final class DeterministicEngine: Sendable {
     package func schedule(_ unit: ScheduledUnit) {
         let accepted = state.withLock { state -> Bool in
             if state.closed { return false }
-            if unit.transitionToScheduled() { state.runnable.append(unit) }
+            if let entry = unit.claimEntry(expectingOwner: false) { state.runnable.append(entry) }
             return true
         }
-        if !accepted, unit.transitionToScheduled() { SchedulerCore.abandon(Unmanaged.passRetained(unit).toOpaque()) }
+        if !accepted, let entry = unit.claimEntry(expectingOwner: false) { SchedulerCore.abandon(entry) }
     }
 
     /// Units waiting for a turn (a snapshot).
@@ -82,21 +85,31 @@ package final class DeterministicEngine: Sendable {
     /// One turn of a unit chosen with the seeded generator; false when none is runnable.
     /// The caller holds the drive guard.
     package func runOneTurn() -> Bool {
-        let next: ScheduledUnit? = state.withLock { state in
+        let next: UnsafeMutableRawPointer? = state.withLock { state in
             guard !state.runnable.isEmpty else { return nil }
             let index = state.random.next(below: state.runnable.count)
             state.turns += 1
             return state.runnable.remove(at: index)  // keeps the others' order (D3)
         }
-        guard let unit = next else { return false }
-        unit.transitionToRunning()
-        if unit.transitionAfterTurn(unit.runTurn(budget: throughput)) {
+        guard let entry = next else { return false }
+        let unit = Unmanaged<ScheduledUnit>.fromOpaque(entry)
+        let throughput = self.throughput
+        let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
+            let owner = unit.transitionToRunning()
+            return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
+        }
+        switch after {
+        case .requeue:
             let kept = state.withLock { state -> Bool in
                 if state.closed { return false }
-                state.runnable.append(unit)
+                state.runnable.append(entry)
                 return true
             }
-            if !kept { SchedulerCore.abandon(Unmanaged.passRetained(unit).toOpaque()) }
+            if !kept { SchedulerCore.abandon(entry) }
+        case .idleRelease:
+            unit.release()  // D5: the entry's retain
+        case .idleOwned:
+            break  // its owner keeps it alive; not touched again (L3)
         }
         return true
     }
@@ -128,7 +141,7 @@ package final class DeterministicEngine: Sendable {
     /// Idempotent (a second call returns []).
     func shutdown(core: SchedulerCore) -> [ScheduledUnit] {
         core.closed.store(true, ordering: .sequentiallyConsistent)
-        let taken: [ScheduledUnit]? = state.withLock { state in
+        let taken: [UnsafeMutableRawPointer]? = state.withLock { state in
             if state.closed { return nil }
             state.closed = true
             defer { state.runnable = [] }
@@ -136,7 +149,12 @@ package final class DeterministicEngine: Sendable {
         }
         guard let taken else { return [] }
         core.late.withLock { $0.handBackDone = true }  // nothing uses the late list here; kept consistent
-        for unit in taken { SchedulerCore.abandon(Unmanaged.passRetained(unit).toOpaque()) }
-        return taken
+        var units: [ScheduledUnit] = []
+        units.reserveCapacity(taken.count)
+        for entry in taken {
+            units.append(Unmanaged<ScheduledUnit>.fromOpaque(entry).takeUnretainedValue())  // a strong reference first
+            SchedulerCore.abandon(entry)
+        }
+        return units
     }
 }

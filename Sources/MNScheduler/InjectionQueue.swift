@@ -16,7 +16,8 @@
 //    the spill list (same lock), so one producer's later entries never overtake its earlier
 //    spilled ones. A consumer that finds the ring empty and `spilled > 0` takes the lock,
 //    takes the oldest spilled entry and refills the ring from the spill, oldest first.
-// Entries are retained ScheduledUnit pointers, owned by whoever pops them.
+// Entries are ScheduledUnit pointers, owned by whoever pops them (retained iff the unit
+// has no owner: ScheduledUnit's Lifetime).
 
 import CConcurrencyKit
 import Synchronization

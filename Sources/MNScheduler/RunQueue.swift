@@ -11,8 +11,9 @@
 // Overflow: when the owner's push finds the ring full, it moves the older half of its
 // queue, then the new entry, to the injection queue, in order (so FIFO across the two
 // queues is kept for this worker's entries, as in Go's runqputslow).
-// Entries are retained ScheduledUnit pointers (Unmanaged.passRetained at push time);
-// whoever pops one owns that retain.
+// Entries are ScheduledUnit pointers, retained iff the unit has no owner (ScheduledUnit's
+// Lifetime: T1 decides, an owner leaving hands its retain to the entry); whoever pops one
+// owns the entry and settles its retain after the turn (L3).
 //
 // Roles are types (tokio's queue::Local / queue::Steal):
 //  - `RunQueue` is the *owner* handle: push and pop. Noncopyable, so exactly one value

@@ -3,28 +3,37 @@
 // model: Models/scheduled_unit.pml (spin; scripts/model-check.sh checks it, Models/README.md)
 //
 // ## The state word
-// Each unit carries one atomic byte, `state`, with four values:
+// Each unit carries one atomic byte, `state`: two bits of run state with four values,
 //
 //   idle       not queued, not running. The only state from which a unit is queued.
 //   scheduled  in exactly one run queue / next slot / injection queue; a worker will run it.
 //   running    a worker is inside runTurn.
 //   notified   running, and schedule() was called during the turn: run it again after.
 //
+// and the owner bit O (see Lifetime below). Every transition preserves O; only `ownerLeaves`
+// changes it (set → clear, once).
+//
 // Transitions (who performs each, in parentheses):
-//   (T1) idle      → scheduled  schedule(): CAS. The winner (and only the winner) pushes the
-//                               unit onto a queue, holding one retain for the queue.
+//   (T1) idle      → scheduled  schedule(): CAS. The winner (and only the winner) pushes an
+//                               entry for the unit onto a queue; the CAS returns O, which
+//                               says whether that entry holds a retain (Lifetime).
 //   (T2) running   → notified   schedule(): CAS. Nothing is pushed; the worker re-queues.
-//   (T3) scheduled → running    the worker that popped the unit: CAS (it is the only holder
-//                               of the queue's retain, so nobody else can move it out of
-//                               scheduled; the CAS doubles as a "queued twice" check).
-//   (T4) running   → idle       worker after a turn that returned .idle: CAS.
-//   (T5) running|notified → scheduled  worker after a turn that returned .more, or whose T4
-//                               CAS failed because of T2: the worker re-queues the unit.
+//   (T3) scheduled → running    the worker that popped the unit: a fetch-add (it is the only
+//                               holder of the entry, so nobody else can move it out of
+//                               scheduled; the old value doubles as a "queued twice" check,
+//                               and tells the worker O).
+//   (T4) running   → idle       worker after a turn that returned .idle: CAS from
+//                               running|O-as-T3-read; retried if only O changed meanwhile.
+//                               What it read of O decides the release (Lifetime).
+//   (T5) running|notified → scheduled  worker after a turn that returned .more (CAS), or
+//                               whose T4 CAS failed because of T2 (from notified: a
+//                               fetch-subtract of 2, O untouched); the worker re-queues
+//                               the entry it holds.
 //   schedule() on scheduled or notified changes nothing (the pending run will see the new
 //   work; see Orderings for why it still writes the word).
 //   After the scheduler shut down, a unit that would be queued goes through the same T1,
 //   T3 and T4/T5 transitions around `runAfterShutdown()` instead of `runTurn` (see
-//   "After close" in Scheduler.swift), so R1–R3 hold for it too.
+//   "After close" in Scheduler.swift), so R1–R3 and L1–L4 hold for it too.
 //
 // Rules that follow:
 //   (R1) never queued twice: only T1 pushes, and T1 needs idle; idle is left only by T1.
@@ -34,12 +43,53 @@
 //        unit is running, T2 records it and T4 fails, so T5 re-queues it; if the turn
 //        already ended with T4, the producer's T1 succeeds and queues it. Either way a
 //        turn starts after the work was published.
-// Orderings: every CAS is acquiring-and-releasing, so the turn's writes happen-before the
-// next schedule() that observes idle, and a producer's writes happen-before the turn that
+//
+// ## Lifetime: who holds the unit alive (issue 9, items 3/4)
+// A queue entry is a raw pointer. It holds a retain only when no owner does:
+//   O set    an owner (FastMailbox's registry, CellTable) holds one retain that keeps the
+//            unit alive; entries hold none. Set by `ownerArrives()` when the owner takes
+//            its retain, which must happen before anything can schedule the unit (a cell
+//            is registered before spawn schedules it or hands out its ref), so O is there
+//            before the first T1. A cell whose registration fails never gets O. Set once,
+//            cleared at most once (`ownerLeaves()`), never set again.
+//   O clear  no owner: the entry (or the worker / abandoner holding the popped entry)
+//            holds one retain. MNSerialExecutor and MNTaskExecutor lanes never set O.
+// Invariant (L1): while the unit is not idle, exactly one scheduler-side retain exists —
+// the owner's if O is set, else the entry's; while it is idle, the owner's if O is set,
+// else none. So:
+//   (L2) T1: the winner retains (Unmanaged.passRetained) iff the CAS read O clear; it holds
+//        its own reference to the unit meanwhile (a caller of schedule() must). Entries
+//        re-queued by T5 are carried as they are (still owned as O says).
+//   (L3) after the turn, the runner (Worker.runUnit, SchedulerCore.abandon,
+//        DeterministicEngine) learns O from its T4/T5 CAS: T4 read O clear → it owns a
+//        retain and releases it; T4 read O set → it owns nothing and must not touch the
+//        unit again (the owner may free it at once: no metrics, no currentUnit read
+//        through it, no hand-over); T5 → it re-queues the entry it holds.
+//   (L4) `ownerLeaves()` (the owner gives up its retain: the cell's final turn
+//        deregistering it, shutdown's removeAll) clears O with a CAS. If the unit was idle,
+//        no entry exists: the owner releases its retain. Otherwise the retain is handed
+//        over, not released: the entry, or the runner holding it, now owns it, and its T4
+//        reads O clear (L3). The final turn clears O on a worker that popped an unretained
+//        entry; from that CAS on the worker owns a retain, so the cell stays alive to the
+//        end of the turn and the worker's T4 releases it.
+// Why it pays: an actor cell is registered while it lives, so a message's schedule() and
+// turn cost no retain/release (two atomic RMWs on the cell's header line) — only the
+// state-word RMWs they needed anyway.
+//
+// ## Orderings (x86 and ARM)
+// Every RMW on the word is acquiring-and-releasing (C11 RMWs on one location are totally
+// ordered, so each reads the latest value), so the turn's writes happen-before the next
+// schedule() that observes idle, and a producer's writes happen-before the turn that
 // follows its T2 (the queue push/pop adds its own release/acquire edge on top). schedule()
 // on scheduled/notified also writes the word (a CAS to the same value) for the same reason:
-// the worker's next T3/T4 CAS reads from that write, so the producer's work is visible to
+// the worker's next T3/T4 RMW reads from that write, so the producer's work is visible to
 // the turn it relies on; a plain load would leave a store-buffer window (Dekker).
+// Lifetime: a release (swift_release: a releasing decrement, the last one acquiring before
+// deinit) happens after the releaser's RMW on the word, which read-from (or follows in the
+// word's order) every earlier turn's T4 and the owner's clear, so the deinit sees the last
+// turn's writes. A runner whose T4 read O set does no access after that RMW, so the owner's
+// later clear-and-release (which reads from that T4) cannot free memory the runner still
+// uses.
 
 import Synchronization
 
@@ -66,13 +116,19 @@ open class ScheduledUnit: @unchecked Sendable {
     @usableFromInline static let scheduled: UInt8 = 1
     @usableFromInline static let running: UInt8 = 2
     @usableFromInline static let notified: UInt8 = 3
+    /// The run-state bits (idle, scheduled, running, notified).
+    @usableFromInline static let runMask: UInt8 = 3
+    /// O: an owner holds a retain that keeps the unit alive (file comment, Lifetime).
+    @usableFromInline static let owner: UInt8 = 4
 
-    /// The state word. Written by schedule() (T1, T2 from any thread) and by the worker
-    /// that holds the unit (T3, T4, T5); all writes are CAS/exchange with acquire-release
-    /// ordering, see the file comment.
-    @usableFromInline let state = Atomic<UInt8>(0)
+    /// The state word: run state and O. Written by schedule() (T1, T2 from any thread), by
+    /// the runner that holds the unit (T3, T4, T5) and by its owner (ownerLeaves); every
+    /// write is an RMW with acquire-release ordering, see the file comment.
+    @usableFromInline let state: Atomic<UInt8>
 
-    public init() {}
+    /// A unit without an owner (queue entries hold its retains; file comment, Lifetime),
+    /// idle.
+    public init() { state = Atomic(ScheduledUnit.idle) }
 
     /// Called on a worker, never concurrently with itself. Process at most `budget` items.
     /// Return `.idle` when no work is left (the unit goes idle; a later `schedule()` wakes
@@ -93,55 +149,160 @@ open class ScheduledUnit: @unchecked Sendable {
 
     // MARK: transitions (package: used by the scheduler and its tests)
 
-    /// T1/T2: returns true when the caller won idle → scheduled and must push the unit.
+    /// What a T1/T2 attempt left the caller to do.
+    @usableFromInline package enum ScheduleClaim {
+        /// Nothing: the unit was already due or running (T2).
+        case none
+        /// Won T1; O was set: push an unretained entry.
+        case pushUnretained
+        /// Won T1; O was clear: push a retained entry.
+        case pushRetained
+    }
+
+    /// T1/T2. `expectingOwner`: the caller's guess of O (an actor cell's schedule: true;
+    /// executors' lanes: false), tried first so the usual case is one CAS.
     @inlinable @inline(__always)
-    package func transitionToScheduled() -> Bool {
+    package func transitionToScheduled(expectingOwner: Bool) -> ScheduleClaim {
         // First try T1 blind (idle is the common case: an actor that had no messages), so
         // the usual path is one CAS and no separate load; the loop below handles the rest.
+        let guess = expectingOwner ? ScheduledUnit.owner : ScheduledUnit.idle
         let (won, seen) = state.compareExchange(
-            expected: ScheduledUnit.idle, desired: ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
-        if won { return true }
+            expected: guess, desired: guess | ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
+        if won { return expectingOwner ? .pushUnretained : .pushRetained }
+        return transitionToScheduledSlow(seen)
+    }
+
+    /// The loop of transitionToScheduled: `seen` is what the blind CAS read.
+    @usableFromInline @inline(never)
+    package func transitionToScheduledSlow(_ seen: UInt8) -> ScheduleClaim {
         var current = seen
         while true {
+            let owner = current & ScheduledUnit.owner
             let desired: UInt8
-            switch current {
-            case ScheduledUnit.idle: desired = ScheduledUnit.scheduled
-            case ScheduledUnit.running: desired = ScheduledUnit.notified
+            switch current & ScheduledUnit.runMask {
+            case ScheduledUnit.idle: desired = owner | ScheduledUnit.scheduled
+            case ScheduledUnit.running: desired = owner | ScheduledUnit.notified
             // scheduled or notified: a run is already due. Still write the word (same value):
             // a read alone would not order the caller's work before that run (R3), since
             // the caller's earlier stores may not be visible yet; a release RMW does, because
-            // the worker's next CAS on the word reads from it.
+            // the worker's next RMW on the word reads from it.
             default: desired = current
             }
             let (exchanged, original) = state.compareExchange(
                 expected: current, desired: desired, ordering: .acquiringAndReleasing)
-            if exchanged { return current == ScheduledUnit.idle }
+            if exchanged {
+                guard current & ScheduledUnit.runMask == ScheduledUnit.idle else { return .none }
+                return owner != 0 ? .pushUnretained : .pushRetained
+            }
             current = original
         }
     }
 
-    /// T3: the worker that popped the unit starts its turn.
+    /// T1/T2 for a schedule() path: on winning T1, the entry to push, retained iff O was
+    /// clear (L2); nil when nothing is to be pushed. The caller holds its own reference.
     @inlinable @inline(__always)
-    package func transitionToRunning() {
-        let (exchanged, original) = state.compareExchange(
-            expected: ScheduledUnit.scheduled, desired: ScheduledUnit.running, ordering: .acquiringAndReleasing)
-        precondition(exchanged, "ScheduledUnit popped from a run queue in state \(original), not scheduled: queued twice?")
-    }
-
-    /// T4/T5: after a turn. Returns true when the unit must be re-queued (it is scheduled).
-    @inlinable @inline(__always)
-    package func transitionAfterTurn(_ outcome: TurnOutcome) -> Bool {
-        if outcome == .idle {
-            let (exchanged, _) = state.compareExchange(
-                expected: ScheduledUnit.running, desired: ScheduledUnit.idle, ordering: .acquiringAndReleasing)
-            if exchanged { return false }
+    package func claimEntry(expectingOwner: Bool) -> UnsafeMutableRawPointer? {
+        switch transitionToScheduled(expectingOwner: expectingOwner) {
+        case .none: return nil
+        case .pushUnretained: return Unmanaged.passUnretained(self).toOpaque()
+        case .pushRetained: return Unmanaged.passRetained(self).toOpaque()
         }
-        // An exchange, not a store: it reads (acquires) a producer's T2 write, so that
-        // producer's work is visible to whoever runs the next turn.
-        _ = state.exchange(ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
-        return true
     }
 
-    /// The current state, for tests and diagnostics (a snapshot).
-    package var stateSnapshot: UInt8 { state.load(ordering: .acquiring) }
+    /// T3: the runner that popped the unit starts its turn. Returns O as it read it (pass
+    /// it to transitionAfterTurn).
+    @inlinable @inline(__always)
+    package func transitionToRunning() -> UInt8 {
+        // scheduled (1) + 1 = running (2): O (bit 2) is untouched, no carry out of the run bits.
+        let original = state.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        precondition(original & ScheduledUnit.runMask == ScheduledUnit.scheduled,
+                     "ScheduledUnit popped from a run queue in state \(original), not scheduled: queued twice?")
+        return original & ScheduledUnit.owner
+    }
+
+    /// What the runner holds after T4/T5 (file comment, L3).
+    @usableFromInline package enum AfterTurn {
+        /// T5: scheduled again; re-queue the entry held (retained as it was).
+        case requeue
+        /// T4 read O set: the runner owns nothing and must not touch the unit again.
+        case idleOwned
+        /// T4 read O clear: the runner owns one retain and must release it (the unit may be
+        /// freed by that release: touch it no more).
+        case idleRelease
+    }
+
+    /// T4/T5: after a turn. `owner`: what transitionToRunning returned.
+    @inlinable @inline(__always)
+    package func transitionAfterTurn(_ outcome: TurnOutcome, owner: UInt8) -> AfterTurn {
+        let expected = ScheduledUnit.running | owner
+        if outcome == .idle {
+            let (exchanged, original) = state.compareExchange(
+                expected: expected, desired: owner, ordering: .acquiringAndReleasing)
+            if exchanged { return owner != 0 ? .idleOwned : .idleRelease }
+            return transitionAfterTurnSlow(.idle, seen: original)  // out of line: keeps the worker's loop small
+        }
+        let (exchanged, original) = state.compareExchange(
+            expected: expected, desired: owner | ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
+        if exchanged { return .requeue }
+        return transitionAfterTurnSlow(.more, seen: original)
+    }
+
+    /// The rest of transitionAfterTurn after its first CAS failed: a T2 came (notified), or
+    /// O was cleared during the turn. `seen` is what that CAS read.
+    @usableFromInline @inline(never)
+    package func transitionAfterTurnSlow(_ outcome: TurnOutcome, seen: UInt8) -> AfterTurn {
+        if seen & ScheduledUnit.runMask == ScheduledUnit.notified {
+            // T5 from notified (a T2 came): only this runner moves the unit out of notified
+            // (a T2 on notified rewrites it, ownerLeaves changes only O), so notified − 2 =
+            // scheduled is T5 whatever O is by now, in one RMW. An RMW, not a store: it
+            // reads (acquires) a producer's T2 write, so that producer's work is visible to
+            // whoever runs the next turn.
+            state.wrappingSubtract(ScheduledUnit.running, ordering: .acquiringAndReleasing)
+            return .requeue
+        }
+        var current = seen
+        while true {
+            let owner = current & ScheduledUnit.owner
+            // T4 only from running (notified: a schedule() came, T5 instead, R3).
+            let toIdle = outcome == .idle && current & ScheduledUnit.runMask == ScheduledUnit.running
+            let desired = toIdle ? owner : owner | ScheduledUnit.scheduled
+            // A CAS, not a store: it reads (acquires) a producer's T2 write, so that
+            // producer's work is visible to whoever runs the next turn.
+            let (exchanged, original) = state.compareExchange(
+                expected: current, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return toIdle ? (owner != 0 ? .idleOwned : .idleRelease) : .requeue }
+            current = original
+        }
+    }
+
+    /// An owner took one retain of the unit and keeps it until ``ownerLeaves()``: sets O
+    /// (file comment, Lifetime). Only on a unit no scheduler has seen yet — idle, never
+    /// scheduled, not reachable by another thread (an actor cell being registered, before
+    /// spawn schedules it or returns its ref) — and at most once: O then exists before the
+    /// first T1, and entries never mix retained and unretained for one unit (L1).
+    package func ownerArrives() {
+        let (exchanged, original) = state.compareExchange(
+            expected: ScheduledUnit.idle, desired: ScheduledUnit.owner, ordering: .acquiringAndReleasing)
+        precondition(exchanged, "ScheduledUnit.ownerArrives: the unit is in state \(original), not a fresh idle unit without an owner")
+    }
+
+    /// The owner gives up the retain it held (file comment, L4): clears O. Returns true
+    /// when the unit was idle — the caller must then release its retain itself (after this
+    /// returns; the unit may be freed by it); false when the retain was handed to the entry
+    /// or runner holding the unit (do not release it). Called at most once, after
+    /// ``ownerArrives()``.
+    package func ownerLeaves() -> Bool {
+        var current = state.load(ordering: .relaxed)
+        while true {
+            precondition(current & ScheduledUnit.owner != 0, "ScheduledUnit.ownerLeaves: the owner bit is not set (left twice?)")
+            let (exchanged, original) = state.compareExchange(
+                expected: current, desired: current & ~ScheduledUnit.owner, ordering: .acquiringAndReleasing)
+            if exchanged { return current & ScheduledUnit.runMask == ScheduledUnit.idle }
+            current = original
+        }
+    }
+
+    /// The current run state (idle, scheduled, running, notified), for tests and
+    /// diagnostics (a snapshot; O masked off).
+    package var stateSnapshot: UInt8 { state.load(ordering: .acquiring) & ScheduledUnit.runMask }
 }

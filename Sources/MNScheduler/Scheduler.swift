@@ -92,14 +92,15 @@ final class SchedulerGate: Sendable {
 
     /// Scheduler.schedule(_:); see there. Only the common case — one of this scheduler's
     /// open workers — is inlined; the rest is `scheduleOther`, so the hot path saves and
-    /// restores fewer registers.
+    /// restores fewer registers. `expectingOwner`: the caller's guess of the unit's owner
+    /// bit (ScheduledUnit's Lifetime): a constant at each call site, so T1 is one CAS when
+    /// it is right. The entry pushed is retained iff the unit has no owner (L2).
     @inline(__always)
-    func schedule(_ unit: ScheduledUnit) {
+    func schedule(_ unit: ScheduledUnit, expectingOwner: Bool = false) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
            !core.closed.load(ordering: .acquiring) {
-            guard unit.transitionToScheduled() else { return }
-            let pointer = Unmanaged.passRetained(unit).toOpaque()
-            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(pointer) }
+            guard let entry = unit.claimEntry(expectingOwner: expectingOwner) else { return }
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
             return
         }
         scheduleOther(unit)
@@ -137,8 +138,10 @@ final class SchedulerGate: Sendable {
             outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
             return scheduleAfterClose(unit)
         }
-        if unit.transitionToScheduled() {
-            queue.push(Unmanaged.passRetained(unit).toOpaque())
+        // Off the fast path: the loop's first CAS guesses no owner; one that has an owner
+        // costs a failed CAS here (an injection push costs far more anyway).
+        if let entry = unit.claimEntry(expectingOwner: false) {
+            queue.push(entry)
             core.notifyParked()
         }
         outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
@@ -147,8 +150,9 @@ final class SchedulerGate: Sendable {
     /// schedule() once `closed` is set: see "After close" in the file comment.
     @inline(never)
     func scheduleAfterClose(_ unit: ScheduledUnit) {
-        guard unit.transitionToScheduled() else { return }  // running (now notified) or already due
-        core.handOver(Unmanaged.passRetained(unit).toOpaque())
+        // running (now notified) or already due: nothing to hand over.
+        guard let entry = unit.claimEntry(expectingOwner: false) else { return }
+        core.handOver(entry)
     }
 }
 
@@ -304,6 +308,13 @@ public final class Scheduler: Sendable {
         gate.schedule(unit)
     }
 
+    /// ``schedule(_:)`` for a unit that usually has an owner (an actor cell while it is
+    /// registered: ScheduledUnit's Lifetime): the same, with T1's first CAS guessing the
+    /// owner bit set, so the common case stays one CAS.
+    package func scheduleOwned(_ unit: ScheduledUnit) {
+        gate.schedule(unit, expectingOwner: true)
+    }
+
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
     @discardableResult
     public func shutdown() -> [ScheduledUnit] { shutdown(timeout: nil) }
@@ -360,6 +371,8 @@ public final class Scheduler: Sendable {
         var handedBack: [ScheduledUnit] = []
         handedBack.reserveCapacity(pointers.count)
         for pointer in pointers {
+            // A strong reference first (the entry may hold none: Lifetime in ScheduledUnit.swift;
+            // the unit is alive while queued, L1), then the entry's run (abandon follows L3).
             handedBack.append(Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeUnretainedValue())
             SchedulerCore.abandon(pointer)
         }

@@ -55,7 +55,8 @@ final class SchedulerCore: Sendable {
         /// Set once by shutdown after it took everything queued; from then on late units
         /// are abandoned by whoever hands them over.
         var handBackDone = false
-        /// Scheduled units (each holding one retain) waiting for the hand-back.
+        /// Entries of scheduled units (each retained iff its unit has no owner: ScheduledUnit's
+        /// Lifetime) waiting for the hand-back.
         var units: [UnsafeMutableRawPointer] = []
     }
 
@@ -109,9 +110,10 @@ final class SchedulerCore: Sendable {
         if idle.notifyShouldWakeupHint() { notifyParked() }
     }
 
-    /// A unit in state `scheduled` (owning one retain) that no worker will run, because the
-    /// scheduler is closed: kept for shutdown's hand-back, or, once that happened, run
-    /// through its after-shutdown hook on the calling thread.
+    /// An entry for a unit in state `scheduled` (retained iff the unit has no owner:
+    /// ScheduledUnit's Lifetime) that no worker will run, because the scheduler is closed:
+    /// kept for shutdown's hand-back, or, once that happened, run through its
+    /// after-shutdown hook on the calling thread.
     func handOver(_ pointer: UnsafeMutableRawPointer) {
         let keep = late.withLock { late -> Bool in
             if late.handBackDone { return false }
@@ -121,16 +123,25 @@ final class SchedulerCore: Sendable {
         if !keep { SchedulerCore.abandon(pointer) }
     }
 
-    /// Runs a unit nobody else holds (state scheduled, one retain owned by the caller)
-    /// through `runAfterShutdown()` until no schedule() arrived meanwhile, then leaves it
-    /// idle. Uses the ordinary T3/T4/T5 transitions, so a concurrent schedule() (T2 while
-    /// the hook runs) makes the loop go round again instead of being lost (R3).
+    /// Runs an entry nobody else holds (state scheduled; the caller owns the entry, which
+    /// holds a retain iff the unit has no owner) through `runAfterShutdown()` until no
+    /// schedule() arrived meanwhile, then leaves it idle. Uses the ordinary T3/T4/T5
+    /// transitions, so a concurrent schedule() (T2 while the hook runs) makes the loop go
+    /// round again instead of being lost (R3), and the entry's retain is settled as a
+    /// worker settles it (L3: released after a T4 that read the owner bit clear — the hook
+    /// may have cleared it, deregistering an actor — and the unit untouched after a T4 that
+    /// read it set).
     static func abandon(_ pointer: UnsafeMutableRawPointer) {
-        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeRetainedValue()
-        repeat {
-            unit.transitionToRunning()
-            unit.runAfterShutdown()
-        } while unit.transitionAfterTurn(.idle)
+        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
+        let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
+            while true {
+                let owner = unit.transitionToRunning()
+                unit.runAfterShutdown()
+                let after = unit.transitionAfterTurn(.idle, owner: owner)
+                if after != .requeue { return after }
+            }
+        }
+        if after == .idleRelease { unit.release() }
     }
 
     /// How many spare threads BlockingMonitor may want for workers stuck in one turn with

@@ -37,8 +37,9 @@
 //      *waiting out a long turn* (below). Repeated `spinCount` rounds with a short pause
 //      between rounds.
 //   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
-// Running a unit: pop (owning the queue's retain) → T3 scheduled→running → runTurn(budget:
-// throughput) → T4/T5; a unit that must run again goes to the back of the local queue
+// Running a unit: pop (owning the entry: retained iff the unit has no owner, ScheduledUnit's
+// Lifetime) → T3 scheduled→running → runTurn(budget: throughput) → T4/T5 (T4 releases the
+// entry's retain iff it read the owner bit clear); a unit that must run again goes to the back of the local queue
 // (and, if this worker now holds more than one runnable unit, a sleeper is woken to steal).
 // schedule() from this worker's thread puts the unit in the next slot; a previous occupant
 // moves to the back of the local queue and a sleeper is woken (there is stealable work).
@@ -459,8 +460,11 @@ final class Worker: @unchecked Sendable {
 
     // MARK: running and queueing
 
-    /// Runs one turn. The queue's retain is kept across the turn and handed on to the run
-    /// queue when the unit is re-queued, released when it goes idle.
+    /// Runs one turn. The entry popped is retained iff the unit has no owner
+    /// (ScheduledUnit's Lifetime, L1): T5 re-queues it as it is; after T4 it is released
+    /// iff T4 read the owner bit clear (L3). After a T4 that read it set the unit is not
+    /// touched again — its owner may free it at once — so everything after the turn uses
+    /// only this worker's own fields and the raw pointer (as a queue entry).
     @inline(__always)
     private func runUnit(_ pointer: UnsafeMutableRawPointer) {
         let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
@@ -468,18 +472,21 @@ final class Worker: @unchecked Sendable {
         currentUnit = pointer
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
         if shared.stalled.load(ordering: .relaxed) { shared.stalled.store(false, ordering: .relaxed) }
-        let requeue = unit._withUnsafeGuaranteedRef { unit -> Bool in
-            unit.transitionToRunning()
-            return unit.transitionAfterTurn(unit.runTurn(budget: throughput))
+        let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
+            let owner = unit.transitionToRunning()
+            return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
         }
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil
-        if requeue {
+        switch after {
+        case .requeue:
             if core.closed.load(ordering: .acquiring) { return core.handOver(pointer) }
             pushLocal(pointer)
             if nextSlot != nil || local.count > 1 { core.notifyParkedFromWorker() }
-        } else {
+        case .idleRelease:
             unit.release()
+        case .idleOwned:
+            break  // idle with its owner's retain: none of this worker's business any more
         }
     }
 

@@ -7,10 +7,15 @@ import Testing
 
 @Suite("Cell table")
 struct CellTableTests {
-    /// Closure-actor cells of a deterministic system (never scheduled: they only need ids).
+    /// Closure-actor cells of a deterministic system, registered nowhere: the table under
+    /// test is their one owner (a cell has at most one: CellTable T4 sets its owner bit).
+    /// Never scheduled: they only need ids.
     static func cells(_ count: Int, in system: ActorSystem) throws -> [AnyActorCell] {
         try (0..<count).map { _ in
-            try #require(try system.spawn { (_: Int, _) in }.recipient as? ActorCellBase<Int>)
+            ActorCell<ClosureActor<Int>>(
+                id: system.nextActorID(), name: nil, system: system, parent: nil, supervisor: system.defaultSupervisor,
+                mailbox: try system.makeMailbox(capacity: 16, for: Int.self), mailboxPass: nil, bounded: false,
+                instance: ClosureActor { _, _ in }, factory: nil)
         }
     }
 
@@ -32,7 +37,7 @@ struct CellTableTests {
         #expect(table.checkedMaxDisplacement() != nil)
         table.removeAll()
         #expect(table.isEmpty && table.values.isEmpty)
-        for cell in cells.prefix(10) { table.insert(cell) }
+        for cell in try Self.cells(10, in: system) { table.insert(cell) }  // fresh: a cell gets an owner once
         #expect(table.count == 10)
         table.removeAll()
         system.shutdown()
@@ -49,7 +54,7 @@ struct CellTableTests {
             weakCell = cell
             table.insert(cell)
         }
-        system.shutdown()  // drops the system's own reference (its registry)
+        system.shutdown()
         #expect(weakCell != nil, "kept alive by the table")
         #expect(table.remove(try #require(weakCell)))
         #expect(weakCell == nil, "freed once removed")
