@@ -157,8 +157,8 @@
 // The producers queued behind a preempted one wait in ckshim_ring_commit_mp_yielding,
 // which spins briefly and then sched_yield()s, so the preempted producer gets a core back
 // (ck's own commit spins with `pause` forever: with more producers than cores that
-// collapses to one commit per scheduler tick; ring-bench's "oversubscribed" row measures
-// both).
+// collapses to one commit per scheduler tick, and once stalled a ring-bench run for 120 s;
+// ring-bench's raw ring rows use this yielding commit too, RingWorkload.swift).
 //
 // ## Close
 // markClosed() sets the closed bit; an enqueue that sees it is refused with .closed and the
