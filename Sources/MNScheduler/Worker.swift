@@ -501,7 +501,7 @@ final class Worker: @unchecked Sendable {
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
-        scheduleLocalDisplacing(unit)
+        Worker.scheduleLocalDisplacing(self, unit)  // static: a tail call (SchedulerGate.scheduleOwned)
     }
 
     /// scheduleLocal when the slot is occupied or this worker is stalled (kept out of line,
@@ -509,6 +509,11 @@ final class Worker: @unchecked Sendable {
     /// clears it, so a later reading is as good; a thief setting it meanwhile only adds a
     /// wake-up.
     @inline(never)
+    private static func scheduleLocalDisplacing(_ worker: Worker, _ unit: UnsafeMutableRawPointer) {
+        worker.scheduleLocalDisplacing(unit)
+    }
+
+    @inline(__always)
     private func scheduleLocalDisplacing(_ unit: UnsafeMutableRawPointer) {
         let stalled = shared.stalled.load(ordering: .relaxed)
         let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing)
