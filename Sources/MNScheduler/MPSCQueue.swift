@@ -22,8 +22,9 @@
 // is rarely written, not a contended read-modify-write.
 // Consumer: drain takes whatever is committed. When it finds nothing it goes idle:
 // store true (seq_cst), then look again for work: a claimed ring ticket
-// (p_head != c_head, which includes claimed-but-uncommitted slots), the overflow flag,
-// or pending overflow items. Nothing → return .empty: the flag stays true and the next
+// (p_head != c_head, which includes claimed-but-uncommitted slots) or the overflow flag
+// (the consumer's own pending overflow items are handed out before the drain finds
+// nothing, and only it adds any). Nothing → return .empty: the flag stays true and the next
 // producer reports becameNonEmpty. Something → CAS the flag true → false: won → the
 // consumer keeps its turn (.more); lost → a producer already claimed it and schedules
 // the consumer again (.empty: exactly one further turn follows).
@@ -600,18 +601,20 @@ package final class MPSCQueue: @unchecked Sendable {
         chunk.deallocate()
     }
 
-    /// The consumer side of the idle flag (see the file comment). Consumer only.
+    /// The consumer side of the idle flag (see the file comment). Consumer only, from
+    /// `drain` once it found nothing to take: its private pending chain is then empty (drain
+    /// hands that out first, and only the consumer fills it), so only the producers' side
+    /// — a claimed ring slot, an active overflow — is looked at again.
     @usableFromInline
     func goIdle(_ ring: RawRing?) -> DrainOutcome {
+        assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
         // Store→load barrier before the p_head load (file comment): `dmb ish` on AArch64.
         // On x86-64 the seq_cst store (xchg) already is one.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         #endif
-        var quiet = (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent)
-        if quiet, let ring, let list = overflowList(ring) { quiet = list.pendingChunk == nil }
-        if quiet { return .empty }
+        if (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent) { return .empty }
         return keepTurn(ring)
     }
 
