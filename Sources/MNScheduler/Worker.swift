@@ -303,7 +303,8 @@ final class Worker: @unchecked Sendable {
     /// Steps 0–3 of the file comment.
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
-        tick &+= 1
+        let tick = self.tick &+ 1  // a local: one load of the field per tick, not two
+        self.tick = tick
         // isEmpty first: two loads, cheaper than a pop that finds nothing.
         if tick & 1 == 0, !core.resumed.isEmpty, let unit = core.resumed.pop() {
             // Step 0: a task resumed from outside, every other turn at most. This tick does
