@@ -604,8 +604,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The consumer side of the idle flag (see the file comment). Consumer only, from
     /// `drain` once it found nothing to take: its private pending chain is then empty (drain
     /// hands that out first, and only the consumer fills it), so only the producers' side
-    /// — a claimed ring slot, an active overflow — is looked at again.
-    @usableFromInline
+    /// — a claimed ring slot, an active overflow — is looked at again. Inlined into the
+    /// drain (a store, two loads, no frame); its other outcome, `keepTurn`, is out of line.
+    @inlinable @inline(__always)
     func goIdle(_ ring: RawRing?) -> DrainOutcome {
         assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
