@@ -114,8 +114,10 @@ final class SchedulerGate: Sendable {
     /// static, so the unit can stay where the caller passed it (`self` of
     /// ScheduledUnit.scheduleOwned(on:), a callee-saved register) and the calls need no
     /// frame to restore it.
+    /// Static, with the scheduler's own copies of `id` and `core` (Scheduler holds both):
+    /// the common case then does not load the gate, only the fallback does (`gate`).
     @inline(__always)
-    func scheduleOwned(_ unit: ScheduledUnit) {
+    static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
            !core.closed.load(ordering: .acquiring) {
             let seen = unit.transitionToScheduledBlind(expectingOwner: true)
@@ -123,7 +125,7 @@ final class SchedulerGate: Sendable {
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(Unmanaged.passUnretained(unit).toOpaque()) }  // L2: O set
             return
         }
-        SchedulerGate.scheduleOther(self, unit)
+        SchedulerGate.scheduleOther(gate(), unit)
     }
 
     /// scheduleOwned when T1's blind CAS failed, reading `seen` (the unit was not idle with
@@ -354,7 +356,7 @@ public final class Scheduler: Sendable {
     /// registered: ScheduledUnit's Lifetime): the same, with T1's first CAS guessing the
     /// owner bit set, so the common case stays one CAS.
     package func scheduleOwned(_ unit: ScheduledUnit) {
-        gate.scheduleOwned(unit)
+        unit.scheduleOwned(on: self)
     }
 
 
@@ -455,6 +457,6 @@ extension ScheduledUnit {
     /// (SchedulerGate.scheduleOwned).
     @usableFromInline
     package final func scheduleOwned(on scheduler: Scheduler) {
-        scheduler.gate.scheduleOwned(self)
+        SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
     }
 }
