@@ -113,9 +113,9 @@ final class SchedulerGate: Sendable {
     /// (`scheduleOther`, `scheduleOwnedContended`, Worker.scheduleLocalDisplacing), each
     /// static, so the unit can stay where the caller passed it (`self` of
     /// ScheduledUnit.scheduleOwned(on:), a callee-saved register) and the calls need no
-    /// frame to restore it.
-    /// Static, with the scheduler's own copies of `id` and `core` (Scheduler holds both):
-    /// the common case then does not load the gate, only the fallback does (`gate`).
+    /// frame to restore it. Static, with the scheduler's own copies of `id` and `core`
+    /// (Scheduler holds the gate's two): the common case does not load the gate, only the
+    /// fallback does (`gate`).
     @inline(__always)
     static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -358,7 +358,6 @@ public final class Scheduler: Sendable {
     package func scheduleOwned(_ unit: ScheduledUnit) {
         unit.scheduleOwned(on: self)
     }
-
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
     @discardableResult
