@@ -534,7 +534,8 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
             @inline(__always) func handle(_ message: A.Message) {
                 if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
             }
-            return cell.mailbox.drain(max: max, lingering: true, taking: take, handle)
+            return cell.mailbox.drain(max: max, lingering: true, itemBytes: MessageEncoding<A.Message>.itemBytes,
+                                      taking: take, handle)
         }
     }
 

@@ -396,12 +396,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
     /// to `runAfterShutdown` instead, which dead-letters the work (never left in a queue).
-    @usableFromInline final func scheduleSelf() {
+    /// Inlined (two loads and a call): the cell itself is the unit, so scheduleOwned(on:)
+    /// gets it in the register it is already in, and a send pays no frame of its own here.
+    @inlinable @inline(__always) final func scheduleSelf() {
         // The cell holds the system and the system its scheduler (both `let`): no retain
         // of either is needed around the call. scheduleOwned: a cell is registered (its
         // owner bit set, CellTable T4) for all of its life but its end, so T1's first CAS
         // guesses so.
-        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { $0.scheduleOwned(self) }
+        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwned(on: $0) }
     }
 
     /// The scheduler has shut down and will never run this cell again (it was still queued,

@@ -22,8 +22,9 @@
 // is rarely written, not a contended read-modify-write.
 // Consumer: drain takes whatever is committed. When it finds nothing it goes idle:
 // store true (seq_cst), then look again for work: a claimed ring ticket
-// (p_head != c_head, which includes claimed-but-uncommitted slots), the overflow flag,
-// or pending overflow items. Nothing → return .empty: the flag stays true and the next
+// (p_head != c_head, which includes claimed-but-uncommitted slots) or the overflow flag
+// (the consumer's own pending overflow items are handed out before the drain finds
+// nothing, and only it adds any). Nothing → return .empty: the flag stays true and the next
 // producer reports becameNonEmpty. Something → CAS the flag true → false: won → the
 // consumer keeps its turn (.more); lost → a producer already claimed it and schedules
 // the consumer again (.empty: exactly one further turn follows).
@@ -507,13 +508,25 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable @inline(__always)
     package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
+        drain(max: max, lingering: lingering, itemBytes: itemBytes, taking: take, body)
+    }
+
+    /// `drain(max:lingering:taking:_:)` for a caller that knows the item size statically (a
+    /// turn specialised for its message type): the slot addresses are then computed with a
+    /// constant instead of a load and a multiplication per item. `itemBytes` must be this
+    /// queue's.
+    @inlinable @inline(__always)
+    package func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int,
+                             taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
+        assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
+        let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
         guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
         let ring = RawRing(block: block)
         var taken = 0
         while taken < max {
             let item: Item
             if let list = overflowList(ring), let chunk = list.pendingChunk {
-                item = takePending(list, OverflowChunk(chunk), take)
+                item = takePending(list, OverflowChunk(chunk), slotBytes: slotBytes, take)
             } else if let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
                 item = take(slot)
                 ring.releaseSingleConsumer()
@@ -528,7 +541,7 @@ package final class MPSCQueue: @unchecked Sendable {
             // a turn stuck inside `body` has its item counted as taken.
             ring.takenCount = ring.takenCount &+ 1
             body(item)
-            taken += 1
+            taken &+= 1  // ≤ max
         }
         return .more
     }
@@ -564,11 +577,12 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
     /// the chunk once its last item is out.
     @inlinable
-    func takePending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
+    func takePending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, slotBytes: Int,
+                           _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
         let index = list.pendingIndex
         let item = take(chunk.slot(index, slotBytes: slotBytes))
         list.handedOut = list.handedOut &+ 1
-        if index + 1 == chunk.count { releasePendingChunk(list, chunk) } else { list.pendingIndex = index + 1 }
+        if index &+ 1 == chunk.count { releasePendingChunk(list, chunk) } else { list.pendingIndex = index &+ 1 }
         return item
     }
 
@@ -587,18 +601,21 @@ package final class MPSCQueue: @unchecked Sendable {
         chunk.deallocate()
     }
 
-    /// The consumer side of the idle flag (see the file comment). Consumer only.
-    @usableFromInline
+    /// The consumer side of the idle flag (see the file comment). Consumer only, from
+    /// `drain` once it found nothing to take: its private pending chain is then empty (drain
+    /// hands that out first, and only the consumer fills it), so only the producers' side
+    /// — a claimed ring slot, an active overflow — is looked at again. Inlined into the
+    /// drain (a store, two loads, no frame); its other outcome, `keepTurn`, is out of line.
+    @inlinable @inline(__always)
     func goIdle(_ ring: RawRing?) -> DrainOutcome {
+        assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
         // Store→load barrier before the p_head load (file comment): `dmb ish` on AArch64.
         // On x86-64 the seq_cst store (xchg) already is one.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         #endif
-        var quiet = (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent)
-        if quiet, let ring, let list = overflowList(ring) { quiet = list.pendingChunk == nil }
-        if quiet { return .empty }
+        if (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent) { return .empty }
         return keepTurn(ring)
     }
 

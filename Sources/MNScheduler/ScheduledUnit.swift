@@ -172,6 +172,18 @@ open class ScheduledUnit: @unchecked Sendable {
         return transitionToScheduledSlow(seen)
     }
 
+    /// transitionToScheduled's first CAS alone: T1 from idle with O as guessed. Returns
+    /// what the CAS read: the guess (`owner` if `expectingOwner`, else `idle`) iff it won
+    /// T1 (push an entry retained iff `expectingOwner` is false, L2); anything else means
+    /// nothing changed, and the caller goes on with `transitionToScheduledSlow(seen)`.
+    /// For a schedule() fast path that keeps the loop out of line (SchedulerGate.scheduleOwned).
+    @inlinable @inline(__always)
+    package func transitionToScheduledBlind(expectingOwner: Bool) -> UInt8 {
+        let guess = expectingOwner ? ScheduledUnit.owner : ScheduledUnit.idle
+        return state.compareExchange(
+            expected: guess, desired: guess | ScheduledUnit.scheduled, ordering: .acquiringAndReleasing).original
+    }
+
     /// The loop of transitionToScheduled: `seen` is what the blind CAS read.
     @usableFromInline @inline(never)
     package func transitionToScheduledSlow(_ seen: UInt8) -> ScheduleClaim {

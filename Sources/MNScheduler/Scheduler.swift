@@ -106,10 +106,54 @@ final class SchedulerGate: Sendable {
         scheduleOther(unit)
     }
 
+    /// `schedule(unit, expectingOwner: true)` for ScheduledUnit.scheduleOwned(on:), shaped
+    /// so that its common case — one of this scheduler's open workers, T1's first CAS right
+    /// (owner set, idle), an empty next slot — uses no callee-saved register and calls
+    /// nothing: every other case is a tail call of an out-of-line function
+    /// (`scheduleOther`, `scheduleOwnedContended`, Worker.scheduleLocalDisplacing), each
+    /// static, so the unit can stay where the caller passed it (`self` of
+    /// ScheduledUnit.scheduleOwned(on:), a callee-saved register) and the calls need no
+    /// frame to restore it. Static, with the scheduler's own copies of `id` and `core`
+    /// (Scheduler holds the gate's two): the common case does not load the gate, only the
+    /// fallback does (`gate`).
+    @inline(__always)
+    static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
+           !core.closed.load(ordering: .acquiring) {
+            let seen = unit.transitionToScheduledBlind(expectingOwner: true)
+            guard seen == ScheduledUnit.owner else { return SchedulerGate.scheduleOwnedContended(unit, worker: worker, seen: seen) }
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(Unmanaged.passUnretained(unit).toOpaque()) }  // L2: O set
+            return
+        }
+        SchedulerGate.scheduleOther(gate(), unit)
+    }
+
+    /// scheduleOwned when T1's blind CAS failed, reading `seen` (the unit was not idle with
+    /// its owner bit set): the rest of T1/T2 (ScheduledUnit.transitionToScheduledSlow), then
+    /// the push of the entry it calls for (retained iff O was clear, L2). On an open worker
+    /// of this scheduler (the caller checked).
+    @inline(never)
+    private static func scheduleOwnedContended(_ unit: ScheduledUnit, worker: Unmanaged<Worker>, seen: UInt8) {
+        let entry: UnsafeMutableRawPointer
+        switch unit.transitionToScheduledSlow(seen) {
+        case .none: return
+        case .pushUnretained: entry = Unmanaged.passUnretained(unit).toOpaque()
+        case .pushRetained: entry = Unmanaged.passRetained(unit).toOpaque()
+        }
+        worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
+    }
+
     /// schedule() when the caller is not an open worker of this scheduler: closed (from a
     /// worker or not), deterministic, or from outside the pool.
     @inline(never)
-    private func scheduleOther(_ unit: ScheduledUnit) {
+    private func scheduleOther(_ unit: ScheduledUnit) { SchedulerGate.scheduleOther(self, unit) }
+
+    /// `scheduleOther`, static (see scheduleOwned).
+    @inline(never)
+    private static func scheduleOther(_ gate: SchedulerGate, _ unit: ScheduledUnit) { gate.scheduleOtherBody(unit) }
+
+    @inline(__always)
+    private func scheduleOtherBody(_ unit: ScheduledUnit) {
         if core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
            worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
@@ -312,7 +356,7 @@ public final class Scheduler: Sendable {
     /// registered: ScheduledUnit's Lifetime): the same, with T1's first CAS guessing the
     /// owner bit set, so the common case stays one CAS.
     package func scheduleOwned(_ unit: ScheduledUnit) {
-        gate.schedule(unit, expectingOwner: true)
+        unit.scheduleOwned(on: self)
     }
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
@@ -404,3 +448,14 @@ private let sharedScheduler: Scheduler = {
         fatalError("MNScheduler: cannot start Scheduler.shared: \(error)")
     }
 }()
+
+extension ScheduledUnit {
+    /// `scheduler.scheduleOwned(self)` (see there), with the unit as `self`: a caller that
+    /// is the unit itself (an actor cell's scheduleSelf, inlined into its sends) passes it
+    /// in the register it already has it in, and the common case runs without a prologue
+    /// (SchedulerGate.scheduleOwned).
+    @usableFromInline
+    package final func scheduleOwned(on scheduler: Scheduler) {
+        SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
+    }
+}

@@ -303,7 +303,8 @@ final class Worker: @unchecked Sendable {
     /// Steps 0–3 of the file comment.
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
-        tick &+= 1
+        let tick = self.tick &+ 1  // a local: one load of the field per tick, not two
+        self.tick = tick
         // isEmpty first: two loads, cheaper than a pop that finds nothing.
         if tick & 1 == 0, !core.resumed.isEmpty, let unit = core.resumed.pop() {
             // Step 0: a task resumed from outside, every other turn at most. This tick does
@@ -501,7 +502,7 @@ final class Worker: @unchecked Sendable {
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
-        scheduleLocalDisplacing(unit)
+        Worker.scheduleLocalDisplacing(self, unit)  // static: a tail call (SchedulerGate.scheduleOwned)
     }
 
     /// scheduleLocal when the slot is occupied or this worker is stalled (kept out of line,
@@ -509,6 +510,11 @@ final class Worker: @unchecked Sendable {
     /// clears it, so a later reading is as good; a thief setting it meanwhile only adds a
     /// wake-up.
     @inline(never)
+    private static func scheduleLocalDisplacing(_ worker: Worker, _ unit: UnsafeMutableRawPointer) {
+        worker.scheduleLocalDisplacing(unit)
+    }
+
+    @inline(__always)
     private func scheduleLocalDisplacing(_ unit: UnsafeMutableRawPointer) {
         let stalled = shared.stalled.load(ordering: .relaxed)
         let previous = shared.nextSlot.exchange(unit, ordering: .acquiringAndReleasing)

@@ -269,4 +269,55 @@ struct OwnedUnitTests {
         #expect(books2.deinits.load(ordering: .sequentiallyConsistent) == 1)
         #expect(books2.turnsAfterDeinit.load(ordering: .sequentiallyConsistent) == 0)
     }
+
+    @Test("scheduleOwned from a worker of the same scheduler: the fast path, a unit already queued, a unit without an owner (a retained entry), a running unit (notified)")
+    func scheduleOwnedFromWorker() throws {
+        let scheduler = try makeScheduler(workers: 1)
+        defer { scheduler.shutdown() }
+        let ownedBooks = UnitBooks(), loneBooks = UnitBooks(), selfBooks = UnitBooks()
+        let owned = OwnedUnit(books: ownedBooks)
+        let owner = TestOwner(owned)
+        let again = Atomic<Bool>(true)
+        let selfScheduling = OwnedUnit(books: selfBooks) { unit in
+            // From inside its own turn: running → notified (T2), one more turn follows.
+            if again.exchange(false, ordering: .sequentiallyConsistent) { unit.send(via: scheduler, owned: true) }
+        }
+        let selfOwner = TestOwner(selfScheduling)
+        // A unit without an owner (O clear): the driver holds the only reference until its
+        // schedule, then only the retained entry (and the worker after it) keeps it alive.
+        final class Holder: @unchecked Sendable { var lone: OwnedUnit? }
+        let holder = Holder()
+        holder.lone = OwnedUnit(books: loneBooks)
+        final class Driver: ScheduledUnit, @unchecked Sendable {
+            let action: @Sendable () -> Void
+            init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+            override func runTurn(budget: Int) -> TurnOutcome { action(); return .idle }
+        }
+        let driver = Driver {
+            owned.send(via: scheduler, owned: true)  // idle with O: the blind CAS, the empty next slot
+            owned.send(via: scheduler, owned: true)  // already scheduled: nothing queued (twice would trap in T3)
+            let lone = holder.lone!
+            holder.lone = nil
+            lone.send(via: scheduler, owned: true)  // O clear: the guess fails, a retained entry, the slot displaced
+            selfScheduling.send(via: scheduler, owned: true)
+        }
+        scheduler.schedule(driver)
+        #expect(waitUntil {
+            ownedBooks.processed.load(ordering: .sequentiallyConsistent) == 2
+                && loneBooks.deinits.load(ordering: .sequentiallyConsistent) == 1
+                && selfBooks.processed.load(ordering: .sequentiallyConsistent) == 2
+                && owned.stateSnapshot == ScheduledUnit.idle && selfScheduling.stateSnapshot == ScheduledUnit.idle
+        })
+        #expect(ownedBooks.turnsEnded.load(ordering: .sequentiallyConsistent) == 1, "scheduled twice, queued once")
+        #expect(selfBooks.turnsEnded.load(ordering: .sequentiallyConsistent) == 2, "notified during its turn: one more")
+        #expect(loneBooks.turnsAtDeinit.load(ordering: .sequentiallyConsistent) == 1, "freed before its turn ended")
+        #expect(loneBooks.turnsAfterDeinit.load(ordering: .sequentiallyConsistent) == 0)
+        #expect(loneBooks.deinitDuringTurn.load(ordering: .sequentiallyConsistent) == 0)
+        #expect(owner.leave() && selfOwner.leave(), "idle: the owners release their own retains")
+        // Balanced: a worker that released a retain an owned unit's entry never held would
+        // have freed it by now, while this test still holds it.
+        #expect(ownedBooks.deinits.load(ordering: .sequentiallyConsistent) == 0)
+        #expect(selfBooks.deinits.load(ordering: .sequentiallyConsistent) == 0)
+        withExtendedLifetime((owned, selfScheduling)) {}
+    }
 }
