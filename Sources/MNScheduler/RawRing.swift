@@ -192,7 +192,11 @@ package struct RawRing: @unchecked Sendable {
     /// producers wait for that commit.
     @inlinable @inline(__always)
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
-        ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), &ticket)
+        // Unprotected: `&ticket` handed to C would otherwise make every caller (each send)
+        // set up and check a stack canary; the C function only stores the ticket there.
+        _withUnprotectedUnsafeMutablePointer(to: &ticket) {
+            ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), $0)
+        }
     }
 
     /// Publishes the slot claimed with `ticket` (after the earlier tickets' commits).
