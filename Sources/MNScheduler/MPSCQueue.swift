@@ -773,86 +773,78 @@ package final class MPSCQueue: @unchecked Sendable {
 }
 
 #if DEBUG
-/// Debug builds only: lets a test pause one producer of one queue between its "is it
-/// closed?" check and its insert, to replay a send racing a close or a shutdown exactly
-/// (the race defect 2 of issue 7 describes). One relaxed load per enqueue when disarmed.
+/// Debug builds only: the points where a test can run an action on one queue exactly
+/// once (each a `QueueHookPoint`): an enqueue between its "is it closed?" check and its
+/// insert, to replay a send racing a close or a shutdown exactly (the race defect 2 of
+/// issue 7 describes); a lingering look ("Lingering" in the file comment); a look of a
+/// drain waiting for a producer's commit ("Producers between claim and commit"). One
+/// relaxed load per pass when disarmed.
 @usableFromInline package enum MPSCQueueTestHook {
-    @usableFromInline static let target = Atomic<UInt>(0)
-    private static let action = Lock<(@Sendable () -> Void)?>(nil)
+    @usableFromInline static let enqueue = QueueHookPoint()
+    @usableFromInline static let linger = QueueHookPoint()
+    @usableFromInline static let commitWait = QueueHookPoint()
 
     /// The next enqueue on `queue` (from any thread) runs `action` after its closed check
     /// and before inserting; then the hook disarms itself.
     package static func arm(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        Self.action.withLock { $0 = action }
-        target.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+        enqueue.arm(queue, action)
     }
 
     @inlinable @inline(__always)
-    package static func pauseIfArmed(_ queue: MPSCQueue) {
+    package static func pauseIfArmed(_ queue: MPSCQueue) { enqueue.fireIfArmed(queue) }
+
+    /// The next lingering look of a drain of `queue` runs `action` (on the consumer's
+    /// thread, before its pause); then the hook disarms itself.
+    package static func armLinger(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        linger.arm(queue, action)
+    }
+
+    /// Disarms `armLinger` if it has not fired.
+    package static func disarmLinger() { linger.disarm() }
+
+    @inlinable @inline(__always)
+    package static func lingerIfArmed(_ queue: MPSCQueue) { linger.fireIfArmed(queue) }
+
+    /// The next look of a drain of `queue` waiting for a producer's commit runs `action`
+    /// on the consumer's thread before it looks; then the hook disarms itself.
+    package static func armCommitWait(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        commitWait.arm(queue, action)
+    }
+
+    /// Disarms `armCommitWait` if it has not fired.
+    package static func disarmCommitWait() { commitWait.disarm() }
+
+    @inlinable @inline(__always)
+    package static func commitWaitIfArmed(_ queue: MPSCQueue) { commitWait.fireIfArmed(queue) }
+}
+
+/// Debug builds only: one one-shot test hook point of MPSCQueueTestHook. Armed for one
+/// queue with an action; the first pass through the point on that queue disarms it (a
+/// CAS, so exactly one thread wins) and runs the action on its own thread.
+@usableFromInline package final class QueueHookPoint: Sendable {
+    /// The armed queue's identity, 0 when disarmed.
+    @usableFromInline let target = Atomic<UInt>(0)
+    private let action = Lock<(@Sendable () -> Void)?>(nil)
+
+    init() {}
+
+    func arm(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        self.action.withLock { $0 = action }
+        target.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+    }
+
+    func disarm() {
+        target.store(0, ordering: .releasing)
+        action.withLock { $0 = nil }
+    }
+
+    @inlinable @inline(__always)
+    func fireIfArmed(_ queue: MPSCQueue) {
         let armed = target.load(ordering: .relaxed)
         if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fire(armed) }
     }
 
-    @usableFromInline static let lingerTarget = Atomic<UInt>(0)
-    private static let lingerAction = Lock<(@Sendable () -> Void)?>(nil)
-
-    /// The next lingering look of a drain of `queue` ("Lingering" in the file comment) runs
-    /// `action` (on the consumer's thread, before its pause); then the hook disarms itself.
-    package static func armLinger(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        lingerAction.withLock { $0 = action }
-        lingerTarget.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
-    }
-
-    /// Disarms `armLinger` if it has not fired.
-    package static func disarmLinger() {
-        lingerTarget.store(0, ordering: .releasing)
-        lingerAction.withLock { $0 = nil }
-    }
-
-    @inlinable @inline(__always)
-    package static func lingerIfArmed(_ queue: MPSCQueue) {
-        let armed = lingerTarget.load(ordering: .relaxed)
-        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fireLinger(armed) }
-    }
-
-    @usableFromInline static let commitWaitTarget = Atomic<UInt>(0)
-    private static let commitWaitAction = Lock<(@Sendable () -> Void)?>(nil)
-
-    /// The next look of a drain of `queue` waiting for a producer's commit ("Producers
-    /// between claim and commit" in the file comment) runs `action` on the consumer's thread
-    /// before it looks; then the hook disarms itself.
-    package static func armCommitWait(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        commitWaitAction.withLock { $0 = action }
-        commitWaitTarget.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
-    }
-
-    /// Disarms `armCommitWait` if it has not fired.
-    package static func disarmCommitWait() {
-        commitWaitTarget.store(0, ordering: .releasing)
-        commitWaitAction.withLock { $0 = nil }
-    }
-
-    @inlinable @inline(__always)
-    package static func commitWaitIfArmed(_ queue: MPSCQueue) {
-        let armed = commitWaitTarget.load(ordering: .relaxed)
-        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fireCommitWait(armed) }
-    }
-
-    @usableFromInline static func fireCommitWait(_ armed: UInt) {
-        guard commitWaitTarget.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
-              let action = commitWaitAction.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
-        else { return }
-        action()
-    }
-
-    @usableFromInline static func fireLinger(_ armed: UInt) {
-        guard lingerTarget.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
-              let action = lingerAction.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
-        else { return }
-        action()
-    }
-
-    @usableFromInline static func fire(_ armed: UInt) {
+    @usableFromInline func fire(_ armed: UInt) {
         guard target.compareExchange(expected: armed, desired: 0, ordering: .acquiringAndReleasing).exchanged,
               let action = action.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body })
         else { return }
