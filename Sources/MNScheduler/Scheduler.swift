@@ -92,22 +92,23 @@ final class SchedulerGate: Sendable {
 
     /// Scheduler.schedule(_:); see there. Only the common case — one of this scheduler's
     /// open workers — is inlined; the rest is `scheduleOther`, so the hot path saves and
-    /// restores fewer registers. `expectingOwner`: the caller's guess of the unit's owner
-    /// bit (ScheduledUnit's Lifetime): a constant at each call site, so T1 is one CAS when
-    /// it is right. The entry pushed is retained iff the unit has no owner (L2).
+    /// restores fewer registers. T1's first CAS guesses the unit has no owner (executors'
+    /// lanes, native actors); an owned unit (an actor cell) goes through `scheduleOwned`,
+    /// which guesses the other way. The entry pushed is retained iff the unit has no owner
+    /// (ScheduledUnit's Lifetime, L2).
     @inline(__always)
-    func schedule(_ unit: ScheduledUnit, expectingOwner: Bool = false) {
+    func schedule(_ unit: ScheduledUnit) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
            !core.closed.load(ordering: .acquiring) {
-            guard let entry = unit.claimEntry(expectingOwner: expectingOwner) else { return }
+            guard let entry = unit.claimEntry(expectingOwner: false) else { return }
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
             return
         }
         scheduleOther(unit)
     }
 
-    /// `schedule(unit, expectingOwner: true)` for ScheduledUnit.scheduleOwned(on:), shaped
-    /// so that its common case — one of this scheduler's open workers, T1's first CAS right
+    /// `schedule(unit)` with T1's first CAS guessing the owner bit set, for
+    /// ScheduledUnit.scheduleOwned(on:), shaped so that its common case — one of this scheduler's open workers, T1's first CAS right
     /// (owner set, idle), an empty next slot — uses no callee-saved register and calls
     /// nothing: every other case is a tail call of an out-of-line function
     /// (`scheduleOther`, `scheduleOwnedContended`, Worker.scheduleLocalDisplacing), each
