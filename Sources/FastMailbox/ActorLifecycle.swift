@@ -94,7 +94,10 @@
 // DeterministicScheduler, on the thread that runs the turns, or after `await terminated`.)
 // Cost: `phase` is the struct's first byte; the turn's fast path reads it as one byte load
 // and compare (`if case .running = phaseCode`), and `pending` per message likewise. The
-// table runs only on lifecycle events, never per message.
+// table runs only on lifecycle events, never per message, and is inlined into each place
+// that raises one (AnyActorCell.advance, `transition` and `apply` are always inlined): the
+// event is a constant there, so what is left is a test of the phase and the stores — a
+// closure actor's start is a compare and a store, as it was before the table.
 
 /// An actor cell's lifecycle state and the table that changes it (see the file comment).
 @usableFromInline
@@ -186,6 +189,9 @@ struct ActorLifecycle: Equatable, Sendable {
     }
 
     /// The table: what `event` does in `phase`; nil when it is illegal (never raised).
+    /// Inlined: at each call site the event is a constant, so the table folds to a test of
+    /// the phase (see "Cost" in the file comment).
+    @inline(__always)
     static func transition(_ phase: Phase, _ event: Event) -> Transition? {
         func to(_ next: Phase, _ effect: Effect, _ reason: ReasonRule) -> Transition {
             Transition(next: next, effect: effect, reason: reason)
@@ -228,6 +234,7 @@ struct ActorLifecycle: Equatable, Sendable {
     /// Applies `event` (carrying `eventReason`, `.none` when it has none) by the table.
     /// Returns the effect and where a failure's text must go, or nil, changing nothing,
     /// when the transition is illegal.
+    @inline(__always)
     mutating func apply(_ event: Event, reason eventReason: Reason = .none) -> (effect: Effect, text: TextMove)? {
         guard let transition = Self.transition(phase, event) else { return nil }
         var text = TextMove.none

@@ -172,7 +172,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// `finalizeStop`. Returns the effect (`.start` and `.restart` are the caller's to do).
     /// An illegal transition is an assertion failure naming the phase and the event (the
     /// cell's code must never raise one); release builds then change nothing.
-    @discardableResult
+    /// Always inlined, like the table (ActorLifecycle.swift, "Cost").
+    @discardableResult @inline(__always)
     final func advance(_ event: ActorLifecycle.Event, _ reason: TerminationReason? = nil) -> ActorLifecycle.Effect {
         let phaseBefore = lifecycle.phase
         guard let (effect, text) = lifecycle.apply(event, reason: reason.map(ActorLifecycle.Reason.init) ?? .none) else {
