@@ -135,6 +135,17 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
         #expect(ignoring == stopped)  // L1: the reason is final once stopped
     }
 
+    #if DEBUG
+    @Test("raising an illegal event is an assertion failure naming the phase and the event (debug builds)")
+    func illegalEventAsserts() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try startRunningCellAgain()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("illegal lifecycle transition: event start in phase running"), "\(output)")
+    }
+    #endif
+
     @Test("reasons: draining's stands unless the drain is cut short; a failure replaces a pending plain stop")
     func reasonRules() {
         var drained = Lifecycle(phase: .draining, reason: .systemShutDown, pending: .none)
@@ -311,6 +322,15 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
         #expect(cell.phaseCode == .stopped)  // after `terminated`: the stop happened-before it
         #expect(system.shutdown().isBalanced)
     }
+}
+
+/// Raises `start` on a running cell (an exit test's body: it must fail an assertion).
+private func startRunningCellAgain() throws {
+    let deterministic = DeterministicScheduler(seed: 19)
+    let system = makeDeterministicSystem(deterministic)
+    let ref = try system.spawn { (_: Int, _) in }
+    let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+    cell.advance(.start)
 }
 
 private let TextMoveNone = Lifecycle.TextMove.none
