@@ -33,8 +33,9 @@
 //   mailboxDrained   a draining cell's turn found its mailbox empty and nothing unstashed
 //                    (ActorCellBase.finishTurn).
 //   ended            the actor's work ended by itself: a sequential actor's body returned or
-//                    threw, or will never start because a stop came first (r from the body);
-//                    a pool's last routee terminated (Router, r = the routee's / stopped).
+//                    threw (r from the body), or will never start because a stop came first
+//                    (r = stopped); a pool's last routee terminated (Router: r = stopped if
+//                    the pool was stopped, else the last routee's).
 //   shutdown         the scheduler shut down and will never run the cell again
 //                    (runAfterShutdown → finishAfterShutdown; r = systemShutDown).
 //
@@ -62,6 +63,10 @@
 //   ignored  nothing changes (the state already says more than the event).
 // Reasons: e the event's; s systemShutDown; p the pending stop's; k kept (draining's);
 //   k/e kept unless the event's is a failure.
+// A stop of a created cell, in either mode, is fin⁰ at once: nothing ran, so nothing drains
+// and its messages become dead letters. Only a sequential cell meets it (its turn reads the
+// system queue before it starts the body; an event actor's first turn starts it first);
+// shutdown of a created cell (one the scheduler never ran) is fin⁰ likewise.
 // Illegal: the cell's code never raises it (its callers test the phase first, or the
 // situation cannot arise: no actor code runs while created, nothing is pending or restarts
 // once stopped); `transition` returns nil and AnyActorCell.advance fails an assertion naming
@@ -69,11 +74,12 @@
 //
 // ## Rules that follow
 //   (L1) stopped is final: no row leaves it.
-//   (L2) the termination is announced once: only `fin` announces it, and every `fin` enters
-//        stopped (L1), so at most one runs; every path out of running or draining ends in
-//        one (a draining cell's mailbox drains or it is stopped otherwise; shutdown stops
-//        whatever is left).
-//   (L3) the reason is written when the cell leaves running, and is final once stopped.
+//   (L2) the termination is announced once: only `fin` announces it, every transition into
+//        stopped is a `fin` and none leaves stopped (L1), so a cell that stops runs exactly
+//        one. A draining cell does stop: its mailbox drains, something stops it first, or
+//        shutdown does.
+//   (L3) the reason is written when the cell leaves created or running, and is final once
+//        stopped.
 //        Draining's reason stands unless the drain is cut short: an immediate stop,
 //        shutdown, a stop from inside, a failing body — their reason is the one announced.
 //   (L4) postStop runs only for a cell that started (fin⁰ from created), at most once (L2).
