@@ -322,8 +322,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: mailbox) {
                 scheduleSelf()  // room made and filled by waiting senders (BoundedMailboxWaiters W2)
             }
-            if case .draining(let reason) = phase, mailboxOutcome == .empty, !hasPriority {
-                finalizeStop(reason)
+            if case .draining = phaseCode, mailboxOutcome == .empty, !hasPriority {
+                advance(.mailboxDrained)
             }
         }
         if isStopped, mailboxOutcome == .empty {
@@ -372,7 +372,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
     override final func finishAfterShutdown() {
-        if !isStopped { finalizeStop(.systemShutDown) }  // dead-letters stash and priority
+        advance(.shutdown)  // unless stopped: the stop dead-letters stash and priority
         while mailbox.drain(max: Int.max, taking: take, { deadLetter($0) }) == .more {
             sched_yield()
         }  // a sender between claim and commit: a few instructions

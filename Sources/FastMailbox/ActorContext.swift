@@ -76,7 +76,7 @@ public struct ActorContext<Message: Sendable> {
     /// go to dead letters.
     public func stop() {
         guard cell.checkInTurn("stop") else { return }
-        if cell.pendingStop == nil { cell.pendingStop = .stopped }
+        cell.advance(.stopFromInside, .stopped)  // kept behind a pending failure (ActorLifecycle)
     }
 
     /// Stops another actor (typically a child).

@@ -12,6 +12,8 @@
 //       (user mailbox, system queue), Atomics, and Scheduler.schedule.
 // `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
 // statistics can read it from any thread without a race.
+// Lifecycle: phase, reason and pending stop are `lifecycle` (ActorLifecycle.swift: the
+// states, events, transition table and rules); they change only through `advance`.
 // Memory (an idle actor's cell: 120 bytes in release builds, was 216): the phase, the
 // reasons and the flags are bytes packed beside ScheduledUnit's state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
 // other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
@@ -32,11 +34,11 @@ import Glibc
 
 @usableFromInline
 class AnyActorCell: ScheduledUnit, @unchecked Sendable {
-    @usableFromInline enum Phase: Equatable { case created, running, draining(TerminationReason), stopped }
+    @usableFromInline enum Phase: Equatable, Sendable { case created, running, draining(TerminationReason), stopped }
     /// `Phase` without its payload: one byte (the reason lives in `reasonCode`).
-    @usableFromInline enum PhaseCode: UInt8 { case created, running, draining, stopped }
+    @usableFromInline typealias PhaseCode = ActorLifecycle.Phase
     /// A `TerminationReason` in one byte; `.failed`'s text lives in `Extras` (rare).
-    @usableFromInline enum ReasonCode: UInt8 { case none, stopped, failed, systemShutDown, finished }
+    @usableFromInline typealias ReasonCode = ActorLifecycle.Reason
     /// What a cell is from its spawn on (immutable, C1).
     @usableFromInline struct Traits: OptionSet, Sendable {
         @usableFromInline let rawValue: UInt8
@@ -60,15 +62,12 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
     // and the words after.
 
-    /// The phase's case (see `phase`). Turn-confined (C2): `@exclusivity(unchecked)`, like
-    /// every turn-confined field below (the turn reads them on every message; the
-    /// scheduler's confinement (C2) is what rules out overlapping accesses, so the
-    /// runtime's dynamic exclusivity check proves nothing it does not already guarantee).
-    @exclusivity(unchecked) @usableFromInline final var phaseCode: PhaseCode = .created
-    /// Why the cell is draining or stopped (`.none` before). Turn-confined (C2).
-    @exclusivity(unchecked) final var reasonCode: ReasonCode = .none
-    /// The stop requested during a message or hook (`.none`: none). Turn-confined (C2).
-    @exclusivity(unchecked) @usableFromInline final var pendingStopCode: ReasonCode = .none
+    /// Phase, reason and pending stop: three bytes, changed only by `advance` (the table in
+    /// ActorLifecycle.swift). Turn-confined (C2): `@exclusivity(unchecked)`, like every
+    /// turn-confined field below (the turn reads them on every message; the scheduler's
+    /// confinement (C2) is what rules out overlapping accesses, so the runtime's dynamic
+    /// exclusivity check proves nothing it does not already guarantee).
+    @exclusivity(unchecked) @usableFromInline final private(set) var lifecycle = ActorLifecycle()
     /// True once the registry maps this cell's name to it (a name given at spawn, or a
     /// pool's). Written under the system's registry lock before the cell can run or stop
     /// (register, fillReservedName) and never cleared, so `releaseName` may read it
@@ -125,6 +124,13 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         return unsafeDowncast(storage, to: SpawnInfo.self)
     }
 
+    /// The phase's case (see `phase`): one byte load. Turn-confined (C2).
+    @inlinable @inline(__always) final var phaseCode: PhaseCode { lifecycle.phase }
+    /// Why the cell is draining or stopped (`.none` before). Turn-confined (C2).
+    final var reasonCode: ReasonCode { lifecycle.reason }
+    /// The stop requested during a message or hook (`.none`: none). Turn-confined (C2).
+    @inlinable @inline(__always) final var pendingStopCode: ReasonCode { lifecycle.pending }
+
     /// The phase, payload included (`draining`'s reason). Turn-confined (C2).
     @usableFromInline final var phase: Phase {
         @inline(__always) get {
@@ -135,14 +141,6 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             case .stopped: .stopped
             }
         }
-        set {
-            switch newValue {
-            case .created: phaseCode = .created
-            case .running: phaseCode = .running
-            case .draining(let reason): phaseReason = reason; phaseCode = .draining
-            case .stopped: phaseCode = .stopped
-            }
-        }
     }
     @inline(never) private final func drainingPhase() -> Phase { .draining(phaseReason) }
     /// `isStopped` without the synthesized `==` of an enum with a payload.
@@ -151,37 +149,49 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     @inlinable @inline(__always) final var isCreated: Bool { if case .created = phaseCode { true } else { false } }
 
     /// Why the cell is draining or stopped (valid in those phases). Turn-confined (C2).
-    final var phaseReason: TerminationReason {
-        get { decode(reasonCode, failure: extrasStorage?.phaseFailure) }
-        set { reasonCode = encode(newValue) { extras.phaseFailure = $0 } }
-    }
+    final var phaseReason: TerminationReason { decode(reasonCode, failure: extrasStorage?.phaseFailure) }
 
     /// A stop requested during a message or a hook, run once that code has returned.
     /// Turn-confined (C2); the per-message check `pendingStop != nil` reads one byte.
     /// Small for the inliner: the per-message `pendingStop != nil` of specialised code is
     /// one byte test (pattern matches, not `==`, which the inliner counts as calls).
+    /// Set it with `advance(.stopFromInside, reason)`.
     @inlinable final var pendingStop: TerminationReason? {
         @inline(__always) get {
             if case .none = pendingStopCode { return nil }
             return pendingStopReason
         }
-        set { setPendingStop(newValue) }
     }
     @usableFromInline @inline(never) final var pendingStopReason: TerminationReason {
         decode(pendingStopCode, failure: extrasStorage?.pendingFailure)
     }
-    @usableFromInline final func setPendingStop(_ reason: TerminationReason?) {
-        guard let reason else { pendingStopCode = .none; return }
-        pendingStopCode = encode(reason) { extras.pendingFailure = $0 }
-    }
 
-    private final func encode(_ reason: TerminationReason, failure store: (String) -> Void) -> ReasonCode {
-        switch reason {
-        case .stopped: return .stopped
-        case .systemShutDown: return .systemShutDown
-        case .finished: return .finished
-        case .failed(let text): store(text); return .failed
+    /// Moves the lifecycle along `event` (carrying `reason`, if it has one) by the table in
+    /// ActorLifecycle.swift — the only way phase, reason and pending stop change — and does
+    /// the stop's effects itself: `.drain` closes the mailbox, `.finalize` runs
+    /// `finalizeStop`. Returns the effect (`.start` and `.restart` are the caller's to do).
+    /// An illegal transition is an assertion failure naming the phase and the event (the
+    /// cell's code must never raise one); release builds then change nothing.
+    /// Always inlined, like the table (ActorLifecycle.swift, "Cost").
+    @discardableResult @inline(__always)
+    final func advance(_ event: ActorLifecycle.Event, _ reason: TerminationReason? = nil) -> ActorLifecycle.Effect {
+        let phaseBefore = lifecycle.phase
+        guard let (effect, text) = lifecycle.apply(event, reason: reason.map(ActorLifecycle.Reason.init) ?? .none) else {
+            assertionFailure("illegal lifecycle transition: event \(event) in phase \(phaseBefore) (see ActorLifecycle.swift)")
+            return .ignored
         }
+        switch text {
+        case .none: break
+        case .eventToReason: if case .failed(let failure)? = reason { extras.phaseFailure = failure }
+        case .pendingToReason: extras.phaseFailure = extrasStorage?.pendingFailure
+        case .eventToPending: if case .failed(let failure)? = reason { extras.pendingFailure = failure }
+        }
+        switch effect {
+        case .drain: closeMailbox()
+        case .finalize(let postStop): finalizeStop(postStop: postStop)
+        case .ignored, .start, .record, .restart: break
+        }
+        return effect
     }
 
     private final func decode(_ code: ReasonCode, failure: String?) -> TerminationReason {
@@ -456,17 +466,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final func handleSystem(_ message: SystemMessage) {
         switch message {
         case .stop(let mode, let reason):
-            switch phaseCode {
-            case .stopped: return
-            case .draining where mode == .afterDrainingMailbox: return
-            default: break
-            }
-            if mode == .immediately || isCreated {
-                finalizeStop(reason)
-            } else {
-                closeMailbox()
-                phase = .draining(reason)
-            }
+            advance(mode == .immediately ? .stopImmediately : .stopAfterDrain, reason)  // ignored once stopped
         case .watch(let watcher):
             if let termination {
                 watcher.sendSystem(.terminated(termination))
@@ -489,14 +489,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// `bornRunning`): what `startIfNeeded` would do, called by spawn before the cell is
     /// registered or scheduled, so no turn can run concurrently (C2).
     final func startWithoutTurn() {
-        phaseCode = .running
+        advance(.start)
         instanceStarted = true
     }
 
     /// Runs preStart on the first turn (spawn schedules the cell; no message needed).
     final func startIfNeeded() {
         guard isCreated else { return }
-        phase = .running
+        advance(.start)
         do { try startInstance() } catch { handleFailure(error) }
         finishPendingStop()
     }
@@ -516,6 +516,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         case .restart:
             if restartBudget.allowRestart(supervisor) {
                 system.counters.restarts.wrappingAdd(1, ordering: .relaxed)
+                advance(.restart)
                 logger.warning("actor failed; supervisor restarts it",
                                metadata: ["error": "\(described)", "supervisor/directive": "restart"])
                 stopInstance()
@@ -524,21 +525,21 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
                 do { try startInstance() } catch {
                     logger.error("actor failed again in preStart after a restart; supervisor stops it",
                                  metadata: ["error": "\(error)", "supervisor/directive": "stop"])
-                    pendingStop = .failed(String(describing: error))
+                    advance(.stopFromInside, .failed(String(describing: error)))
                 }
             } else {
                 logger.error("actor failed with no restarts left (\(supervisor.maxRestarts) within \(supervisor.window)); supervisor stops it",
                              metadata: ["error": "\(described)", "supervisor/directive": "stop"])
-                pendingStop = .failed(described)
+                advance(.stopFromInside, .failed(described))
             }
         case .stop:
             logger.error("actor failed; supervisor stops it",
                          metadata: ["error": "\(described)", "supervisor/directive": "stop"])
-            pendingStop = .failed(described)
+            advance(.stopFromInside, .failed(described))
         case .escalate:
             logger.error("actor failed; supervisor stops it and escalates to its parent",
                          metadata: ["error": "\(described)", "supervisor/directive": "escalate"])
-            pendingStop = .failed(described)
+            advance(.stopFromInside, .failed(described))
             parent?.sendSystem(.childFailed(ChildFailedError(child: id, childName: name, underlying: described)))
         }
     }
@@ -562,28 +563,25 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Runs a stop requested during a message or a hook, once that code has returned.
     @usableFromInline final func finishPendingStop() {
         guard pendingStopCode != .none else { return }
-        let reason = pendingStopReason
-        pendingStopCode = .none
-        finalizeStop(reason)
+        advance(.pendingStopDue)
     }
 
-    /// Stops the cell: closes the mailbox (later sends → dead letters), stops children,
-    /// runs postStop, tells watchers and the parent, leaves the registry. Messages still in
-    /// the mailbox are dead-lettered by the current and later turns. Idempotent.
-    /// The name is freed first (before anyone is told), so a watcher or an awaiting task
-    /// that spawns a successor under the same name never meets ``ActorSystemError/duplicateName(_:)``.
-    final func finalizeStop(_ reason: TerminationReason) {
-        guard !isStopped else { return }
-        let wasStarted = !isCreated
-        phaseReason = reason
-        phase = .stopped
+    /// The stop (the table's `fin`, run by `advance` once the phase is stopped): closes the
+    /// mailbox (later sends → dead letters), stops children, runs postStop (`postStop`: the
+    /// actor had started), tells watchers and the parent. Messages still in the mailbox are
+    /// dead-lettered by the current and later turns, which then leave the registry. Runs
+    /// once (ActorLifecycle L2). The name is freed first (before anyone is told), so a
+    /// watcher or an awaiting task that spawns a successor under the same name never meets
+    /// ``ActorSystemError/duplicateName(_:)``.
+    private final func finalizeStop(postStop: Bool) {
+        let reason = phaseReason
         if case .failed = reason { system.counters.failedStops.wrappingAdd(1, ordering: .relaxed) }
         system.releaseName(of: self)
         closeMailbox()
         if let extras = extrasStorage {
             for child in extras.children.values { child.sendSystem(.stop(.immediately, .stopped)) }
         }
-        if wasStarted { stopInstance() }
+        if postStop { stopInstance() }
         resetBehaviourState()
         // Built only when someone is told (a stop nobody watches formats no name); later
         // watchers and observers get the same value from `termination`.

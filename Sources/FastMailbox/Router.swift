@@ -39,7 +39,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         self.routees = routees
         self.routeesRunning = routees.count
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor)
-        phase = .running  // no preStart: a router has no behaviour of its own
+        advance(.start)  // no preStart: a router has no behaviour of its own
     }
 
     /// Starts watching the routees (after registration, before the ref is handed out).
@@ -108,11 +108,11 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         lastRouteeReason = t.reason
         guard routeesRunning == 0 else { return }
         let reason: TerminationReason = stopped.load(ordering: .acquiring) ? .stopped : lastRouteeReason
-        finalizeStop(reason)  // frees the pool's name, tells watchers and observers
+        advance(.ended, reason)  // the stop frees the pool's name, tells watchers and observers
     }
 
     /// After the scheduler shut down: the routees are stopping or stopped; so is the pool.
     override func finishAfterShutdown() {
-        finalizeStop(.systemShutDown)
+        advance(.shutdown)  // ignored if the last routee's end stopped it already
     }
 }

@@ -375,7 +375,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func runTurn(budget: Int) -> TurnOutcome {
         let systemOutcome = drainSystem()
         if isCreated {
-            phase = .running
+            advance(.start)
             startBody()
         }
         var mailboxOutcome = MPSCQueue.DrainOutcome.empty
@@ -410,21 +410,17 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The body ended: run the cell's stop (watchers, parent) once.
+    /// The body ended: run the cell's stop (watchers, parent) once (ignored if a stop came
+    /// first; a draining cell keeps its reason unless the body failed: ActorLifecycle).
     private func finalize(_ ended: TerminationReason) {
-        guard !isStopped else { return }
-        if case .draining(let drainReason) = phase, !ended.isFailure {
-            finalizeStop(drainReason)
-        } else {
-            finalizeStop(ended)
-        }
+        advance(.ended, ended)
     }
 
     /// After the scheduler shut down (see the file comment): the final drain, on the
     /// caller's thread, unless the body still runs and so still owns the mailbox.
     override func finishAfterShutdown() {
         guard let ended = endedReason(forShutdown: true) else { return }
-        finalize(ended)
+        if isCreated { advance(.shutdown) } else { finalize(ended) }  // created: it never started
         let counted = !leftRegistry
         while mailbox.drain(max: Int.max, taking: take, { deadLetter($0, wasQueued: counted) }) == .more {
             sched_yield()
@@ -557,10 +553,3 @@ enum SequentialStartTestHook {
     }
 }
 #endif
-
-extension TerminationReason {
-    var isFailure: Bool {
-        if case .failed = self { return true }
-        return false
-    }
-}
