@@ -354,7 +354,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { registry in
             // Under the lock, so statistics never count a cell twice or not at all.
             guard registry.cells.remove(cell) else { return }
-            retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
+            retiredDelivered.wrappingAdd(cell.deliveredCount, ordering: .relaxed)
             if let queue = cell.userQueue {  // one virtual call for both counts (retiredAcceptedCount, overflowCount)
                 retiredAccepted.wrappingAdd(queue.dequeuedCount, ordering: .relaxed)
                 counters.retiredOverflows.wrappingAdd(queue.overflowAppends, ordering: .relaxed)
@@ -488,7 +488,7 @@ public final class ActorSystem: Sendable {
     public var statistics: ActorSystemStatistics {
         let (liveDelivered, live) = registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
-            registry.cells.forEach { delivered += $0.delivered.load(ordering: .relaxed) }
+            registry.cells.forEach { delivered += $0.deliveredCount }
             return (delivered, registry.cells.count)
         }
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
@@ -501,7 +501,7 @@ public final class ActorSystem: Sendable {
             var delivered = retiredDelivered.load(ordering: .relaxed)
             var overflows = counters.retiredOverflows.load(ordering: .relaxed)
             registry.cells.forEach { cell in
-                delivered += cell.delivered.load(ordering: .relaxed)
+                delivered += cell.deliveredCount
                 overflows += cell.overflowCount
             }
             return (registry.cells.count, delivered, overflows)
