@@ -256,7 +256,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         sendSystem(.stop(mode, .stopped))
     }
 
-    override final func stopForParentRestart() { stop(.immediately) }
+    override final func stopImmediately() { stop(.immediately) }
 
     /// A message of this actor's that will not be handled. `wasQueued`: it had been accepted
     /// into the mailbox (see ActorSystem.publishDeadLetter).

@@ -30,11 +30,6 @@ import Logging
 import MNScheduler
 import Synchronization
 
-/// Lets shutdown stop any cell without knowing its message type.
-protocol MessageRecipientStopping { func stopNow() }
-extension ActorCellBase: MessageRecipientStopping { func stopNow() { stop(.immediately) } }
-extension SequentialActorCell: MessageRecipientStopping { func stopNow() { stop(.immediately) } }
-
 /// Totals across the system (a snapshot).
 public struct ActorSystemStatistics: Sendable, Equatable, CustomStringConvertible {
     /// Messages handed to behaviours.
@@ -575,7 +570,7 @@ public final class ActorSystem: Sendable {
             // Whatever did not stop in time is told to stop now (a sequential actor's task is
             // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
             let stuck = registry.withLock { $0.cells.values }
-            for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
+            for cell in stuck { cell.stopImmediately() }
             if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
             if ownsScheduler {

@@ -566,13 +566,15 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         guard extrasStorage != nil, !children.isEmpty else { return }
         for child in children.values {
             system.releaseName(of: child)
-            child.stopForParentRestart()
+            child.stopImmediately()
         }
         children = [:]
     }
 
-    /// Stops this cell because its parent restarts (ActorCellBase: at once, per message).
-    func stopForParentRestart() { sendSystem(.stop(.immediately, .stopped)) }
+    /// Stops this cell at once, from outside its turns: its parent restarts, or shutdown's
+    /// timeout found it still running. ActorCellBase and SequentialActorCell: their
+    /// `stop(.immediately)`; Router: nothing (a pool stops once its routees have).
+    func stopImmediately() { sendSystem(.stop(.immediately, .stopped)) }
 
     /// Runs a stop requested during a message or a hook, once that code has returned.
     @usableFromInline final func finishPendingStop() {

@@ -47,6 +47,10 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         phase = .running  // no preStart: a router has no behaviour of its own
     }
 
+    /// Shutdown's stragglers: a pool is not stopped itself; it stops once every routee
+    /// has (each routee is stopped on its own).
+    override func stopImmediately() {}
+
     /// Starts watching the routees (after registration, before the ref is handed out).
     func watchRoutees() {
         for routee in routees { routee.sendSystem(.watch(self)) }

@@ -496,6 +496,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override var userMailboxDepth: Int { mailboxDepth }
     override var deliveredCount: Int { delivered.load(ordering: .relaxed) }
+    override func stopImmediately() { stop(.immediately) }
 }
 
 /// Why a parked receive was resumed.
