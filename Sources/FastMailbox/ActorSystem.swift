@@ -30,11 +30,6 @@ import Logging
 import MNScheduler
 import Synchronization
 
-/// Lets shutdown stop any cell without knowing its message type.
-protocol MessageRecipientStopping { func stopNow() }
-extension ActorCellBase: MessageRecipientStopping { func stopNow() { stop(.immediately) } }
-extension SequentialActorCell: MessageRecipientStopping { func stopNow() { stop(.immediately) } }
-
 /// Totals across the system (a snapshot).
 public struct ActorSystemStatistics: Sendable, Equatable, CustomStringConvertible {
     /// Messages handed to behaviours.
@@ -354,7 +349,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { registry in
             // Under the lock, so statistics never count a cell twice or not at all.
             guard registry.cells.remove(cell) else { return }
-            retiredDelivered.wrappingAdd(cell.delivered.load(ordering: .relaxed), ordering: .relaxed)
+            retiredDelivered.wrappingAdd(cell.deliveredCount, ordering: .relaxed)
             if let queue = cell.userQueue {  // one virtual call for both counts (retiredAcceptedCount, overflowCount)
                 retiredAccepted.wrappingAdd(queue.dequeuedCount, ordering: .relaxed)
                 counters.retiredOverflows.wrappingAdd(queue.overflowAppends, ordering: .relaxed)
@@ -488,7 +483,7 @@ public final class ActorSystem: Sendable {
     public var statistics: ActorSystemStatistics {
         let (liveDelivered, live) = registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
-            registry.cells.forEach { delivered += $0.delivered.load(ordering: .relaxed) }
+            registry.cells.forEach { delivered += $0.deliveredCount }
             return (delivered, registry.cells.count)
         }
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
@@ -501,7 +496,7 @@ public final class ActorSystem: Sendable {
             var delivered = retiredDelivered.load(ordering: .relaxed)
             var overflows = counters.retiredOverflows.load(ordering: .relaxed)
             registry.cells.forEach { cell in
-                delivered += cell.delivered.load(ordering: .relaxed)
+                delivered += cell.deliveredCount
                 overflows += cell.overflowCount
             }
             return (registry.cells.count, delivered, overflows)
@@ -575,7 +570,7 @@ public final class ActorSystem: Sendable {
             // Whatever did not stop in time is told to stop now (a sequential actor's task is
             // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
             let stuck = registry.withLock { $0.cells.values }
-            for cell in stuck { (cell as? any MessageRecipientStopping)?.stopNow() }
+            for cell in stuck { cell.stopImmediately() }
             if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
             if ownsScheduler {

@@ -61,6 +61,15 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     // (a given name, the parent, a supervisor other than the system's, bounded-mailbox
     // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
     // and the words after.
+    // Senders on other cores (issue 9, fan-in at 2 workers): every send reads `traits`
+    // (offset 23) and `userQueueStorage` (24); the turn writes `delivered` once per
+    // message. A write to a cache line makes every other core's next read of that line a
+    // miss, so the written word must never share a 64-byte line with the read ones. The
+    // subclasses keep `delivered` as their last field: ActorCellBase's at offset 88, 57
+    // bytes after the read words end, which for any 16-byte-aligned object (malloc's)
+    // falls on the next line. (It was at 48, on the readers' line at every alignment: a
+    // sender at 2 workers then missed on each send; perf showed the `traits` load hot.)
+    // ScheduledUnit's state byte (16) is written once per turn, not per message.
 
     /// Phase, reason and pending stop: three bytes, changed only by `advance` (the table in
     /// ActorLifecycle.swift). Turn-confined (C2): `@exclusivity(unchecked)`, like every
@@ -78,6 +87,13 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// The behaviour's instance ran preStart once (ActorCell: the next start is a restart). C2.
     @exclusivity(unchecked) final var instanceStarted = false
     @usableFromInline let traits: Traits
+    /// The user mailbox's queue (a pool's router, which takes no messages itself, has an
+    /// empty one that never gets a ring). Immutable (C1). Every send reads this word and
+    /// `traits`, so both sit in the object's first 32 bytes, and the one field a turn writes
+    /// per message (`delivered`, ActorCellBase and SequentialActorCell) sits at least 64
+    /// bytes after them: see "Layout" above. Not optional: a `let` of a class type read
+    /// from the guaranteed `self` costs no retain, an Optional's unwrap did.
+    @usableFromInline let userQueueStorage: MPSCQueue
 
     let id: ActorID
     @usableFromInline let system: ActorSystem
@@ -86,8 +102,6 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// (acq_rel; the loser releases its own), read with acquire. Before any queue exists, a
     /// `.stop` from outside travels in this word itself (`StopWord`: no queue, no ring).
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
-    /// Messages handed to the behaviour so far (only the turn writes it).
-    @usableFromInline let delivered = Atomic<Int>(0)
     #if DEBUG
     /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
     let turnThread = Atomic<UInt>(0)
@@ -284,11 +298,12 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// BoundedMailboxWaiters. `traits`: `.boxed`, `.stopWord` (`.bounded` follows from
     /// `waiters`). A SpawnInfo is allocated only if something differs from the defaults.
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy,
-         traits: Traits = [], waiters: AnyObject? = nil) {
+         userQueue: MPSCQueue, traits: Traits = [], waiters: AnyObject? = nil) {
         var traits = traits
         if waiters != nil { traits.insert(.bounded) }
         self.id = id
         self.system = system
+        self.userQueueStorage = userQueue
         let customSupervisor = supervisor.sharesStorage(with: system.defaultSupervisor) ? nil : supervisor
         if name == nil, customSupervisor == nil, waiters == nil, let parent {
             traits.insert(.parentOnly)
@@ -552,13 +567,15 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         guard extrasStorage != nil, !children.isEmpty else { return }
         for child in children.values {
             system.releaseName(of: child)
-            child.stopForParentRestart()
+            child.stopImmediately()
         }
         children = [:]
     }
 
-    /// Stops this cell because its parent restarts (ActorCellBase: at once, per message).
-    func stopForParentRestart() { sendSystem(.stop(.immediately, .stopped)) }
+    /// Stops this cell at once, from outside its turns: its parent restarts, or shutdown's
+    /// timeout found it still running. ActorCellBase and SequentialActorCell: their
+    /// `stop(.immediately)`; Router: nothing (a pool stops once its routees have).
+    func stopImmediately() { sendSystem(.stop(.immediately, .stopped)) }
 
     /// Runs a stop requested during a message or a hook, once that code has returned.
     @usableFromInline final func finishPendingStop() {
@@ -613,10 +630,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Sends that went to the user mailbox's overflow list.
     final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
 
+    /// The user mailbox (a pool's router: an empty one, counting nothing).
+    final var userQueue: MPSCQueue? { userQueueStorage }
+
     // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
 
-    /// The user mailbox (nil for cells without one: a pool's router).
-    var userQueue: MPSCQueue? { nil }
+    /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
+    /// the cell's turns have ended). 0 for cells without a behaviour (a pool's router).
+    var deliveredCount: Int { 0 }
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
     /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed

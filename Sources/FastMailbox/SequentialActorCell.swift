@@ -136,8 +136,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @inline(__always) final func take(_ item: UnsafeMutableRawPointer) -> Message {
         MessageEncoding<Message>.take(from: item, boxed: boxed)
     }
-    /// The user mailbox (messages in ring slots, see MessageEncoding).
-    @usableFromInline let mailbox: MPSCQueue
+    /// The user mailbox (messages in ring slots, see MessageEncoding), stored in
+    /// AnyActorCell's `userQueueStorage`.
+    @inlinable final var mailbox: MPSCQueue { @inline(__always) get { userQueueStorage } }
     let body: Body
     /// The wake-up word (see the file comment and SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
@@ -157,12 +158,14 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     let stopRequested = Atomic<Bool>(false)
     /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
     let buffered = Atomic<Int>(0)
+    /// Messages handed to the body so far; only the consumer task writes it (relaxed load
+    /// and store). Kept away from the fields every send reads (AnyActorCell, "Layout").
+    @usableFromInline let delivered = Atomic<Int>(0)
 
     init(id: ActorID, name: String?, system: ActorSystem, mailbox: MPSCQueue, body: @escaping Body) {
-        self.mailbox = mailbox
         self.body = body
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                   traits: .stopWord)
+                   userQueue: mailbox, traits: .stopWord)
     }
 
     deinit {
@@ -488,7 +491,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
-    override var userQueue: MPSCQueue? { mailbox }
+    override var deliveredCount: Int { delivered.load(ordering: .relaxed) }
+    override func stopImmediately() { stop(.immediately) }
 }
 
 /// Why a parked receive was resumed.
