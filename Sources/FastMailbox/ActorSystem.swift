@@ -289,7 +289,7 @@ public final class ActorSystem: Sendable {
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, itemBytes: MessageEncoding<A.Message>.itemBytes)
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
@@ -319,18 +319,16 @@ public final class ActorSystem: Sendable {
     static let eagerRingCapacity = 4_096
 
     /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
-    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
-    func makeMailbox<Message>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> MPSCQueue {
-        try makeMailbox(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes)
-    }
-
-    /// The same for items of `itemBytes` (MessageEncoding.itemBytes of the message type).
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``). An eager ring is
+    /// reserved through the typed layer, so it records `Message` (see Mailbox.swift).
     @usableFromInline
-    func makeMailbox(capacity: Int, itemBytes: Int) throws(ActorSystemError) -> MPSCQueue {
-        let mailbox: MPSCQueue
-        do { mailbox = try MPSCQueue(capacity: capacity, itemBytes: itemBytes) } catch { throw .invalidMailboxCapacity(capacity) }
+    func makeMailbox<Message: Sendable>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> Mailbox<Message> {
+        let mailbox: Mailbox<Message>
+        do { mailbox = try Mailbox(capacity: capacity) } catch { throw .invalidMailboxCapacity(capacity) }
         if capacity >= ActorSystem.eagerRingCapacity {
-            do { try mailbox.reserveRing() } catch { throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes) }
+            do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
+                throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes)
+            }
         }
         return mailbox
     }
