@@ -12,7 +12,9 @@
 // allocation either way. An item that takes the overflow path (a full ring) is copied,
 // the same way, into the next free slot of an overflow chunk (see "Ring, then overflow"):
 // one allocation per chunk of up to 1,024 items, never one per item.
-// The queue never interprets the bytes; moving them is the owner's business.
+// The queue never interprets the bytes; moving them is the owner's business (a typed
+// owner records its item type, with which the deinit destroys what nobody drained: "Where
+// the fields live").
 //
 // ## Who runs the consumer: the idle flag (`consumerIdle`, one Atomic<Bool>)
 // true  = no consumer turn is running or due; false = one is (or is about to be).
