@@ -134,9 +134,12 @@
 //    block by the thread that allocates the ring, before the CAS that publishes it
 //    (release), through the `recording:` forms of enqueue / tryEnqueue / reserveRing, so
 //    the typed owner pays nothing per item (the type is needed only on that cold path: no
-//    ring, no items). Read only by deinit, which runs after the last reference is gone
-//    (the reference count's release/acquire orders every producer's and consumer's work
-//    before it), and destroys the items nobody drained with it: payloads are released
+//    ring, no items). Read only by deinit, after its acquire load of the block address
+//    (x86-64: a plain load after the locked cmpxchg that published it; AArch64: the
+//    release CAS's stlxr pairs with that ldar, so the type's plain stores are visible),
+//    and deinit runs after the last reference is gone (the reference count's
+//    release/acquire orders every producer's and consumer's work before it). It
+//    destroys the items nobody drained with the recorded type: payloads are released
 //    whoever drops the last reference. A queue whose ring was allocated by an untyped
 //    form (words, pointers: MNSerialExecutor) records none, and its deinit leaves
 //    undrained items alone, as ever;
