@@ -319,18 +319,35 @@ public final class ActorSystem: Sendable {
     static let eagerRingCapacity = 4_096
 
     /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
-    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``). An eager ring is
-    /// reserved through the typed layer, so it records `Message` (see Mailbox.swift).
-    @usableFromInline
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``). Inlinable, like
+    /// spawnCell: the queue comes from the non-generic `makeQueue` with the message's size
+    /// a constant; an eager ring is reserved through the typed layer, so it records
+    /// `Message` (Mailbox.swift).
+    @inlinable
     func makeMailbox<Message: Sendable>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> Mailbox<Message> {
-        let mailbox: Mailbox<Message>
-        do { mailbox = try Mailbox(capacity: capacity) } catch { throw .invalidMailboxCapacity(capacity) }
-        if capacity >= ActorSystem.eagerRingCapacity {
-            do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
-                throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes)
-            }
-        }
+        let (queue, eager) = try makeQueue(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes)
+        let mailbox = Mailbox<Message>(queue: queue)
+        if eager { try reserveRing(of: mailbox) }
         return mailbox
+    }
+
+    /// The queue of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
+    /// the message type), and whether its ring is allocated at spawn (eagerRingCapacity).
+    @usableFromInline
+    func makeQueue(capacity: Int, itemBytes: Int) throws(ActorSystemError) -> (queue: MPSCQueue, eager: Bool) {
+        do {
+            return (try MPSCQueue(capacity: capacity, itemBytes: itemBytes), capacity >= ActorSystem.eagerRingCapacity)
+        } catch {
+            throw .invalidMailboxCapacity(capacity)
+        }
+    }
+
+    /// Allocates `mailbox`'s ring now (it records `Message`, see Mailbox.swift).
+    @usableFromInline
+    func reserveRing<Message: Sendable>(of mailbox: Mailbox<Message>) throws(ActorSystemError) {
+        do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
+            throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes)
+        }
     }
 
     func register(_ cell: AnyActorCell, named name: String?) throws(ActorSystemError) {

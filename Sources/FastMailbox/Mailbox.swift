@@ -132,6 +132,14 @@ public struct Mailbox<Message: Sendable>: Sendable {
         do { queue = try Encoding.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
     }
 
+    /// Wraps `queue`, made for `Message` items (MessageEncoding.makeQueue's item size; an
+    /// actor's spawn, ActorSystem.makeMailbox).
+    @inlinable
+    init(queue: MPSCQueue) {
+        assert(queue.itemBytes == Encoding.itemBytes, "a queue of \(queue.itemBytes)-byte items for \(Encoding.itemBytes)-byte messages")
+        self.queue = queue
+    }
+
     /// Allocates the ring now (if no send did yet), so that no later send allocates. A
     /// send cannot report a failed allocation (it traps); this can. Any thread; idempotent.
     /// - Throws: ``MailboxError/ringAllocationFailed(capacity:bytes:)`` when the memory
