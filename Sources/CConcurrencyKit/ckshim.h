@@ -134,24 +134,36 @@ _Static_assert(CK_MD_CACHELINE >= 3 * sizeof(unsigned int), "ck_ring's padding h
 static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsigned int *)(void *)r->_pad; }
 
 /*
- * Two words MPSCQueue keeps in its ring block (MPSCQueue.swift, "Where the fields live"):
+ * What MPSCQueue keeps in its ring block (MPSCQueue.swift, "Where the fields live"), all
+ * outside ck's fields:
  *  - the consumer's count of items taken, beside c_head (offset 8, in the 16-byte granule
  *    that holds c_head: the same cache line wherever the 16-byte-aligned block starts,
  *    a line only the consumer writes);
  *  - the overflow list's address, just past struct ck_ring (offset sizeof(struct ck_ring),
  *    in the padding RawRing adds after it, on size/mask's read-mostly line): written once,
- *    by the first overflow append (release), read by the consumer (acquire).
+ *    by the first overflow append (release), read by the consumer (acquire);
+ *  - the items' type, two words (a Swift existential metatype, or zero: untyped) right
+ *    after that address, in the same padding: written once, by the thread that allocates
+ *    the ring, before the compare-and-swap that publishes the block (release); read only
+ *    by the queue's deinit. Never on a hot path.
+ * RawRing's header is sizeof(struct ck_ring) plus a cache line (rounded up to 16), so the
+ * padding holds those three words.
  */
 _Static_assert(sizeof(((struct ck_ring *)0)->pad) >= 12, "ck_ring's padding holds the consumer's count");
 _Static_assert(sizeof(struct ck_ring) % 8 == 0, "the overflow list's address is 8-byte aligned");
+_Static_assert(CK_MD_CACHELINE >= 3 * sizeof(void *), "the header's padding holds the overflow address and the item type");
 static inline uint64_t *ckshim__ring_taken_word(ck_ring_t *r) { return (uint64_t *)(void *)(r->pad + 4); }
 static inline void **ckshim__ring_overflow_word(ck_ring_t *r) { return (void **)(void *)((char *)r + sizeof(struct ck_ring)); }
+/* The items' type (see above): two words, 8-byte aligned. */
+static inline void *ckshim_ring_item_type_slot(ck_ring_t *r) { return (void *)(ckshim__ring_overflow_word(r) + 1); }
 
 static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
     ck_ring_init(ring, size);
     *ckshim__cached_c_head(ring) = 0;
     *ckshim__ring_taken_word(ring) = 0;
     *ckshim__ring_overflow_word(ring) = NULL;
+    ((void **)ckshim_ring_item_type_slot(ring))[0] = NULL;
+    ((void **)ckshim_ring_item_type_slot(ring))[1] = NULL;
 }
 
 /* Relaxed 64-bit loads and stores of a word that one thread writes and others read for

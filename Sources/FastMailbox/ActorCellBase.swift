@@ -27,8 +27,9 @@
 // scheduler calls runTurn through the vtable), so every message would pay value-witness
 // calls and metadata look-ups for `Message`. The @inlinable spawn entry points therefore
 // build a `MailboxPass` for the concrete actor type in the caller's module
-// (ActorCell.specializedMailboxPass): the mailbox drain, the move out of the ring slot and
-// the call into the behaviour's `receive`, all specialised. runTurn calls it for the
+// (ActorCell.specializedMailboxPass): the mailbox drain and the move out of the ring slot
+// (Mailbox's `take(max:lingering:_:)`) and the call into the behaviour's `receive`, all
+// specialised. runTurn calls it for the
 // mailbox part of a turn. Per message it checks `isOnFastPath` (no system message
 // pending, not stopped, no `become` behaviour or unstashed messages in front) and
 // otherwise hands the message to the unspecialised `handleFromMailbox`, which is the one
@@ -56,8 +57,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// type (see "Specialised turns" in the file comment).
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> MPSCQueue.DrainOutcome
 
-    /// The user mailbox (an MPSCQueue of `Message`s in ring slots; see MessageEncoding).
-    @inlinable final var mailbox: MPSCQueue { @inline(__always) get { userQueueStorage } }
+    /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
+    /// slots, see MessageEncoding): a view of AnyActorCell's `userQueueStorage` (one word
+    /// placed for the senders, see AnyActorCell's "Layout"). Messages still inside when the
+    /// cell goes (left at a shutdown whose actor never finished) are released by the
+    /// queue's deinit.
+    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: userQueueStorage) } }
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
     /// Messages handed to the behaviour so far; only the turn writes it (relaxed load and
@@ -145,17 +150,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool) {
+         supervisor: SupervisorStrategy, mailbox: Mailbox<Message>, mailboxPass: MailboxPass?, bounded: Bool) {
         self.mailboxPass = mailboxPass
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, userQueue: mailbox,
-                   traits: MessageEncoding<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, userQueue: mailbox.queue,
+                   traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
                    waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
-    }
-
-    deinit {
-        // Release payloads of messages reported as `left` by a shutdown whose actor never
-        // finished (normally empty: stopped cells dead-letter everything).
-        MessageEncoding<Message>.discardAll(in: mailbox)
     }
 
     // MARK: MessageRecipient (any thread)
@@ -163,7 +162,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     var watchableCell: AnyActorCell? { self }
     /// Messages waiting, plus one while a turn is running or due (the message in hand):
     /// the load a router compares. A snapshot.
-    var mailboxDepth: Int { mailbox.approximateCount + (mailbox.hasPendingWork ? 1 : 0) }
+    var mailboxDepth: Int { mailbox.count + (mailbox.hasPendingWork ? 1 : 0) }
 
     /// Inlinable, so that it is specialised for the message type in the sender's module
     /// (`ActorRef.tell`): the message's size and whether it is boxed are constants there.
@@ -173,7 +172,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
-        switch MessageEncoding<Message>.enqueueSpecialised(movingFrom: source, into: mailbox) {
+        switch mailbox.enqueue(movingFrom: source) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
@@ -187,7 +186,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// send path needs no stack space for a `Message` of unknown size.
     @usableFromInline @inline(never)
     final func refuse(movingFrom source: UnsafeMutableRawPointer, reason: DeadLetterReason? = nil) {
-        let message = MessageEncoding<Message>.take(from: source, boxed: false)
+        let message = Mailbox<Message>.take(from: source, boxed: false)
         system.publishDeadLetter(message, recipient: id, recipientName: name, reason: reason, wasQueued: false)
     }
 
@@ -195,8 +194,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// reason `.mailboxFull` (a stopped actor's: `.recipientStopped`).
     @usableFromInline @inline(never)
     final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        let (result, refused) = MessageEncoding<Message>.tryEnqueue(
-            MessageEncoding<Message>.take(from: source, boxed: false), into: mailbox)
+        let (result, refused) = mailbox.tryEnqueue(Mailbox<Message>.take(from: source, boxed: false))
         switch result {
         case .accepted(let becameNonEmpty)?:
             if becameNonEmpty { scheduleSelf() }
@@ -214,9 +212,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if let waiters, waiters.count.load(ordering: .relaxed) > 0 {
             return mailbox.isClosed ? .stopped(message) : .full(message)
         }
-        let (result, refused) = waiters != nil
-            ? MessageEncoding<Message>.tryEnqueue(message, into: mailbox)
-            : MessageEncoding<Message>.enqueue(message, into: mailbox)
+        let (result, refused) = waiters != nil ? mailbox.tryEnqueue(message) : mailbox.enqueue(message)
         switch result {
         case .accepted(let becameNonEmpty)?:
             if becameNonEmpty { scheduleSelf() }
@@ -229,13 +225,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// See ``ActorRef/send(_:)``.
     final func send(_ message: consuming Message) async throws(SendError<Message>) {
         guard let waiters else {
-            let (result, refused) = MessageEncoding<Message>.enqueue(message, into: mailbox)
+            let (result, refused) = mailbox.enqueue(message)
             guard case .accepted(let becameNonEmpty) = result else { throw .stopped(refused!) }
             if becameNonEmpty { scheduleSelf() }
             return
         }
         if waiters.count.load(ordering: .relaxed) == 0 {
-            let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: mailbox)
+            let (result, refused) = mailbox.tryEnqueue(message)
             switch result {
             case .accepted(let becameNonEmpty)?:
                 if becameNonEmpty { scheduleSelf() }
@@ -252,7 +248,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
     /// what it holds is handled first.
     final func stop(_ mode: StopMode) {
-        mailbox.markClosed()
+        mailbox.close()
         sendSystem(.stop(mode, .stopped))
     }
 
@@ -346,7 +342,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// A stopped cell's turn: up to `max` mailbox messages become dead letters.
     @inline(never)
     final func deadLetterMailbox(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.drain(max: max, taking: take) { deadLetter($0) }
+        mailbox.take(max: max, boxed: boxed) { deadLetter($0) }
     }
 
     /// Unstashed messages first (file comment, step 3); returns the budget left.
@@ -372,13 +368,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// The mailbox part of a turn for a cell spawned without a specialised pass.
     @inline(never)
     final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.drain(max: max, lingering: true, taking: take) { handleFromMailbox($0) }
+        mailbox.take(max: max, boxed: boxed, lingering: true) { handleFromMailbox($0) }
     }
 
     /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
     override final func finishAfterShutdown() {
         advance(.shutdown)  // unless stopped: the stop dead-letters stash and priority
-        while mailbox.drain(max: Int.max, taking: take, { deadLetter($0) }) == .more {
+        let boxed = boxed
+        while mailbox.take(max: Int.max, boxed: boxed, { deadLetter($0) }) == .more {
             sched_yield()
         }  // a sender between claim and commit: a few instructions
         leaveRegistry()
@@ -407,12 +404,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         } else {
             invoke(message)
         }
-    }
-
-    /// Moves a message out of a mailbox item (see MessageEncoding).
-    @inline(__always)
-    final func take(_ item: UnsafeMutableRawPointer) -> Message {
-        MessageEncoding<Message>.take(from: item, boxed: boxed)
     }
 
     /// Publishes the change in stash + unstashed count to the system's `heldBack` (turn only).
@@ -459,11 +450,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: AnyActorCell hooks
 
     override final func closeMailbox() {
-        mailbox.markClosed()
+        mailbox.close()
         waiters?.failAll()  // senders waiting for room get their messages back
     }
     override final var deliveredCount: Int { delivered.load(ordering: .relaxed) }
-    override final var userMailboxDepth: Int { mailbox.approximateCount }
+    override final var userMailboxDepth: Int { mailbox.count }
 
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
@@ -517,7 +508,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
 
     @usableFromInline
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: MPSCQueue, mailboxPass: MailboxPass?, bounded: Bool,
+         supervisor: SupervisorStrategy, mailbox: Mailbox<A.Message>, mailboxPass: MailboxPass?, bounded: Bool,
          instance: A, factory: (@Sendable () -> A)?) {
         self.factory = factory
         self.instance = instance
@@ -531,16 +522,12 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
-            // Local functions, not closure literals, so that they can be forced inline:
+            // A local function, not a closure literal, so that it can be forced inline:
             // the drain loop, the move out and `receive` become one function.
-            @inline(__always) func take(_ item: UnsafeMutableRawPointer) -> A.Message {
-                MessageEncoding<A.Message>.take(from: item)
-            }
             @inline(__always) func handle(_ message: A.Message) {
                 if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
             }
-            return cell.mailbox.drain(max: max, lingering: true, itemBytes: MessageEncoding<A.Message>.itemBytes,
-                                      taking: take, handle)
+            return cell.mailbox.take(max: max, lingering: true, handle)
         }
     }
 

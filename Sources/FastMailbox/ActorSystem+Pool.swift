@@ -33,7 +33,7 @@ extension ActorSystem {
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         guard size >= 1 else { throw .invalidPoolSize(size) }
-        let routerQueue = try makeMailbox(capacity: 4, itemBytes: 8)  // stays empty (Router.init)
+        let routerQueue = try makeQueue(capacity: 4, itemBytes: 8).queue  // stays empty (Router.init)
         let id = nextActorID()
         let poolName = name ?? "$pool\(id.rawValue)"
         if let name { try reserveName(name) }

@@ -284,7 +284,7 @@ public final class ActorSystem: Sendable {
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, itemBytes: MessageEncoding<A.Message>.itemBytes)
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
@@ -314,20 +314,35 @@ public final class ActorSystem: Sendable {
     static let eagerRingCapacity = 4_096
 
     /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
-    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
-    func makeMailbox<Message>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> MPSCQueue {
-        try makeMailbox(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes)
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``). Inlinable, like
+    /// spawnCell: the queue comes from the non-generic `makeQueue` with the message's size
+    /// a constant; an eager ring is reserved through the typed layer, so it records
+    /// `Message` (Mailbox.swift).
+    @inlinable
+    func makeMailbox<Message: Sendable>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> Mailbox<Message> {
+        let (queue, eager) = try makeQueue(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes)
+        let mailbox = Mailbox<Message>(queue: queue)
+        if eager { try reserveRing(of: mailbox) }
+        return mailbox
     }
 
-    /// The same for items of `itemBytes` (MessageEncoding.itemBytes of the message type).
+    /// The queue of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
+    /// the message type), and whether its ring is allocated at spawn (eagerRingCapacity).
     @usableFromInline
-    func makeMailbox(capacity: Int, itemBytes: Int) throws(ActorSystemError) -> MPSCQueue {
-        let mailbox: MPSCQueue
-        do { mailbox = try MPSCQueue(capacity: capacity, itemBytes: itemBytes) } catch { throw .invalidMailboxCapacity(capacity) }
-        if capacity >= ActorSystem.eagerRingCapacity {
-            do { try mailbox.reserveRing() } catch { throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes) }
+    func makeQueue(capacity: Int, itemBytes: Int) throws(ActorSystemError) -> (queue: MPSCQueue, eager: Bool) {
+        do {
+            return (try MPSCQueue(capacity: capacity, itemBytes: itemBytes), capacity >= ActorSystem.eagerRingCapacity)
+        } catch {
+            throw .invalidMailboxCapacity(capacity)
         }
-        return mailbox
+    }
+
+    /// Allocates `mailbox`'s ring now (it records `Message`, see Mailbox.swift).
+    @usableFromInline
+    func reserveRing<Message: Sendable>(of mailbox: Mailbox<Message>) throws(ActorSystemError) {
+        do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
+            throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes)
+        }
     }
 
     func register(_ cell: AnyActorCell, named name: String?) throws(ActorSystemError) {

@@ -45,7 +45,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 
     /// `send` on a mailbox that was full: waits for room unless, under the lock, the
     /// mailbox has room and nobody waits (then enqueues now), or it is closed.
-    func send(_ message: Message, into mailbox: MPSCQueue, scheduling cell: AnyActorCell) async throws(SendError<Message>) {
+    func send(_ message: Message, into mailbox: Mailbox<Message>, scheduling cell: AnyActorCell) async throws(SendError<Message>) {
         let id = state.withLock { state -> UInt64 in state.nextID &+= 1; return state.nextID }
         let result: Result<Void, SendError<Message>> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Continuation) in
@@ -57,11 +57,11 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         try result.get()
     }
 
-    private func enqueueOrWait(id: UInt64, message: Message, mailbox: MPSCQueue, cell: AnyActorCell,
+    private func enqueueOrWait(id: UInt64, message: Message, mailbox: Mailbox<Message>, cell: AnyActorCell,
                                continuation: Continuation) {
         let now: Now = state.withLock { state in
             if state.waiters.isEmpty {
-                let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: mailbox)
+                let (result, refused) = mailbox.tryEnqueue(message)
                 switch result {
                 case .accepted(let first)?: return .accepted(first)
                 case .closed?: return .stopped(refused!)
@@ -85,7 +85,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
             continuation.resume(returning: .failure(.stopped(message)))
         case .wait:
             // (W2): make sure a turn follows that sees this waiter.
-            if mailbox.claimConsumerForWaiter() { cell.scheduleSelf() }
+            if mailbox.queue.claimConsumerForWaiter() { cell.scheduleSelf() }
         }
     }
 
@@ -103,13 +103,13 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
     /// The actor's turn, after draining: moves waiting messages into the ring, oldest
     /// first, while there is room. Returns true if the mailbox went from idle to busy
     /// (the caller schedules the actor). Turn only.
-    func admit(into mailbox: MPSCQueue) -> Bool {
+    func admit(into mailbox: Mailbox<Message>) -> Bool {
         var becameNonEmpty = false
         var resumed: [Continuation] = []
         var stopped: [Waiter] = []
         state.withLock { state in
             while !state.waiters.isEmpty {
-                let (result, refused) = MessageEncoding<Message>.tryEnqueue(state.waiters[0].message!, into: mailbox)
+                let (result, refused) = mailbox.tryEnqueue(state.waiters[0].message!)
                 if case .accepted(let first)? = result {
                     becameNonEmpty = becameNonEmpty || first
                     resumed.append(state.waiters.removeFirst().continuation)

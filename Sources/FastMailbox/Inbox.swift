@@ -114,7 +114,7 @@ public final class Inbox<Message: Sendable> {
     @inlinable @inline(__always)
     func receiveStep() throws -> ReceiveStep<Message> {
         if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
-        let (message, outcome) = cell.takeOne()
+        let (message, outcome) = cell.mailbox.takeOne()
         if let message {
             cell.countDelivered()
             return .message(message)
@@ -150,7 +150,7 @@ public final class Inbox<Message: Sendable> {
         let deadline = timeout.map(Inbox.deadline(after:))
         while true {
             if cell.immediateStop.load(ordering: .acquiring) { throw stoppedError }
-            let (message, outcome) = cell.takeOne()
+            let (message, outcome) = cell.mailbox.takeOne()
             if let message {
                 if predicate(message) {
                     cell.countDelivered()

@@ -2,7 +2,21 @@
 //
 // A thin typed layer over MNScheduler's MPSCQueue (ck_ring + ordered overflow; its file
 // comment has the algorithm, invariants and memory-ordering argument) plus
-// MessageEncoding (how a message travels inside a ring slot without allocating).
+// MessageEncoding (how a message travels inside a ring slot without allocating). One type
+// for every use: a standalone mailbox, an event actor's cell (ActorCellBase) and a
+// sequential actor's (SequentialActorCell, read through Inbox) each hold a
+// `Mailbox<Message>`, and every typed operation on an actor's messages is one of its
+// methods: the public ones below and, for the cells, the internal ones at the end (a
+// send specialised for the message type, the turn's drains, the Inbox's take), all
+// inlinable so a caller specialised for `Message` runs them specialised.
+//
+// A struct whose one stored property is the queue reference: a cell's `mailbox` field
+// costs what an MPSCQueue reference costs, copies share the queue, and a standalone
+// mailbox is one object. What a class deinit did (release the messages left inside) the
+// queue does itself when its last reference goes: every enqueue here records the message
+// type in the ring block when it allocates the ring (MessageEncoding, "Ownership";
+// MPSCQueue, "Where the fields live"), so that is true whether the last reference was a
+// standalone mailbox, one of its copies, or a cell.
 //
 // Guarantees, all tested in MailboxTests / MailboxStressTests:
 //  - send is lock-free from any thread while the ring has room (its cost: the Guarantees
@@ -14,7 +28,7 @@
 //    consumer learns from drain() when the mailbox is empty again.
 //  - close(): later sends return `.closed(message)` (the message is handed back, not
 //    dropped); what was inside is still drained or returned by `closeAndDrain()`.
-//  - memory: an idle mailbox is two small objects, 64 heap bytes in all on x86_64
+//  - memory: an idle mailbox is one small object (the MPSCQueue), 40 heap bytes on x86_64
 //    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
 //    allocates the ring: RawRing.headerBytes (208: ck_ring keeps c_head, p_tail/p_head and
 //    size/mask 64 bytes apart, plus a line before the slots) + capacity × the message's
@@ -55,6 +69,10 @@ public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
 
 /// A lock-free, unbounded, multi-producer single-consumer FIFO of messages.
 ///
+/// A value with reference semantics: copies of a mailbox are the same mailbox (they share
+/// one queue). Messages still inside when the last copy goes away are released. It is also
+/// the mailbox every actor of an ``ActorSystem`` owns.
+///
 /// - Thread-safety: ``send(_:)``, ``trySend(_:)``, ``close()``, ``isClosed`` and
 ///   ``count`` may be called from any thread. ``drain(max:_:)`` and ``closeAndDrain()``
 ///   belong to the single consumer: one thread at a time, with a happens-before edge
@@ -64,10 +82,7 @@ public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
 ///   ``trySend(_:)`` returns ``TrySendResult/full(_:)`` instead.
 /// - Closed: sends are refused with the message handed back; nothing is dropped silently.
 /// - Cost and allocation: as an actor's mailbox, see <doc:Guarantees#Mailboxes-and-allocation>.
-public final class Mailbox<Message: Sendable>: @unchecked Sendable {
-    // @unchecked: all shared state is inside MPSCQueue (atomics, a Mutex, consumer-only
-    // fields whose single-consumer rule is documented above).
-
+public struct Mailbox<Message: Sendable>: Sendable {
     /// The result of ``send(_:)``.
     public enum SendResult: Sendable {
         /// Accepted. `becameNonEmpty` is true for exactly the send that made the mailbox
@@ -98,7 +113,11 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
         case more
     }
 
+    /// The queue: the mailbox's only stored property (see the file comment).
     @usableFromInline let queue: MPSCQueue
+
+    /// How `Message` travels (see MessageEncoding).
+    @usableFromInline typealias Encoding = MessageEncoding<Message>
 
     /// The largest capacity accepted: 2^20 slots (an 8 MiB ring). Beyond the ring a
     /// mailbox overflows in order, so a bigger ring buys nothing but memory.
@@ -108,8 +127,17 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// 4...``maximumCapacity``; it holds `capacity − 1` messages before sends overflow).
     /// No ring is allocated until the first send or ``reserveRing()``.
     /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
+    @inlinable
     public init(capacity: Int = 256) throws(MailboxError) {
-        do { queue = try MessageEncoding<Message>.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
+        do { queue = try Encoding.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
+    }
+
+    /// Wraps `queue`, made for `Message` items (MessageEncoding.makeQueue's item size; an
+    /// actor's spawn, ActorSystem.makeMailbox).
+    @inlinable
+    init(queue: MPSCQueue) {
+        assert(queue.itemBytes == Encoding.itemBytes, "a queue of \(queue.itemBytes)-byte items for \(Encoding.itemBytes)-byte messages")
+        self.queue = queue
     }
 
     /// Allocates the ring now (if no send did yet), so that no later send allocates. A
@@ -118,22 +146,17 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     ///   cannot be had; the mailbox stays usable (and ring-less).
     public func reserveRing() throws(MailboxError) {
         do {
-            try queue.reserveRing()
+            try Encoding.reserveRing(of: queue)
         } catch {
             throw .ringAllocationFailed(capacity: error.capacity, bytes: error.bytes)
         }
-    }
-
-    deinit {
-        // Release whatever is still inside so payloads are not leaked.
-        MessageEncoding<Message>.discardAll(in: queue)
     }
 
     /// Sends `message` from any thread. Lock-free while the ring has room; never blocks and
     /// never drops. See ``SendResult``.
     @inlinable @inline(__always)
     public func send(_ message: consuming Message) -> SendResult {
-        let (result, refused) = MessageEncoding<Message>.enqueue(message, into: queue)
+        let (result, refused) = enqueue(message)
         switch result {
         case .accepted(let first): return .accepted(becameNonEmpty: first)
         case .closed: return .closed(refused.unsafelyUnwrapped)
@@ -144,7 +167,7 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// apart from ck_ring's in-order commit.
     @inlinable
     public func trySend(_ message: consuming Message) -> TrySendResult {
-        let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: queue)
+        let (result, refused) = tryEnqueue(message)
         switch result {
         case .accepted(let first)?: return .accepted(becameNonEmpty: first)
         case .closed?: return .closed(refused.unsafelyUnwrapped)
@@ -156,7 +179,7 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// No atomic read-modify-write per message (see MPSCQueue.drain).
     @inlinable
     public func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
-        switch queue.drain(max: max, taking: { MessageEncoding<Message>.take(from: $0) }, { body($0) }) {
+        switch take(max: max, body) {
         case .empty: return .empty
         case .more: return .more
         }
@@ -164,23 +187,24 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
 
     /// Refuses every later send with `.closed`. Any thread; idempotent. Messages already
     /// inside stay there for ``drain(max:_:)`` or ``closeAndDrain()``.
+    @inlinable @inline(__always)
     public func close() { queue.markClosed() }
 
     /// Consumer only: closes the mailbox and returns everything inside, in order.
     public func closeAndDrain() -> [Message] {
         queue.markClosed()
         var out: [Message] = []
-        while queue.drain(max: Int.max, taking: { MessageEncoding<Message>.take(from: $0) }, { out.append($0) }) == .more {
+        while take(max: Int.max, { out.append($0) }) == .more {
             sched_yield()  // a sender between claim and commit: a few instructions
         }
         return out
     }
 
     /// True once ``close()`` or ``closeAndDrain()`` ran.
-    public var isClosed: Bool { queue.isClosed }
+    @inlinable @inline(__always) public var isClosed: Bool { queue.isClosed }
 
     /// Messages accepted and not yet drained (a snapshot).
-    public var count: Int { queue.approximateCount }
+    @inlinable @inline(__always) public var count: Int { queue.approximateCount }
 
     /// Ring slots (it holds `capacity − 1` before overflowing).
     public var capacity: Int { queue.capacity }
@@ -192,9 +216,79 @@ public final class Mailbox<Message: Sendable>: @unchecked Sendable {
     /// Bytes of the ring, 0 until the first send.
     public var ringBytes: Int { queue.ringBytes }
 
-    /// Heap bytes of an idle mailbox (the Mailbox and MPSCQueue objects, no ring), as
-    /// reported by the allocator (malloc_usable_size).
-    public var idleFootprintBytes: Int {
-        heapBlockSize(of: self) + heapBlockSize(of: queue)
+    /// Heap bytes of an idle mailbox (its one object, the queue; no ring), as reported by
+    /// the allocator (malloc_usable_size).
+    public var idleFootprintBytes: Int { heapBlockSize(of: queue) }
+}
+
+// MARK: the typed operations the cells use (internal; specialised where inlined)
+
+extension Mailbox {
+    /// True when `Message` travels boxed (over 64 bytes or 8-byte alignment; see
+    /// MessageEncoding).
+    @inlinable @inline(__always) static var isBoxed: Bool { Encoding.isBoxed }
+
+    /// Moves `message` in; on `.closed` hands it back (a cell's `send`/`trySend`).
+    @inlinable @inline(__always)
+    func enqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult, Message?) {
+        Encoding.enqueue(message, into: queue)
     }
+
+    /// Ring-only `enqueue(_:)`: nil result = full (a bounded mailbox, ``trySend(_:)``). On
+    /// anything but acceptance the message is handed back.
+    @inlinable
+    func tryEnqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult?, Message?) {
+        Encoding.tryEnqueue(message, into: queue)
+    }
+
+    /// Moves the message at `source` in, for code specialised for `Message` (an event
+    /// actor's inlined `deliver`): its size and whether it is boxed are constants there, so
+    /// the copy into the slot is a fixed sequence of word moves. On `.closed` the message is
+    /// still at `source`.
+    @inlinable @inline(__always)
+    func enqueue(movingFrom source: UnsafeMutableRawPointer) -> MPSCQueue.EnqueueResult {
+        Encoding.enqueueSpecialised(movingFrom: source, into: queue)
+    }
+
+    /// `enqueue(movingFrom:)` for unspecialised code (a sequential actor's `deliver`):
+    /// `boxed` computed once by the caller, the size read from the queue.
+    @inlinable @inline(__always)
+    func enqueue(movingFrom source: UnsafeMutableRawPointer, boxed: Bool) -> MPSCQueue.EnqueueResult {
+        Encoding.enqueue(movingFrom: source, into: queue, boxed: boxed)
+    }
+
+    /// Moves a message out of an item (a slot, or a box, which is freed), or back out of a
+    /// refused send's source (`boxed: false`).
+    @inlinable @inline(__always)
+    static func take(from item: UnsafeMutableRawPointer, boxed: Bool = isBoxed) -> Message {
+        Encoding.take(from: item, boxed: boxed)
+    }
+
+    /// Consumer only: up to `max` messages to `body`, specialised for `Message` (an event
+    /// actor's mailbox pass, a standalone drain): the slot size is a constant. `lingering`:
+    /// see MPSCQueue ("Lingering").
+    @inlinable @inline(__always)
+    func take(max: Int, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes,
+                    taking: { Encoding.take(from: $0) }, body)
+    }
+
+    /// `take(max:lingering:_:)` for unspecialised code (a cell's turn): `boxed` computed
+    /// once by the caller, the slot size read from the queue.
+    @inlinable @inline(__always)
+    func take(max: Int, boxed: Bool, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        queue.drain(max: max, lingering: lingering, taking: { Encoding.take(from: $0, boxed: boxed) }, body)
+    }
+
+    /// Consumer only: at most one message, and what the mailbox left behind (a sequential
+    /// actor's receive, specialised in the body's module).
+    @inlinable @inline(__always)
+    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
+        var taken: Message?
+        let outcome = queue.drain(max: 1, taking: { Encoding.take(from: $0) }) { taken = $0 }
+        return (taken, outcome)
+    }
+
+    /// True while a consumer turn is running or due (MPSCQueue.hasPendingWork).
+    @inlinable @inline(__always) var hasPendingWork: Bool { queue.hasPendingWork }
 }

@@ -1,4 +1,6 @@
-// MessageEncoding — how a typed message travels through a mailbox's ring (MPSCQueue).
+// MessageEncoding — how a typed message travels through a mailbox's ring (MPSCQueue): the
+// private encoding detail of Mailbox<Message>, through which every cell and every
+// standalone mailbox sends and takes (Mailbox.swift).
 //
 // A message of at most RawRing.maximumSlotBytes (64) bytes (and at most 8-byte alignment)
 // travels *inside* the ring: the mailbox's queue is made with itemBytes = its size, the
@@ -14,7 +16,11 @@
 // Ownership: a message is moved (a bitwise copy after which the source is forgotten, never
 // destroyed): `withMovable` lends its bytes to a callee that must move them out — into the
 // queue, or back out with `take` to dead-letter it. Every item a queue accepted is taken
-// out exactly once (by a drain, or by the owner's deinit, which drains).
+// out exactly once: by a drain, or by the queue's deinit. For that, every enqueue here
+// passes `MessageEncoding<Message>` (an MPSCQueueItemType) to the queue, which records it
+// in the ring block when that enqueue allocates the ring — the cold path: the type costs
+// nothing per message — and its deinit destroys what nobody drained with `destroyItem`
+// (MPSCQueue.swift, "Where the fields live").
 
 import MNScheduler
 
@@ -33,7 +39,7 @@ enum MessageEncoding<Message> {
     static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.size) }
 
     /// A queue sized for `Message` items.
-    static func makeQueue(capacity: Int) throws(RingCapacityError) -> MPSCQueue {
+    @usableFromInline static func makeQueue(capacity: Int) throws(RingCapacityError) -> MPSCQueue {
         try MPSCQueue(capacity: capacity, itemBytes: itemBytes)
     }
 
@@ -61,7 +67,7 @@ enum MessageEncoding<Message> {
     @inlinable @inline(__always)
     static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                         boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
-        if !boxed { return queue.enqueue(moving: source) }
+        if !boxed { return queue.enqueue(moving: source, recording: MessageEncoding.self) }
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
@@ -72,7 +78,7 @@ enum MessageEncoding<Message> {
     /// size from the queue (made with `itemBytes`, makeQueue).
     @inlinable @inline(__always)
     static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
-        if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes) }
+        if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self) }
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
@@ -82,7 +88,7 @@ enum MessageEncoding<Message> {
         let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
         box.moveInitialize(from: typed, count: 1)
         var word = UInt(bitPattern: box)
-        let result = queue.enqueue(moving: &word)
+        let result = queue.enqueue(moving: &word, recording: MessageEncoding.self)
         if result == .closed {
             typed.moveInitialize(from: box, count: 1)
             box.deallocate()
@@ -116,21 +122,34 @@ enum MessageEncoding<Message> {
             let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
             box.initialize(to: message)
             var word = UInt(bitPattern: box)
-            let result = queue.tryEnqueue(moving: &word)
+            let result = queue.tryEnqueue(moving: &word, recording: MessageEncoding.self)
             if case .accepted? = result { return (result, nil) }
             defer { box.deallocate() }
             return (result, box.move())
         }
         return withMovable(message) { source in
-            let result = queue.tryEnqueue(moving: source)
+            let result = queue.tryEnqueue(moving: source, recording: MessageEncoding.self)
             if case .accepted? = result { return (result, nil) }
             return (result, take(from: source, boxed: false))
         }
     }
 
-    /// Moves every message still in `queue` out and destroys it (an owner's deinit).
+    /// Moves every message still in `queue` out and destroys it. (The queue's deinit does
+    /// the same by itself for a ring allocated by an enqueue here: `destroyItem`.)
     static func discardAll(in queue: MPSCQueue) {
         let boxed = isBoxed
         _ = queue.drain(max: Int.max, taking: { take(from: $0, boxed: boxed) }, { _ in })
+    }
+
+    /// Allocates `queue`'s ring now, recording `Message` as its item type.
+    static func reserveRing(of queue: MPSCQueue) throws(RingAllocationError) {
+        try queue.reserveRing(recording: MessageEncoding.self)
+    }
+}
+
+/// What a queue's deinit uses to destroy the messages nobody drained (see "Ownership").
+extension MessageEncoding: MPSCQueueItemType {
+    @usableFromInline static func destroyItem(at item: UnsafeMutableRawPointer) {
+        _ = take(from: item)
     }
 }

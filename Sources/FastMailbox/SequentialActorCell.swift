@@ -19,7 +19,8 @@
 // parked, signalled, ended, endedBeforeStart — plus two flags (the task handle published,
 // a cancel requested) and the generation of the current wait. Every change of phase is a
 // read-modify-write of that word, so all of them fall in one total order.
-// The task (consumer) takes one message at a time with `mailbox.drain(max: 1)`:
+// The task (consumer) takes one message at a time with `mailbox.takeOne()` (a drain of at
+// most one, specialised in the body's module: Inbox.receiveStep):
 //   got one       → return it (selective receive: buffer it in the Inbox and go on);
 //   .more, none   → a producer is between claim and commit: Task.yield() and retry;
 //   .empty        → the mailbox went idle (MPSCQueue's idle flag), so the next enqueue
@@ -131,14 +132,12 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     typealias Wake = SequentialWake
 
     /// True when `Message` travels boxed (see MessageEncoding), computed once.
-    let boxed = MessageEncoding<Message>.isBoxed
-    /// Moves a message out of a mailbox item (unspecialised callers: the turn's drains).
-    @inline(__always) final func take(_ item: UnsafeMutableRawPointer) -> Message {
-        MessageEncoding<Message>.take(from: item, boxed: boxed)
-    }
-    /// The user mailbox (messages in ring slots, see MessageEncoding), stored in
-    /// AnyActorCell's `userQueueStorage`.
-    @inlinable final var mailbox: MPSCQueue { @inline(__always) get { userQueueStorage } }
+    let boxed = Mailbox<Message>.isBoxed
+    /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
+    /// slots, see MessageEncoding): a view of AnyActorCell's `userQueueStorage`. Messages
+    /// still inside when the cell goes (left at a shutdown) are released by the queue's
+    /// deinit.
+    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: userQueueStorage) } }
     let body: Body
     /// The wake-up word (see the file comment and SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
@@ -162,32 +161,27 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// and store). Kept away from the fields every send reads (AnyActorCell, "Layout").
     @usableFromInline let delivered = Atomic<Int>(0)
 
-    init(id: ActorID, name: String?, system: ActorSystem, mailbox: MPSCQueue, body: @escaping Body) {
+    init(id: ActorID, name: String?, system: ActorSystem, mailbox: Mailbox<Message>, body: @escaping Body) {
         self.body = body
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                   userQueue: mailbox, traits: .stopWord)
-    }
-
-    deinit {
-        // Release payloads of messages nobody will process (e.g. left at shutdown).
-        MessageEncoding<Message>.discardAll(in: mailbox)
+                   userQueue: mailbox.queue, traits: .stopWord)
     }
 
     // MARK: MessageRecipient (any thread)
 
     var watchableCell: AnyActorCell? { self }
-    var mailboxDepth: Int { mailbox.approximateCount + buffered.load(ordering: .relaxed) }
+    var mailboxDepth: Int { mailbox.count + buffered.load(ordering: .relaxed) }
 
     @discardableResult
     @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        switch MessageEncoding<Message>.enqueue(movingFrom: source, into: mailbox, boxed: boxed) {
+        switch mailbox.enqueue(movingFrom: source, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             // The idle→busy sender's duty: wake the body, or (none running) get a turn to
             // start it or dead-letter.
             if becameNonEmpty, !wakeBody(.signalled) { scheduleSelf() }
             return true
         case .closed:
-            deadLetter(MessageEncoding<Message>.take(from: source, boxed: false), wasQueued: false)
+            deadLetter(Mailbox<Message>.take(from: source, boxed: false), wasQueued: false)
             return false
         }
     }
@@ -229,7 +223,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Closes the mailbox and wakes a parked receive; `.immediately` also makes every
     /// receive throw and cancels the body's task. Idempotent; any thread.
     func requestStop(_ mode: StopMode, explicit: Bool) {
-        mailbox.markClosed()
+        mailbox.close()
         if explicit { stopRequested.store(true, ordering: .releasing) }
         if mode == .immediately { immediateStop.store(true, ordering: .releasing) }
         wakeBody(.stopped)
@@ -240,14 +234,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     // MARK: consumer side (the body's task only, C1)
-
-    /// Takes at most one message from the mailbox (specialised in the caller's module).
-    @inlinable @inline(__always)
-    final func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
-        var taken: Message?
-        let outcome = mailbox.drain(max: 1, taking: { MessageEncoding<Message>.take(from: $0) }) { taken = $0 }
-        return (taken, outcome)
-    }
 
     /// Counts one message handed to the body.
     @inlinable @inline(__always)
@@ -361,7 +347,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     /// The task's last act: hands the mailbox to the turn (C2), which finalizes the stop.
     func bodyDidEnd(_ reason: TerminationReason) {
-        mailbox.markClosed()
+        mailbox.close()
         ended = reason
         var word = wake.load(ordering: .relaxed)
         while true {  // release: `ended` and the task's last drain before the turn's
@@ -385,7 +371,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         if let ended = endedReason() {
             finalize(ended)
             let counted = !leftRegistry
-            mailboxOutcome = mailbox.drain(max: budget, taking: take) { deadLetter($0, wasQueued: counted) }
+            mailboxOutcome = mailbox.take(max: budget, boxed: boxed) { deadLetter($0, wasQueued: counted) }
             if mailboxOutcome == .empty { leaveRegistry() }  // every message accounted for
         }
         return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
@@ -425,7 +411,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         guard let ended = endedReason(forShutdown: true) else { return }
         if isCreated { advance(.shutdown) } else { finalize(ended) }  // created: it never started
         let counted = !leftRegistry
-        while mailbox.drain(max: Int.max, taking: take, { deadLetter($0, wasQueued: counted) }) == .more {
+        while mailbox.take(max: Int.max, boxed: boxed, { deadLetter($0, wasQueued: counted) }) == .more {
             sched_yield()
         }  // a sender between claim and commit: a few instructions
         leaveRegistry()
@@ -475,7 +461,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             failure = error
         }
         let reason = terminationReason(after: failure)
-        mailbox.markClosed()
+        mailbox.close()
         inbox.finish()
         bodyDidEnd(reason)
     }

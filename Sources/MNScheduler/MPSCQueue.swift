@@ -12,7 +12,9 @@
 // allocation either way. An item that takes the overflow path (a full ring) is copied,
 // the same way, into the next free slot of an overflow chunk (see "Ring, then overflow"):
 // one allocation per chunk of up to 1,024 items, never one per item.
-// The queue never interprets the bytes; moving them is the owner's business.
+// The queue never interprets the bytes; moving them is the owner's business (a typed
+// owner records its item type, with which the deinit destroys what nobody drained: "Where
+// the fields live").
 //
 // ## Who runs the consumer: the idle flag (`consumerIdle`, one Atomic<Bool>)
 // true  = no consumer turn is running or due; false = one is (or is about to be).
@@ -123,10 +125,24 @@
 // ## Where the fields live (every idle actor carries this object)
 // The object holds only what an idle queue needs: the four one-byte flags (consumerIdle,
 // closed, overflowActive, overflowLock), the shape (capacity, item bytes) and the ring's
-// address: 40 bytes. The rest exists once there is something to count:
+// address: 40 bytes. The rest exists once there is something to count or to release
+// (ckshim.h, "What MPSCQueue keeps in its ring block"):
 //  - the consumer's count of items taken (`dequeuedCount`) lives in the ring block beside
-//    c_head, on the line only the consumer writes (ckshim.h, "Two words MPSCQueue keeps");
-//    0 while there is no ring;
+//    c_head, on the line only the consumer writes; 0 while there is no ring;
+//  - the items' type (`MPSCQueueItemType`, 16 bytes: an existential metatype), for a
+//    typed owner (FastMailbox's Mailbox, whose encoding conforms): written into the fresh
+//    block by the thread that allocates the ring, before the CAS that publishes it
+//    (release), through the `recording:` forms of enqueue / tryEnqueue / reserveRing, so
+//    the typed owner pays nothing per item (the type is needed only on that cold path: no
+//    ring, no items). Read only by deinit, after its acquire load of the block address
+//    (x86-64: a plain load after the locked cmpxchg that published it; AArch64: the
+//    release CAS's stlxr pairs with that ldar, so the type's plain stores are visible),
+//    and deinit runs after the last reference is gone (the reference count's
+//    release/acquire orders every producer's and consumer's work before it). It
+//    destroys the items nobody drained with the recorded type: payloads are released
+//    whoever drops the last reference. A queue whose ring was allocated by an untyped
+//    form (words, pointers: MNSerialExecutor) records none, and its deinit leaves
+//    undrained items alone, as ever;
 //  - the overflow chain, the consumer's pending chain and their counts live in an
 //    OverflowList, allocated by the first overflow append (under the overflow lock) and
 //    published in the ring block (release, before `overflowActive` is set; the consumer
@@ -172,6 +188,23 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// The type of a queue's items, as a typed owner (FastMailbox's message encoding) records
+/// it in the ring block when its enqueue allocates the ring ("Where the fields live", file
+/// comment), so that the queue's deinit can destroy the items nobody drained.
+@usableFromInline
+package protocol MPSCQueueItemType {
+    /// Moves the item at `item` (a ring or overflow slot of the queue's `itemBytes`) out and
+    /// destroys it.
+    static func destroyItem(at item: UnsafeMutableRawPointer)
+}
+
+/// The item type of the untyped forms of enqueue (words, pointers): nothing is recorded,
+/// and the queue's deinit leaves undrained items as they are (their owner drains them).
+@usableFromInline
+package enum UntypedItems: MPSCQueueItemType {
+    @inlinable package static func destroyItem(at item: UnsafeMutableRawPointer) {}
+}
 
 /// A multi-producer, single-consumer FIFO of 64-bit words on `ck_ring` with ordered
 /// overflow. See the file comment for the algorithm and its invariants.
@@ -267,7 +300,13 @@ package final class MPSCQueue: @unchecked Sendable {
     deinit {
         if let block = ringBlock.load(ordering: .acquiring) {
             let ring = RawRing(block: block)
-            // With any chunks of items nobody drained (the owner drains what it must release first).
+            // A typed queue destroys what nobody drained (payloads of messages left at a
+            // shutdown, or in a mailbox dropped while full); no producer can be between
+            // claim and commit now, so one drain takes everything.
+            if let itemType = ring.itemType {
+                _ = drain(max: Int.max, taking: { itemType.destroyItem(at: $0) }, { _ in })
+            }
+            // With any chunks of items nobody drained (an untyped owner drains what it must release first).
             overflowList(ring)?.deallocate()
             ring.deallocate()
         }
@@ -275,20 +314,26 @@ package final class MPSCQueue: @unchecked Sendable {
 
     // MARK: producers
 
-    /// The ring, allocating it on first use (racing producers: one CAS wins, losers free theirs).
+    /// The ring, allocating it on first use (racing producers: one CAS wins, losers free
+    /// theirs) with `Items` recorded as the item type ("Where the fields live"). `Items`
+    /// is needed only in the out-of-line allocation, so an unspecialised caller looks up
+    /// no metadata per item.
     @inlinable @inline(__always)
-    var ring: RawRing {
+    func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         if let block = ringBlock.load(ordering: .acquiring) { return RawRing(block: block) }
-        return allocateRing()
+        return allocateRing(recording: items)
     }
+
+    /// The ring, allocating it with no item type recorded (tests that play a producer).
+    @inlinable var ring: RawRing { ring(recording: UntypedItems.self) }
 
     /// The lazy allocation of the first enqueue. A failure here cannot be reported (a send
     /// does not throw), so it traps naming the size: an owner that must survive it calls
     /// `reserveRing()` first, where the failure is a thrown error.
     @usableFromInline @inline(never)
-    func allocateRing() -> RawRing {
+    func allocateRing<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         do {
-            return try installRing()
+            return try installRing(itemType: items)
         } catch {
             fatalError("MPSCQueue: \(error); call reserveRing() where the failure can be reported")
         }
@@ -298,13 +343,21 @@ package final class MPSCQueue: @unchecked Sendable {
     /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
     /// when the memory cannot be had (the ring is capacity × 8 bytes plus a header).
     package func reserveRing() throws(RingAllocationError) {
-        if ringBlock.load(ordering: .acquiring) != nil { return }
-        _ = try installRing()
+        try reserveRing(recording: UntypedItems.self)
     }
 
-    /// Allocates a ring and publishes it; racing callers: one CAS wins, losers free theirs.
-    private func installRing() throws(RingAllocationError) -> RawRing {
+    /// `reserveRing()` for a typed owner: records `items` as the item type.
+    package func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
+        if ringBlock.load(ordering: .acquiring) != nil { return }
+        _ = try installRing(itemType: items)
+    }
+
+    /// Allocates a ring, records the item type in it (nil for `UntypedItems`) and publishes
+    /// it; racing callers: one CAS wins, losers free theirs.
+    private func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         let fresh = try RawRing(tryCapacity: capacity, slotBytes: slotBytes)
+        // Before the publishing CAS. (An identity test: a dynamic cast cost ~24 instructions a ring.)
+        fresh.itemType = ObjectIdentifier(itemType) == ObjectIdentifier(UntypedItems.self) ? nil : itemType
         let (won, current) = ringBlock.compareExchange(
             expected: nil, desired: fresh.block, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
         if won { return fresh }
@@ -318,21 +371,29 @@ package final class MPSCQueue: @unchecked Sendable {
     /// short critical section appends to the ordered overflow). Never fails for lack of space.
     @inlinable @inline(__always)
     package func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
-        enqueue(moving: source, itemBytes: itemBytes)
+        enqueue(moving: source, itemBytes: itemBytes, recording: UntypedItems.self)
     }
 
-    /// `enqueue(moving:)` for a caller that knows the item size statically (a send
+    /// `enqueue(moving:)` for a typed owner: an enqueue that allocates the ring records
+    /// `items` as the item type ("Where the fields live").
+    @inlinable @inline(__always)
+    package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult {
+        enqueue(moving: source, itemBytes: itemBytes, recording: items)
+    }
+
+    /// `enqueue(moving:recording:)` for a caller that knows the item size statically (a send
     /// specialised for its message type): the copy into the slot is then a fixed sequence
     /// of word moves instead of a switch on the queue's `itemBytes`. `itemBytes` must be
     /// this queue's.
     @inlinable @inline(__always)
-    package func enqueue(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult {
+    package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+                                                   recording items: Items.Type) -> EnqueueResult {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
         #endif
-        let ring = self.ring
+        let ring = self.ring(recording: items)
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .acquiring),
            let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) {
@@ -429,8 +490,14 @@ package final class MPSCQueue: @unchecked Sendable {
     /// the caller keeps its item and may retry).
     @inlinable @inline(__always)
     package func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
+        tryEnqueue(moving: source, recording: UntypedItems.self)
+    }
+
+    /// `tryEnqueue(moving:)` for a typed owner (see `enqueue(moving:recording:)`).
+    @inlinable @inline(__always)
+    package func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
-        let ring = self.ring
+        let ring = self.ring(recording: items)
         var ticket: UInt32 = 0
         guard !overflowActive.load(ordering: .acquiring),
               let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) else { return nil }
@@ -679,7 +746,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Closes the queue: later enqueues are refused with `.closed`. Any thread; idempotent.
     /// Returns true for the call that closed it.
-    @discardableResult
+    @discardableResult @usableFromInline
     package func markClosed() -> Bool {
         !closed.exchange(true, ordering: .acquiringAndReleasing)
     }
@@ -705,7 +772,7 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline package var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Items counted and not yet drained (a snapshot).
-    package var approximateCount: Int {
+    @usableFromInline package var approximateCount: Int {
         guard let block = ringBlock.load(ordering: .acquiring) else { return 0 }
         let ring = RawRing(block: block)
         guard let list = overflowList(ring) else { return ring.count }
@@ -769,6 +836,18 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
     package var ringBytes: Int {
         ringBlock.load(ordering: .relaxed) == nil ? 0 : RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
+    }
+}
+
+extension RawRing {
+    /// The item type a typed owner recorded when the ring was allocated (ckshim.h, "What
+    /// MPSCQueue keeps in its ring block"); nil for an untyped queue. Written once, into the
+    /// fresh block before the CAS that publishes it; read by the queue's deinit.
+    var itemType: (any MPSCQueueItemType.Type)? {
+        get { UnsafeRawPointer(ckshim_ring_item_type_slot(ring)).load(as: (any MPSCQueueItemType.Type)?.self) }
+        nonmutating set {
+            UnsafeMutableRawPointer(ckshim_ring_item_type_slot(ring)).storeBytes(of: newValue, as: (any MPSCQueueItemType.Type)?.self)
+        }
     }
 }
 

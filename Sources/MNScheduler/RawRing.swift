@@ -4,10 +4,10 @@
 //         [ capacity × slot bytes ].
 // ck_ring itself keeps c_head 64 bytes away from p_tail/p_head and those 64 bytes away
 // from size/mask, so no two of them can share a 64-byte line wherever the block starts;
-// the extra line keeps slot 0 off size/mask's line the same way. An MPSCQueue keeps two
-// words of its own in the block, both outside ck's fields (ckshim.h, "Two words MPSCQueue
-// keeps"): its consumer's count beside c_head and its overflow list's address just past
-// struct ck_ring. The block therefore
+// the extra line keeps slot 0 off size/mask's line the same way. An MPSCQueue keeps a
+// few words of its own in the block, all outside ck's fields (ckshim.h, "What MPSCQueue
+// keeps in its ring block"): its consumer's count beside c_head, and its overflow list's
+// address and its items' type just past struct ck_ring. The block therefore
 // needs no cache-line alignment: it is a plain malloc (16-byte aligned). (posix_memalign
 // cost ~1,300 instructions per ring, a tenth of an actor's whole life, and fragmented
 // the heap.)

@@ -432,7 +432,7 @@ extension ActorSystemTests {
     /// The smallest block over `HeapSampling.count` live cells and mailboxes (see there).
     private func smallestBlocks(_ refs: [ActorRef<Int>]) throws -> (cell: Int, mailbox: Int) {
         let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
-        return (cells.map { heapBlockSize(of: $0) }.min()!, cells.map { heapBlockSize(of: $0.mailbox) }.min()!)
+        return (cells.map { heapBlockSize(of: $0) }.min()!, cells.map { heapBlockSize(of: $0.mailbox.queue) }.min()!)
     }
 
     @Test("an idle actor's cell and mailbox take a few hundred bytes and no ring")

@@ -181,7 +181,7 @@ import TestSupport
         #expect(await settled { received.load(ordering: .relaxed) == producers * perProducer })
         #expect(outOfOrder.load(ordering: .relaxed) == 0)
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
-        #expect(cell.mailbox.overflowAppends == 0, "a bounded mailbox never overflows")
+        #expect(cell.mailbox.overflowSendCount == 0, "a bounded mailbox never overflows")
         let deepest = maxDepth.withLock { $0 }
         #expect(deepest <= capacity, "depth \(deepest) (ring \(capacity))")
         let report = system.shutdown()

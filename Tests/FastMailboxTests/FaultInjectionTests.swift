@@ -221,7 +221,7 @@ import Synchronization
         #expect(probe.waitForCount(1))
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         let paused = TestGate()
-        MPSCQueueTestHook.arm(cell.mailbox) { paused.pass() }
+        MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }
         let senderDone = DispatchSemaphore(value: 0)
         let sender = Thread { ref.tell(2); senderDone.signal() }
         sender.start()
@@ -249,12 +249,12 @@ import Synchronization
         #expect(gate.waitForArrival())  // the actor is busy: the ring fills, the overflow is taken
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         let paused = TestGate()
-        MPSCQueueTestHook.arm(cell.mailbox) { paused.pass() }
+        MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }
         let late = Thread { ref.tell(1_000_000) }
         late.start()
         #expect(paused.waitForArrival())
         for i in 0..<100 { ref.tell(i) }  // 3 in the ring, the rest in the overflow
-        #expect(cell.mailbox.overflowAppends > 0)
+        #expect(cell.mailbox.overflowSendCount > 0)
         gate.open()
         #expect(seen.waitForCount(100))
         paused.open()

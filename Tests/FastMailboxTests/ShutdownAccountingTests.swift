@@ -91,7 +91,7 @@ final class TestGate: Sendable {
         #expect(delivered.wait(timeout: .now() + 20) == .success)
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
         let paused = TestGate()
-        MPSCQueueTestHook.arm(cell.mailbox) { paused.pass() }  // the sender stops after its check
+        MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }  // the sender stops after its check
         let senderDone = DispatchSemaphore(value: 0)
         let sender = Thread { ref.tell(2); senderDone.signal() }
         sender.start()

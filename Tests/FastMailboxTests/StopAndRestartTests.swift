@@ -54,7 +54,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
             try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) }
         }
         try deterministic.step()
-        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.approximateCount == 201,
+        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.count == 201,
                 "the ask is queued behind the work")
         hook.whileBusy = {
             ref.stop()
@@ -85,7 +85,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
             try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) }
         }
         try deterministic.step()
-        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.approximateCount == 2,
+        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.count == 2,
                 "the ask is accepted behind the work")
         try deterministic.runUntilQuiescent()  // the actor stops itself; the queued ask becomes a dead letter
         await expectFailsAtOnceWithRecipientStopped(asked)
@@ -180,11 +180,11 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         ref.tell(0)
         for i in 1...100_000 { ref.tell(i) }
         let cell = try #require(ref.recipient as? ActorCellBase<Int>)
-        #expect(cell.mailbox.overflowAppends > 0)
+        #expect(cell.mailbox.overflowSendCount > 0)
         try deterministic.runUntilQuiescent()
         #expect(count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork)
         // The consumer-side batch is the consumer's; read it after the mailbox went idle.
-        #expect(cell.mailbox.overflowChunksHeld == 0)
+        #expect(cell.mailbox.queue.overflowChunksHeld == 0)
         #expect(system.shutdown().isBalanced)
     }
 

@@ -1,0 +1,103 @@
+// A cell's mailbox is a Mailbox<Message> (issue 9, item 1): the same type, with the same
+// typed operations, as a standalone mailbox. What the cells' deinit used to do (release
+// the payloads of messages nobody took) is now the mailbox's own, done by its queue when
+// the last reference goes (MPSCQueue.swift, "Where the fields live"). These tests put
+// messages into a cell's mailbox that no turn takes, drop the cell, and count the payloads:
+// each released exactly once (a double release drives the count below its start, and
+// ASan reports it), for ring and overflow slots, boxed messages, a lazily allocated ring
+// and one reserved at spawn. The cells are made directly and never enrolled, so no turn
+// runs and nothing is timed.
+
+import Synchronization
+import Testing
+@testable import FastMailbox
+import MNScheduler
+
+/// A payload that counts its live instances (its own counter: independent of other suites).
+private final class Counted: Sendable {
+    static let live = Atomic<Int>(0)
+    let value: Int
+    init(_ value: Int) { self.value = value; Counted.live.wrappingAdd(1, ordering: .relaxed) }
+    deinit { Counted.live.wrappingSubtract(1, ordering: .relaxed) }
+}
+
+/// Over 64 bytes: travels boxed.
+private struct BigCounted: Sendable {
+    var words: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var payload: Counted
+}
+
+@Suite("A cell's mailbox is a Mailbox<Message>", .serialized)
+struct CellMailboxTests {
+    private func makeEventCell<M: Sendable>(_ system: ActorSystem, capacity: Int, _: M.Type) throws -> ActorCell<ClosureActor<M>> {
+        let mailbox: Mailbox<M> = try system.makeMailbox(capacity: capacity, for: M.self)
+        return ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
+                                          supervisor: system.defaultSupervisor, mailbox: mailbox, mailboxPass: nil,
+                                          bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+    }
+
+    @Test("an event actor's cell releases the payloads left in its mailbox exactly once when it goes (ring, overflow, boxed, eager ring)")
+    func eventCellReleasesLeftovers() throws {
+        let deterministic = DeterministicScheduler(seed: 41)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        let before = Counted.live.load(ordering: .relaxed)
+        for capacity in [4, ActorSystem.eagerRingCapacity] {
+            do {
+                let cell = try makeEventCell(system, capacity: capacity, Counted.self)
+                let mailbox: Mailbox<Counted> = cell.mailbox  // the cell's own typed mailbox
+                #expect((mailbox.ringBytes != 0) == (capacity >= ActorSystem.eagerRingCapacity), "eager ring reserved at spawn")
+                for i in 0..<10 { #expect(mailbox.send(Counted(i)).isAccepted) }  // no turn takes them
+                if capacity == 4 { #expect(mailbox.overflowSendCount == 7, "3 in the ring, 7 in the overflow") }
+                var taken: [Int] = []
+                _ = mailbox.drain(max: 2) { taken.append($0.value) }
+                #expect(taken == [0, 1])
+                #expect(Counted.live.load(ordering: .relaxed) == before + 8)
+            }
+            #expect(Counted.live.load(ordering: .relaxed) == before, "capacity \(capacity): the 8 left released once, with the cell")
+        }
+        do {
+            let cell = try makeEventCell(system, capacity: 4, BigCounted.self)
+            #expect(Mailbox<BigCounted>.isBoxed)
+            for i in 0..<6 { _ = cell.mailbox.send(BigCounted(payload: Counted(i))) }
+            #expect(Counted.live.load(ordering: .relaxed) == before + 6)
+        }
+        #expect(Counted.live.load(ordering: .relaxed) == before, "boxed messages released once, boxes freed (ASan/LSan)")
+    }
+
+    @Test("a sequential actor's cell releases the payloads left in its mailbox exactly once when it goes")
+    func sequentialCellReleasesLeftovers() throws {
+        let deterministic = DeterministicScheduler(seed: 42)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        let before = Counted.live.load(ordering: .relaxed)
+        do {
+            let mailbox: Mailbox<Counted> = try system.makeMailbox(capacity: 4, for: Counted.self)
+            let cell = SequentialActorCell<Counted>(id: system.nextActorID(), name: nil, system: system,
+                                                    mailbox: mailbox, body: { _ in })
+            for i in 0..<10 { #expect(cell.mailbox.send(Counted(i)).isAccepted) }
+            let (first, _) = cell.mailbox.takeOne()  // the Inbox's specialised take
+            #expect(first?.value == 0)
+            #expect(Counted.live.load(ordering: .relaxed) == before + 10)
+        }
+        #expect(Counted.live.load(ordering: .relaxed) == before, "the 9 left (and the one taken) released once each")
+    }
+
+    @Test("a send to a cell's closed mailbox hands the message back; nothing is released twice")
+    func closedCellMailbox() throws {
+        let deterministic = DeterministicScheduler(seed: 43)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        let before = Counted.live.load(ordering: .relaxed)
+        do {
+            let cell = try makeEventCell(system, capacity: 4, Counted.self)
+            _ = cell.mailbox.send(Counted(1))
+            cell.closeMailbox()
+            guard case .closed(let back) = cell.mailbox.send(Counted(2)) else {
+                Issue.record("a send to a closed cell mailbox was accepted"); return
+            }
+            #expect(back.value == 2)
+        }
+        #expect(Counted.live.load(ordering: .relaxed) == before)
+    }
+}
