@@ -58,19 +58,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> MPSCQueue.DrainOutcome
 
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
-    /// slots, see MessageEncoding): a view of AnyActorCell's `userQueueStorage` (one word
-    /// placed for the senders, see AnyActorCell's "Layout"). Messages still inside when the
-    /// cell goes (left at a shutdown whose actor never finished) are released by the
-    /// queue's deinit.
-    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: userQueueStorage) } }
+    /// slots, see MessageEncoding). Messages still inside when the cell goes (left at a
+    /// shutdown whose actor never finished) are released by its queue's deinit.
+    @usableFromInline let mailbox: Mailbox<Message>
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
-    /// Messages handed to the behaviour so far; only the turn writes it (relaxed load and
-    /// store, no read-modify-write), any thread may read it (statistics, shutdown's books).
-    /// The last stored field here, at least 64 bytes after the fields every send reads
-    /// (AnyActorCell's `traits` and `userQueueStorage`), so its per-message store never
-    /// invalidates the line a sender on another core is reading (AnyActorCell, "Layout").
-    @usableFromInline final let delivered = Atomic<Int>(0)
     /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
     /// a bounded mailbox is its ring, with no overflow). Kept in the cell's SpawnInfo; the
     /// unbounded case reads one byte. Any thread.
@@ -151,8 +143,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
          supervisor: SupervisorStrategy, mailbox: Mailbox<Message>, mailboxPass: MailboxPass?, bounded: Bool) {
+        self.mailbox = mailbox
         self.mailboxPass = mailboxPass
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, userQueue: mailbox.queue,
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
                    traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
                    waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
     }
@@ -453,7 +446,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         mailbox.close()
         waiters?.failAll()  // senders waiting for room get their messages back
     }
-    override final var deliveredCount: Int { delivered.load(ordering: .relaxed) }
+    override final var userQueue: MPSCQueue? { mailbox.queue }
     override final var userMailboxDepth: Int { mailbox.count }
 
     override final func resetBehaviourState() {

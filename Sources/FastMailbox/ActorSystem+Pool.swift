@@ -33,7 +33,6 @@ extension ActorSystem {
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         guard size >= 1 else { throw .invalidPoolSize(size) }
-        let routerQueue = try makeQueue(capacity: 4, itemBytes: 8).queue  // stays empty (Router.init)
         let id = nextActorID()
         let poolName = name ?? "$pool\(id.rawValue)"
         if let name { try reserveName(name) }
@@ -54,8 +53,7 @@ extension ActorSystem {
             if case .duplicateName = error { throw .duplicateName(poolName) }
             throw error
         }
-        let router = Router(id: id, name: poolName, system: self, strategy: routing, routees: routees,
-                            userQueue: routerQueue)
+        let router = Router(id: id, name: poolName, system: self, strategy: routing, routees: routees)
         if let name { fillReservedName(name, with: router) }
         router.watchRoutees()
         return ActorRef(router)

@@ -61,15 +61,13 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     // (a given name, the parent, a supervisor other than the system's, bounded-mailbox
     // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
     // and the words after.
-    // Senders on other cores (issue 9, fan-in at 2 workers): every send reads `traits`
-    // (offset 23) and `userQueueStorage` (24); the turn writes `delivered` once per
-    // message. A write to a cache line makes every other core's next read of that line a
-    // miss, so the written word must never share a 64-byte line with the read ones. The
-    // subclasses keep `delivered` as their last field: ActorCellBase's at offset 88, 57
-    // bytes after the read words end, which for any 16-byte-aligned object (malloc's)
-    // falls on the next line. (It was at 48, on the readers' line at every alignment: a
-    // sender at 2 workers then missed on each send; perf showed the `traits` load hot.)
-    // ScheduledUnit's state byte (16) is written once per turn, not per message.
+    // Senders on other cores: every send reads `traits` (offset 23) and, in ActorCellBase,
+    // the mailbox's queue (72); the turn writes `delivered` (48) once per message, on the
+    // line of `traits` at every alignment. Moving `delivered` 64 bytes away from both (tried:
+    // Benchmarks/README, "Round `layout`") took that miss off each send, and made fan-in
+    // from one sender at 2 workers 2–3× slower in the median: the sender then outran the
+    // receiver, filled its ring and stayed on the locked overflow path. Left as it is
+    // until the overflow path is cheap.
 
     /// Phase, reason and pending stop: three bytes, changed only by `advance` (the table in
     /// ActorLifecycle.swift). Turn-confined (C2): `@exclusivity(unchecked)`, like every
@@ -87,13 +85,6 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// The behaviour's instance ran preStart once (ActorCell: the next start is a restart). C2.
     @exclusivity(unchecked) final var instanceStarted = false
     @usableFromInline let traits: Traits
-    /// The user mailbox's queue (a pool's router, which takes no messages itself, has an
-    /// empty one that never gets a ring). Immutable (C1). Every send reads this word and
-    /// `traits`, so both sit in the object's first 32 bytes, and the one field a turn writes
-    /// per message (`delivered`, ActorCellBase and SequentialActorCell) sits at least 64
-    /// bytes after them: see "Layout" above. Not optional: a `let` of a class type read
-    /// from the guaranteed `self` costs no retain, an Optional's unwrap did.
-    @usableFromInline let userQueueStorage: MPSCQueue
 
     let id: ActorID
     @usableFromInline let system: ActorSystem
@@ -102,6 +93,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// (acq_rel; the loser releases its own), read with acquire. Before any queue exists, a
     /// `.stop` from outside travels in this word itself (`StopWord`: no queue, no ring).
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Messages handed to the behaviour so far (only the turn writes it; see "Layout").
+    @usableFromInline let delivered = Atomic<Int>(0)
     #if DEBUG
     /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
     let turnThread = Atomic<UInt>(0)
@@ -298,12 +291,11 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// BoundedMailboxWaiters. `traits`: `.boxed`, `.stopWord` (`.bounded` follows from
     /// `waiters`). A SpawnInfo is allocated only if something differs from the defaults.
     init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy,
-         userQueue: MPSCQueue, traits: Traits = [], waiters: AnyObject? = nil) {
+         traits: Traits = [], waiters: AnyObject? = nil) {
         var traits = traits
         if waiters != nil { traits.insert(.bounded) }
         self.id = id
         self.system = system
-        self.userQueueStorage = userQueue
         let customSupervisor = supervisor.sharesStorage(with: system.defaultSupervisor) ? nil : supervisor
         if name == nil, customSupervisor == nil, waiters == nil, let parent {
             traits.insert(.parentOnly)
@@ -630,14 +622,14 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// Sends that went to the user mailbox's overflow list.
     final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
 
-    /// The user mailbox (a pool's router: an empty one, counting nothing).
-    final var userQueue: MPSCQueue? { userQueueStorage }
+    /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
+    /// the cell's turns have ended).
+    final var deliveredCount: Int { delivered.load(ordering: .relaxed) }
 
     // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
 
-    /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
-    /// the cell's turns have ended). 0 for cells without a behaviour (a pool's router).
-    var deliveredCount: Int { 0 }
+    /// The user mailbox's queue (nil for cells without one: a pool's router).
+    var userQueue: MPSCQueue? { nil }
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
     /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed

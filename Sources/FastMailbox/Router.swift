@@ -34,16 +34,11 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
     /// Why the last routee stopped (turn-confined).
     private var lastRouteeReason: TerminationReason = .stopped
 
-    /// `userQueue`: an empty queue of the smallest shape; a router takes no messages itself
-    /// (deliver hands them to a routee), so it stays ring-less and the books count nothing
-    /// for it (AnyActorCell's `userQueueStorage` is not optional, see there).
-    init(id: ActorID, name: String, system: ActorSystem, strategy: RoutingStrategy, routees: [ActorCellBase<Message>],
-         userQueue: MPSCQueue) {
+    init(id: ActorID, name: String, system: ActorSystem, strategy: RoutingStrategy, routees: [ActorCellBase<Message>]) {
         self.strategy = strategy
         self.routees = routees
         self.routeesRunning = routees.count
-        super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                   userQueue: userQueue)
+        super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor)
         advance(.start)  // no preStart: a router has no behaviour of its own
     }
 

@@ -134,10 +134,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// True when `Message` travels boxed (see MessageEncoding), computed once.
     let boxed = Mailbox<Message>.isBoxed
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
-    /// slots, see MessageEncoding): a view of AnyActorCell's `userQueueStorage`. Messages
-    /// still inside when the cell goes (left at a shutdown) are released by the queue's
-    /// deinit.
-    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: userQueueStorage) } }
+    /// slots, see MessageEncoding). Messages still inside when the cell goes (left at a
+    /// shutdown) are released by its queue's deinit.
+    @usableFromInline let mailbox: Mailbox<Message>
     let body: Body
     /// The wake-up word (see the file comment and SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
@@ -157,14 +156,12 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     let stopRequested = Atomic<Bool>(false)
     /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
     let buffered = Atomic<Int>(0)
-    /// Messages handed to the body so far; only the consumer task writes it (relaxed load
-    /// and store). Kept away from the fields every send reads (AnyActorCell, "Layout").
-    @usableFromInline let delivered = Atomic<Int>(0)
 
     init(id: ActorID, name: String?, system: ActorSystem, mailbox: Mailbox<Message>, body: @escaping Body) {
+        self.mailbox = mailbox
         self.body = body
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                   userQueue: mailbox.queue, traits: .stopWord)
+                   traits: .stopWord)
     }
 
     // MARK: MessageRecipient (any thread)
@@ -477,7 +474,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
-    override var deliveredCount: Int { delivered.load(ordering: .relaxed) }
+    override var userQueue: MPSCQueue? { mailbox.queue }
     override func stopImmediately() { stop(.immediately) }
 }
 
