@@ -63,11 +63,11 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     // and the words after.
     // Senders on other cores: every send reads `traits` (offset 23) and, in ActorCellBase,
     // the mailbox's queue (72); the turn writes `delivered` (48) once per message, on the
-    // line of `traits` at every alignment. Moving `delivered` 64 bytes away from both (tried:
-    // Benchmarks/README, "Round `layout`") took that miss off each send, and made fan-in
-    // from one sender at 2 workers 2–3× slower in the median: the sender then outran the
-    // receiver, filled its ring and stayed on the locked overflow path. Left as it is
-    // until the overflow path is cheap.
+    // line of `traits` at every alignment. Moving `delivered` 64 bytes away from both was
+    // tried (Benchmarks/README, "Round `layout`"): a sender then no longer missed on that
+    // line, but fan-in from one sender at 2 workers did not get faster where it is slow
+    // (the sink stolen and streaming beside the sender: 5–8 M msgs/s either way), and more
+    // runs landed there (median 9.1 against 14.9–19.8 M msgs/s). So it stays here.
 
     /// Phase, reason and pending stop: three bytes, changed only by `advance` (the table in
     /// ActorLifecycle.swift). Turn-confined (C2): `@exclusivity(unchecked)`, like every
