@@ -62,7 +62,9 @@ enum FanInWorkload {
             }
             let t0 = Clock.now()
             for starter in starters { starter.tell(0) }
-            return .timed(since: t0, operations: total, check: state.check(finished: state.latch.wait()))
+            let finished = state.latch.wait()
+            return .timed(since: t0, operations: total, check: state.check(finished: finished),
+                          extras: regime(system.metrics, total: total))
         case .sequential:
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
@@ -101,6 +103,15 @@ enum FanInWorkload {
         default:
             return .failed("fanin has no \(cell.runtime) implementation")
         }
+    }
+
+    /// What tells fan-in's two regimes apart (Benchmarks/README, "Round `layout`"): the
+    /// share of messages that went to the sink's overflow chunks (near 100 %: the sink ran
+    /// after the senders' turns, in a batch) and the steals (many: the sink ran beside the
+    /// senders, streaming, and was taken again each time it ran dry).
+    static func regime(_ metrics: ActorSystemMetrics, total: Int) -> [String: Double] {
+        ["overflow_percent": 100 * Double(metrics.mailboxOverflows) / Double(max(total, 1)),
+         "steals": Double(metrics.scheduler.steals)]
     }
 
     static func native<Sink: FanInSink>(_ sink: Sink, state: OrderCheck, senders: Int, each: Int, caller: (any TaskExecutor)?) -> RunOutcome {

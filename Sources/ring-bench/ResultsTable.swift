@@ -108,6 +108,7 @@ struct ResultsTable {
         switch workload {
         case .ask: keys = LatencyRecorder.columns.map { ($0.key, "\($0.title) µs") }; scale = 1e-3
         case .spawn: keys = [("heap_bytes_per_actor", "heap B/actor"), ("rss_bytes_per_actor", "RSS B/actor")]; scale = 1
+        case .fanin: keys = [("overflow_percent", "overflow %"), ("steals", "steals")]; scale = 1
         default: return ""
         }
         var out = "\n| row | workers | runtime | " + keys.map(\.title).joined(separator: " | ") + " |\n|---|---|---|" + keys.map { _ in "---" }.joined(separator: "|") + "|\n"
@@ -116,6 +117,7 @@ struct ResultsTable {
                 guard let r = result(variant, workers, runtime), r.failure == nil else { continue }
                 let extras = r.extras
                 let values = keys.map { extras[$0.key].map { String(format: scale == 1 ? "%.0f" : $0 < 10_000 ? "%.2f" : "%.1f", $0 * scale) } ?? "–" }
+                guard values.contains(where: { $0 != "–" }) else { continue }  // a runtime without these extras
                 out += "| \(variant.name.isEmpty ? "–" : variant.name) | \(workers) | \(runtime.title) | " + values.joined(separator: " | ") + " |\n"
             }
         }

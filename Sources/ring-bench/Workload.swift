@@ -79,7 +79,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .threadring:
             "Swift and MN actors: each hop starts a Task that awaits the next actor (Swift actors have no fire-and-forget send; MN actors' MNActor.tell is measured in pingpong's fire-and-forget row). Go: an unbuffered channel per goroutine."
         case .fanin:
-            "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks."
+            "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks. Overflow % and steals (FastMailbox, medians of the runs): near 100 % and few steals, the sink ran after the senders' turns (a batch); less and many, it ran beside them on another worker (streaming, slower at P=1: Benchmarks/README, \"Round `layout`\")."
         case .spawn:
             "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive."
         case .parallel:
