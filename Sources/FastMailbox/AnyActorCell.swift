@@ -310,9 +310,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     }
 
     deinit {
+        // The cell's retain on its system queue; the queue's deinit releases the system
+        // messages nobody drained (their type is recorded in its ring: MessageEncoding).
         if let raw = systemQueueStorage.load(ordering: .acquiring), StopWord(raw) == nil {
-            let systemQueue = Unmanaged<MPSCQueue>.fromOpaque(raw).takeRetainedValue()
-            MessageEncoding<SystemMessage>.discardAll(in: systemQueue)
+            Unmanaged<MPSCQueue>.fromOpaque(raw).release()
         }
     }
 
@@ -383,8 +384,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
                 if current != nil { scheduleSelf() }  // carried a stop: its turn is due anyway (S1); harmless (R1)
                 return queue
             }
-            MessageEncoding<SystemMessage>.discardAll(in: queue)
-            fresh.release()
+            fresh.release()  // the loser's queue, and the held stop copied into it (its deinit)
             current = seen
         }
     }

@@ -134,13 +134,6 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Moves every message still in `queue` out and destroys it. (The queue's deinit does
-    /// the same by itself for a ring allocated by an enqueue here: `destroyItem`.)
-    static func discardAll(in queue: MPSCQueue) {
-        let boxed = isBoxed
-        _ = queue.drain(max: Int.max, taking: { take(from: $0, boxed: boxed) }, { _ in })
-    }
-
     /// Allocates `queue`'s ring now, recording `Message` as its item type.
     static func reserveRing(of queue: MPSCQueue) throws(RingAllocationError) {
         try queue.reserveRing(recording: MessageEncoding.self)

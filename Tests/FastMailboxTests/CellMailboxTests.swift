@@ -100,4 +100,22 @@ struct CellMailboxTests {
         }
         #expect(Counted.live.load(ordering: .relaxed) == before)
     }
+
+    @Test("a cell's system queue releases the system messages nobody took when it goes (its ring records SystemMessage)")
+    func systemQueueReleasesLeftovers() throws {
+        let deterministic = DeterministicScheduler(seed: 44)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        weak var watcher: ActorCell<ClosureActor<Int>>?
+        do {
+            // What AnyActorCell's deinit relies on: a system queue dropped with messages in
+            // it (5: ring and overflow) releases what they hold (here the watcher cell).
+            let queue = try MessageEncoding<SystemMessage>.makeQueue(capacity: 4)
+            let cell = try makeEventCell(system, capacity: 4, Int.self)
+            watcher = cell
+            for _ in 0..<5 { _ = MessageEncoding<SystemMessage>.enqueue(.watch(cell), into: queue) }
+            #expect(queue.approximateCount == 5)
+        }
+        #expect(watcher == nil, "the watcher each .watch held was released with the queue")
+    }
 }
