@@ -236,7 +236,8 @@ final class Worker: @unchecked Sendable {
         shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         ckshim_linger_set(core.shared.count > 1 ? 1 : 0)  // MPSCQueue.swift, "Lingering"
-        defer { ckshim_current_worker_set(nil); ckshim_linger_set(0) }
+        RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
+        defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(0) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
@@ -279,7 +280,9 @@ final class Worker: @unchecked Sendable {
         while !core.closed.load(ordering: .acquiring) {
             if let unit = localWork() ?? core.resumed.pop() ?? takeFromInjection() ?? steal() {
                 idleSince = 0
+                RingEpoch.enter()  // a spare holds a section per unit (RingEpoch.swift)
                 runUnit(unit)
+                RingEpoch.exit()
                 continue
             }
             let now = monotonicNanoseconds()
@@ -356,6 +359,7 @@ final class Worker: @unchecked Sendable {
     /// injected unit gets turns at about the rate a local one does (file comment, step 1).
     @inline(never)
     private func pollInjection() -> UnsafeMutableRawPointer? {
+        RingEpoch.refresh()  // lets the ring epoch advance past this worker (RingEpoch.swift)
         let unit = takeFromInjection()
         let injected = core.injection.count
         var interval = Worker.injectionPollInterval
@@ -449,6 +453,11 @@ final class Worker: @unchecked Sendable {
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             if core.hasQueuedWork() { core.notifyParked() }
         }
+        // No section while asleep, and what this worker retired is freed if it can be
+        // (RingEpoch.swift).
+        RingEpoch.exit()
+        RingEpoch.collect()
+        defer { RingEpoch.enter() }
         while true {
             parker.park()
             if core.closed.load(ordering: .acquiring) { return }
