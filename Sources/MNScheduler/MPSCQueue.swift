@@ -309,7 +309,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// owner at init (an actor cell's lazily allocated mailbox). Producers off a ring epoch
     /// section then enter one around their access; other queues never pay for it. In the
     /// four bytes of padding before `ringWord`: the object stays 40 bytes.
-    @usableFromInline let reclaimable: Bool
+    @usableFromInline package let reclaimable: Bool
 
     /// The ring: its block's address (even, nonzero), or — odd — no ring, with the
     /// consumer's count of items taken carried over in the upper bits (`word >> 1`: 0
