@@ -294,7 +294,9 @@ public final class ActorSystem: Sendable {
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self, reclaimable: true)
+        // A bounded mailbox keeps its ring: a send meeting a ring being given back (sealed:
+        // "full") would be refused or made to wait as if the mailbox were full.
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)

@@ -399,7 +399,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// no metadata per item.
     @inlinable @inline(__always)
     func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
-        if let block = ringBlock { return RawRing(block: block) }
+        let word = ringWord.load(ordering: .acquiring)
+        // One test: a ring's address is even and nonzero, "no ring" is odd.
+        if _fastPath(word & 1 == 0) { return RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped) }
         return allocateRing(recording: items)
     }
 
@@ -500,13 +502,17 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// `enqueue(moving:itemBytes:recording:)` for a thread outside a ring epoch section:
-    /// the insert inside one. Out of line: pool workers never come here.
+    /// the insert inside one. Out of line: pool workers never come here. (Inlining a second
+    /// copy of the insert made the compiler hoist the item type's metadata look-up, needed
+    /// only by the ring's first allocation, above the branch onto every send; passing the
+    /// insert as a closure cost a retain and a release of the queue per send.)
     @inlinable @inline(never)
     func enqueueInSection<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                     recording items: Items.Type) -> EnqueueResult {
         ckshim_epoch_enter()
-        defer { ckshim_epoch_exit() }
-        return enqueueInsert(moving: source, itemBytes: itemBytes, recording: items)
+        let result = enqueueInsert(moving: source, itemBytes: itemBytes, recording: items)
+        ckshim_epoch_exit()
+        return result
     }
 
     /// The insert of an enqueue (ring, or overflow) and the idle-flag claim.
@@ -613,7 +619,9 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Ring-only enqueue (see `enqueue(moving:)`): refuses instead of overflowing.
     /// Returns nil when the ring is full or the overflow is in use (nothing was copied:
-    /// the caller keeps its item and may retry).
+    /// the caller keeps its item and may retry) — on a reclaimable queue also while the
+    /// consumer gives the ring back (sealed), so an owner that takes nil for "full" (a
+    /// bounded mailbox) does not make its queue reclaimable.
     @inlinable @inline(__always)
     package func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
         tryEnqueue(moving: source, recording: UntypedItems.self)
@@ -625,8 +633,9 @@ package final class MPSCQueue: @unchecked Sendable {
         if closed.load(ordering: .relaxed) { return .closed }
         if _slowPath(ckshim_epoch_depth() == 0) && reclaimable {
             ckshim_epoch_enter()
-            defer { ckshim_epoch_exit() }
-            return tryEnqueueInsert(moving: source, recording: items)
+            let result = tryEnqueueInsert(moving: source, recording: items)
+            ckshim_epoch_exit()
+            return result
         }
         return tryEnqueueInsert(moving: source, recording: items)
     }
@@ -727,8 +736,9 @@ package final class MPSCQueue: @unchecked Sendable {
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
-        guard let block = ringBlock else { return goIdle(nil) }
-        let ring = RawRing(block: block)
+        let word = ringWord.load(ordering: .acquiring)
+        guard _fastPath(word & 1 == 0) else { return goIdle(nil) }
+        let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
             let item: Item
