@@ -149,9 +149,11 @@ static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsign
  *  - the items' type, two words (a Swift existential metatype, or zero: untyped) right
  *    after that address, in the same padding: written once, by the thread that allocates
  *    the ring, before the compare-and-swap that publishes the block (release); read only
- *    by the queue's deinit. Never on a hot path.
+ *    by the queue's deinit. Never on a hot path;
+ *  - after the item type, the ring epoch's deferral entry (written when a given-back ring
+ *    is retired) and the walker's snapshot of the taken count ("ring epoch" below).
  * RawRing's header is sizeof(struct ck_ring) plus a cache line (rounded up to 16), so the
- * padding holds those three words.
+ * padding holds those six words.
  */
 _Static_assert(sizeof(((struct ck_ring *)0)->pad) >= 12, "ck_ring's padding holds the consumer's count");
 _Static_assert(sizeof(struct ck_ring) % 8 == 0, "the overflow list's address is 8-byte aligned");

@@ -193,7 +193,7 @@
 //  - the overflow chain, the consumer's pending chain and their counts live in an
 //    OverflowList, allocated by the first overflow append (under the overflow lock) and
 //    published in the ring block (release, before `overflowActive` is set; the consumer
-//    loads it with acquire); freed with the queue. Its producers' and consumer's parts are
+//    loads it with acquire); freed with the queue, or (empty) with a ring given back. Its producers' and consumer's parts are
 //    on different cache lines (OverflowList.swift), as they were not inside this object
 //    (the consumer's per-item pending index shared a line with the producers' flags).
 //

@@ -37,6 +37,11 @@
 //      *waiting out a long turn* (below). Repeated `spinCount` rounds with a short pause
 //      between rounds.
 //   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
+// Ring epoch (RingEpoch.swift): the loop holds a ring epoch section while it runs units,
+// ends and re-enters it at each step-1 poll (so the epoch advances past this worker,
+// nothing per turn), ends it before parking (and collects given-back rings), enters it
+// again on waking; a spare holds one around each unit. Producers on a worker thus need no
+// section of their own.
 // Running a unit: pop (owning the entry: retained iff the unit has no owner, ScheduledUnit's
 // Lifetime) → T3 scheduled→running → runTurn(budget: throughput) → T4/T5 (T4 releases the
 // entry's retain iff it read the owner bit clear); a unit that must run again goes to the back of the local queue
