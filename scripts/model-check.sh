@@ -62,6 +62,11 @@ check mailbox-BUG_NO_CAS fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -D
 check mailbox-BUG_SET_NO_FENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3 -DBUG_SET_NO_FENCE
 check mailbox-BUG_SET_NO_FENCE-ltl fail ltl mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_SET_NO_FENCE -DNO_END_CHECK
 
+echo "== ring_release.pml (MPSCQueue giving an idle ring back: seal, detach, re-load under the lock, grace period)"
+check ring-release-2p-2m pass safety ring_release.pml -DNPROD=2 -DNMSG=2
+check ring-release-3p-1m pass safety ring_release.pml -DNPROD=3 -DNMSG=1
+check ring-release-BUG_NO_SEAL fail safety ring_release.pml -DNPROD=2 -DNMSG=2 -DBUG_NO_SEAL
+
 echo "== scheduled_unit.pml (ScheduledUnit state word, owner bit and retains, scheduler, shutdown and after-close path)"
 # With an owner that leaves at any moment (2 producers: 3 take ~5 minutes, run by hand, see
 # Models/README.md); without one (-DNO_OWNER: executors' lanes) with 3 producers.

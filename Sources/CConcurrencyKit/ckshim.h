@@ -24,6 +24,9 @@
  *    below), so the lookup is a load, not pthread_getspecific's call.
  *  - Our own single- and multi-consumer dequeues (ckshim__dequeue_sc/_mc/_trydequeue_mc),
  *    because of the ordering problem below.
+ *  - The ring epoch domain (ck_epoch) that lets an idle mailbox give its ring back: the
+ *    per-thread record and the reclaimer ("ring epoch" at the end; the protocol is argued
+ *    in MNScheduler/RingEpoch.swift).
  *
  * Memory ordering of the consumers (why they are re-implemented here):
  * A consumer reads the slot at c_head and then publishes c_head + 1, which tells producers
@@ -58,7 +61,8 @@
  * `str` p_tail, `dmb ish` (ckshim_fence_atomic_load), `ldr` of the idle flag.
  * The idle-flag Dekker pair built on top of the ring is argued in MPSCQueue.swift.
  *
- * Nothing here allocates or takes a lock.
+ * Nothing here allocates or takes a lock, except the ring epoch's cold paths (a thread's
+ * first section allocates its record; retiring and collecting rings take a mutex).
  */
 #ifndef CKSHIM_H
 #define CKSHIM_H
@@ -145,9 +149,11 @@ static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsign
  *  - the items' type, two words (a Swift existential metatype, or zero: untyped) right
  *    after that address, in the same padding: written once, by the thread that allocates
  *    the ring, before the compare-and-swap that publishes the block (release); read only
- *    by the queue's deinit. Never on a hot path.
+ *    by the queue's deinit. Never on a hot path;
+ *  - after the item type, the ring epoch's deferral entry (written when a given-back ring
+ *    is retired) and the walker's snapshot of the taken count ("ring epoch" below).
  * RawRing's header is sizeof(struct ck_ring) plus a cache line (rounded up to 16), so the
- * padding holds those three words.
+ * padding holds those six words.
  */
 _Static_assert(sizeof(((struct ck_ring *)0)->pad) >= 12, "ck_ring's padding holds the consumer's count");
 _Static_assert(sizeof(struct ck_ring) % 8 == 0, "the overflow list's address is 8-byte aligned");
@@ -164,6 +170,7 @@ static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
     *ckshim__ring_overflow_word(ring) = NULL;
     ((void **)ckshim_ring_item_type_slot(ring))[0] = NULL;
     ((void **)ckshim_ring_item_type_slot(ring))[1] = NULL;
+    ((uint64_t *)ckshim_ring_item_type_slot(ring))[4] = 0; /* the walker's word (ckshim_ring_walker_word) */
 }
 
 /* Relaxed 64-bit loads and stores of a word that one thread writes and others read for
@@ -457,6 +464,22 @@ static inline bool ckshim_ring_is_quiescent(ck_ring_t *r) {
     return ck_pr_load_uint(&r->p_head) == consumer;
 }
 
+/*
+ * Seal and unseal (MPSCQueue.swift, "Giving the ring back"): the single consumer of an
+ * empty ring moves p_head from c_head to c_head + mask with one CAS, which is ck's "full"
+ * for every producer (the reserve compares p_head − c_head with mask, the cached c_head
+ * too, which is ≤ c_head). A producer's claim is a CAS on the same p_head: exactly one of
+ * the two wins (atomicity of read-modify-writes on one location, x86-64 and AArch64 alike;
+ * no other ordering is needed). Seal won: every claim fails until an unseal. Claim won:
+ * the seal fails and the consumer keeps its ring. Unseal (the consumer gives up detaching)
+ * puts c_head back into p_head: no claim can have moved it meanwhile.
+ */
+static inline bool ckshim_ring_seal(ck_ring_t *r) {
+    const unsigned int consumer = r->c_head; /* only this consumer writes it */
+    return ck_pr_cas_uint(&r->p_head, consumer, consumer + r->mask);
+}
+static inline void ckshim_ring_unseal(ck_ring_t *r) { ck_pr_store_uint(&r->p_head, r->c_head); }
+
 /* ---------------------------------------------------------------- ck_pr */
 
 static inline void ckshim_stall(void) { ck_pr_stall(); }
@@ -604,5 +627,163 @@ _Thread_local int ckshim_linger_slot = 0;
 
 static inline int ckshim_linger_get(void) { return ckshim_linger_slot; }
 static inline void ckshim_linger_set(int allowed) { ckshim_linger_slot = allowed; }
+
+/* ---------------------------------------------------------------- ring epoch */
+
+/*
+ * One process-wide ck_epoch domain for rings an MPSCQueue gave back (MPSCQueue.swift,
+ * "Giving the ring back"; the protocol, and why each part is safe on x86-64 and AArch64, is
+ * stated once in MNScheduler/RingEpoch.swift). What lives here:
+ *  - ckshim_ring_epoch: the domain (epoch 1, no records: what ck_epoch_init leaves);
+ *  - per thread: its record (registered lazily by the first section, recycled at thread
+ *    exit through a pthread key's destructor) and its section depth, both `_Thread_local`
+ *    with the storage rules of ckshim_current_worker_slot ("current worker" above): the
+ *    producer's test "am I already inside a section?" is one thread-pointer-relative load;
+ *  - the reclaimer: one record that never enters a section and holds every retired block
+ *    (ck_epoch_call), with its count; every use of it is under ckshim_epoch_limbo_lock, so
+ *    any thread may retire or collect (ck_epoch_poll) and a block retired by a worker that
+ *    then parks is still freed by the next collector (a worker's refresh, the walker).
+ * Under CKSHIM_TSAN a section's end releases on the domain and a collection acquires on
+ * it: the happens-before edge ck's grace period gives (every access made inside a section
+ * that saw the block happens before its free), which TSan cannot see in ck's assembly.
+ */
+#include <ck_epoch.h>
+
+__attribute__((weak, visibility("hidden"))) ck_epoch_t ckshim_ring_epoch = { .epoch = 1 };
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
+_Thread_local ck_epoch_record_t *ckshim_epoch_record_slot = NULL;
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
+_Thread_local unsigned int ckshim_epoch_depth_slot = 0;
+__attribute__((weak, visibility("hidden"))) pthread_once_t ckshim_epoch_key_once = PTHREAD_ONCE_INIT;
+__attribute__((weak, visibility("hidden"))) pthread_key_t ckshim_epoch_key = 0;
+__attribute__((weak, visibility("hidden"))) pthread_mutex_t ckshim_epoch_limbo_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak, visibility("hidden"))) ck_epoch_record_t *ckshim_epoch_reclaimer = NULL;
+/* Blocks retired and not yet freed (written under the lock, read relaxed by anyone). */
+__attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_limbo = 0;
+
+static void ckshim__epoch_thread_exit(void *record) {
+    ckshim_epoch_record_slot = NULL;
+    ck_epoch_unregister((ck_epoch_record_t *)record);
+}
+static void ckshim__epoch_make_key(void) { (void)pthread_key_create(&ckshim_epoch_key, ckshim__epoch_thread_exit); }
+
+/* A record of this domain: a recycled one, else a new one (cache-line aligned, as ck
+ * declares it). Out of memory for 256 bytes is not survivable here: abort with a message. */
+static __attribute__((noinline)) ck_epoch_record_t *ckshim__epoch_new_record(void) {
+    ck_epoch_record_t *record = ck_epoch_recycle(&ckshim_ring_epoch, NULL);
+    if (record == NULL) {
+        void *memory = NULL;
+        if (posix_memalign(&memory, CK_MD_CACHELINE, sizeof(ck_epoch_record_t)) != 0) {
+            static const char message[] = "MNScheduler: out of memory for a ring epoch record\n";
+            (void)!write(2, message, sizeof message - 1);
+            abort();
+        }
+        record = (ck_epoch_record_t *)memory;
+        ck_epoch_register(&ckshim_ring_epoch, record, NULL);
+    }
+    return record;
+}
+
+/* The calling thread's record, registered on first use (cold). */
+static __attribute__((noinline)) ck_epoch_record_t *ckshim__epoch_register_thread(void) {
+    ck_epoch_record_t *record = ckshim__epoch_new_record();
+    (void)pthread_once(&ckshim_epoch_key_once, ckshim__epoch_make_key);
+    (void)pthread_setspecific(ckshim_epoch_key, record);
+    ckshim_epoch_record_slot = record;
+    return record;
+}
+
+/** This thread's section depth: nonzero while it is inside a ring epoch section. */
+static inline unsigned int ckshim_epoch_depth(void) { return ckshim_epoch_depth_slot; }
+
+/** Enters a (possibly nested) section. */
+static inline void ckshim_epoch_enter(void) {
+    if (ckshim_epoch_depth_slot++ != 0) return;
+    ck_epoch_record_t *record = ckshim_epoch_record_slot;
+    if (CK_CC_UNLIKELY(record == NULL)) record = ckshim__epoch_register_thread();
+    ck_epoch_begin(record, NULL);
+}
+
+/** Leaves the section `ckshim_epoch_enter` entered. */
+static inline void ckshim_epoch_exit(void) {
+    if (--ckshim_epoch_depth_slot != 0) return;
+    CKSHIM_TSAN_RELEASE(&ckshim_ring_epoch);
+    ck_epoch_end(ckshim_epoch_record_slot, NULL);
+}
+
+/* Where a retired ring block keeps its deferral entry and the walker's snapshot: the
+ * header's padding after the item type (ckshim_ring_item_type_slot), never read or written
+ * by a producer. */
+_Static_assert(CK_MD_CACHELINE >= 3 * sizeof(void *) + sizeof(ck_epoch_entry_t) + sizeof(uint64_t),
+               "the header's padding holds the deferral entry and the walker's snapshot");
+static inline ck_epoch_entry_t *ckshim__ring_epoch_entry(ck_ring_t *r) {
+    return (ck_epoch_entry_t *)(void *)((char *)r + sizeof(struct ck_ring) + 3 * sizeof(void *));
+}
+_Static_assert(sizeof(struct ck_ring) + 3 * sizeof(void *) + sizeof(ck_epoch_entry_t) == sizeof(struct ck_ring) + 8 + 4 * sizeof(uint64_t),
+               "ckshim_ring_init zeroes the walker's word as item-type slot word 4");
+/** The walker's snapshot of the taken count (MPSCQueue.idleSnapshot): a word of the
+ *  header's padding only the walker (under its registry lock) reads and writes. */
+static inline uint64_t *ckshim_ring_walker_word(ck_ring_t *r) {
+    return (uint64_t *)(void *)((char *)ckshim__ring_epoch_entry(r) + sizeof(ck_epoch_entry_t));
+}
+
+static void ckshim__ring_free_retired(ck_epoch_entry_t *entry) {
+    ck_ring_t *r = (ck_ring_t *)(void *)((char *)entry - sizeof(struct ck_ring) - 3 * sizeof(void *));
+    free(*ckshim__ring_overflow_word(r)); /* an empty overflow list (no chunks), or NULL */
+    free(r);
+    /* Under the lock (the collector runs the callbacks); atomic for the relaxed readers. */
+    __atomic_store_n(&ckshim_epoch_limbo, ckshim_epoch_limbo - 1, __ATOMIC_RELAXED);
+}
+
+/** Hands a detached ring block to the reclaimer: freed, with its overflow list (empty: an
+ *  OverflowList's base is a malloc block), once every section that may have seen it has
+ *  ended. No allocation (the entry is inside the block). */
+static inline void ckshim_ring_retire(ck_ring_t *r) {
+    /* The detach (a store) before ck_epoch_call's load of the global epoch: ck has no fence
+     * there (it expects an unlink by an atomic read-modify-write); a store→load barrier
+     * (x86-64 `mfence`/locked op, AArch64 `dmb ish`), so the epoch recorded is not older
+     * than every section that could still load the old address (RingEpoch.swift). */
+    ck_pr_fence_memory();
+    pthread_mutex_lock(&ckshim_epoch_limbo_lock);
+    if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
+    ck_epoch_call(ckshim_epoch_reclaimer, ckshim__ring_epoch_entry(r), ckshim__ring_free_retired);
+    __atomic_store_n(&ckshim_epoch_limbo, ckshim_epoch_limbo + 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ckshim_epoch_limbo_lock);
+}
+
+/** Retired blocks not yet freed (a snapshot). */
+static inline unsigned long ckshim_epoch_limbo_count(void) {
+    return __atomic_load_n(&ckshim_epoch_limbo, __ATOMIC_RELAXED);
+}
+
+/** Frees the retired blocks whose grace period is over, trying to advance the epoch
+ *  (ck_epoch_poll). Call outside a section (a caller's own section would hold the epoch
+ *  back). `wait`: take the lock even if another collector holds it. Returns the blocks
+ *  still waiting. */
+static inline unsigned long ckshim_epoch_collect(bool wait) {
+    if (ckshim_epoch_limbo_count() == 0) return 0;
+    if (wait) pthread_mutex_lock(&ckshim_epoch_limbo_lock);
+    else if (pthread_mutex_trylock(&ckshim_epoch_limbo_lock) != 0) return ckshim_epoch_limbo_count();
+    CKSHIM_TSAN_ACQUIRE(&ckshim_ring_epoch);
+    unsigned long left = ckshim_epoch_limbo;
+    if (left != 0 && ckshim_epoch_reclaimer != NULL) {
+        (void)ck_epoch_poll(ckshim_epoch_reclaimer);
+        left = ckshim_epoch_limbo;
+    }
+    pthread_mutex_unlock(&ckshim_epoch_limbo_lock);
+    return left;
+}
+
+/** A worker's periodic refresh: leaves its section (depth 1), collects, enters again, so
+ *  the epoch can advance past it. At depth 0 it only collects. */
+static inline void ckshim_epoch_refresh(void) {
+    if (ckshim_epoch_depth_slot == 1) {
+        ckshim_epoch_exit();
+        (void)ckshim_epoch_collect(false);
+        ckshim_epoch_enter();
+    } else if (ckshim_epoch_depth_slot == 0) {
+        (void)ckshim_epoch_collect(false);
+    }
+}
 
 #endif /* CKSHIM_H */

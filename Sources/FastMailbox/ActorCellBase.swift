@@ -284,6 +284,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(never)
     final func runGeneralTurn(budget: Int) -> TurnOutcome {
         if isCreated { startIfNeeded() }
+        let releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked
         let systemOutcome = hasSystemWork ? drainSystem() : .empty
         let mailboxOutcome: MPSCQueue.DrainOutcome
         let ranMailbox = !isStopped
@@ -304,6 +305,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 mailboxOutcome = mailbox.hasPendingWork ? .more : .empty
             }
         }
+        if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }
         return finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
     }
 
@@ -327,6 +329,18 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let more = mailboxOutcome == .more || systemOutcome == .more
             || (!isStopped && hasPriority)
         return more ? .more : .idle
+    }
+
+    /// The mailbox drained empty in a turn a walk asked for: give its ring back
+    /// (MPSCQueue.releaseIdleRing; this turn is the mailbox's only consumer). The overflow
+    /// sends counted in a list given back with it go to the system's retired count, so the
+    /// system's total stays exact.
+    @inline(never)
+    final func releaseMailboxRing() {
+        var overflows = 0
+        guard mailbox.queue.releaseIdleRing(overflowAppends: &overflows) else { return }
+        system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
+        system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
     }
 
     // The parts of a turn that hold a `Message` in unspecialised code, out of line: runTurn

@@ -25,8 +25,11 @@ final class SystemCounters: Sendable {
     let restarts = Atomic<Int>(0)
     /// Actors stopped with ``TerminationReason/failed(_:)``.
     let failedStops = Atomic<Int>(0)
-    /// Mailbox overflow appends of cells that already left the registry.
+    /// Mailbox overflow appends of cells that already left the registry, and of overflow
+    /// lists given back with an idle mailbox's ring (MPSCQueue.releaseIdleRing).
     let retiredOverflows = Atomic<Int>(0)
+    /// Mailbox rings given back by idle actors (``ActorSystem/reclaimIdleMailboxes()``).
+    let mailboxRingsReleased = Atomic<Int>(0)
 }
 
 /// Dead letters so far, by ``DeadLetterReason`` (a snapshot).

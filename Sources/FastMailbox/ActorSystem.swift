@@ -137,7 +137,11 @@ public final class ActorSystem: Sendable {
     let askTimer: AskTimer
     /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
     let outstandingAsks = Atomic<Int>(0)
-    private let registry = Lock<Registry>(Registry())
+    let registry = Lock<Registry>(Registry())
+    /// The automatic idle-mailbox walk's timer (ActorSystem+Reclaim), nil when off.
+    let reclaimTimer = Lock<(any DispatchSourceTimer)?>(nil)
+    /// Held by a walk (one at a time: the walker's snapshot word is walker-only).
+    let reclaimWalk = Lock<Int>(0)
     private let shutdownResult = Lock<ShutdownReport?>(nil)
     /// Private one-worker systems of dedicated actors (see ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``),
     /// shut down with this one.
@@ -178,6 +182,7 @@ public final class ActorSystem: Sendable {
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
         self.askTimer = AskTimer(clock: scheduler.clock)
+        startIdleMailboxReclaim()
     }
 
     /// Creates a system for tests that runs on a `DeterministicScheduler`: no threads;
@@ -216,6 +221,11 @@ public final class ActorSystem: Sendable {
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
         self.askTimer = AskTimer(clock: scheduler.clock)
+        startIdleMailboxReclaim()
+    }
+
+    deinit {
+        reclaimTimer.withLock { $0?.cancel() }
     }
 
     /// Turns ``shutdown(timeout:)`` runs at most, per drain, on a deterministic scheduler.
@@ -284,7 +294,9 @@ public final class ActorSystem: Sendable {
         supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self)
+        // A bounded mailbox keeps its ring: a send meeting a ring being given back (sealed:
+        // "full") would be refused or made to wait as if the mailbox were full.
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
@@ -319,8 +331,10 @@ public final class ActorSystem: Sendable {
     /// a constant; an eager ring is reserved through the typed layer, so it records
     /// `Message` (Mailbox.swift).
     @inlinable
-    func makeMailbox<Message: Sendable>(capacity: Int, for: Message.Type) throws(ActorSystemError) -> Mailbox<Message> {
-        let (queue, eager) = try makeQueue(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes)
+    func makeMailbox<Message: Sendable>(capacity: Int, for: Message.Type,
+                                        reclaimable: Bool = false) throws(ActorSystemError) -> Mailbox<Message> {
+        let (queue, eager) = try makeQueue(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes,
+                                           reclaimable: reclaimable)
         let mailbox = Mailbox<Message>(queue: queue)
         if eager { try reserveRing(of: mailbox) }
         return mailbox
@@ -328,10 +342,14 @@ public final class ActorSystem: Sendable {
 
     /// The queue of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
     /// the message type), and whether its ring is allocated at spawn (eagerRingCapacity).
+    /// `reclaimable`: an event actor's mailbox, whose ring an idle actor gives back
+    /// (``reclaimIdleMailboxes()``) — unless it is allocated at spawn: a ring reserved so
+    /// that no send can fail to allocate one stays.
     @usableFromInline
-    func makeQueue(capacity: Int, itemBytes: Int) throws(ActorSystemError) -> (queue: MPSCQueue, eager: Bool) {
+    func makeQueue(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> (queue: MPSCQueue, eager: Bool) {
         do {
-            return (try MPSCQueue(capacity: capacity, itemBytes: itemBytes), capacity >= ActorSystem.eagerRingCapacity)
+            let eager = capacity >= ActorSystem.eagerRingCapacity
+            return (try MPSCQueue(capacity: capacity, itemBytes: itemBytes, reclaimable: reclaimable && !eager), eager)
         } catch {
             throw .invalidMailboxCapacity(capacity)
         }
@@ -564,6 +582,7 @@ public final class ActorSystem: Sendable {
         return shutdownResult.withLock { result in
             if let result { return result }
             registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }
+            reclaimTimer.withLock { $0?.cancel(); $0 = nil }
             let dedicated = dedicatedSystems.withLock { systems in defer { systems = [] }; return systems }
             let cells = registry.withLock { $0.cells.values }
             for cell in cells {

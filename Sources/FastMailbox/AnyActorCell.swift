@@ -312,7 +312,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     deinit {
         // The cell's retain on its system queue; the queue's deinit releases the system
         // messages nobody drained (their type is recorded in its ring: MessageEncoding).
-        if let raw = systemQueueStorage.load(ordering: .acquiring), StopWord(raw) == nil {
+        if let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) {
             Unmanaged<MPSCQueue>.fromOpaque(raw).release()
         }
     }
@@ -344,7 +344,7 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         /// The word stored in `systemQueueStorage`, nil when `raw` is a queue's address.
         init?(_ raw: UnsafeMutableRawPointer) {
             let bits = UInt(bitPattern: raw)
-            guard bits & 1 != 0 else { return nil }
+            guard bits & 1 != 0, bits != AnyActorCell.releaseRequestWord else { return nil }
             mode = bits & 2 != 0 ? .immediately : .afterDrainingMailbox
             reason = bits & 4 != 0 ? .systemShutDown : .stopped
         }
@@ -360,6 +360,32 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         @inlinable @inline(__always) static func isWord(_ raw: UnsafeMutableRawPointer) -> Bool {
             UInt(bitPattern: raw) & 1 != 0
         }
+    }
+
+    /// The *release request* (ActorSystem+Reclaim): another odd word the slot of a cell
+    /// with no system queue may hold, telling its next (general) turn to give the user
+    /// mailbox's ring back if it drains empty. Installed only by CAS from nil (and the
+    /// installer schedules the cell, as S1), removed by the turn (CAS to nil); a sender that
+    /// needs the slot for a stop word or a queue CASes it away (the request is dropped:
+    /// the cell's turn runs anyway and does nothing). Neither a stop nor a queue.
+    static let releaseRequestWord: UInt = 9
+
+    /// Asks the cell to give its mailbox ring back at its next turn (the walker, any
+    /// thread, under the registry lock: the cell is registered). False when the slot is in
+    /// use (a system queue, a stop, a request already pending).
+    final func requestMailboxRelease() -> Bool {
+        let word = UnsafeMutableRawPointer(bitPattern: AnyActorCell.releaseRequestWord).unsafelyUnwrapped
+        guard systemQueueStorage.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        scheduleSelf()
+        return true
+    }
+
+    /// Takes a pending release request (a turn): true when there was one.
+    final func takeReleaseRequest() -> Bool {
+        guard let raw = systemQueueStorage.load(ordering: .acquiring),
+              UInt(bitPattern: raw) == AnyActorCell.releaseRequestWord else { return false }
+        return systemQueueStorage.compareExchange(expected: raw, desired: nil, ordering: .acquiringAndReleasing).exchanged
     }
 
     /// The system queue if one was created.

@@ -131,6 +131,20 @@ final class CellTable {
         }
     }
 
+    /// Calls `body` with the cells in slots `start..<start + limit` (fewer at the end) and
+    /// returns the slot to go on from, nil once past the last: a walk in chunks, each under
+    /// the registry lock, so spawns wait for one chunk at most. A resize between chunks
+    /// moves cells: a walk may then visit some twice or miss some (a statistics pass must
+    /// use `forEach`).
+    func forEach(from start: Int, limit: Int, _ body: (AnyActorCell) -> Void) -> Int? {
+        let end = min(start + limit, capacity)
+        guard start < end else { return nil }
+        for index in start..<end where slots[index].id != 0 {
+            slots[index].cell.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0) }
+        }
+        return end < capacity ? end : nil
+    }
+
     /// Calls `body` with every cell in the table, in slot order.
     func forEach(_ body: (AnyActorCell) -> Void) {
         for index in 0..<capacity where slots[index].id != 0 {

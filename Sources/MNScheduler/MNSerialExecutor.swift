@@ -284,7 +284,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     @inline(__always)
     private var isQueueEmpty: Bool {
         if jobs.overflowActive.load(ordering: .acquiring) { return false }
-        guard let block = jobs.ringBlock.load(ordering: .acquiring) else { return true }
+        guard let block = jobs.ringBlock else { return true }
         let ring = RawRing(block: block)
         return jobs.overflowList(ring)?.pendingChunk == nil && ring.isQuiescent
     }
@@ -323,12 +323,12 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// schedules the turn.
     @inline(__always)
     private func drainOrSettle(max: Int, inlineHost host: UnsafeMutableRawPointer?) -> MPSCQueue.DrainOutcome {
-        if jobs.ringBlock.load(ordering: .acquiring) == nil {
+        if jobs.ringBlock == nil {
             jobs.consumerIdle.store(true, ordering: .sequentiallyConsistent)
             #if !arch(x86_64)
             atomicMemoryFence(ordering: .sequentiallyConsistent)  // `dmb ish`: the store before the load
             #endif
-            if jobs.ringBlock.load(ordering: .acquiring) == nil { return .empty }
+            if jobs.ringBlock == nil { return .empty }
             guard jobs.claimConsumer() else { return .empty }
         }
         return drain(max: max, inlineHost: host)

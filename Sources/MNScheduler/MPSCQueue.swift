@@ -122,13 +122,60 @@
 // the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
 // during the lingering is taken in this turn, counted against the same `max`.
 //
+// ## Giving the ring back (a reclaimable queue: an actor cell's lazily allocated mailbox)
+// An idle actor that once got a message would otherwise keep its ring (~460 bytes for 32
+// word slots) for ever. `releaseIdleRing()` gives it back; the next enqueue allocates a
+// fresh one exactly as the first did. Only the consumer releases, in its own turn, right
+// after a drain that returned `.empty` (the only consumer: ScheduledUnit runs one turn at
+// a time). Three steps:
+//  1. Preconditions (consumer-local): a ring, no overflow active, no pending chunk.
+//  2. Seal: one CAS of p_head from c_head to c_head + mask (ckshim_ring_seal), ck's "full".
+//     It succeeds only if p_head == c_head, i.e. nothing claimed and nothing left (p_tail
+//     lies between them). A producer's claim is a CAS on the same p_head, so exactly one
+//     of the two wins (atomicity on one location: no fence needed, x86-64 or AArch64). A
+//     producer that lost (or loads the ring later) sees "full" — its cached c_head too,
+//     which is ≤ c_head — and takes the overflow path. The seal lost: a claim is in, its
+//     item is coming, give up (the normal idle protocol delivers it).
+//  3. Detach, under the overflow lock: overflowActive clear (else a producer that met the
+//     sealed ring overflowed onto it first: unseal — p_head back to c_head, no claim can
+//     have moved it — and give up), then store the ring-less word (release) into
+//     `ringWord`: odd, carrying the taken count (`dequeuedCount` never goes back; the next
+//     ring starts from it, written into the fresh block before the CAS that publishes it).
+//     Every overflow-path append re-loads `ringWord` under the same lock (enqueueSlow,
+//     `currentRingUnderLock`): after a detach it finds no ring and installs a fresh one
+//     (recording the old one's item type), before the detach it finds the sealed ring and
+//     appends to its overflow list, which the detach's re-check then sees. The inline
+//     overflow append (`enqueueOverflow`) uses the producer's loaded ring only when
+//     overflowActive is set and that ring has a tail chunk: a detached ring has neither
+//     (a ring is detached with overflowActive clear, i.e. its chain empty, and no list is
+//     ever made on it afterwards), so it falls through to enqueueSlow. Nothing else holds
+//     a RawRing across the lock.
+// Then the block (and its empty overflow list, whose append count the owner adds to its
+// own total: `releaseIdleRing(overflowAppends:)`) goes to the ring epoch (RingEpoch.swift),
+// which frees it once no thread can still read it: a producer that loaded the address
+// before the detach (its failed claim, its c_head load, its overflow list look) and a
+// statistics reader (approximateCount, dequeuedCount) hold a ring epoch section while they
+// use it: pool workers always, other threads around each access to a reclaimable queue
+// (the producer's test: one thread-local load). Producers of other queues pay nothing.
+// The idle protocol: the release leaves consumerIdle alone. A producer that installs a
+// fresh ring then claims, fences and loads the flag: the Dekker pair of "Who runs the
+// consumer" with the install standing in for the claim. A drain that starts with no ring
+// goes idle through goIdle(nil), which looks at `ringWord` again after its fence, so a
+// ring installed meanwhile is seen (or its producer sees the flag). (S1)–(S3) hold as they
+// are. Per-producer FIFO: everything in the old ring was taken before the seal; later
+// items go to the fresh ring or, in order, to an overflow.
+// Who asks: FastMailbox's ActorSystem.reclaimIdleMailboxes (a cell's general turn).
+//
 // ## Where the fields live (every idle actor carries this object)
 // The object holds only what an idle queue needs: the four one-byte flags (consumerIdle,
-// closed, overflowActive, overflowLock), the shape (capacity, item bytes) and the ring's
-// address: 40 bytes. The rest exists once there is something to count or to release
-// (ckshim.h, "What MPSCQueue keeps in its ring block"):
+// closed, overflowActive, overflowLock), the shape (capacity, item bytes), `reclaimable`
+// (in what was padding) and the ring word (the ring's address, or — odd — none and the
+// taken count carried over): 40 bytes. The rest exists once there is something to count or
+// to release (ckshim.h, "What MPSCQueue keeps in its ring block"):
 //  - the consumer's count of items taken (`dequeuedCount`) lives in the ring block beside
-//    c_head, on the line only the consumer writes; 0 while there is no ring;
+//    c_head, on the line only the consumer writes; with no ring, in `ringWord` (`word >> 1`);
+//  - a ring given back keeps its ring epoch entry and the walker's snapshot of the taken
+//    count (`ringIdleSinceLastLook`) in the header padding after the item type;
 //  - the items' type (`MPSCQueueItemType`, 16 bytes: an existential metatype), for a
 //    typed owner (FastMailbox's Mailbox, whose encoding conforms): written into the fresh
 //    block by the thread that allocates the ring, before the CAS that publishes it
@@ -146,7 +193,7 @@
 //  - the overflow chain, the consumer's pending chain and their counts live in an
 //    OverflowList, allocated by the first overflow append (under the overflow lock) and
 //    published in the ring block (release, before `overflowActive` is set; the consumer
-//    loads it with acquire); freed with the queue. Its producers' and consumer's parts are
+//    loads it with acquire); freed with the queue, or (empty) with a ring given back. Its producers' and consumer's parts are
 //    on different cache lines (OverflowList.swift), as they were not inside this object
 //    (the consumer's per-item pending index shared a line with the producers' flags).
 //
@@ -258,10 +305,28 @@ package final class MPSCQueue: @unchecked Sendable {
     @usableFromInline let capacity32: UInt32
     /// Bytes of one item (see "Items"): 8 for a word queue, at most 64.
     @usableFromInline let itemBytes32: UInt32
+    /// Whether the consumer may give the ring back ("Giving the ring back"): set by the
+    /// owner at init (an actor cell's lazily allocated mailbox). Producers off a ring epoch
+    /// section then enter one around their access; other queues never pay for it. In the
+    /// four bytes of padding before `ringWord`: the object stays 40 bytes.
+    @usableFromInline package let reclaimable: Bool
 
-    /// The ring block, nil until the first enqueue. Written once by the CAS winner
-    /// (release), read by everyone (acquire) so the initialised header is visible.
-    @usableFromInline let ringBlock = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// The ring: its block's address (even, nonzero), or — odd — no ring, with the
+    /// consumer's count of items taken carried over in the upper bits (`word >> 1`: 0
+    /// before the first ring; "Giving the ring back"). Installed by a CAS (release), read by
+    /// everyone (acquire) so the initialised header is visible; only the consumer takes a
+    /// ring away (release, under the overflow lock).
+    @usableFromInline let ringWord = Atomic<UInt>(1)
+
+    /// The ring block of `word`, nil when it holds none (odd).
+    @inlinable @inline(__always)
+    static func block(_ word: UInt) -> UnsafeMutableRawPointer? {
+        word & 1 == 0 ? UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped : nil
+    }
+
+    /// The current ring block (acquire), nil when there is none. A thread that dereferences
+    /// it for a reclaimable queue must be inside a ring epoch section, or be the consumer.
+    @inlinable package var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
     @inlinable package var capacity: Int { Int(capacity32) }
@@ -279,7 +344,19 @@ package final class MPSCQueue: @unchecked Sendable {
     /// `approximateCount` it gives how many items were ever accepted, for exact accounting
     /// at shutdown.
     package var dequeuedCount: Int {
-        ringBlock.load(ordering: .acquiring).map { RawRing(block: $0).takenCount } ?? 0
+        readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
+    }
+
+    /// Runs `body` with the current ring (nil: none) and the word it came from, inside a
+    /// ring epoch section when the queue is reclaimable and this thread is not in one
+    /// already (statistics readers on any thread; RingEpoch.swift). Off the hot path.
+    @inlinable
+    func readingRing<R>(_ body: (RawRing?, UInt) -> R) -> R {
+        let enter = reclaimable && ckshim_epoch_depth() == 0
+        if enter { ckshim_epoch_enter() }
+        defer { if enter { ckshim_epoch_exit() } }
+        let word = ringWord.load(ordering: .acquiring)
+        return body(MPSCQueue.block(word).map(RawRing.init(block:)), word)
     }
 
     /// The overflow list, nil until the first overflow append (kept in the ring block).
@@ -288,17 +365,19 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Creates an empty queue of `itemBytes`-byte items (1...RawRing.maximumSlotBytes;
     /// default: words). The ring of `capacity` slots (a power of two in
     /// 4...RawRing.maximumCapacity, i.e. 2^20) is allocated on the first enqueue, or by
-    /// `reserveRing()`.
-    package init(capacity: Int, itemBytes: Int = 8) throws(RingCapacityError) {
+    /// `reserveRing()`. `reclaimable`: the consumer may give the ring back while idle
+    /// (`releaseIdleRing()`; file comment, "Giving the ring back").
+    package init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
         try RawRing.validate(capacity: capacity)
         precondition(itemBytes >= 1 && itemBytes <= RawRing.maximumSlotBytes,
                      "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
         self.capacity32 = UInt32(capacity)
         self.itemBytes32 = UInt32(itemBytes)
+        self.reclaimable = reclaimable
     }
 
     deinit {
-        if let block = ringBlock.load(ordering: .acquiring) {
+        if let block = ringBlock {
             let ring = RawRing(block: block)
             // A typed queue destroys what nobody drained (payloads of messages left at a
             // shutdown, or in a mailbox dropped while full); no producer can be between
@@ -320,7 +399,9 @@ package final class MPSCQueue: @unchecked Sendable {
     /// no metadata per item.
     @inlinable @inline(__always)
     func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
-        if let block = ringBlock.load(ordering: .acquiring) { return RawRing(block: block) }
+        let word = ringWord.load(ordering: .acquiring)
+        // One test: a ring's address is even and nonzero, "no ring" is odd.
+        if _fastPath(word & 1 == 0) { return RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped) }
         return allocateRing(recording: items)
     }
 
@@ -348,21 +429,43 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// `reserveRing()` for a typed owner: records `items` as the item type.
     package func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
-        if ringBlock.load(ordering: .acquiring) != nil { return }
+        if ringBlock != nil { return }
         _ = try installRing(itemType: items)
     }
 
-    /// Allocates a ring, records the item type in it (nil for `UntypedItems`) and publishes
-    /// it; racing callers: one CAS wins, losers free theirs.
+    /// Allocates a ring, records the item type in it (nil for `UntypedItems`) and the
+    /// taken count carried over from a ring given back, and publishes it; racing callers:
+    /// one CAS wins, losers free theirs. Returns the ring installed (a racing winner's).
     private func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
+        var word = ringWord.load(ordering: .acquiring)
+        if let block = MPSCQueue.block(word) { return RawRing(block: block) }
         let fresh = try RawRing(tryCapacity: capacity, slotBytes: slotBytes)
         // Before the publishing CAS. (An identity test: a dynamic cast cost ~24 instructions a ring.)
         fresh.itemType = ObjectIdentifier(itemType) == ObjectIdentifier(UntypedItems.self) ? nil : itemType
-        let (won, current) = ringBlock.compareExchange(
-            expected: nil, desired: fresh.block, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
-        if won { return fresh }
-        fresh.deallocate()
-        return RawRing(block: current!)
+        while true {
+            fresh.takenCount = Int(truncatingIfNeeded: word >> 1)  // the count goes on ("Giving the ring back")
+            let (won, current) = ringWord.compareExchange(
+                expected: word, desired: UInt(bitPattern: fresh.block),
+                successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+            if won { return fresh }
+            if let block = MPSCQueue.block(current) {
+                fresh.deallocate()
+                return RawRing(block: block)
+            }
+            word = current  // ring-less still: another count (a ring came and went)
+        }
+    }
+
+    /// The overflow path's ring, under the overflow lock: the current one, or — the one the
+    /// producer loaded was given back ("Giving the ring back") — a fresh one, recording the
+    /// item type the old one recorded (a producer holds the old block inside its section).
+    func currentRingUnderLock(replacing old: RawRing) -> RawRing {
+        if let block = ringBlock { return RawRing(block: block) }
+        do {
+            return try installRing(itemType: old.itemType ?? UntypedItems.self)
+        } catch {
+            fatalError("MPSCQueue: \(error); call reserveRing() where the failure can be reported")
+        }
     }
 
     /// Enqueues the `itemBytes` bytes at `source` from any thread (a bitwise copy: on
@@ -390,10 +493,39 @@ package final class MPSCQueue: @unchecked Sendable {
                                                    recording items: Items.Type) -> EnqueueResult {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
+        // A thread outside a ring epoch section (not a pool worker) sending to a queue
+        // whose ring may be given back enters one (RingEpoch.swift): one TLS load here.
+        if _slowPath(ckshim_epoch_depth() == 0) && reclaimable {
+            return enqueueInSection(moving: source, itemBytes: itemBytes, recording: items)
+        }
+        return enqueueInsert(moving: source, itemBytes: itemBytes, recording: items)
+    }
+
+    /// `enqueue(moving:itemBytes:recording:)` for a thread outside a ring epoch section:
+    /// the insert inside one. Out of line: pool workers never come here. (Inlining a second
+    /// copy of the insert made the compiler hoist the item type's metadata look-up, needed
+    /// only by the ring's first allocation, above the branch onto every send; passing the
+    /// insert as a closure cost a retain and a release of the queue per send.)
+    @inlinable @inline(never)
+    func enqueueInSection<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+                                                    recording items: Items.Type) -> EnqueueResult {
+        ckshim_epoch_enter()
+        let result = enqueueInsert(moving: source, itemBytes: itemBytes, recording: items)
+        ckshim_epoch_exit()
+        return result
+    }
+
+    /// The insert of an enqueue (ring, or overflow) and the idle-flag claim.
+    @inlinable @inline(__always)
+    func enqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+                                                 recording items: Items.Type) -> EnqueueResult {
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
         #endif
         let ring = self.ring(recording: items)
+        #if DEBUG
+        MPSCQueueTestHook.claimIfArmed(self)
+        #endif
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .acquiring),
            let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) {
@@ -487,7 +619,9 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Ring-only enqueue (see `enqueue(moving:)`): refuses instead of overflowing.
     /// Returns nil when the ring is full or the overflow is in use (nothing was copied:
-    /// the caller keeps its item and may retry).
+    /// the caller keeps its item and may retry) — on a reclaimable queue also while the
+    /// consumer gives the ring back (sealed), so an owner that takes nil for "full" (a
+    /// bounded mailbox) does not make its queue reclaimable.
     @inlinable @inline(__always)
     package func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
         tryEnqueue(moving: source, recording: UntypedItems.self)
@@ -497,6 +631,18 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable @inline(__always)
     package func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
+        if _slowPath(ckshim_epoch_depth() == 0) && reclaimable {
+            ckshim_epoch_enter()
+            let result = tryEnqueueInsert(moving: source, recording: items)
+            ckshim_epoch_exit()
+            return result
+        }
+        return tryEnqueueInsert(moving: source, recording: items)
+    }
+
+    /// The insert of `tryEnqueue` (see `enqueueInsert`).
+    @inlinable @inline(__always)
+    func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         let ring = self.ring(recording: items)
         var ticket: UInt32 = 0
         guard !overflowActive.load(ordering: .acquiring),
@@ -520,8 +666,11 @@ package final class MPSCQueue: @unchecked Sendable {
     /// no overflow is pending, else an append: a copy into the tail chunk's next slot (a
     /// new chunk when the tail is full).
     @usableFromInline @inline(never)
-    func enqueueSlow(source: UnsafeRawPointer, ring: RawRing) {
+    func enqueueSlow(source: UnsafeRawPointer, ring loaded: RawRing) {
         defer { overflowLock.store(false, ordering: .releasing) }
+        // The ring the producer loaded may have been given back (sealed: its claim failed
+        // as "full"): the lock orders this load after the detach ("Giving the ring back").
+        let ring = reclaimable ? currentRingUnderLock(replacing: loaded) : loaded
         var ticket: UInt32 = 0
         if !overflowActive.load(ordering: .relaxed),
            let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
@@ -587,8 +736,9 @@ package final class MPSCQueue: @unchecked Sendable {
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
-        guard let block = ringBlock.load(ordering: .acquiring) else { return goIdle(nil) }
-        let ring = RawRing(block: block)
+        let word = ringWord.load(ordering: .acquiring)
+        guard _fastPath(word & 1 == 0) else { return goIdle(nil) }
+        let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
             let item: Item
@@ -682,8 +832,16 @@ package final class MPSCQueue: @unchecked Sendable {
         // On x86-64 the seq_cst store (xchg) already is one.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         #endif
-        if (ring?.isQuiescent ?? true) && !overflowActive.load(ordering: .sequentiallyConsistent) { return .empty }
-        return keepTurn(ring)
+        if let ring {
+            if ring.isQuiescent && !overflowActive.load(ordering: .sequentiallyConsistent) { return .empty }
+            return keepTurn(ring)
+        }
+        // No ring when the drain looked: look again after the fence, for one a producer
+        // installed since (the install stands in for the ticket claim in the Dekker pair:
+        // a producer installs, claims, fences, then reads the flag). A queue whose ring was
+        // given back meets this on every turn until its next send.
+        guard let block = ringBlock else { return .empty }
+        return keepTurn(RawRing(block: block))
     }
 
     /// goIdle found work arriving (a claimed slot, or overflow): keeps the turn unless a
@@ -744,6 +902,73 @@ package final class MPSCQueue: @unchecked Sendable {
         }
     }
 
+    // MARK: giving the ring back
+
+    /// Gives the ring back ("Giving the ring back", file comment): when the queue is
+    /// reclaimable, has a ring and holds nothing (ring empty and quiescent, no overflow
+    /// item), seals the ring so no producer can claim in it, detaches it under the overflow
+    /// lock (the taken count carried over in `ringWord`) and hands the block, with its
+    /// empty overflow list if it has one, to the ring epoch (freed once no section can
+    /// still see them). The next enqueue allocates a fresh ring. True when the ring was
+    /// given back; false (nothing changed) otherwise — a producer claimed or overflowed
+    /// meanwhile, and its item is delivered as usual. Consumer only, right after a drain
+    /// that returned `.empty`. No allocation.
+    @discardableResult
+    package func releaseIdleRing() -> Bool {
+        var dropped = 0
+        return releaseIdleRing(overflowAppends: &dropped)
+    }
+
+    /// `releaseIdleRing()`, adding to `dropped` the count of overflow sends the list given
+    /// back held (`overflowAppends` starts again from 0): an owner that reports totals
+    /// keeps them exact by adding it to its own count of retired overflows.
+    package func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool {
+        guard reclaimable, let block = ringBlock else { return false }
+        let ring = RawRing(block: block)
+        guard !overflowActive.load(ordering: .acquiring), overflowList(ring)?.pendingChunk == nil else { return false }
+        #if DEBUG
+        if MPSCQueueTestHook.skipSeal.load(ordering: .relaxed) {
+            guard ring.isQuiescent else { return false }
+        } else {
+            guard ring.seal() else { return false }
+        }
+        #else
+        guard ring.seal() else { return false }  // a producer claimed: its item is coming
+        #endif
+        let detached = withOverflowLock { () -> Bool in
+            // A producer that met the sealed ring and overflowed onto it got here first.
+            // (overflowActive clear: the list's chain is empty, `head` nil.)
+            guard !overflowActive.load(ordering: .relaxed) else { return false }
+            ringWord.store(UInt(truncatingIfNeeded: ring.takenCount) << 1 | 1, ordering: .releasing)
+            return true
+        }
+        guard detached else {
+            ring.unseal()
+            return false
+        }
+        if let list = overflowList(ring) { dropped += list.appendCount }
+        ckshim_ring_retire(ring.ring)  // frees the list too (ckshim.h)
+        return true
+    }
+
+    /// For the owner's walker (one at a time: FastMailbox's reclaimIdleMailboxes, under its
+    /// registry lock): true when the queue has a ring and took no item since the previous
+    /// call (the taken count matches the snapshot it keeps in the ring block's header, a
+    /// word only the walker touches); records the count either way. Any thread.
+    package func ringIdleSinceLastLook() -> Bool {
+        readingRing { ring, _ in
+            guard let ring else { return false }
+            let seen = UInt64(truncatingIfNeeded: ring.takenCount) &+ 1  // 0: never looked
+            let word = ckshim_ring_walker_word(ring.ring)
+            let previous = ckshim_load_u64_relaxed(word)
+            ckshim_store_u64_relaxed(word, seen)
+            return previous == seen
+        }
+    }
+
+    /// True while the queue holds a ring (a snapshot). Any thread.
+    package var hasRing: Bool { ringBlock != nil }
+
     /// Closes the queue: later enqueues are refused with `.closed`. Any thread; idempotent.
     /// Returns true for the call that closed it.
     @discardableResult @usableFromInline
@@ -773,12 +998,13 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Items counted and not yet drained (a snapshot).
     @usableFromInline package var approximateCount: Int {
-        guard let block = ringBlock.load(ordering: .acquiring) else { return 0 }
-        let ring = RawRing(block: block)
-        guard let list = overflowList(ring) else { return ring.count }
-        // Handed-out first: both only grow, so the difference never goes below zero.
-        let handedOut = list.handedOut
-        return ring.count + Swift.max(list.appendCount - handedOut, 0)
+        readingRing { ring, _ in
+            guard let ring else { return 0 }
+            guard let list = overflowList(ring) else { return ring.count }
+            // Handed-out first: both only grow, so the difference never goes below zero.
+            let handedOut = list.handedOut
+            return ring.count + Swift.max(list.appendCount - handedOut, 0)
+        }
     }
 
     /// True while a consumer turn is running or due (a producer claimed it since the last
@@ -787,7 +1013,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
     package var overflowAppends: Int {
-        ringBlock.load(ordering: .acquiring).flatMap { overflowList(RawRing(block: $0))?.appendCount } ?? 0
+        readingRing { ring, _ in ring.flatMap { overflowList($0)?.appendCount } ?? 0 }
     }
 
     /// Runs `body` holding the overflow spin lock.
@@ -827,7 +1053,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
     /// a burst has drained. Consumer only (for tests).
     package var overflowChunksHeld: Int {
-        guard let block = ringBlock.load(ordering: .acquiring), let list = overflowList(RawRing(block: block)) else {
+        guard let block = ringBlock, let list = overflowList(RawRing(block: block)) else {
             return 0
         }
         return OverflowList.chunks(from: list.pendingChunk) + withOverflowLock { OverflowList.chunks(from: list.head) }
@@ -835,7 +1061,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
     package var ringBytes: Int {
-        ringBlock.load(ordering: .relaxed) == nil ? 0 : RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
+        ringBlock == nil ? 0 : RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
     }
 }
 
@@ -862,6 +1088,19 @@ extension RawRing {
     @usableFromInline static let enqueue = QueueHookPoint()
     @usableFromInline static let linger = QueueHookPoint()
     @usableFromInline static let commitWait = QueueHookPoint()
+    @usableFromInline static let claim = QueueHookPoint()
+    /// Makes `releaseIdleRing` skip its seal (checking quiescence instead): only for a
+    /// test that shows the seal is needed.
+    package static let skipSeal = Atomic<Bool>(false)
+
+    /// The next enqueue on `queue` (from any thread) runs `action` after it loaded the
+    /// ring and before it claims a slot; then the hook disarms itself.
+    package static func armClaim(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        claim.arm(queue, action)
+    }
+
+    @inlinable @inline(__always)
+    package static func claimIfArmed(_ queue: MPSCQueue) { claim.fireIfArmed(queue) }
 
     /// The next enqueue on `queue` (from any thread) runs `action` after its closed check
     /// and before inserting; then the hook disarms itself.

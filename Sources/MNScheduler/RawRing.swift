@@ -226,6 +226,15 @@ package struct RawRing: @unchecked Sendable {
         nonmutating set { ckshim_ring_overflow_store(ring, newValue) }
     }
 
+    /// Seals an empty, quiescent ring (MPSCQueue.swift, "Giving the ring back"): a CAS of
+    /// p_head from c_head to c_head + mask, so every later claim sees it full. False when a
+    /// producer claimed first. Single consumer.
+    @inlinable package func seal() -> Bool { ckshim_ring_seal(ring) }
+
+    /// Undoes `seal()` (the ring stays): p_head back to c_head. Single consumer, on a
+    /// sealed ring.
+    @inlinable package func unseal() { ckshim_ring_unseal(ring) }
+
     /// The consumer index, c_head (single consumer; ckshim_ring_head_sc).
     @inlinable @inline(__always)
     package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }

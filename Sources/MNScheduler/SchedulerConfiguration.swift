@@ -15,6 +15,7 @@
 //   pinWorkers         MN_PIN                 false                  1/0, true/false, yes/no, on/off
 //   blockingThreshold  MN_BLOCKING_THRESHOLD_MS  10                  0...60000 (0: detection off)
 //   maxBlockingThreads MN_MAX_BLOCKING_THREADS   64                  0...4096
+//   idleMailboxReclaim MN_IDLE_MAILBOX_RECLAIM_MS 1000               0...3600000 (0: off)
 //   (*) CPUAvailability: affinity mask, cgroup quota (v2 cpu.max, v1 cfs), online CPUs.
 //
 // Resolution is a pure function of the configuration, an environment dictionary and a
@@ -49,13 +50,17 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     /// Most extra threads that run queued work while workers are blocked (in `blocking {}`
     /// or detected) (MN_MAX_BLOCKING_THREADS; 0: none).
     public var maxBlockingThreads: Int?
+    /// Milliseconds between an actor system's walks that take back the mailbox rings of
+    /// actors idle since the previous walk (`ActorSystem.reclaimIdleMailboxes()`;
+    /// MN_IDLE_MAILBOX_RECLAIM_MS; 0: no automatic walk). Not used on a virtual clock.
+    public var idleMailboxReclaimMilliseconds: Int?
     /// Whether MN_* variables are consulted for the properties left nil (default true).
     public var readsEnvironment: Bool
 
     public init(workers: Int? = nil, throughput: Int? = nil, spinCount: Int? = nil,
                 runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil,
                 blockingThresholdMilliseconds: Int? = nil, maxBlockingThreads: Int? = nil,
-                readsEnvironment: Bool = true) {
+                idleMailboxReclaimMilliseconds: Int? = nil, readsEnvironment: Bool = true) {
         self.workers = workers
         self.throughput = throughput
         self.spinCount = spinCount
@@ -63,6 +68,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         self.pinWorkers = pinWorkers
         self.blockingThresholdMilliseconds = blockingThresholdMilliseconds
         self.maxBlockingThreads = maxBlockingThreads
+        self.idleMailboxReclaimMilliseconds = idleMailboxReclaimMilliseconds
         self.readsEnvironment = readsEnvironment
     }
 
@@ -71,6 +77,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     /// One knob: its environment variable, property name, default and allowed range.
     public enum Setting: String, CaseIterable, Sendable {
         case workers, throughput, spinCount, runQueueCapacity, pinWorkers, blockingThresholdMilliseconds, maxBlockingThreads
+        case idleMailboxReclaimMilliseconds
 
         /// The environment variable that sets it.
         public var environmentVariable: String {
@@ -82,6 +89,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
             case .pinWorkers: return "MN_PIN"
             case .blockingThresholdMilliseconds: return "MN_BLOCKING_THRESHOLD_MS"
             case .maxBlockingThreads: return "MN_MAX_BLOCKING_THREADS"
+            case .idleMailboxReclaimMilliseconds: return "MN_IDLE_MAILBOX_RECLAIM_MS"
             }
         }
 
@@ -98,6 +106,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
             case .pinWorkers: return "one of 1, 0, true, false, yes, no, on, off"
             case .blockingThresholdMilliseconds: return "an integer in 0...60000 (milliseconds; 0 turns detection off)"
             case .maxBlockingThreads: return "an integer in 0...4096"
+            case .idleMailboxReclaimMilliseconds: return "an integer in 0...3600000 (milliseconds; 0 turns the automatic walk off)"
             }
         }
     }
@@ -131,10 +140,14 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public static let maxBlockingThreadsRange = 0...4096
     /// Extra-thread cap when nothing else is set.
     public static let defaultMaxBlockingThreads = 64
+    /// Allowed idle-mailbox reclaim intervals (milliseconds; 0 = off).
+    public static let idleMailboxReclaimRange = 0...3_600_000
+    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds): one walk a second.
+    public static let defaultIdleMailboxReclaimMilliseconds = 1_000
 
     public var description: String {
         func show<T>(_ v: T?) -> String { v.map { "\($0)" } ?? "unset" }
-        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), blockingThresholdMilliseconds: \(show(blockingThresholdMilliseconds)), maxBlockingThreads: \(show(maxBlockingThreads)), readsEnvironment: \(readsEnvironment))"
+        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), blockingThresholdMilliseconds: \(show(blockingThresholdMilliseconds)), maxBlockingThreads: \(show(maxBlockingThreads)), idleMailboxReclaimMilliseconds: \(show(idleMailboxReclaimMilliseconds)), readsEnvironment: \(readsEnvironment))"
     }
 
     // MARK: resolution
@@ -204,6 +217,9 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         let maxBlocking = try integer(.maxBlockingThreads, code: self.maxBlockingThreads,
                                       range: SchedulerConfiguration.maxBlockingThreadsRange,
                                       default: SchedulerConfiguration.defaultMaxBlockingThreads)
+        let reclaim = try integer(.idleMailboxReclaimMilliseconds, code: self.idleMailboxReclaimMilliseconds,
+                                  range: SchedulerConfiguration.idleMailboxReclaimRange,
+                                  default: SchedulerConfiguration.defaultIdleMailboxReclaimMilliseconds)
         let pin: Bool
         if let code = self.pinWorkers {
             pin = code
@@ -224,7 +240,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         return ResolvedSchedulerConfiguration(
             workers: workers, throughput: throughput, spinCount: spin, runQueueCapacity: capacity,
             pinWorkers: pin, blockingThresholdMilliseconds: threshold, maxBlockingThreads: maxBlocking,
-            sources: sources, cpus: cpus)
+            idleMailboxReclaimMilliseconds: reclaim, sources: sources, cpus: cpus)
     }
 }
 
@@ -246,6 +262,8 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
     public let blockingThresholdMilliseconds: Int
     /// Most extra threads for blocked workers' queued work.
     public let maxBlockingThreads: Int
+    /// Milliseconds between automatic idle-mailbox walks (0: none).
+    public let idleMailboxReclaimMilliseconds: Int
     /// Where each value came from (default, environment, code).
     public let sources: [SchedulerConfiguration.Setting: SchedulerConfiguration.Source]
     /// The CPUs seen when the default worker count was computed.
@@ -257,7 +275,8 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
         SchedulerConfiguration(workers: workers, throughput: throughput, spinCount: spinCount,
                                runQueueCapacity: runQueueCapacity, pinWorkers: pinWorkers,
                                blockingThresholdMilliseconds: blockingThresholdMilliseconds,
-                               maxBlockingThreads: maxBlockingThreads)
+                               maxBlockingThreads: maxBlockingThreads,
+                               idleMailboxReclaimMilliseconds: idleMailboxReclaimMilliseconds)
     }
 
     /// The source of one setting.
@@ -272,6 +291,7 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
             (.runQueueCapacity, String(runQueueCapacity)), (.pinWorkers, String(pinWorkers)),
             (.blockingThresholdMilliseconds, String(blockingThresholdMilliseconds)),
             (.maxBlockingThreads, String(maxBlockingThreads)),
+            (.idleMailboxReclaimMilliseconds, String(idleMailboxReclaimMilliseconds)),
         ]
         var out = "MNScheduler configuration (precedence: defaults < environment < code)\n"
         for (setting, value) in rows {

@@ -37,6 +37,11 @@
 //      *waiting out a long turn* (below). Repeated `spinCount` rounds with a short pause
 //      between rounds.
 //   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
+// Ring epoch (RingEpoch.swift): the loop holds a ring epoch section while it runs units,
+// ends and re-enters it at each step-1 poll (so the epoch advances past this worker,
+// nothing per turn), ends it before parking (and collects given-back rings), enters it
+// again on waking; a spare holds one around each unit. Producers on a worker thus need no
+// section of their own.
 // Running a unit: pop (owning the entry: retained iff the unit has no owner, ScheduledUnit's
 // Lifetime) → T3 scheduled→running → runTurn(budget: throughput) → T4/T5 (T4 releases the
 // entry's retain iff it read the owner bit clear); a unit that must run again goes to the back of the local queue
@@ -236,7 +241,8 @@ final class Worker: @unchecked Sendable {
         shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         ckshim_linger_set(core.shared.count > 1 ? 1 : 0)  // MPSCQueue.swift, "Lingering"
-        defer { ckshim_current_worker_set(nil); ckshim_linger_set(0) }
+        RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
+        defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(0) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
@@ -279,7 +285,9 @@ final class Worker: @unchecked Sendable {
         while !core.closed.load(ordering: .acquiring) {
             if let unit = localWork() ?? core.resumed.pop() ?? takeFromInjection() ?? steal() {
                 idleSince = 0
+                RingEpoch.enter()  // a spare holds a section per unit (RingEpoch.swift)
                 runUnit(unit)
+                RingEpoch.exit()
                 continue
             }
             let now = monotonicNanoseconds()
@@ -356,6 +364,7 @@ final class Worker: @unchecked Sendable {
     /// injected unit gets turns at about the rate a local one does (file comment, step 1).
     @inline(never)
     private func pollInjection() -> UnsafeMutableRawPointer? {
+        RingEpoch.refresh()  // lets the ring epoch advance past this worker (RingEpoch.swift)
         let unit = takeFromInjection()
         let injected = core.injection.count
         var interval = Worker.injectionPollInterval
@@ -449,6 +458,11 @@ final class Worker: @unchecked Sendable {
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             if core.hasQueuedWork() { core.notifyParked() }
         }
+        // No section while asleep, and what this worker retired is freed if it can be
+        // (RingEpoch.swift).
+        RingEpoch.exit()
+        RingEpoch.collect()
+        defer { RingEpoch.enter() }
         while true {
             parker.park()
             if core.closed.load(ordering: .acquiring) { return }

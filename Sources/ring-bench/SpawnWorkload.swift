@@ -5,6 +5,9 @@ import Dispatch
 import FastMailbox
 import MNScheduler
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 enum SpawnWorkload {
     /// Counts deliveries and sums their payloads.
@@ -40,7 +43,7 @@ enum SpawnWorkload {
         let tally = Tally(total: count)
         switch cell.runtime {
         case .fastmailbox:
-            return fastMailboxActors(count: count, tally: tally, workers: cell.workers) { system in
+            return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true) { system in
                 try! system.spawn { (value: Int, _: ActorContext<Int>) in tally.receive(value) }
             }
         case .sequential:
@@ -76,8 +79,10 @@ enum SpawnWorkload {
     }
 
     /// FastMailbox event or sequential actors: `count` spawned by `spawn`, one tell each, all
-    /// kept alive until the run is timed and measured.
-    static func fastMailboxActors(count: Int, tally: Tally, workers: Int,
+    /// kept alive until the run is timed and measured. `reclaim` (event actors): then also
+    /// `heap_bytes_per_actor_reclaimed`, the heap growth per actor once every idle actor
+    /// gave its mailbox ring back (two walks, their release turns, the grace period).
+    static func fastMailboxActors(count: Int, tally: Tally, workers: Int, reclaim: Bool = false,
                        spawn: (ActorSystem) -> ActorRef<Int>) -> RunOutcome {
         let system = Blocking.system(workers: workers)
         defer { _ = system.shutdown(timeout: .seconds(60)) }
@@ -91,7 +96,25 @@ enum SpawnWorkload {
             refs.append(ref)
         }
         let finished = tally.latch.wait()
-        return .timed(since: t0, operations: count, check: tally.check(finished: finished), extras: base.perActor(count))
+        var outcome = RunOutcome.timed(since: t0, operations: count, check: tally.check(finished: finished),
+                                       extras: base.perActor(count))
+        if reclaim, outcome.failure == nil {  // after the timed part
+            outcome.extras["heap_bytes_per_actor_reclaimed"] = reclaimedHeapPerActor(system, count: count, base: base)
+        }
+        withExtendedLifetime(refs) {}
+        return outcome
+    }
+
+    /// Walks twice (the first only snapshots the taken counts), waits for the release turns
+    /// and the grace period, and returns the heap growth per actor since `base`.
+    static func reclaimedHeapPerActor(_ system: ActorSystem, count: Int, base: Baseline) -> Double {
+        let before = system.idleMailboxRingsReleased
+        system.reclaimIdleMailboxes()
+        system.reclaimIdleMailboxes()
+        let deadline = Clock.now() + 60_000_000_000
+        while system.idleMailboxRingsReleased - before < count, Clock.now() < deadline { usleep(1_000) }
+        while RingEpoch.collect(wait: true) > 0, Clock.now() < deadline { usleep(1_000) }
+        return Double(MemoryProbe.heapBytes() - base.heap) / Double(count)
     }
 
     static func native<A: SpawnedActor>(count: Int, tally: Tally, caller: (any TaskExecutor)?,

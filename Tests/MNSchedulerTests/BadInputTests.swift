@@ -33,10 +33,10 @@ import Glibc
         let queue = try MPSCQueue(capacity: 16)
         #expect(queue.ringBytes == 0)
         try queue.reserveRing()
-        let block = queue.ringBlock.load(ordering: .acquiring)
+        let block = queue.ringBlock
         #expect(block != nil && queue.ringBytes == RawRing.allocationSize(capacity: 16))
         try queue.reserveRing()
-        #expect(queue.ringBlock.load(ordering: .acquiring) == block)
+        #expect(queue.ringBlock == block)
         #expect(queue.enqueue(word: 5) == .accepted(becameNonEmpty: true))
         var seen: [UInt] = []
         #expect(queue.drain(max: 10) { seen.append($0) } == .empty)

@@ -14,6 +14,8 @@ import Testing
             ("MN_RUNQUEUE_CAPACITY", "3"), ("MN_RUNQUEUE_CAPACITY", "100"), ("MN_RUNQUEUE_CAPACITY", "2"),
             ("MN_RUNQUEUE_CAPACITY", "131072"), ("MN_RUNQUEUE_CAPACITY", "0"), ("MN_RUNQUEUE_CAPACITY", "big"),
             ("MN_PIN", "maybe"), ("MN_PIN", "2"), ("MN_PIN", ""),
+            ("MN_IDLE_MAILBOX_RECLAIM_MS", "-1"), ("MN_IDLE_MAILBOX_RECLAIM_MS", "3600001"),
+            ("MN_IDLE_MAILBOX_RECLAIM_MS", "1s"),
         ]
         for (variable, value) in bad {
             do {
@@ -34,10 +36,10 @@ import Testing
     @Test("valid environment values are used and reported as coming from the environment")
     func goodEnvironmentValues() throws {
         let env = ["MN_WORKERS": "3", "MN_THROUGHPUT": "10", "MN_SPIN": "0", "MN_RUNQUEUE_CAPACITY": "4", "MN_PIN": "yes",
-                   "MN_BLOCKING_THRESHOLD_MS": "25", "MN_MAX_BLOCKING_THREADS": "7"]
+                   "MN_BLOCKING_THRESHOLD_MS": "25", "MN_MAX_BLOCKING_THREADS": "7", "MN_IDLE_MAILBOX_RECLAIM_MS": "0"]
         let r = try SchedulerConfiguration().resolved(environment: env, cpus: cpus4)
         #expect(r.workers == 3 && r.throughput == 10 && r.spinCount == 0 && r.runQueueCapacity == 4 && r.pinWorkers)
-        #expect(r.blockingThresholdMilliseconds == 25 && r.maxBlockingThreads == 7)
+        #expect(r.blockingThresholdMilliseconds == 25 && r.maxBlockingThreads == 7 && r.idleMailboxReclaimMilliseconds == 0)
         for setting in SchedulerConfiguration.Setting.allCases { #expect(r.source(of: setting) == .environment) }
         let auto = try SchedulerConfiguration().resolved(environment: ["MN_WORKERS": "auto", "MN_PIN": "off"], cpus: cpus4)
         #expect(auto.workers == 4 && !auto.pinWorkers)

@@ -1,0 +1,102 @@
+// RingEpoch — the grace period for ring blocks an MPSCQueue gave back (MPSCQueue.swift,
+// "Giving the ring back"): one process-wide ck_epoch domain (Concurrency Kit's epoch-based
+// reclamation), with its C parts in ckshim.h ("ring epoch").
+//
+// ## Who is a reader, and when
+// A reader is any thread that may dereference a ring block it loaded from a *reclaimable*
+// queue's `ringWord` (a producer: its claim, a failed claim's c_head load, the overflow
+// path's list load; a statistics reader: approximateCount, dequeuedCount, overflowAppends;
+// the walker's look at the taken count). The queue's consumer is not: only it gives the
+// ring back, in its own turn. Every reader holds a *section* while it holds the address:
+//  - a pool worker holds one for as long as it runs units: entered when its loop starts,
+//    ended and re-entered at each injection poll (Worker step 1: every 2 to 61 ticks, so
+//    the epoch can advance past it; nothing per turn), ended before it parks (and entered
+//    again when it wakes) and when its loop ends. A spare thread holds one around each
+//    unit it runs. So a send from a turn costs nothing here but the producer's test below;
+//  - any other thread (the main thread, timers, a deterministic scheduler's test thread,
+//    a user thread, a sequential actor's thread) enters a section around each access, and
+//    only for a reclaimable queue: the producer's test is `ckshim_epoch_depth() == 0`, one
+//    thread-pointer-relative load and a branch, then the queue's `reclaimable` byte. A
+//    queue that is never given back (a standalone Mailbox, MNSerialExecutor's) never pays
+//    for a section. A thread's first section registers its record (ck_epoch_recycle, or a
+//    new cache-aligned record); a pthread key's destructor unregisters it at thread exit,
+//    so the next thread recycles it.
+// Sections nest (a depth per thread; ck's begin and end run at the outermost level only).
+//
+// ## Retire and collect
+// The consumer that detached a ring (under the overflow lock, a release store of the
+// ring-less word) retires the block: a full fence, then ck_epoch_call on the *reclaimer*,
+// one record that never enters a section, with the ck_epoch_entry_t placed in the block's
+// header padding (no allocation; ckshim.h). Every use of the reclaimer is under one mutex,
+// so any thread retires and any thread collects: a block retired by a worker that then
+// parks is still freed by the next collector. A collection (`ck_epoch_poll` on the
+// reclaimer, `collect`) frees the blocks whose grace period is over and tries to advance
+// the epoch. Collectors: each worker at its section refresh and before it parks (a
+// try-lock, and only when something is waiting: one relaxed load otherwise), FastMailbox's
+// walker after each walk, and `collect(wait: true)` for tests and benchmarks. A collector
+// is outside any section of its own (its own old epoch would hold the epoch back).
+//
+// ## Why a block is never freed under a reader (x86-64 and AArch64)
+// ck_epoch's guarantee: an entry deferred while the global epoch reads e is dispatched only
+// once the poller has seen the global epoch reach e + 2 or every record inactive, and the
+// epoch advances from g only when every active record has observed g. The pieces:
+//  - begin (outermost): store active = 1, store→load barrier, load the global epoch, store
+//    it in the record. x86-64: `xchg` (CK_MD_TSO: ck_pr_fas) — a full barrier; AArch64:
+//    `str`, `dmb ish` (ck_pr_fence_memory). The reader's loads of `ringWord` and of the
+//    block come after it in program order, so after the barrier.
+//  - end: release fence, store active − 1. x86-64: a plain store (TSO keeps the earlier
+//    loads before it); AArch64: `dmb ish`, `str`. Every access to the block made in the
+//    section is ordered before the store that says "inactive".
+//  - retire: the detach (release store of the ring-less word, under the overflow lock),
+//    then a full fence (ckshim_ring_retire: `mfence` or a locked op on x86-64, `dmb ish` on
+//    AArch64), then ck_epoch_call's load of the global epoch e. ck's own call has no fence
+//    (it assumes the unlink was a read-modify-write, a full barrier on x86); our detach is
+//    a plain store, which x86 may hold in its store buffer past that load: the epoch read
+//    could then be older than a section that began after it yet still loads the old
+//    address, and the block would be freed one epoch too early. With the fence, a section
+//    that can load the old address began (its barrier) before the detach is visible, so it
+//    observed an epoch ≤ e and blocks the advance past e + 1 until it ends.
+//  - poll: load the global epoch, full fence, then each record's `active` and `epoch`
+//    (x86-64: `mfence`; AArch64: `dmb ish`); a free is control-dependent on those loads and
+//    on the release-ordered end of each section it waited for.
+// So a reader that loaded a block's address frees the way only when its section ends,
+// and everything it read of the block was read before that (end's release). Under
+// ThreadSanitizer (CKSHIM_TSAN), which cannot see ck's assembly, a section's end releases
+// on the domain and a collection acquires on it, the same edge.
+//
+// ## Cost and limits
+// A producer on a pool worker: the depth test (≈2–3 instructions per send). A worker:
+// a section refresh per injection poll (an `xchg` and a few stores), nothing per turn. A
+// thread outside a section, per send to a reclaimable queue: begin (an `xchg`) and end.
+// A worker inside one very long turn (or `blocking {}`) holds the epoch back: retired
+// blocks then wait (memory, never safety) until its turn ends.
+
+import CConcurrencyKit
+
+/// The ring epoch domain's Swift face (the protocol is in this file's comment).
+package enum RingEpoch {
+    /// Enters a (nested) section on the calling thread.
+    @inlinable package static func enter() { ckshim_epoch_enter() }
+
+    /// Leaves the section `enter()` entered.
+    @inlinable package static func exit() { ckshim_epoch_exit() }
+
+    /// True while the calling thread is inside a section.
+    @inlinable package static var isInSection: Bool { ckshim_epoch_depth() != 0 }
+
+    /// A worker's periodic refresh: ends its section, collects, enters again (depth 1); at
+    /// depth 0 it only collects.
+    @inlinable package static func refresh() { ckshim_epoch_refresh() }
+
+    /// Frees the retired ring blocks whose grace period is over and returns how many still
+    /// wait. Call outside a section. `wait`: block on the reclaimer's lock rather than
+    /// give up when another thread is collecting.
+    @discardableResult
+    package static func collect(wait: Bool = false) -> Int {
+        precondition(ckshim_epoch_depth() == 0, "RingEpoch.collect inside a section would hold the epoch back")
+        return Int(ckshim_epoch_collect(wait))
+    }
+
+    /// Ring blocks retired and not yet freed (a snapshot).
+    package static var pendingBlocks: Int { Int(ckshim_epoch_limbo_count()) }
+}
