@@ -20,7 +20,7 @@ workloads=("$@")
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null
-probe=.build/release/instruction-probe
+probe=${PROBE:-.build/release/instruction-probe}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

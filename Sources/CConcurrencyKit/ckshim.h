@@ -384,6 +384,20 @@ static inline __attribute__((always_inline)) void ckshim_ring_commit_mp_yielding
     ck_pr_store_uint(&r->p_tail, ticket + 1);
 }
 
+/* True when `ticket` is the next to commit (no earlier claim is still uncommitted). */
+static inline bool ckshim_ring_commit_is_next(ck_ring_t *r, unsigned int ticket) {
+    return ck_pr_load_uint(&r->p_tail) == ticket;
+}
+
+/* ckshim_ring_commit_mp_yielding for a ticket that ckshim_ring_commit_is_next said is
+ * next: the same fence and store, without the wait (so a send that inlines it has no
+ * call on its common path). */
+static inline __attribute__((always_inline)) void ckshim_ring_commit_mp_next(ck_ring_t *r, unsigned int ticket) {
+    CKSHIM_TSAN_RELEASE(r);
+    ck_pr_fence_store();
+    ck_pr_store_uint(&r->p_tail, ticket + 1);
+}
+
 static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
     unsigned int ticket;
     void **slot = (void **)ckshim_ring_reserve_mp_sized(r, b, sizeof(void *), &ticket);

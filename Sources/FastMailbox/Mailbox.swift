@@ -250,6 +250,13 @@ extension Mailbox {
         Encoding.enqueueSpecialised(movingFrom: source, into: queue)
     }
 
+    /// The ring path of `enqueue(movingFrom:)` alone (MPSCQueue.enqueueOnRing): nil when
+    /// nothing was done and the full enqueue is needed.
+    @inlinable @inline(__always)
+    func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer) -> Bool? {
+        Encoding.enqueueOnRing(movingFrom: source, into: queue)
+    }
+
     /// `enqueue(movingFrom:)` for unspecialised code (a sequential actor's `deliver`):
     /// `boxed` computed once by the caller, the size read from the queue.
     @inlinable @inline(__always)

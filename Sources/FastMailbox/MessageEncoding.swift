@@ -82,6 +82,14 @@ enum MessageEncoding<Message> {
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
+    /// The ring path alone (MPSCQueue.enqueueOnRing): nil for a boxed message, or when the
+    /// full enqueue is needed.
+    @inlinable @inline(__always)
+    static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> Bool? {
+        if isBoxed { return nil }
+        return queue.enqueueOnRing(moving: source, itemBytes: itemBytes)
+    }
+
     @usableFromInline @inline(never)
     static func enqueueBoxed(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
         let typed = source.bindMemory(to: Message.self, capacity: 1)

@@ -100,6 +100,10 @@
 // than everything taken. Per-producer FIFO therefore holds across ring and overflow.
 // The lock is taken only on the overflow path (a full ring); the steady-state send is one
 // ck_ring enqueue plus a plain load of the idle flag (see "Who runs the consumer").
+// A specialised send (FastMailbox's cell `deliver`) first tries `enqueueOnRing`: the ring
+// path and the append behind an active overflow (its lock taken only if free at once),
+// with no call on the way, so the send needs almost no saved registers; when it declines
+// (nothing copied) the full enqueue runs. Same steps, same orderings as above.
 // `overflowAppends` counts overflow sends so a
 // benchmark can show the hot path never took it.
 //
@@ -540,6 +544,48 @@ package final class MPSCQueue: @unchecked Sendable {
         return .accepted(becameNonEmpty: claimConsumer())
     }
 
+    /// The ring path of `enqueue(moving:itemBytes:recording:)` alone, for a specialised send
+    /// that does everything else out of line (its common case then needs no callee-saved
+    /// registers): `becameNonEmpty` when the item went into the ring; nil, with nothing
+    /// copied, when the queue is closed, has no ring yet, has an overflow in use or a full
+    /// ring — the caller then makes the full enqueue. `itemBytes` must be this queue's.
+    @inlinable @inline(__always)
+    package func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int) -> Bool? {
+        if closed.load(ordering: .relaxed) { return nil }
+        #if DEBUG
+        MPSCQueueTestHook.pauseIfArmed(self)
+        #endif
+        guard let block = ringBlock.load(ordering: .acquiring) else { return nil }
+        let ring = RawRing(block: block)
+        if overflowActive.load(ordering: .acquiring) {
+            // enqueueOverflow's inline case, with the lock taken only if it is free at once.
+            guard overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
+            let appended = appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes)
+            overflowLock.store(false, ordering: .releasing)
+            // Behind an active overflow: no fence before the flag load ("Who runs the consumer").
+            return appended ? claimConsumer() : nil
+        }
+        var ticket: UInt32 = 0
+        guard let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) else {
+            return nil
+        }
+        MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
+        // A producer ahead of us between claim and commit: wait out of line, and finish there.
+        guard ring.commitIsNext(ticket: ticket) else { return commitAfterWaitAndClaim(ring, ticket: ticket) }
+        ring.commitNext(ticket: ticket)
+        ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
+        return claimConsumer()
+    }
+
+    /// The rest of `enqueueOnRing` when an earlier ticket is not committed yet: the commit
+    /// (after it), the fence and the idle-flag claim.
+    @usableFromInline @inline(never)
+    func commitAfterWaitAndClaim(_ ring: RawRing, ticket: UInt32) -> Bool {
+        ring.commitMultiProducer(ticket: ticket)
+        ckshim_fence_atomic_load()
+        return claimConsumer()
+    }
+
     /// The full-ring path, with its common case inline: the overflow is already in use
     /// and its tail chunk has room, so the item is copied (its size a constant in a
     /// specialised send) into the next slot under the lock. Exactly what `enqueueSlow`
@@ -549,19 +595,26 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable @inline(__always)
     func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         lockOverflow()
-        if overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail {
-            let tail = OverflowChunk(tailBase)
-            let index = tail.count
-            if index < tail.capacity {
-                MPSCQueue.copyItem(to: tail.slot(index, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes)), from: source, byteCount: itemBytes)
-                tail.count = index + 1
-                list.appendCount = list.appendCount &+ 1
-                overflowLock.store(false, ordering: .releasing)
-                return true
-            }
+        if appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes) {
+            overflowLock.store(false, ordering: .releasing)
+            return true
         }
         enqueueSlow(source: source, ring: ring)
         return false
+    }
+
+    /// Under the overflow lock: when the overflow is already active and its tail chunk has
+    /// room, copies the item into the tail's next slot and returns true; else does nothing.
+    @inlinable @inline(__always)
+    func appendBehindActiveOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
+        guard overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail else { return false }
+        let tail = OverflowChunk(tailBase)
+        let index = tail.count
+        guard index < tail.capacity else { return false }
+        MPSCQueue.copyItem(to: tail.slot(index, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes)), from: source, byteCount: itemBytes)
+        tail.count = index + 1
+        list.appendCount = list.appendCount &+ 1
+        return true
     }
 
     /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.

@@ -205,6 +205,14 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_commit_mp_yielding(ring, ticket)
     }
 
+    /// True when `ticket` is the next to commit: `commitNext(ticket:)` may publish it.
+    @inlinable @inline(__always)
+    package func commitIsNext(ticket: UInt32) -> Bool { ckshim_ring_commit_is_next(ring, ticket) }
+
+    /// `commitMultiProducer(ticket:)` for a ticket `commitIsNext` said is next (no wait).
+    @inlinable @inline(__always)
+    package func commitNext(ticket: UInt32) { ckshim_ring_commit_mp_next(ring, ticket) }
+
     /// The oldest committed slot (single consumer), nil when empty. Move the entry out,
     /// then `releaseSingleConsumer()`.
     @inlinable @inline(__always)
