@@ -62,10 +62,16 @@ check mailbox-BUG_NO_CAS fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -D
 check mailbox-BUG_SET_NO_FENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3 -DBUG_SET_NO_FENCE
 check mailbox-BUG_SET_NO_FENCE-ltl fail ltl mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_SET_NO_FENCE -DNO_END_CHECK
 
-echo "== ring_release.pml (MPSCQueue giving an idle ring back: seal, detach, re-load under the lock, grace period)"
-check ring-release-2p-2m pass safety ring_release.pml -DNPROD=2 -DNMSG=2
-check ring-release-3p-1m pass safety ring_release.pml -DNPROD=3 -DNMSG=1
-check ring-release-BUG_NO_SEAL fail safety ring_release.pml -DNPROD=2 -DNMSG=2 -DBUG_NO_SEAL
+echo "== ring_reclaim.pml (MPSCQueue giving its ring back: seal, detach under the lock, stale producers, re-install, grace period)"
+# 2 producers sending 2 each into rings of 2 slots (1 usable: every other send overflows),
+# up to 3 rings in a run (2 give-backs), drain budget 1; and 3 producers sending 1 each.
+check reclaim-2p-2-ring2-3gen pass safety ring_reclaim.pml
+check reclaim-3p-1-ring2-3gen pass safety ring_reclaim.pml -DNPROD=3 -DNMSG=1
+check reclaim-2p-2-ring2-3gen-ltl pass ltl ring_reclaim.pml
+check reclaim-BUG_NO_SEAL fail safety ring_reclaim.pml -DBUG_NO_SEAL
+check reclaim-BUG_STALE_UNDER_LOCK fail safety ring_reclaim.pml -DBUG_STALE_UNDER_LOCK
+check reclaim-BUG_NO_SECOND_LOOK fail safety ring_reclaim.pml -DBUG_NO_SECOND_LOOK
+check reclaim-BUG_NO_SECOND_LOOK-ltl fail ltl ring_reclaim.pml -DBUG_NO_SECOND_LOOK -DNO_END_CHECK
 
 echo "== scheduled_unit.pml (ScheduledUnit state word, owner bit and retains, scheduler, shutdown and after-close path)"
 # With an owner that leaves at any moment (2 producers: 3 take ~5 minutes, run by hand, see

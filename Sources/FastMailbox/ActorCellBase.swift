@@ -168,8 +168,22 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        if mailbox.sendNeedsSection { return deliverInSection(movingFrom: source) }
         if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source) {
             if becameNonEmpty { return scheduleAfterSend() }
+            return true
+        }
+        return deliverFully(movingFrom: source)
+    }
+
+    /// `deliver` from a thread outside a ring epoch section (not a pool worker) to a
+    /// mailbox whose ring may be given back: the same, inside a section (RingEpoch.swift).
+    @inlinable @inline(never)
+    final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        RingEpoch.enter()
+        defer { RingEpoch.exit() }
+        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source) {
+            if becameNonEmpty { scheduleSelf() }
             return true
         }
         return deliverFully(movingFrom: source)

@@ -250,8 +250,14 @@ extension Mailbox {
         Encoding.enqueueSpecialised(movingFrom: source, into: queue)
     }
 
+    /// True when a send from this thread must enter a ring epoch section before
+    /// `enqueueOnRing` (MPSCQueue.sendNeedsSection).
+    @inlinable @inline(__always)
+    var sendNeedsSection: Bool { queue.sendNeedsSection }
+
     /// The ring path of `enqueue(movingFrom:)` alone (MPSCQueue.enqueueOnRing): nil when
-    /// nothing was done and the full enqueue is needed.
+    /// nothing was done and the full enqueue is needed. Inside a ring epoch section unless
+    /// `sendNeedsSection` is false.
     @inlinable @inline(__always)
     func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer) -> Bool? {
         Encoding.enqueueOnRing(movingFrom: source, into: queue)

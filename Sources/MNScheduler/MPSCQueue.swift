@@ -127,6 +127,7 @@
 // during the lingering is taken in this turn, counted against the same `max`.
 //
 // ## Giving the ring back (a reclaimable queue: an actor cell's lazily allocated mailbox)
+// model: Models/ring_reclaim.pml (seal, detach, stale producers, re-install, grace period)
 // An idle actor that once got a message would otherwise keep its ring (~460 bytes for 32
 // word slots) for ever. `releaseIdleRing()` gives it back; the next enqueue allocates a
 // fresh one exactly as the first did. Only the consumer releases, in its own turn, right
@@ -149,7 +150,8 @@
 //     `currentRingUnderLock`): after a detach it finds no ring and installs a fresh one
 //     (recording the old one's item type), before the detach it finds the sealed ring and
 //     appends to its overflow list, which the detach's re-check then sees. The inline
-//     overflow append (`enqueueOverflow`) uses the producer's loaded ring only when
+//     overflow append (`appendBehindActiveOverflow`, from `enqueueOverflow` and
+//     `enqueueOnRing`) uses the producer's loaded ring only when
 //     overflowActive is set and that ring has a tail chunk: a detached ring has neither
 //     (a ring is detached with overflowActive clear, i.e. its chain empty, and no list is
 //     ever made on it afterwards), so it falls through to enqueueSlow. Nothing else holds
@@ -160,7 +162,8 @@
 // before the detach (its failed claim, its c_head load, its overflow list look) and a
 // statistics reader (approximateCount, dequeuedCount) hold a ring epoch section while they
 // use it: pool workers always, other threads around each access to a reclaimable queue
-// (the producer's test: one thread-local load). Producers of other queues pay nothing.
+// (the producer's test: one thread-local load; a cell's send takes such a thread through
+// `deliverInSection`, FastMailbox). Producers of other queues pay nothing.
 // The idle protocol: the release leaves consumerIdle alone. A producer that installs a
 // fresh ring then claims, fences and loads the flag: the Dekker pair of "Who runs the
 // consumer" with the install standing in for the claim. A drain that starts with no ring
@@ -544,19 +547,29 @@ package final class MPSCQueue: @unchecked Sendable {
         return .accepted(becameNonEmpty: claimConsumer())
     }
 
+    /// True when a send from this thread must enter a ring epoch section first: the thread
+    /// is in none (not a pool worker) and the queue's ring may be given back (RingEpoch.swift).
+    @inlinable package var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
+
     /// The ring path of `enqueue(moving:itemBytes:recording:)` alone, for a specialised send
     /// that does everything else out of line (its common case then needs no callee-saved
     /// registers): `becameNonEmpty` when the item went into the ring; nil, with nothing
     /// copied, when the queue is closed, has no ring yet, has an overflow in use or a full
-    /// ring — the caller then makes the full enqueue. `itemBytes` must be this queue's.
+    /// ring — the caller then makes the full enqueue. `itemBytes` must be this queue's. The
+    /// caller is inside a ring epoch section unless `sendNeedsSection` is false.
     @inlinable @inline(__always)
     package func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int) -> Bool? {
+        assert(!sendNeedsSection, "enqueueOnRing outside a ring epoch section on a reclaimable queue")
         if closed.load(ordering: .relaxed) { return nil }
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
         #endif
-        guard let block = ringBlock.load(ordering: .acquiring) else { return nil }
-        let ring = RawRing(block: block)
+        let word = ringWord.load(ordering: .acquiring)
+        guard _fastPath(word & 1 == 0) else { return nil }  // no ring yet, or given back
+        let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
+        #if DEBUG
+        MPSCQueueTestHook.claimIfArmed(self)
+        #endif
         if overflowActive.load(ordering: .acquiring) {
             // enqueueOverflow's inline case, with the lock taken only if it is free at once.
             guard overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }

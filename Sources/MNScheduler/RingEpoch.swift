@@ -74,7 +74,7 @@
 import CConcurrencyKit
 
 /// The ring epoch domain's Swift face (the protocol is in this file's comment).
-package enum RingEpoch {
+@usableFromInline package enum RingEpoch {
     /// Enters a (nested) section on the calling thread.
     @inlinable package static func enter() { ckshim_epoch_enter() }
 
