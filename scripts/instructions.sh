@@ -3,7 +3,11 @@
 # so this shared machine's noise does not move it. For each workload of instruction-probe,
 # at MN_WORKERS=1, two run lengths; (instructions(long) − instructions(short)) / extra
 # messages is the figure, so start-up and shutdown cancel out. The same difference, per
-# symbol, gives the top symbols per message.
+# symbol, gives the top symbols per message. MN_IDLE_MAILBOX_RECLAIM_MS=0: the idle-mailbox
+# walk runs on a timer, once a second, and under callgrind (about 50 times slower) the
+# longer run would count ~50 times more walks per message than a real run does; ring-bench
+# spawn reports the walk's cost per actor instead (reclaim_walk_ns_per_actor).
+# PROBE=path: a prebuilt instruction-probe (default: built here, release).
 #
 #   scripts/instructions.sh [--out FILE] [workload …]   (default: all of them; FILE default
 #                                                      Benchmarks/results/instructions.md)
@@ -42,7 +46,7 @@ short_n() { case $1 in sequential|spawn) echo 20000 ;; *) echo 50000 ;; esac; }
 for w in "${workloads[@]}"; do
   n=$(short_n "$w")
   for len in "$n" "$((2 * n))"; do
-    MN_WORKERS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
+    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 valgrind --tool=callgrind --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
       || { cat "$tmp/$w.$len.log" >&2; echo "instructions: $w $len failed" >&2; exit 1; }
     callgrind_annotate --threshold=100 "$tmp/$w.$len" 2>/dev/null > "$tmp/$w.$len.txt"
   done

@@ -502,34 +502,59 @@ package final class MPSCQueue: @unchecked Sendable {
         if closed.load(ordering: .relaxed) { return .closed }
         // A thread outside a ring epoch section (not a pool worker) sending to a queue
         // whose ring may be given back enters one (RingEpoch.swift): one TLS load here.
-        if _slowPath(ckshim_epoch_depth() == 0) && reclaimable {
-            return enqueueInSection(moving: source, itemBytes: itemBytes, recording: items)
-        }
-        return enqueueInsert(moving: source, itemBytes: itemBytes, recording: items)
+        if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes) { return result }
+        return enqueueAllocatingRing(moving: source, itemBytes: itemBytes, recording: items)
     }
 
-    /// `enqueue(moving:itemBytes:recording:)` for a thread outside a ring epoch section:
-    /// the insert inside one. Out of line: pool workers never come here. (Inlining a second
-    /// copy of the insert made the compiler hoist the item type's metadata look-up, needed
-    /// only by the ring's first allocation, above the branch onto every send; passing the
-    /// insert as a closure cost a retain and a release of the queue per send.)
-    @inlinable @inline(never)
-    func enqueueInSection<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
-                                                    recording items: Items.Type) -> EnqueueResult {
-        ckshim_epoch_enter()
-        let result = enqueueInsert(moving: source, itemBytes: itemBytes, recording: items)
-        ckshim_epoch_exit()
-        return result
-    }
-
-    /// The insert of an enqueue (ring, or overflow) and the idle-flag claim.
+    /// `enqueueIfRing`, inside a ring epoch section when this thread is outside one (not a
+    /// pool worker) and the queue's ring may be given back (RingEpoch.swift): one TLS load.
     @inlinable @inline(__always)
-    func enqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
-                                                 recording items: Items.Type) -> EnqueueResult {
+    func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+        _slowPath(ckshim_epoch_depth() == 0) && reclaimable
+            ? enqueueInSection(moving: source, itemBytes: itemBytes)
+            : enqueueIfRing(moving: source, itemBytes: itemBytes)
+    }
+
+    /// The enqueue that found no ring (the first, or one after the ring was given back):
+    /// allocates one recording `Items`, then inserts. Out of line and reached by one call
+    /// site: the item type's metadata is then looked up only here. (In a loop, or used
+    /// twice, the look-up was hoisted onto every unspecialised send: +340 instructions per
+    /// sequential message.)
+    @inlinable @inline(never)
+    func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+                                                          recording items: Items.Type) -> EnqueueResult {
+        while true {
+            _ = allocateRing(recording: items)
+            // The ring may be given back again before the insert: then once more.
+            if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes) { return result }
+        }
+    }
+
+    /// `enqueueIfRing` for a thread outside a ring epoch section: inside one. Out of line
+    /// (pool workers never come here) and not generic (see `enqueue`).
+    @usableFromInline @inline(never)
+    func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+        ckshim_epoch_enter()
+        defer { ckshim_epoch_exit() }
+        return enqueueIfRing(moving: source, itemBytes: itemBytes)
+    }
+
+    /// The insert of an enqueue into the queue's ring (or its overflow) and the idle-flag
+    /// claim; nil, with nothing done, when the queue has no ring.
+    @inlinable @inline(__always)
+    func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
         #endif
-        let ring = self.ring(recording: items)
+        let word = ringWord.load(ordering: .acquiring)
+        guard _fastPath(word & 1 == 0) else { return nil }
+        return insert(moving: source, itemBytes: itemBytes, into: RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped))
+    }
+
+    /// The insert into `ring` (the queue's, just loaded): the ring, or the overflow; then
+    /// the idle-flag claim.
+    @inlinable @inline(__always)
+    func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> EnqueueResult {
         #if DEBUG
         MPSCQueueTestHook.claimIfArmed(self)
         #endif

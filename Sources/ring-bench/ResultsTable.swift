@@ -107,7 +107,10 @@ struct ResultsTable {
         let scale: Double
         switch workload {
         case .ask: keys = LatencyRecorder.columns.map { ($0.key, "\($0.title) µs") }; scale = 1e-3
-        case .spawn: keys = [("heap_bytes_per_actor", "heap B/actor"), ("rss_bytes_per_actor", "RSS B/actor")]; scale = 1
+        case .spawn:
+            keys = [("heap_bytes_per_actor", "heap B/actor"), ("rss_bytes_per_actor", "RSS B/actor"),
+                    ("heap_bytes_per_actor_reclaimed", "heap B/actor once idle"), ("reclaim_walk_ns_per_actor", "walk ns/actor")]
+            scale = 1
         case .fanin: keys = [("overflow_percent", "overflow %"), ("steals", "steals")]; scale = 1
         default: return ""
         }

@@ -99,22 +99,27 @@ enum SpawnWorkload {
         var outcome = RunOutcome.timed(since: t0, operations: count, check: tally.check(finished: finished),
                                        extras: base.perActor(count))
         if reclaim, outcome.failure == nil {  // after the timed part
-            outcome.extras["heap_bytes_per_actor_reclaimed"] = reclaimedHeapPerActor(system, count: count, base: base)
+            let (bytes, walkNanoseconds) = reclaimedHeapPerActor(system, count: count, base: base)
+            outcome.extras["heap_bytes_per_actor_reclaimed"] = bytes
+            outcome.extras["reclaim_walk_ns_per_actor"] = walkNanoseconds / Double(count)
         }
         withExtendedLifetime(refs) {}
         return outcome
     }
 
     /// Walks twice (the first only snapshots the taken counts), waits for the release turns
-    /// and the grace period, and returns the heap growth per actor since `base`.
-    static func reclaimedHeapPerActor(_ system: ActorSystem, count: Int, base: Baseline) -> Double {
+    /// and the grace period, and returns the heap growth per actor since `base` and how long
+    /// the second walk (the one that asks every actor) took, in nanoseconds.
+    static func reclaimedHeapPerActor(_ system: ActorSystem, count: Int, base: Baseline) -> (Double, Double) {
         let before = system.idleMailboxRingsReleased
         system.reclaimIdleMailboxes()
+        let walkStart = Clock.now()
         system.reclaimIdleMailboxes()
+        let walk = Double(Clock.now() - walkStart)
         let deadline = Clock.now() + 60_000_000_000
         while system.idleMailboxRingsReleased - before < count, Clock.now() < deadline { usleep(1_000) }
         while RingEpoch.collect(wait: true) > 0, Clock.now() < deadline { usleep(1_000) }
-        return Double(MemoryProbe.heapBytes() - base.heap) / Double(count)
+        return (Double(MemoryProbe.heapBytes() - base.heap) / Double(count), walk)
     }
 
     static func native<A: SpawnedActor>(count: Int, tally: Tally, caller: (any TaskExecutor)?,

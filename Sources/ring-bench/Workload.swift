@@ -81,7 +81,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .fanin:
             "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks. Overflow % and steals (FastMailbox, medians of the runs): near 100 % and few steals, the sink ran after the senders' turns (a batch); less and many, it ran beside them on another worker (streaming, slower at P=1: Benchmarks/README, \"Round `layout`\")."
         case .spawn:
-            "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive."
+            "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive; FastMailbox event actors also once idle (after two walks of reclaimIdleMailboxes gave their mailbox rings back), and how long the walk that asked them took per actor."
         case .parallel:
             "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity). The pairs row (FastMailbox only) has no driver: 64 producer actors each feed their own worker actor, 64 messages per turn, all inside the pool."
         case .skynet:
