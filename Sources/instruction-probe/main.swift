@@ -7,6 +7,9 @@
 //     pingpong    two actors bounce `.ping(k, replyTo:)` until k == n: 2·n messages
 //     threadring  503 actors pass an Int token n hops: n messages
 //     fanin       this thread tells n Ints to one actor with a 32-slot mailbox: n messages
+//                 (a thread outside the pool: each send enters a ring epoch section)
+//     faninactor  the same n tells made by an actor, in one turn (as ring-bench's fan-in
+//                 senders): n messages
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
@@ -246,6 +249,18 @@ case "fanin":
         if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
     }
     for value in 0..<n { sink.tell(value) }
+case "faninactor":
+    let count = Atomic<Int>(0)
+    let expected = Atomic<Int>(0)
+    let sink = try system.spawn(mailboxCapacity: 32) { (value: Int, _) in
+        if value != expected.load(ordering: .relaxed) { fatalError("faninactor: got \(value) out of order") }
+        expected.store(value + 1, ordering: .relaxed)
+        if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
+    }
+    let sender = try system.spawn { (_: Int, _) in
+        for value in 0..<n { sink.tell(value) }
+    }
+    sender.tell(0)
 case "sequential":
     final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
     let peerOfA = Peer(), peerOfB = Peer()
