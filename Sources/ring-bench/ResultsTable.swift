@@ -109,7 +109,8 @@ struct ResultsTable {
         case .ask: keys = LatencyRecorder.columns.map { ($0.key, "\($0.title) µs") }; scale = 1e-3
         case .spawn:
             keys = [("heap_bytes_per_actor", "heap B/actor"), ("rss_bytes_per_actor", "RSS B/actor"),
-                    ("heap_bytes_per_actor_reclaimed", "heap B/actor once idle"), ("reclaim_walk_ns_per_actor", "walk ns/actor")]
+                    ("heap_bytes_per_actor_reclaimed", "heap B/actor once idle"), ("reclaim_walk_ns_per_actor", "asking walk ns/actor"),
+                    ("idle_walk_ns_per_actor", "idle walk ns/actor")]
             scale = 1
         case .fanin: keys = [("overflow_percent", "overflow %"), ("steals", "steals")]; scale = 1
         default: return ""

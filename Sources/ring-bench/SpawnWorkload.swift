@@ -102,6 +102,11 @@ enum SpawnWorkload {
             let (bytes, walkNanoseconds) = reclaimedHeapPerActor(system, count: count, base: base)
             outcome.extras["heap_bytes_per_actor_reclaimed"] = bytes
             outcome.extras["reclaim_walk_ns_per_actor"] = walkNanoseconds / Double(count)
+            // A walk over actors that have nothing left to give back: what the automatic
+            // walk costs every interval once they are all idle.
+            let idleStart = Clock.now()
+            system.reclaimIdleMailboxes()
+            outcome.extras["idle_walk_ns_per_actor"] = Double(Clock.now() - idleStart) / Double(count)
         }
         withExtendedLifetime(refs) {}
         return outcome
