@@ -225,13 +225,14 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|sequential|spawn|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|sequential|spawn|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
     exit(2)
 }
+let workload = arguments.first!
 let system = try ActorSystem()
 let done = DispatchSemaphore(value: 0)
 
-switch arguments.first! {
+switch workload {
 case "pingpong":
     let ponger = try system.spawn { Ponger() }
     let pinger = try system.spawn { Pinger(n: n, done: done) }
@@ -240,27 +241,22 @@ case "threadring":
     let members = try (0..<503).map { _ in try system.spawn { RingMember(done: done) } }
     for (index, member) in members.enumerated() { member.tell(.next(members[(index + 1) % members.count])) }
     members[0].tell(.token(n))
-case "fanin":
+case "fanin", "faninactor":
     let count = Atomic<Int>(0)
     let expected = Atomic<Int>(0)
     let sink = try system.spawn(mailboxCapacity: 32) { (value: Int, _) in
-        if value != expected.load(ordering: .relaxed) { fatalError("fanin: got \(value) out of order") }
+        if value != expected.load(ordering: .relaxed) { fatalError("fan-in: got \(value) out of order") }
         expected.store(value + 1, ordering: .relaxed)
         if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
     }
-    for value in 0..<n { sink.tell(value) }
-case "faninactor":
-    let count = Atomic<Int>(0)
-    let expected = Atomic<Int>(0)
-    let sink = try system.spawn(mailboxCapacity: 32) { (value: Int, _) in
-        if value != expected.load(ordering: .relaxed) { fatalError("faninactor: got \(value) out of order") }
-        expected.store(value + 1, ordering: .relaxed)
-        if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
-    }
-    let sender = try system.spawn { (_: Int, _) in
+    if workload == "fanin" {
         for value in 0..<n { sink.tell(value) }
+    } else {
+        let sender = try system.spawn { (_: Int, _) in
+            for value in 0..<n { sink.tell(value) }
+        }
+        sender.tell(0)
     }
-    sender.tell(0)
 case "sequential":
     final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
     let peerOfA = Peer(), peerOfB = Peer()
