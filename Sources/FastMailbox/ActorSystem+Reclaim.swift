@@ -36,7 +36,7 @@ extension ActorSystem {
     /// Asks every event actor whose mailbox holds a ring and took no message since the
     /// previous walk to give that ring back at its next turn (a turn with nothing to do
     /// then frees the ring; the actor's next message allocates a fresh one). The system
-    /// walks by itself every ``SchedulerConfiguration/idleMailboxReclaimMilliseconds``
+    /// walks by itself every `SchedulerConfiguration.idleMailboxReclaimMilliseconds` (MNScheduler)
     /// (default ten seconds); call this to walk now — an actor is asked on the second walk
     /// that finds it idle. Runs on the calling thread; spawns wait at most for one chunk of
     /// the registry. Walks run one at a time.
