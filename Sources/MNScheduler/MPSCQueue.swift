@@ -722,16 +722,14 @@ package final class MPSCQueue: @unchecked Sendable {
     @inlinable @inline(__always)
     package func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
-        if _slowPath(ckshim_epoch_depth() == 0) && reclaimable {
-            ckshim_epoch_enter()
-            let result = tryEnqueueInsert(moving: source, recording: items)
-            ckshim_epoch_exit()
-            return result
-        }
+        // Outside a ring epoch section, on a reclaimable queue: inside one (RingEpoch.swift).
+        let entered = _slowPath(ckshim_epoch_depth() == 0) && reclaimable
+        if entered { ckshim_epoch_enter() }
+        defer { if entered { ckshim_epoch_exit() } }
         return tryEnqueueInsert(moving: source, recording: items)
     }
 
-    /// The insert of `tryEnqueue` (see `enqueueInsert`).
+    /// The insert of `tryEnqueue`: the ring only (see `insert`).
     @inlinable @inline(__always)
     func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         let ring = self.ring(recording: items)
