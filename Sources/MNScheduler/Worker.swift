@@ -206,8 +206,9 @@ final class Worker: @unchecked Sendable {
     /// the resumed queue are empty. (Whether the thread may linger at all — a pool worker
     /// of two or more — is ckshim_linger_get(), set by `run`.) Off the pool: false.
     /// Whether a mailbox drain on this thread would linger now: both tests above (the
-    /// drain makes the first inline and the second in MPSCQueue.lingerForMore).
-    static func currentMayLinger() -> Bool { ckshim_linger_get() != 0 && currentHasNothingElseToRun() }
+    /// drain makes the first, and the next-slot part of the second, inline; the rest in
+    /// MPSCQueue.lingerForMore).
+    static func currentMayLinger() -> Bool { ckshim_linger_get() != nil && currentHasNothingElseToRun() }
 
     static func currentHasNothingElseToRun() -> Bool {
         guard let worker = currentUnmanaged else { return false }
@@ -240,9 +241,11 @@ final class Worker: @unchecked Sendable {
     func run(pin: Bool, nameThread: Bool = true) {
         shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
-        ckshim_linger_set(core.shared.count > 1 ? 1 : 0)  // MPSCQueue.swift, "Lingering"
+        // MPSCQueue.swift, "Lingering": with two or more workers, drains on this thread may
+        // linger, and find this worker's next slot through the thread-local.
+        ckshim_linger_set(core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil)
         RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
-        defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(0) }
+        defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(nil) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckshim_affinity_cpu_count())
@@ -567,12 +570,13 @@ struct NextSlotWatch {
 /// or when its occupant waits out a long turn),
 /// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
 /// the Worker; references neither. See the file comment for the protocol.
+@usableFromInline
 final class WorkerShared: @unchecked Sendable {
     // @unchecked: every field is an Atomic (and padding).
     /// One per worker, allocated in a row: the owner's per-turn stores (turnCount, nextSlot)
     /// must not share a line with the next worker's (CacheLinePadding).
     private let paddingBefore = CacheLinePadding()
-    let nextSlot = Atomic<UnsafeMutableRawPointer?>(nil)
+    @usableFromInline let nextSlot = Atomic<UnsafeMutableRawPointer?>(nil)
     let turnCount = Atomic<UInt>(0)
     let stalled = Atomic<Bool>(false)
     /// Metrics, written by the owner only (relaxed load+store): times parked, steals made.
@@ -604,6 +608,15 @@ final class WorkerShared: @unchecked Sendable {
         // the character after the last ") ".
         guard let paren = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), paren + 2 < n else { return false }
         return buffer[paren + 2] == UInt8(ascii: "R")
+    }
+
+    /// Whether the worker whose WorkerShared is `shared` (ckshim_linger_get(): the calling
+    /// thread's own) has nothing in its next slot: a lingering drain's inline first look
+    /// (MPSCQueue.swift, "Lingering"). In ping-pong and thread-ring the actor the turn just
+    /// sent to waits there, and the drain goes idle without a call.
+    @inlinable @inline(__always)
+    static func nextSlotIsEmpty(_ shared: UnsafeMutableRawPointer) -> Bool {
+        Unmanaged<WorkerShared>.fromOpaque(shared)._withUnsafeGuaranteedRef { $0.nextSlot.load(ordering: .relaxed) == nil }
     }
 
     /// Takes the next slot's unit: the owner, or a thief while the owner is stalled. An
