@@ -320,8 +320,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(never)
     final func runGeneralTurn(budget: Int) -> TurnOutcome {
         if isCreated { startIfNeeded() }
-        let releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked
-        let systemOutcome = hasSystemWork ? drainSystem() : .empty
+        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked (the word…
+        let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or a message)
         let mailboxOutcome: MPSCQueue.DrainOutcome
         let ranMailbox = !isStopped
         if !ranMailbox {

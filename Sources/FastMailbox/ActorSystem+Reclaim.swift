@@ -12,12 +12,16 @@
 //    previous walk (the queue compares its taken count with the walker's snapshot, a word
 //    in the ring block only the walker touches), it asks for a release: it installs the
 //    *release request* word in the cell's system slot (AnyActorCell.requestMailboxRelease,
-//    a CAS from nil: a cell with a system queue or a pending stop is left alone) and
-//    schedules the cell. No registration, nothing per message.
-//  - the word is odd, so `hasSystemWork` is true and the cell's next turn is the general
-//    one (the fast turn pays nothing: it already tests hasSystemWork). The general turn
-//    takes the word, drains as usual, and if the drain ended `.empty` (and the actor is
-//    running) calls `releaseIdleRing()` — the mailbox's only consumer, in its own turn.
+//    a CAS from nil) and schedules the cell; a cell whose slot holds a system queue
+//    (watched, a parent, observed) gets `SystemMessage.releaseMailboxRing` in that queue
+//    instead; a cell with a pending stop is left alone. No registration, nothing per
+//    message.
+//  - either way `hasSystemWork` is true and the cell's next turn is the general one (the
+//    fast turn pays nothing: it already tests hasSystemWork). The general turn takes the
+//    word or the message (drainSystem(releaseRequested:); a request drained anywhere else,
+//    mid-turn, is dropped and the next walk asks again), drains as usual, and if the drain
+//    ended `.empty` (and the actor is running) calls `releaseIdleRing()` — the mailbox's
+//    only consumer, in its own turn.
 //  - the system walks by itself every `idleMailboxReclaimMilliseconds`
 //    (SchedulerConfiguration, MN_IDLE_MAILBOX_RECLAIM_MS, default 10,000 ms, 0: off; a walk
 //    costs ~100–200 ns per live actor, see defaultIdleMailboxReclaimMilliseconds) on a

@@ -368,16 +368,28 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// installer schedules the cell, as S1), removed by the turn (CAS to nil); a sender that
     /// needs the slot for a stop word or a queue CASes it away (the request is dropped:
     /// the cell's turn runs anyway and does nothing). Neither a stop nor a queue.
+    /// A cell whose slot holds a system queue (watched, a parent, observed) gets the same
+    /// request as a system message instead (`SystemMessage.releaseMailboxRing`).
     static let releaseRequestWord: UInt = 9
 
     /// Asks the cell to give its mailbox ring back at its next turn (the walker, any
-    /// thread, under the registry lock: the cell is registered). False when the slot is in
-    /// use (a system queue, a stop, a request already pending).
+    /// thread, under the registry lock: the cell is registered): the request word in an
+    /// empty system slot, or `.releaseMailboxRing` in the system queue the slot holds.
+    /// False when the slot holds a stop or a request already pending.
     final func requestMailboxRelease() -> Bool {
         let word = UnsafeMutableRawPointer(bitPattern: AnyActorCell.releaseRequestWord).unsafelyUnwrapped
-        guard systemQueueStorage.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing).exchanged
-        else { return false }
-        scheduleSelf()
+        let (installed, seen) = systemQueueStorage.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing)
+        if installed {
+            scheduleSelf()
+            return true
+        }
+        // A queue, once installed, stays until deinit (StopWord's rules): enqueue into it,
+        // as sendSystem would.
+        guard let raw = seen, !StopWord.isWord(raw) else { return false }
+        let queue = Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue()
+        if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(.releaseMailboxRing, into: queue) {
+            scheduleSelf()
+        }
         return true
     }
 
@@ -491,9 +503,18 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
 
     /// Whether a turn should be taken for system messages only (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
+        var releaseRequested = false
+        return drainSystem(releaseRequested: &releaseRequested)
+    }
+
+    /// `drainSystem()`, setting `releaseRequested` when a `.releaseMailboxRing` was among
+    /// the messages (the general turn acts on it after its mailbox drain).
+    final func drainSystem(releaseRequested: inout Bool) -> MPSCQueue.DrainOutcome {
         if let stop = takeStopWord() { handleSystem(stop) }  // S2: the word, then any queue
         guard let systemQueue, systemQueue.hasPendingWork else { return .empty }
-        return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { handleSystem($0) }
+        return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
+            if case .releaseMailboxRing = message { releaseRequested = true } else { handleSystem(message) }
+        }
     }
 
     final func handleSystem(_ message: SystemMessage) {
@@ -515,6 +536,8 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
             if !isStopped { handleFailure(failure); finishPendingStop() }
         case .observe(let observer):
             if let termination { observer.fire(termination) } else { observers.append(observer) }
+        case .releaseMailboxRing:
+            break  // acted on by the general turn only (drainSystem(releaseRequested:)); here dropped
         }
     }
 

@@ -97,8 +97,8 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
                 routeeTerminated(t)
             case .stop(let mode, _):
                 stop(mode)
-            case .childFailed:
-                break  // routees are top-level: never sent
+            case .childFailed, .releaseMailboxRing:
+                break  // routees are top-level, and a pool has no mailbox: never sent
             case .watch, .unwatch, .observe:
                 handleSystem(message)
             }

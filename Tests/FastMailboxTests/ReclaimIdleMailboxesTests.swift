@@ -88,6 +88,42 @@ import Synchronization
         #expect(report.isBalanced && report.delivered == 1, "\(report)")
     }
 
+    @Test("actors whose system slot holds a queue (watched; a parent whose child stopped) are asked by a system message and give their ring back; the watch still fires")
+    func cellsWithSystemQueueRelease() throws {
+        let deterministic = DeterministicScheduler(seed: 9)
+        let system = makeDeterministicSystem(deterministic)
+        let probe = Probe<Int>()
+        let target = try system.spawn(name: "watched") { (m: Int, _) in probe.record(m) }
+        let watcher = try system.spawn(name: "watcher") { (m: Int, context: ActorContext<Int>) in
+            if m == 0 { context.watch(target, with: -1) } else { probe.record(m) }  // -1: target stopped
+        }
+        let parent = try system.spawn(name: "parent") { (m: Int, context: ActorContext<Int>) in
+            let child = try context.spawn { (_: Int, _) in }
+            context.stop(child)
+            probe.record(m)
+        }
+        target.tell(1)
+        watcher.tell(0)
+        parent.tell(2)
+        _ = try deterministic.runUntilQuiescent()
+        let cells = try [target, parent].map { try #require($0.recipient as? AnyActorCell) }
+        #expect(cells.allSatisfy { $0.systemQueue != nil })  // the watch, the child's end
+        #expect(try [target, watcher, parent].allSatisfy { try queue(of: $0).hasRing })
+        #expect(system.reclaimIdleMailboxes() == 0)
+        #expect(system.reclaimIdleMailboxes() == 3)  // target and parent too, by message
+        _ = try deterministic.runUntilQuiescent()
+        #expect(try [target, watcher, parent].allSatisfy { try !queue(of: $0).hasRing })
+        #expect(system.idleMailboxRingsReleased == 3)
+        target.tell(3)
+        parent.tell(4)
+        _ = try deterministic.runUntilQuiescent()
+        target.stop()
+        _ = try deterministic.runUntilQuiescent()
+        #expect(probe.values.sorted() == [-1, 1, 2, 3, 4])
+        let report = system.shutdown()
+        #expect(report.isBalanced, "\(report)")
+    }
+
     @Test("the system walks by itself every idleMailboxReclaimMilliseconds")
     func automaticWalk() throws {
         var configuration = SchedulerConfiguration()
