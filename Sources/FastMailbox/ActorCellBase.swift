@@ -189,11 +189,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// A send that took the cell from idle schedules it; true (a tail call of `deliver`).
-    @usableFromInline @inline(never)
+    /// A send that took the cell from idle schedules it; true (a tail call of `deliver`,
+    /// and itself one of MNScheduler's scheduleOwnedAccepting).
+    @inlinable @inline(__always)
     final func scheduleAfterSend() -> Bool {
-        scheduleSelf()
-        return true
+        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(on: $0) }
     }
 
     /// Every send `enqueueOnRing` declined (a bounded mailbox, no ring yet, a full ring, a

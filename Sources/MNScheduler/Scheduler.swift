@@ -459,4 +459,13 @@ extension ScheduledUnit {
     package final func scheduleOwned(on scheduler: Scheduler) {
         SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
     }
+
+    /// `scheduleOwned(on:)`, then true: for a send that reports whether it was accepted
+    /// (FastMailbox's cell `deliver`), so that its schedule can be a tail call (returning
+    /// true after a call of its own would need a frame around it).
+    @usableFromInline @inline(never)
+    package final func scheduleOwnedAccepting(on scheduler: Scheduler) -> Bool {
+        SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
+        return true
+    }
 }
