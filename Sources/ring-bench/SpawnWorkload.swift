@@ -158,7 +158,9 @@ enum SpawnWorkload {
                 await actor.receive(i)
                 actors.append(actor)
             }
-            return (t0, base.perActor(count), actors)
+            var extras = base.perActor(count)
+            extras["spawn_loop_ns_per_actor"] = Double(Clock.now() - t0) / Double(count)
+            return (t0, extras, actors)
         }
         let finished = tally.latch.wait()
         let outcome = RunOutcome.timed(since: t0, operations: count, check: tally.check(finished: finished), extras: extras)
