@@ -141,8 +141,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: Mailbox<Message>, mailboxPass: MailboxPass?, bounded: Bool) {
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
+    init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: MailboxPass?,
+         bounded: Bool) {
         self.mailbox = mailbox
         self.mailboxPass = mailboxPass
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
@@ -549,10 +551,11 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
     @usableFromInline
-    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?,
-         supervisor: SupervisorStrategy, mailbox: Mailbox<A.Message>, mailboxPass: MailboxPass?, bounded: Bool,
-         instance: A, factory: (@Sendable () -> A)?) {
+    init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<A.Message>, mailboxPass: MailboxPass?,
+         bounded: Bool, instance: __shared A, factory: (@Sendable () -> A)?) {
         self.factory = factory
         self.instance = instance
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,

@@ -41,7 +41,7 @@ extension ActorSystem {
         do {
             for index in 0..<size {
                 let ref = try spawnCell(name: "\(poolName)/\(index)", mailboxCapacity: mailboxCapacity, parent: nil,
-                                        supervisor: supervisor ?? defaultSupervisor, factory: factory)
+                                        supervisor: supervisor, factory: factory)
                 guard case .cell(let cell) = ref.target else {
                     preconditionFailure("spawnCell returned a ref that is not an actor cell")
                 }

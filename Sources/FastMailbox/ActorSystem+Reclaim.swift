@@ -48,14 +48,22 @@ extension ActorSystem {
     @discardableResult
     public func reclaimIdleMailboxes() -> Int {
         if isShuttingDown { return 0 }
-        let requested = reclaimWalk.withLock { walks -> Int in
+        return ActorSystem.walkIdleMailboxes(registry: registry, walk: reclaimWalk)
+    }
+
+    /// The walk, on the registry and the walk lock alone: the automatic walk's timer holds
+    /// these two and not the system (see `startIdleMailboxReclaim`). Stops at the first
+    /// chunk that finds the registry closed by a shutdown (`Registry.shuttingDown`).
+    static func walkIdleMailboxes(registry: Lock<Registry>, walk: Lock<Int>) -> Int {
+        let requested = walk.withLock { walks -> Int in
             walks += 1
             var requested = 0
             var next: Int? = 0
-            while let start = next, !isShuttingDown {
+            while let start = next {
                 RingEpoch.enter()  // one section per chunk, not one per cell (RingEpoch.swift)
                 next = registry.withLock { registry in
-                    registry.cells.forEach(from: start, limit: ActorSystem.reclaimChunk) { cell in
+                    if registry.shuttingDown { return nil }
+                    return registry.cells.forEach(from: start, limit: ActorSystem.reclaimChunk) { cell in
                         if let queue = cell.userQueue, queue.reclaimable, queue.ringIdleSinceLastLook(),
                            cell.requestMailboxRelease() {
                             requested += 1
@@ -82,7 +90,15 @@ extension ActorSystem {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let interval = DispatchTimeInterval.milliseconds(milliseconds)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, milliseconds / 10)))
-        timer.setEventHandler { [weak self] in _ = self?.reclaimIdleMailboxes() }
+        // The handler holds the registry and the walk lock, not the system: a weak
+        // reference to the system would give it a side table, and every retain and
+        // release of the system (each spawn's cell takes one) would then take the
+        // runtime's slow path (swift_retain → incrementSlow, an atomic on the side table:
+        // ~12 % of a spawn's samples). The system's deinit cancels the timer; a handler
+        // already running then walks a registry that holds no cell (a registered cell
+        // keeps its system alive), and does nothing.
+        let registry = registry, walk = reclaimWalk
+        timer.setEventHandler { _ = ActorSystem.walkIdleMailboxes(registry: registry, walk: walk) }
         reclaimTimer.withLock { $0 = timer }
         timer.activate()
     }

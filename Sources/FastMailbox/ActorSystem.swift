@@ -158,6 +158,9 @@ public final class ActorSystem: Sendable {
         var singletons: [String: any Sendable] = [:]
         /// Pool names taken while the pool's routees are spawned.
         var reserved: Set<String> = []
+        /// Set with the system's `shuttingDown`, in the same critical section: what the
+        /// idle-mailbox walk, which holds the registry and not the system, stops at.
+        var shuttingDown = false
     }
 
     /// Actor ids are process-wide so refs of different systems never compare equal.
@@ -258,8 +261,7 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // Inlinable so the turn is specialised for A here (ActorCellBase, "Specialised turns").
         try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
-                      supervisor: supervisor ?? defaultSupervisor,
-                      mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+                      supervisor: supervisor, mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
     /// Spawns a top-level actor whose behaviour is a closure.
@@ -274,8 +276,7 @@ public final class ActorSystem: Sendable {
         // same closure), so no factory closure is allocated per spawn. Its preStart does
         // nothing: born running, it gets no turn until it has work (see `enroll`).
         try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
-                      supervisor: supervisor ?? defaultSupervisor,
-                      mailboxPass: ActorCell<ClosureActor<Message>>.specializedMailboxPass,
+                      supervisor: supervisor, mailboxPass: ActorCell<ClosureActor<Message>>.specializedMailboxPass,
                       instance: ClosureActor(receive), factory: nil, bornRunning: true)
     }
 
@@ -287,11 +288,12 @@ public final class ActorSystem: Sendable {
     /// generic class metadata comes from that site's cache instead of a look-up in the
     /// runtime's metadata table on every spawn. What does not depend on `A` is `enroll`'s.
     /// `bornRunning`: `A`'s preStart does nothing (a ClosureActor), so spawning schedules no
-    /// turn (see `enroll`).
+    /// turn (see `enroll`). `supervisor` nil: the system's default (the cell then keeps
+    /// none, and the spawn neither retains nor compares one).
     @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
+        supervisor: SupervisorStrategy?, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // A bounded mailbox keeps its ring: a send meeting a ring being given back (sealed:
@@ -469,7 +471,7 @@ public final class ActorSystem: Sendable {
     /// `shutdown` from inside a turn (see its documentation): the waiting part runs on a
     /// thread of its own; the caller gets a snapshot at once.
     private func startShutdownFromTurn(timeout: Duration) -> ShutdownReport {
-        registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
+        registry.withLock { registry in registry.shuttingDown = true; shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
         DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
         let stats = statistics
         let (live, left) = liveCellsAndLeft()
@@ -581,7 +583,7 @@ public final class ActorSystem: Sendable {
         if scheduler.isCurrentThreadWorker { return startShutdownFromTurn(timeout: timeout) }
         return shutdownResult.withLock { result in
             if let result { return result }
-            registry.withLock { _ in shuttingDown.store(true, ordering: .releasing) }
+            registry.withLock { registry in registry.shuttingDown = true; shuttingDown.store(true, ordering: .releasing) }
             reclaimTimer.withLock { $0?.cancel(); $0 = nil }
             let dedicated = dedicatedSystems.withLock { systems in defer { systems = [] }; return systems }
             let cells = registry.withLock { $0.cells.values }

@@ -287,16 +287,21 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
         return logger
     }
 
-    /// `name` nil: the actor is called `$<id>`. `waiters`: a bounded mailbox's
-    /// BoundedMailboxWaiters. `traits`: `.boxed`, `.stopWord` (`.bounded` follows from
-    /// `waiters`). A SpawnInfo is allocated only if something differs from the defaults.
-    init(id: ActorID, name: String?, system: ActorSystem, parent: AnyActorCell?, supervisor: SupervisorStrategy,
-         traits: Traits = [], waiters: AnyObject? = nil) {
+    /// `name` nil: the actor is called `$<id>`. `supervisor` nil: the system's default.
+    /// `waiters`: a bounded mailbox's BoundedMailboxWaiters. `traits`: `.boxed`,
+    /// `.stopWord` (`.bounded` follows from `waiters`). A SpawnInfo is allocated only if
+    /// something differs from the defaults.
+    /// Parameters are borrowed (`__shared`): a spawn passes references it holds anyway,
+    /// and an owned parameter cost the caller a retain and this init a release of each
+    /// besides the retain that stores it (spawn: about ten atomic operations).
+    init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
+         supervisor: __shared SupervisorStrategy?, traits: Traits = [], waiters: AnyObject? = nil) {
         var traits = traits
         if waiters != nil { traits.insert(.bounded) }
         self.id = id
         self.system = system
-        let customSupervisor = supervisor.sharesStorage(with: system.defaultSupervisor) ? nil : supervisor
+        var customSupervisor: SupervisorStrategy? = nil
+        if let supervisor, !supervisor.sharesStorage(with: system.defaultSupervisor) { customSupervisor = supervisor }
         if name == nil, customSupervisor == nil, waiters == nil, let parent {
             traits.insert(.parentOnly)
             spawnStorage = parent

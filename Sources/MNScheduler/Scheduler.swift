@@ -160,7 +160,12 @@ final class SchedulerGate: Sendable {
             return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
         }
         if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
-        scheduleFromOutside(unit, into: core.injection)
+        // The queue borrowed, never retained (the core holds it for the scheduler's life):
+        // a searching worker reads the queue's first line (its ring and spill count) on
+        // every poll, and a retain and release per push wrote the reference count on that
+        // line, a miss for the pushing thread on every push (Worker.takeFromInjection
+        // borrows it likewise).
+        Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { scheduleFromOutside(unit, into: $0) }
     }
 
     /// `schedule` for a task executor's lane: the same, except that from outside the pool

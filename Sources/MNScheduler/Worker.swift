@@ -381,16 +381,20 @@ final class Worker: @unchecked Sendable {
 
     /// The oldest injected unit, plus a batch of up to 1/W of the rest into the local queue.
     private func takeFromInjection() -> UnsafeMutableRawPointer? {
-        let injection = core.injection
-        guard let first = injection.pop() else { return nil }
-        let batch = min(injection.count / core.queues.count, local.usableCapacity / 2 - local.count)
-        var moved = 0
-        while moved < batch, let unit = injection.pop() {
-            pushLocal(unit)
-            moved += 1
+        // Borrowed (the core holds it for the scheduler's life): a searching worker calls
+        // this in a loop, and a retain and release per call wrote the queue's reference
+        // count, on the line every push from outside the pool reads.
+        Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { injection in
+            guard let first = injection.pop() else { return nil }
+            let batch = min(injection.count / core.queues.count, local.usableCapacity / 2 - local.count)
+            var moved = 0
+            while moved < batch, let unit = injection.pop() {
+                pushLocal(unit)
+                moved += 1
+            }
+            if moved > 0 { core.notifyParkedFromWorker() }
+            return first
         }
-        if moved > 0 { core.notifyParkedFromWorker() }
-        return first
     }
 
     /// Half of some other worker's local queue, victims from a random start.

@@ -1,0 +1,80 @@
+// The spawn path's costs that a count of allocations does not show (SpawnCostTests has
+// those): which references a spawn takes, and on what.
+
+import Logging
+import MNScheduler
+import Testing
+@testable import FastMailbox
+
+@Suite("Spawn path")
+struct SpawnPathTests {
+    /// A weak reference to the system gives it a side table, and every retain and release
+    /// of it (a spawn's cell takes one) then goes through the runtime's slow path. The
+    /// automatic idle-mailbox walk's timer held one (`[weak self]`).
+    @Test("the automatic idle-mailbox walk holds no weak reference to the system")
+    func noWeakReferenceToTheSystem() throws {
+        var configuration = SchedulerConfiguration()
+        configuration.workers = 1
+        configuration.idleMailboxReclaimMilliseconds = 5
+        let system = try ActorSystem(configuration: configuration,
+                                     logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
+        // 1: the object's own weak count, with no side table (2 once a weak reference exists).
+        #expect(_getWeakRetainCount(system) == 1)
+        let probe = Probe<Int>()
+        let ref = try system.spawn { (m: Int, _) in probe.record(m) }
+        ref.tell(1)
+        #expect(eventually { probe.count == 1 })
+        #expect(_getWeakRetainCount(system) == 1)
+        #expect(system.shutdown().isBalanced)
+    }
+
+    @Test("an actor spawned with the system's supervisor keeps none; another one keeps its own")
+    func defaultSupervisorIsNotKept() throws {
+        let deterministic = DeterministicScheduler(seed: 31)
+        let system = makeDeterministicSystem(deterministic)
+        let plain = try system.spawn { (_: Int, _) in }
+        let explicitDefault = try system.spawn(supervisor: system.defaultSupervisor) { (_: Int, _) in }
+        let custom = try system.spawn(supervisor: .stop) { (_: Int, _) in }
+        for ref in [plain, explicitDefault] {
+            let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+            #expect(cell.spawnInfo == nil, "no side object for the default supervisor")
+            #expect(cell.supervisor.sharesStorage(with: system.defaultSupervisor))
+        }
+        let customCell = try #require(custom.recipient as? ActorCellBase<Int>)
+        #expect(customCell.supervisor.sharesStorage(with: .stop))
+        #expect(system.shutdown().isBalanced)
+    }
+
+    /// Consecutive ids (a run of spawns) have their homes in one 64-byte line of slots, four
+    /// at a time: an insertion misses on a new line every fourth spawn (CellTable's comment).
+    @Test("the registry's table puts four consecutive ids in one line of slots")
+    func consecutiveIdsShareALine() throws {
+        let table = CellTable()
+        for group in UInt64(1)...UInt64(1_000) {
+            let homes = (0..<UInt64(4)).map { table.homeSlot(of: ActorID(rawValue: group * 4 + $0)) }
+            #expect(homes[0] % 4 == 0 && homes == [homes[0], homes[0] + 1, homes[0] + 2, homes[0] + 3], "\(homes)")
+        }
+    }
+
+    /// Groups of four still spread: ids surviving in a stride do not crowd a few homes.
+    @Test("ids that survive in a stride keep probes short", arguments: [1, 2, 4, 16, 64])
+    func stridedSurvivorsKeepProbesShort(stride: Int) throws {
+        let deterministic = DeterministicScheduler(seed: 34)
+        let system = makeDeterministicSystem(deterministic)
+        // Cells with chosen ids (registered nowhere, never scheduled: the table is their owner).
+        let first = system.nextActorID().rawValue
+        let cells = try (0..<20_000).map { index in
+            ActorCell<ClosureActor<Int>>(
+                id: ActorID(rawValue: first + UInt64(index * stride)), name: nil, system: system, parent: nil,
+                supervisor: nil, mailbox: try system.makeMailbox(capacity: 16, for: Int.self), mailboxPass: nil,
+                bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+        }
+        let table = CellTable()
+        for cell in cells { table.insert(cell) }
+        #expect(table.count == 20_000)
+        let longest = try #require(table.checkedMaxDisplacement())
+        #expect(longest < 64, "longest probe \(longest) with stride \(stride)")
+        table.removeAll()
+        system.shutdown()
+    }
+}
