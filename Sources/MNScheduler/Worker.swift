@@ -81,10 +81,15 @@
 // ping-pong or a ring keeps its token on one core. Such a steal is proof of a long turn,
 // so the thief also marks the owner stalled, as the monitor would have after its
 // threshold: the owner's later puts in that turn then wake a sleeper and are stealable at
-// once (a searcher that had parked before would miss them), and a unit that goes idle and
-// is made runnable again by the same long turn (fan-in's sink) is taken each time. The
-// owner clears the mark at its next turn like the monitor's; the hot path pays nothing
-// (it already reads `stalled`).
+// once (a searcher that had parked before would miss them) — except the very unit this
+// searcher took from that turn, back in its next slot in the same turn (fan-in's sink,
+// made runnable again by the sender's long turn each time it goes idle): that retake waits
+// the patience again, doubled per retake up to `maximumRetakePatienceNanoseconds` (200 µs;
+// NextSlotWatch). Taken at once every time, the sink ran beside its sender on the other
+// core and drained it message by message, each pulling the sender's lines over (5–7 M
+// msgs/s at 2 workers, against 22–30 M when it drains one batch after the turn); waiting,
+// it drains batches of up to 200 µs of the sender's output. The owner clears the mark at
+// its next turn like the monitor's; the hot path pays nothing (it already reads `stalled`).
 // Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
 // stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
 // so exactly one taker gets each unit and sees what was written before it was put (the
@@ -121,6 +126,8 @@ final class Worker: @unchecked Sendable {
     /// How long a searcher watches another worker's next-slot occupant wait inside one turn
     /// before taking it (file comment, "Long turns").
     static let nextSlotPatienceNanoseconds: UInt64 = 5_000
+    /// The longest a unit retaken from the same long turn waits (file comment, "Long turns").
+    static let maximumRetakePatienceNanoseconds: UInt64 = 200_000
 
     let index: Int
     let schedulerID: Int
@@ -417,8 +424,14 @@ final class Worker: @unchecked Sendable {
         let others = core.shared
         for k in others.indices where others[k] !== shared {
             let other = others[k]
-            if other.stalled.load(ordering: .relaxed) {
-                if let unit = other.takeNextSlot() { countSteal(); return unit }
+            if other.stalled.load(ordering: .relaxed),
+               !slotWatch[k].isRetake(other.nextSlot.load(ordering: .relaxed), turns: other.turnCount.load(ordering: .relaxed)) {
+                let turns = other.turnCount.load(ordering: .relaxed)
+                if let unit = other.takeNextSlot() {
+                    slotWatch[k].recordTake(unit, turns: turns)
+                    countSteal()
+                    return unit
+                }
                 continue
             }
             if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); return unit }
@@ -440,15 +453,18 @@ final class Worker: @unchecked Sendable {
         guard watch.occupant == occupant, watch.turns == turns else {
             // A first sighting does not keep the search going: with short turns (ping-pong)
             // there is a new one every round, and the searcher must still park.
-            watch = NextSlotWatch(turns: turns, occupant: occupant, since: now)
+            watch.turns = turns
+            watch.occupant = occupant
+            watch.since = now
             return nil
         }
-        guard now &- watch.since >= Worker.nextSlotPatienceNanoseconds else {
+        guard now &- watch.since >= watch.patience(for: occupant, turns: turns) else {
             watchingNextSlot = true  // the same turn outlasted a round: wait for it to be due
             return nil
         }
         watch.occupant = nil
         guard let unit = other.takeNextSlot() else { return nil }
+        watch.recordTake(unit, turns: turns)
         // Proof of a long turn: mark the owner stalled (file comment). A turn that ended
         // meanwhile makes the mark stale, which only costs a wake-up or an early steal.
         if other.turnCount.load(ordering: .relaxed) == turns { other.stalled.store(true, ordering: .releasing) }
@@ -568,6 +584,34 @@ struct NextSlotWatch {
     var turns: UInt = 0
     var occupant: UnsafeMutableRawPointer?
     var since: UInt64 = 0
+    /// The unit this searcher last took from that worker's next slot, and the owner's turn
+    /// count then: the same unit back in the same long turn waits `patience` again, doubled
+    /// per such retake (file comment, "Long turns").
+    var taken: UnsafeMutableRawPointer?
+    var takenTurns: UInt = 0
+    var patience: UInt64 = Worker.nextSlotPatienceNanoseconds
+
+    /// Whether `occupant`, seen in that worker's next slot at turn count `turns`, is the
+    /// unit last taken from it in the same turn.
+    func isRetake(_ occupant: UnsafeMutableRawPointer?, turns: UInt) -> Bool {
+        taken != nil && occupant == taken && turns == takenTurns
+    }
+
+    /// How long `occupant` must have waited before it is taken: the retake patience for
+    /// the unit last taken in the same turn, else `nextSlotPatienceNanoseconds`.
+    func patience(for occupant: UnsafeMutableRawPointer?, turns: UInt) -> UInt64 {
+        isRetake(occupant, turns: turns) ? patience : Worker.nextSlotPatienceNanoseconds
+    }
+
+    /// Records a take of `unit` at turn count `turns`: the same unit again in the same
+    /// turn doubles the retake patience (up to `maximumRetakePatienceNanoseconds`);
+    /// anything else starts it again from `nextSlotPatienceNanoseconds`.
+    mutating func recordTake(_ unit: UnsafeMutableRawPointer, turns: UInt) {
+        patience = isRetake(unit, turns: turns)
+            ? min(patience &* 2, Worker.maximumRetakePatienceNanoseconds) : Worker.nextSlotPatienceNanoseconds
+        taken = unit
+        takenTurns = turns
+    }
 }
 
 /// The part of a worker other threads touch: its next slot (stealable while it is stalled,

@@ -220,4 +220,28 @@ import Synchronization
         #expect(metrics.longTurnSteals == 1 && metrics.steals == 2, "\(metrics)")  // the second: a stalled slot
         scheduler.shutdown()
     }
+
+    @Test("a unit retaken from the same long turn waits a patience that doubles per retake, up to its cap; another unit or turn starts again")
+    func retakePatienceGrows() {
+        let sink = UnsafeMutableRawPointer(bitPattern: 0x1000)!
+        let other = UnsafeMutableRawPointer(bitPattern: 0x2000)!
+        let base = Worker.nextSlotPatienceNanoseconds
+        var watch = NextSlotWatch()
+        #expect(watch.patience(for: sink, turns: 7) == base)  // never taken: the first take's patience
+        watch.recordTake(sink, turns: 7)
+        #expect(watch.isRetake(sink, turns: 7))
+        #expect(watch.patience(for: sink, turns: 7) == base)  // the first retake waits the base again
+        watch.recordTake(sink, turns: 7)
+        #expect(watch.patience(for: sink, turns: 7) == 2 * base)
+        watch.recordTake(sink, turns: 7)
+        #expect(watch.patience(for: sink, turns: 7) == 4 * base)
+        for _ in 0..<64 { watch.recordTake(sink, turns: 7) }
+        #expect(watch.patience(for: sink, turns: 7) == Worker.maximumRetakePatienceNanoseconds)
+        // Another unit, or the same unit in a later turn, is no retake: the base patience.
+        #expect(!watch.isRetake(other, turns: 7) && watch.patience(for: other, turns: 7) == base)
+        #expect(!watch.isRetake(sink, turns: 9) && watch.patience(for: sink, turns: 9) == base)
+        watch.recordTake(sink, turns: 9)
+        #expect(watch.patience(for: sink, turns: 9) == base)  // started again
+        #expect(!NextSlotWatch().isRetake(nil, turns: 0))  // an empty slot is nobody's retake
+    }
 }
