@@ -12,18 +12,9 @@ import Synchronization
         try #require(ref.recipient as? ActorCellBase<Int>).mailbox.queue
     }
 
-    /// A system whose own walk is off, so the test decides when walks happen.
-    private func makeManualSystem() throws -> ActorSystem {
-        var configuration = SchedulerConfiguration()
-        configuration.workers = 2
-        configuration.idleMailboxReclaimMilliseconds = 0
-        return try ActorSystem(configuration: configuration,
-                               logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
-    }
-
     @Test("a walk frees the rings of actors idle since the previous walk and leaves a busy one; later messages arrive in order, counted once")
     func walkFreesIdleRingsLeavesBusy() throws {
-        let system = try makeManualSystem()
+        let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
         let probe = Probe<Int>()
         let idle = try (0..<8).map { i in
             try system.spawn(name: "idle-\(i)") { (m: Int, _) in probe.record(m) }
@@ -126,11 +117,7 @@ import Synchronization
 
     @Test("the system walks by itself every idleMailboxReclaimMilliseconds")
     func automaticWalk() throws {
-        var configuration = SchedulerConfiguration()
-        configuration.workers = 2
-        configuration.idleMailboxReclaimMilliseconds = 5
-        let system = try ActorSystem(configuration: configuration,
-                                     logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
+        let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 5)
         let probe = Probe<Int>()
         let ref = try system.spawn { (m: Int, _) in probe.record(m) }
         ref.tell(1)

@@ -13,11 +13,7 @@ struct SpawnPathTests {
     /// automatic idle-mailbox walk's timer held one (`[weak self]`).
     @Test("the automatic idle-mailbox walk holds no weak reference to the system")
     func noWeakReferenceToTheSystem() throws {
-        var configuration = SchedulerConfiguration()
-        configuration.workers = 1
-        configuration.idleMailboxReclaimMilliseconds = 5
-        let system = try ActorSystem(configuration: configuration,
-                                     logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
+        let system = try makeReclaimingSystem(workers: 1, idleMailboxReclaimMilliseconds: 5)
         // 1: the object's own weak count, with no side table (2 once a weak reference exists).
         #expect(_getWeakRetainCount(system) == 1)
         let probe = Probe<Int>()
