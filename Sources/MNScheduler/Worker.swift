@@ -424,15 +424,17 @@ final class Worker: @unchecked Sendable {
         let others = core.shared
         for k in others.indices where others[k] !== shared {
             let other = others[k]
-            if other.stalled.load(ordering: .relaxed),
-               !slotWatch[k].isRetake(other.nextSlot.load(ordering: .relaxed), turns: other.turnCount.load(ordering: .relaxed)) {
+            if other.stalled.load(ordering: .relaxed) {
                 let turns = other.turnCount.load(ordering: .relaxed)
-                if let unit = other.takeNextSlot() {
-                    slotWatch[k].recordTake(unit, turns: turns)
-                    countSteal()
-                    return unit
+                if !slotWatch[k].isRetake(other.nextSlot.load(ordering: .relaxed), turns: turns) {
+                    if let unit = other.takeNextSlot() {
+                        slotWatch[k].recordTake(unit, turns: turns)
+                        countSteal()
+                        return unit
+                    }
+                    continue
                 }
-                continue
+                // A retake: it waits its patience, as a long turn's occupant (below).
             }
             if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); return unit }
         }
