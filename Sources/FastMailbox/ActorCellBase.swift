@@ -17,10 +17,18 @@
 //   4. a `.draining` cell (stop after drain) stops once its mailbox reported empty;
 //   5. the turn returns .more if the mailbox, the system queue or the priority list still
 //      holds work (the scheduler re-queues the cell at the back: fairness), else .idle.
-// Accounting: `delivered` counts each message handed to the behaviour; stashing one hands
-// it back (−1) until it is handled again or dead-lettered; the stash and the unstashed
-// messages still waiting are counted in the system's `heldBack` (what shutdown adds to
-// `left` for actors that did not stop; a stopped actor dead-letters them).
+// Accounting: the delivered count (messages handed to the behaviour) is derived, not
+// counted per message: it is the mailbox's count of messages taken (MPSCQueue's
+// `dequeuedCount`, which the drain already keeps on the ring's consumer line, counted
+// before the hand-off) minus `undelivered`, which the turn changes only off the common
+// path: +1 for a message taken and not handed over (dead-lettered by a stopped cell or at
+// shutdown, put behind unstashed messages) and for one stashed (handed back until it is
+// handled again or dead-lettered); −1 for one handed over that was not taken from the
+// mailbox then (an unstashed message, a watch's message). A handed-over message therefore
+// costs no write to the cell, whose first line every sender reads (AnyActorCell, "Layout").
+// The stash and the unstashed messages still waiting are counted in the system's
+// `heldBack` (what shutdown adds to `left` for actors that did not stop; a stopped actor
+// dead-letters them).
 // After the scheduler shut down, runAfterShutdown (AnyActorCell) finalizes the cell and
 // finishAfterShutdown below dead-letters the mailbox, the stash and the unstashed list.
 // Specialised turns: this generic class's methods are compiled once, unspecialised (the
@@ -63,6 +71,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline let mailbox: Mailbox<Message>
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
+    /// Messages taken from the mailbox and not handed to the behaviour, less those handed
+    /// to it from elsewhere (file comment, "Accounting"). Written only by the turn (a
+    /// relaxed load and store), read by any thread through `deliveredCount`.
+    let undelivered = Atomic<Int>(0)
     /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
     /// a bounded mailbox is its ring, with no overflow). Kept in the cell's SpawnInfo; the
     /// unbounded case reads one byte. Any thread.
@@ -387,7 +399,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// A stopped cell's turn: up to `max` mailbox messages become dead letters.
     @inline(never)
     final func deadLetterMailbox(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.take(max: max, boxed: boxed) { deadLetter($0) }
+        mailbox.take(max: max, boxed: boxed) { countUndelivered(1); deadLetter($0) }
     }
 
     /// Unstashed messages first (file comment, step 3); returns the budget left.
@@ -400,7 +412,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             extras.priorityIndex += 1
             remaining -= 1
             if hasSystemWork { _ = drainSystem() }
-            if isStopped { deadLetter(message) } else { invoke(message) }
+            if isStopped { deadLetter(message) } else { countUndelivered(-1); invoke(message) }
         }
         if !extras.hasPriority {
             extras.priority.removeAll()
@@ -420,7 +432,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func finishAfterShutdown() {
         advance(.shutdown)  // unless stopped: the stop dead-letters stash and priority
         let boxed = boxed
-        while mailbox.take(max: Int.max, boxed: boxed, { deadLetter($0) }) == .more {
+        while mailbox.take(max: Int.max, boxed: boxed, { countUndelivered(1); deadLetter($0) }) == .more {
             sched_yield()
         }  // a sender between claim and commit: a few instructions
         leaveRegistry()
@@ -442,8 +454,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func handleFromMailbox(_ message: consuming Message) {
         if hasSystemWork { _ = drainSystem() }  // a stop observed per message
         if isStopped {
+            countUndelivered(1)
             deadLetter(message)
         } else if let extras = typedExtras, extras.hasPriority {
+            countUndelivered(1)  // handed over later, from the priority list
             extras.priority.append(message)
             updateHeldBack()
         } else {
@@ -466,16 +480,29 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// after `unstashAll`, or as a dead letter if the actor stops first.
     final func stash(_ message: Message) {
         typed.stashed.append(message)
-        delivered.store(delivered.load(ordering: .relaxed) &- 1, ordering: .relaxed)
+        countUndelivered(1)
         updateHeldBack()
     }
 
-    /// Runs one message through the current behaviour; failures go to the supervisor.
-    /// Counts it as delivered first (a plain store: only the turn writes `delivered`), so
-    /// a stop inside the behaviour retires an exact count.
+    /// Adds `delta` to `undelivered` (file comment, "Accounting"). Turn only.
+    @inline(__always)
+    final func countUndelivered(_ delta: Int) {
+        undelivered.store(undelivered.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
+    }
+
+    /// Messages handed to the behaviour so far: taken from the mailbox, less `undelivered`
+    /// (file comment, "Accounting"). A snapshot from other threads; exact once the cell's
+    /// turns have ended.
+    override final var deliveredCount: Int {
+        mailbox.queue.dequeuedCount &- undelivered.load(ordering: .relaxed)
+    }
+
+    /// Runs one message through the current behaviour; failures go to the supervisor. The
+    /// caller accounts for it ("Accounting": nothing to do for a message just taken from
+    /// the mailbox, which the mailbox counted before the hand-off, so a stop inside the
+    /// behaviour retires an exact count).
     @inline(__always)
     final func invoke(_ message: Message) {
-        delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
             if let extras = typedExtras, extras.becomeDepth > 0, let top = extras.becomeStack.last {
                 try top(message, ActorContext(cell: self))
@@ -522,6 +549,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         guard watching.remove(t.id) != nil else { return }
         if let message = watchMessages.removeValue(forKey: t.id) {
             system.unqueuedSent.wrappingAdd(1, ordering: .relaxed)  // sent by the runtime
+            countUndelivered(-1)  // handed over, not taken from the mailbox
             invoke(message)
         } else {
             do { try receiveSignal(.terminated(t)) } catch { handleFailure(error) }
@@ -577,11 +605,11 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
         }
     }
 
-    /// `invoke` for the fast path: counts the message, runs `receive`, and hands failures
-    /// and stops requested inside it to the unspecialised code. Turn only.
+    /// `invoke` for the fast path: runs `receive` (the mailbox counted the message: file
+    /// comment, "Accounting"), and hands failures and stops requested inside it to the
+    /// unspecialised code. Turn only.
     @inlinable @inline(__always)
     final func invokeOnFastPath(_ message: A.Message) {
-        delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         do {
             // Set until stopped, and only replaced or released after `receive` returns (a
             // restart by handleFailure, a stop by finishPendingStop): the cell's own

@@ -2,8 +2,9 @@
 // published to swift-metrics by a sampling reporter (ActorSystemMetricsReporter).
 //
 // Cost model (the one place it is stated; Architecture.md links here): nothing below runs
-// per delivered message. Delivered counts are the per-cell counters the turn already keeps
-// (see ActorCellBase); dead letters are counted by reason where they are published (one
+// per delivered message. Delivered counts are the per-cell counts the turn already keeps
+// (an event actor's derived from its mailbox's count of messages taken: ActorCellBase,
+// "Accounting"); dead letters are counted by reason where they are published (one
 // relaxed increment each, off the hot path); restarts and failure stops where the
 // supervisor decides. A snapshot walks the registry once under its lock (O(live actors),
 // plus one short spin lock per mailbox for its overflow count), so sample it every few

@@ -10,8 +10,10 @@
 //       fields behave like a single-threaded object's.
 //  (C3) other threads reach a cell only through thread-safe entry points: the MPSCQueues
 //       (user mailbox, system queue), Atomics, and Scheduler.schedule.
-// `delivered` is an Atomic written only by the turn (relaxed load+store, no RMW) so
-// statistics can read it from any thread without a race.
+// Delivered counts (`deliveredCount`) are kept by the subclasses in Atomics written by one
+// side only (relaxed load+store, no RMW), so statistics can read them from any thread
+// without a race: ActorCellBase derives its count from the mailbox's own count of messages
+// taken (no cell write per message: its "Accounting"), SequentialActorCell counts per message.
 // Lifecycle: phase, reason and pending stop are `lifecycle` (ActorLifecycle.swift: the
 // states, events, transition table and rules); they change only through `advance`.
 // Memory (an idle actor's cell: 120 bytes in release builds, was 216): the phase, the
@@ -62,12 +64,10 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
     // and the words after.
     // Senders on other cores: every send reads `traits` (offset 23) and, in ActorCellBase,
-    // the mailbox's queue (72); the turn writes `delivered` (48) once per message, on the
-    // line of `traits` at every alignment. Moving `delivered` 64 bytes away from both was
-    // tried (Benchmarks/README, "Round `layout`"): a sender then no longer missed on that
-    // line, but fan-in from one sender at 2 workers did not get faster where it is slow
-    // (the sink stolen and streaming beside the sender: 5–8 M msgs/s either way), and more
-    // runs landed there (median 9.1 against 14.9–19.8 M msgs/s). So it stays here.
+    // the mailbox's queue (72). An event actor's turn writes no field of the cell per
+    // message (ActorCellBase, "Accounting"): a turn that wrote a count on the line of
+    // `traits` made a sender on another core miss on that line once per message (fan-in
+    // from one sender at 2 workers, Benchmarks/README, "Round `tally`").
 
     /// Phase, reason and pending stop: three bytes, changed only by `advance` (the table in
     /// ActorLifecycle.swift). Turn-confined (C2): `@exclusivity(unchecked)`, like every
@@ -93,8 +93,6 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// (acq_rel; the loser releases its own), read with acquire. Before any queue exists, a
     /// `.stop` from outside travels in this word itself (`StopWord`: no queue, no ring).
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
-    /// Messages handed to the behaviour so far (only the turn writes it; see "Layout").
-    @usableFromInline let delivered = Atomic<Int>(0)
     #if DEBUG
     /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
     let turnThread = Atomic<UInt>(0)
@@ -677,8 +675,9 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
 
     /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
-    /// the cell's turns have ended).
-    final var deliveredCount: Int { delivered.load(ordering: .relaxed) }
+    /// the cell's turns have ended). Kept by the subclasses (file comment); 0 for a cell
+    /// without a behaviour of its own (a pool's router).
+    var deliveredCount: Int { 0 }
 
     // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
 

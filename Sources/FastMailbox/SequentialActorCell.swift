@@ -138,6 +138,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// shutdown) are released by its queue's deinit.
     @usableFromInline let mailbox: Mailbox<Message>
     let body: Body
+    /// Messages handed to the body so far (written only by the body's task, C1; see
+    /// "Accounting" in the file comment).
+    @usableFromInline let delivered = Atomic<Int>(0)
     /// The wake-up word (see the file comment and SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
     /// The parked receive's continuation: written by the consumer before its CAS to
@@ -231,6 +234,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     // MARK: consumer side (the body's task only, C1)
+
+    override final var deliveredCount: Int { delivered.load(ordering: .relaxed) }
 
     /// Counts one message handed to the body.
     @inlinable @inline(__always)

@@ -446,7 +446,7 @@ extension ActorSystemTests {
         #expect(cell + mailbox <= Self.idleCellAndQueueBytes, "cell + mailbox = \(cell + mailbox) bytes (cell \(cell), mailbox \(mailbox))")
         refs[0].tell(1)
         try deterministic.runUntilQuiescent()
-        #expect(cells[0].delivered.load(ordering: .relaxed) == 1)
+        #expect(cells[0].deliveredCount == 1)
         #expect(cells[0].mailbox.ringBytes == RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity))
         system.shutdown()
     }
@@ -459,7 +459,7 @@ extension ActorSystemTests {
         for ref in refs { ref.tell(1) }
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
-        #expect(cells.allSatisfy { $0.delivered.load(ordering: .relaxed) == 1 })
+        #expect(cells.allSatisfy { $0.deliveredCount == 1 })
         // The ring (RawRing.headerBytes + 32 slots × 8 = 464 bytes requested; `ringBytes` is
         // the request) stays for the actor's life. Cell + queue as in idleActorFootprint.
         let ring = RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity)

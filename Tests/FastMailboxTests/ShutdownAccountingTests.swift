@@ -164,6 +164,43 @@ final class TestGate: Sendable {
         #expect(report2.delivered == 6 && report2.deadLettered == 0 && report2.sent == 6, "\(report2)")
     }
 
+    @Test("delivered counts stay exact, live and at shutdown, through stash, unstash, messages queued behind unstashed ones, a watch's message and a stop")
+    func deliveredCountsThroughEveryPath() throws {
+        // An event actor's delivered count is derived from its mailbox's count of messages
+        // taken (ActorCellBase, "Accounting"); each path off the common one adjusts it.
+        let deterministic = DeterministicScheduler(seed: 11, throughput: 64)  // 6...9 in 5's turn
+        let system = makeDeterministicSystem(deterministic)
+        let handled = Atomic<Int>(0)
+        let unstashed = Atomic<Bool>(false)
+        let watched = try system.spawn(name: "watched") { (_: Int, _: ActorContext<Int>) in }
+        let ref = try system.spawn(name: "counter") { (m: Int, context: ActorContext<Int>) in
+            if (0..<5).contains(m), !unstashed.load(ordering: .relaxed) { context.stash(m); return }
+            handled.wrappingAdd(1, ordering: .relaxed)
+            if m == -1 { context.watch(watched, with: -2) }
+            if m == 5 { unstashed.store(true, ordering: .relaxed); context.unstashAll() }
+        }
+        ref.tell(-1)
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.delivered == 1)
+        for i in 0..<5 { ref.tell(i) }  // all stashed: handed over, then handed back
+        try deterministic.runUntilQuiescent()
+        #expect(system.statistics.delivered == handled.load(ordering: .relaxed), "stash hands back")
+        for i in 5..<10 { ref.tell(i) }  // 5 unstashes 0...4; 6...9 queue behind them in the same turn
+        try deterministic.runUntilQuiescent()
+        #expect(handled.load(ordering: .relaxed) == 1 + 10)
+        #expect(system.statistics.delivered == 1 + 10, "unstashed and queued-behind messages counted once")
+        watched.stop()  // the watch's message (-2) is handed over without coming from the mailbox
+        try deterministic.runUntilQuiescent()
+        #expect(handled.load(ordering: .relaxed) == 1 + 10 + 1)
+        #expect(system.statistics.delivered == 1 + 10 + 1, "the watch's message counted")
+        for i in 10..<15 { ref.tell(i) }
+        ref.stop()  // before the turn: the five queued become dead letters
+        try deterministic.runUntilQuiescent()
+        let report = system.shutdown()
+        #expect(report.delivered == 1 + 10 + 1 && report.deadLettered == 5 && report.isBalanced, "\(report)")
+        #expect(system.statistics.delivered == report.delivered)
+    }
+
     @Test("a stuck actor's stashed messages are reported as left")
     func stuckActorStashIsLeft() throws {
         let system = try makeSystem()
