@@ -11,7 +11,7 @@
 #
 #   scripts/instructions.sh [--out FILE] [workload …]   (default: all of them; FILE default
 #                                                      Benchmarks/results/instructions.md)
-# mnactor, mnfloor (the Swift runtime's share of mnactor), swiftactor, swiftactorpool (a
+# ask, mnactor, mnfloor (the Swift runtime's share of mnactor), swiftactor, swiftactorpool (a
 # default actor called from a task on the pool) and swiftactorpoolfloor (the runtime's share
 # of that) count an awaited call (a round trip) instead of a message;
 # mntell counts one MNActor.tell (a message).
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor sequential spawn mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor sequential spawn ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null

@@ -51,6 +51,18 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
+    /// Whom an `ask` through this ref asks, for its errors (AskTarget): a switch, no
+    /// existential, and no name formatted unless an error needs it.
+    @usableFromInline var askTarget: AskTarget {
+        switch target {
+        case .cell(let cell): .cell(cell)
+        case .sequential(let cell): .cell(cell)
+        case .router(let router): .cell(router)
+        case .promise(let promise): .named(promise.name, system: promise.system)
+        case .foreign(let adapter): .named(adapter.name, system: adapter.system)
+        }
+    }
+
     /// The ask reply slot behind this ref, answered or not (nil for any other recipient);
     /// a foreign recipient stands for a remote reply slot (see ForeignRecipient).
     var pendingAsk: (any AskFailing)? {
@@ -86,7 +98,9 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         Self.deliver(target, movingFrom: source)
     }
 
-    @inlinable static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) {
+    /// Returns false when the message was dead-lettered (see MessageRecipient).
+    @inlinable @discardableResult
+    static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch target {
         case .cell(let cell): cell.deliver(movingFrom: source)
         case .sequential(let cell): cell.deliver(movingFrom: source)

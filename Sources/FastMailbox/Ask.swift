@@ -46,35 +46,122 @@ protocol AskFailing: AnyObject, Sendable {
     func failBecauseRequestDeadLettered()
 }
 
+/// Whom an ask asked, for its errors: an actor's cell (its name, `$<id>` unless it was
+/// given one, is formatted only when an error needs it) or another recipient's name.
 @usableFromInline
-final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTimingOut, @unchecked Sendable {
-    typealias Message = Reply
-    // @unchecked: `continuation` and `timer` are written before the request is published
-    // and afterwards only by the CAS winner (see file comment).
+enum AskTarget: Sendable {
+    case cell(AnyActorCell)
+    case named(String, system: ActorSystem)
+
+    var system: ActorSystem {
+        switch self {
+        case .cell(let cell): cell.system
+        case .named(_, let system): system
+        }
+    }
+
+    var name: String {
+        switch self {
+        case .cell(let cell): cell.name
+        case .named(let name, _): name
+        }
+    }
+}
+
+/// The part of an ask's reply slot that does not depend on the reply's type: the state
+/// word, the request id, the timer's and the dead letters' handle on it. Not generic, so
+/// the timer holds promises as this class (no witness table per ask, as an existential of
+/// the generic promise needed) and the ask's bookkeeping is compiled once.
+@usableFromInline
+class AskPromiseBase: AskFailing, @unchecked Sendable {
+    // @unchecked: `state` is atomic; everything else is immutable.
     static var pending: UInt8 { 0 }
     static var replied: UInt8 { 1 }
     static var failed: UInt8 { 2 }
 
     let id: ActorID
-    let requestID: UInt64
-    let system: ActorSystem
-    /// The name of the asked actor (for errors).
-    let target: String
+    @usableFromInline let requestID: UInt64
+    /// Whom the ask asked (for errors).
+    let target: AskTarget
     let state = Atomic<UInt8>(0)
+    /// The timeout, as AskTimer's deadline.
+    let timeout: Duration
+
+    var system: ActorSystem { target.system }
+
+    init(asking target: AskTarget, timeout: Duration) {
+        self.target = target
+        self.timeout = timeout
+        self.id = target.system.nextActorID()
+        self.requestID = askRequestIDs.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// The asker's bookkeeping once its continuation is stored, before the request is
+    /// sent: counts the ask and arms its timeout (none for a huge one, see `ask`).
+    @usableFromInline final func start() {
+        system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
+        let nanoseconds = timeout.saturatingNanoseconds
+        if nanoseconds < AskPromiseBase.noTimeoutThreshold {
+            system.askTimer.add(self, id: requestID, nanoseconds: nanoseconds)
+        }
+    }
+
+    /// The request was dead-lettered as it was sent (the actor had stopped).
+    @usableFromInline final func requestRefused() {
+        fail(.recipientStopped(requestID: requestID, recipient: target.name))
+    }
+
+    /// After the asker's continuation returned or threw (ThreadSanitizer: the replier's
+    /// writes happen-before the asker's next line).
+    @usableFromInline final func finishAsk() { threadSanitizerAcquire(self) }
+
+    /// Fails the ask unless it already ended; the CAS makes the winner the only thread that
+    /// resumes the continuation.
+    final func fail(_ error: AskError) {
+        if state.compareExchange(expected: Self.pending, desired: Self.failed, ordering: .acquiringAndReleasing).exchanged {
+            resolved()
+            resumeThrowing(error)
+        }
+    }
+
+    /// Resumes the asker with `error` (the CAS winner only). Overridden by AskPromise.
+    func resumeThrowing(_ error: AskError) {
+        preconditionFailure("AskPromiseBase.resumeThrowing(_:) must be overridden")
+    }
+
+    final func failBecauseRequestDeadLettered() {
+        fail(.recipientStopped(requestID: requestID, recipient: target.name))
+    }
+
+    final func timeOut() {
+        fail(.timedOut(requestID: requestID, recipient: target.name, after: timeout))
+    }
+
+    /// The winner's bookkeeping: the ask leaves the system's AskTimer (which releases this
+    /// promise now, not at the deadline) and the count of outstanding asks drops.
+    final func resolved() {
+        system.askTimer.remove(id: requestID)
+        system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Timeouts from here on (about 292 years) are treated as "never": no timer at all.
+    static var noTimeoutThreshold: UInt64 { UInt64(Int64.max) / 1_000 }
+}
+
+@usableFromInline
+final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unchecked Sendable {
+    typealias Message = Reply
+    // @unchecked: `continuation` is written before the request is published and afterwards
+    // only by the CAS winner (see file comment).
+
     /// Resumed exactly once, by the CAS winner (file comment). Unsafe, not checked: the
     /// CAS already rules out a second resume, and a CheckedContinuation's canary was one
     /// more allocation per ask (its leak warning could not fire here anyway: the asker
     /// keeps the promise, and so the continuation, alive until it is resumed).
-    var continuation: UnsafeContinuation<Reply, any Error>?
-    /// The timeout, as AskTimer's deadline; nil: no timeout.
-    let timeout: Duration
+    @usableFromInline var continuation: UnsafeContinuation<Reply, any Error>?
 
-    init(system: ActorSystem, target: String, timeout: Duration) {
-        self.system = system
-        self.target = target
-        self.timeout = timeout
-        self.id = system.nextActorID()
-        self.requestID = askRequestIDs.wrappingAdd(1, ordering: .relaxed).newValue
+    @usableFromInline override init(asking target: AskTarget, timeout: Duration) {
+        super.init(asking: target, timeout: timeout)
     }
 
     var name: String { "ask#\(requestID)" }
@@ -104,28 +191,10 @@ final class AskPromise<Reply: Sendable>: MessageRecipient, AskFailing, AskTiming
         return false
     }
 
-    func fail(_ error: AskError) {
-        if state.compareExchange(expected: Self.pending, desired: Self.failed, ordering: .acquiringAndReleasing).exchanged,
-           let continuation {
-            self.continuation = nil
-            resolved()
-            continuation.resume(throwing: error)
-        }
-    }
-
-    func failBecauseRequestDeadLettered() {
-        fail(.recipientStopped(requestID: requestID, recipient: target))
-    }
-
-    func timeOut() {
-        fail(.timedOut(requestID: requestID, recipient: target, after: timeout))
-    }
-
-    /// The winner's bookkeeping: the ask leaves the system's AskTimer (which releases this
-    /// promise now, not at the deadline) and the count of outstanding asks drops.
-    private func resolved() {
-        system.askTimer.remove(id: requestID)
-        system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
+    override func resumeThrowing(_ error: AskError) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(throwing: error)
     }
 }
 
@@ -145,31 +214,24 @@ extension ActorRef {
     /// - Ordering: the request is an ordinary tell, ordered after this sender's earlier ones.
     /// - Isolation: runs in the caller's isolation (`#isolation`), so it can be called from
     ///   `@MainActor` code or a native actor with a closure that captures their state.
+    @inlinable
     public func ask<Reply: Sendable>(
         timeout: Duration = .seconds(5),
         isolation: isolated (any Actor)? = #isolation,
         _ makeMessage: (ActorRef<Reply>) -> Message
     ) async throws -> Reply {
-        let system = system
-        let promise = AskPromise<Reply>(system: system, target: name, timeout: timeout)
-        defer { threadSanitizerAcquire(promise) }
+        // Inlinable, so specialised where it is called: the promise's type, the message's
+        // move into the ring slot and the send are concrete there (unspecialised, they cost
+        // generic metadata and witness-table look-ups on every ask).
+        let promise = AskPromise<Reply>(asking: askTarget, timeout: timeout)
+        defer { promise.finishAsk() }
         return try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
             promise.continuation = continuation
-            system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
-            let nanoseconds = timeout.saturatingNanoseconds
-            if nanoseconds < AskPromise<Reply>.noTimeoutThreshold {
-                system.askTimer.add(promise, id: promise.requestID, timeout: timeout)
-            }
-            let message = makeMessage(ActorRef<Reply>(promise))
-            if !recipient.deliver(message) {
-                promise.fail(.recipientStopped(requestID: promise.requestID, recipient: promise.target))
+            promise.start()
+            let message = makeMessage(ActorRef<Reply>(target: .promise(promise)))
+            if !MessageEncoding<Message>.withMovable(message, { Self.deliver(target, movingFrom: $0) }) {
+                promise.requestRefused()
             }
         }
     }
 }
-
-extension AskPromise {
-    /// Timeouts from here on (about 292 years) are treated as "never": no timer at all.
-    static var noTimeoutThreshold: UInt64 { UInt64(Int64.max) / 1_000 }
-}
-

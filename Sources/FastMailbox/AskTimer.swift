@@ -7,7 +7,7 @@
 // entry at once (so the promise is freed now, not at its deadline); its heap entry (16
 // bytes) is skipped when it comes up, and the heap is rebuilt from the dictionary when
 // stale entries outnumber live ones, so memory follows the asks still pending.
-// The timer's handler fails the expired asks outside the lock (AskPromise.fail resumes a
+// The timer's handler fails the expired asks outside the lock (AskPromiseBase.fail resumes a
 // continuation). The Dispatch timer is re-armed only under the lock, so the deadline it
 // is set for is always the heap's minimum (or later than a removed entry's: a wasted fire). Thread-safety: every method from any thread.
 // Clock: the system's scheduler's (SchedulerClock). On a DeterministicScheduler there is
@@ -17,125 +17,154 @@
 import Dispatch
 import MNScheduler
 
-final class AskTimer: @unchecked Sendable {
-    // @unchecked: `state` is under its lock; `source` is a DispatchSource, whose schedule
-    // and cancel are thread-safe (we call schedule only under the lock, so the armed
-    // deadline and the heap's minimum never disagree).
-    private struct State {
-        var pending: [UInt64: any AskTimingOut] = [:]
-        var heap: [(deadline: UInt64, id: UInt64)] = []
-        /// The deadline the Dispatch timer is set for (`.max`: not armed).
-        var armedFor: UInt64 = .max
-    }
+final class AskTimer: Sendable {
+    /// Everything but the teardown. The Dispatch timer's handler holds the core strongly
+    /// (core → source → handler → core), a cycle that `deinit` below breaks by cancelling
+    /// the source: Dispatch then releases the handler. No weak reference to either object
+    /// exists on a real clock: a weak reference gives its object a side table, and then every
+    /// retain and release of it takes the runtime's slow path — each ask retains the timer
+    /// twice (add, and remove when it is answered).
+    let core: Core
 
-    private let state = Lock<State>(State())
-    /// The Dispatch timer; nil on a virtual clock.
-    private let source: (any DispatchSourceTimer)?
-    /// Where deadlines are read (the system scheduler's clock).
-    let clock: SchedulerClock
     /// Test hook: called on the timer's thread once the expired asks of one firing have been
     /// failed (their continuations resumed, so their tasks are queued on their executors),
     /// with their number. Set it before the asks it observes.
-    let didTimeOut = Lock<(@Sendable (_ count: Int) -> Void)?>(nil)
+    var didTimeOut: Lock<(@Sendable (_ count: Int) -> Void)?> { core.didTimeOut }
 
     init(clock: SchedulerClock = .monotonic) {
-        self.clock = clock
-        if clock.virtual == nil {
-            let source = DispatchSource.makeTimerSource(queue: .global())
-            self.source = source
-            source.setEventHandler { [weak self] in self?.fire() }
-            source.activate()
-        } else {
-            source = nil
-        }
+        core = Core(clock: clock)
+        core.start()
     }
 
     deinit {
-        source?.cancel()
+        core.source?.cancel()
     }
 
-    /// Starts timing `promise` out `timeout` from now (on `clock`).
-    func add(_ promise: any AskTimingOut, id: UInt64, timeout: Duration) {
-        let deadline = clock.deadline(after: timeout)
-        state.withLock { state in
-            state.pending[id] = promise
-            state.heap.append((deadline, id))
-            siftUp(&state.heap, state.heap.count - 1)
-            guard deadline < state.armedFor else { return }
-            state.armedFor = deadline
-            arm(deadline)
-        }
-    }
-
-    /// Sets the timer for `deadline` (called under the lock).
-    private func arm(_ deadline: UInt64) {
-        if let source {
-            source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
-        } else {
-            clock.virtual?.addTimer(at: deadline) { [weak self] in self?.fire() }
-        }
-    }
+    /// Starts timing `promise` out `nanoseconds` from now (on `clock`).
+    /// `nanoseconds`: the timeout, as `Duration.saturatingNanoseconds` gives it (the
+    /// caller has it already: one conversion per ask).
+    func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) { core.add(promise, id: id, nanoseconds: nanoseconds) }
 
     /// The ask ended (replied or failed): forget it now.
-    func remove(id: UInt64) {
-        state.withLock { state in
-            guard state.pending.removeValue(forKey: id) != nil else { return }
-            if state.heap.count > 1_024, state.heap.count > 2 * state.pending.count { rebuild(&state) }
-        }
-    }
+    func remove(id: UInt64) { core.remove(id: id) }
 
     /// Asks waiting for a reply or a timeout (a snapshot).
-    var pendingCount: Int { state.withLock { $0.pending.count } }
-
-    private func fire() {
-        let now = clock.nanoseconds()
-        let expired: [any AskTimingOut] = state.withLock { state in
-            var expired: [any AskTimingOut] = []
-            while let top = state.heap.first, top.deadline <= now {
-                popMin(&state.heap)
-                if let promise = state.pending.removeValue(forKey: top.id) { expired.append(promise) }
-            }
-            state.armedFor = state.heap.first?.deadline ?? .max
-            if let next = state.heap.first?.deadline { arm(next) }
-            return expired
-        }
-        for promise in expired { promise.timeOut() }
-        if !expired.isEmpty, let hook = didTimeOut.withLock({ $0 }) { hook(expired.count) }
-    }
-
-    private func rebuild(_ state: inout State) {
-        var live = state.heap.filter { state.pending[$0.id] != nil }
-        live.sort { $0.deadline < $1.deadline }  // a sorted array is a valid min-heap
-        state.heap = live
-    }
-
-    private func siftUp(_ heap: inout [(deadline: UInt64, id: UInt64)], _ start: Int) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { return }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private func popMin(_ heap: inout [(deadline: UInt64, id: UInt64)]) {
-        heap.swapAt(0, heap.count - 1)
-        heap.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
-            if smallest == parent { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
+    var pendingCount: Int { core.pendingCount }
 }
 
-/// A pending ask the timer can time out (AskPromise).
-protocol AskTimingOut: AnyObject, Sendable {
-    func timeOut()
+extension AskTimer {
+    final class Core: @unchecked Sendable {
+        // @unchecked: `state` is under its lock; `source` is a DispatchSource, whose schedule
+        // and cancel are thread-safe (we call schedule only under the lock, so the armed
+        // deadline and the heap's minimum never disagree).
+        private struct State {
+            var pending: [UInt64: AskPromiseBase] = [:]
+            var heap: [(deadline: UInt64, id: UInt64)] = []
+            /// The deadline the Dispatch timer is set for (`.max`: not armed).
+            var armedFor: UInt64 = .max
+        }
+
+        private let state = Lock<State>(State())
+        /// The Dispatch timer; nil on a virtual clock.
+        let source: (any DispatchSourceTimer)?
+        /// Where deadlines are read (the system scheduler's clock).
+        let clock: SchedulerClock
+        /// AskTimer.didTimeOut.
+        let didTimeOut = Lock<(@Sendable (_ count: Int) -> Void)?>(nil)
+
+        init(clock: SchedulerClock) {
+            self.clock = clock
+            source = clock.virtual == nil ? DispatchSource.makeTimerSource(queue: .global()) : nil
+        }
+
+        /// Sets the Dispatch timer's handler (the cycle AskTimer's deinit breaks) and starts it.
+        func start() {
+            guard let source else { return }
+            source.setEventHandler { [self] in fire() }
+            source.activate()
+        }
+
+        /// Starts timing `promise` out `nanoseconds` from now (on `clock`).
+        func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) {
+            let (sum, overflow) = clock.nanoseconds().addingReportingOverflow(nanoseconds)
+            let deadline = overflow ? .max : sum  // as Duration.saturatingDeadline
+            state.withLock { state in
+                state.pending[id] = promise
+                state.heap.append((deadline, id))
+                siftUp(&state.heap, state.heap.count - 1)
+                guard deadline < state.armedFor else { return }
+                state.armedFor = deadline
+                arm(deadline)
+            }
+        }
+
+        /// Sets the timer for `deadline` (called under the lock).
+        private func arm(_ deadline: UInt64) {
+            if let source {
+                source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
+            } else {
+                // A virtual clock keeps its timers until they fire: a weak reference, so a test's
+                // clock does not keep the core alive (only deterministic systems make one).
+                clock.virtual?.addTimer(at: deadline) { [weak self] in self?.fire() }
+            }
+        }
+
+        /// The ask ended (replied or failed): forget it now.
+        func remove(id: UInt64) {
+            state.withLock { state in
+                guard state.pending.removeValue(forKey: id) != nil else { return }
+                if state.heap.count > 1_024, state.heap.count > 2 * state.pending.count { rebuild(&state) }
+            }
+        }
+
+        /// Asks waiting for a reply or a timeout (a snapshot).
+        var pendingCount: Int { state.withLock { $0.pending.count } }
+
+        private func fire() {
+            let now = clock.nanoseconds()
+            let expired: [AskPromiseBase] = state.withLock { state in
+                var expired: [AskPromiseBase] = []
+                while let top = state.heap.first, top.deadline <= now {
+                    popMin(&state.heap)
+                    if let promise = state.pending.removeValue(forKey: top.id) { expired.append(promise) }
+                }
+                state.armedFor = state.heap.first?.deadline ?? .max
+                if let next = state.heap.first?.deadline { arm(next) }
+                return expired
+            }
+            for promise in expired { promise.timeOut() }
+            if !expired.isEmpty, let hook = didTimeOut.withLock({ $0 }) { hook(expired.count) }
+        }
+
+        private func rebuild(_ state: inout State) {
+            var live = state.heap.filter { state.pending[$0.id] != nil }
+            live.sort { $0.deadline < $1.deadline }  // a sorted array is a valid min-heap
+            state.heap = live
+        }
+
+        private func siftUp(_ heap: inout [(deadline: UInt64, id: UInt64)], _ start: Int) {
+            var child = start
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard heap[child].deadline < heap[parent].deadline else { return }
+                heap.swapAt(child, parent)
+                child = parent
+            }
+        }
+
+        private func popMin(_ heap: inout [(deadline: UInt64, id: UInt64)]) {
+            heap.swapAt(0, heap.count - 1)
+            heap.removeLast()
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+                if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+                if smallest == parent { return }
+                heap.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+    }
 }

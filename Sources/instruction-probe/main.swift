@@ -13,6 +13,9 @@
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
+//     ask         a task on the scheduler's MNTaskExecutor makes n asks of an event actor
+//                 (each with the default timeout, so the ask timer's add and remove too):
+//                 n asks (each a round trip)
 //     mnactor     a task on the scheduler's MNTaskExecutor awaits n calls to a native
 //                 actor on an MNSerialExecutor: n calls (each a round trip)
 //     swiftactor  the same n awaited calls to a default Swift actor from a task on Swift's
@@ -208,6 +211,15 @@ func awaitCalls(_ n: Int, on executor: (any TaskExecutor)?, done: DispatchSemaph
     }
 }
 
+/// Replies to each request with the number of requests so far.
+final class AskCounter: EventActor {
+    var count = 0
+    func receive(_ replyTo: ActorRef<Int>, context: ActorContext<ActorRef<Int>>) {
+        count += 1
+        replyTo.tell(count)
+    }
+}
+
 enum RingMessage: Sendable { case next(ActorRef<RingMessage>), token(Int) }
 
 final class RingMember: EventActor {
@@ -225,7 +237,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|sequential|spawn|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|sequential|spawn|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
     exit(2)
 }
 let workload = arguments.first!
@@ -280,6 +292,9 @@ case "spawn":
         }
         ref.tell(1)
     }
+case "ask":
+    let counter = try system.spawn { AskCounter() }
+    awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { try! await counter.ask { $0 } }
 case "mnactor":
     let counter = MNCounter(executor: MNSerialExecutor(scheduler: system.scheduler))
     awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { await counter.increment() }
