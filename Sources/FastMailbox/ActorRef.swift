@@ -23,7 +23,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The ref of an event actor's cell (`context.myself`): one retain.
     @inlinable init(cell: ActorCellBase<Message>) { self.target = .cell(cell) }
 
-    /// The recipient as the internal protocol, for the operations off the send path.
+    /// The recipient as the internal protocol, for the operations that are rare (watching).
+    /// An existential of a generic class costs a witness-table look-up each time it is
+    /// formed (and generic metadata in unspecialised code), so every public operation below
+    /// switches on `target` instead and calls the class directly.
     var recipient: any MessageRecipient<Message> {
         switch target {
         case .cell(let cell): cell
@@ -35,9 +38,25 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     }
 
     /// The actor's identity.
-    public var id: ActorID { recipient.id }
+    public var id: ActorID {
+        switch target {
+        case .cell(let cell): cell.id
+        case .sequential(let cell): cell.id
+        case .router(let router): router.id
+        case .promise(let promise): promise.id
+        case .foreign(let adapter): adapter.id
+        }
+    }
     /// The actor's name.
-    public var name: String { recipient.name }
+    public var name: String {
+        switch target {
+        case .cell(let cell): cell.name
+        case .sequential(let cell): cell.name
+        case .router(let router): router.name
+        case .promise(let promise): promise.name
+        case .foreign(let adapter): adapter.name
+        }
+    }
 
     /// The system the recipient belongs to (the one an `ask` through this ref uses for its
     /// reply slot and timer). Every kind of recipient has one.
@@ -119,7 +138,13 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     ///   dropped. Same ordering and thread-safety as ``tell(_:)``. Pools and other
     ///   recipients without a mailbox of their own behave as ``tell(_:)``.
     public func trySend(_ message: consuming Message) -> TrySendResult<Message> {
-        recipient.trySend(message)
+        switch target {
+        case .cell(let cell): cell.trySend(message)
+        case .sequential(let cell): cell.trySend(message)
+        case .router(let router): router.trySend(message)
+        case .promise(let promise): promise.trySend(message)
+        case .foreign(let adapter): adapter.trySend(message)
+        }
     }
 
     /// Sends `message`, waiting for room if the actor's bounded mailbox is full
@@ -134,7 +159,13 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     ///   message back. Pools and other recipients without a mailbox of their own behave as
     ///   ``tell(_:)``.
     public func send(_ message: consuming Message) async throws(SendError<Message>) {
-        try await recipient.send(message)
+        switch target {
+        case .cell(let cell): try await cell.send(message)
+        case .sequential(let cell): try await cell.send(message)
+        case .router(let router): try await router.send(message)
+        case .promise(let promise): try await promise.send(message)
+        case .foreign(let adapter): try await adapter.send(message)
+        }
     }
 
     /// Stops the actor. Either way the mailbox closes before this returns: later messages
@@ -142,10 +173,26 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// the rest goes to dead letters (asks among them fail at once with
     /// ``AskError/recipientStopped(requestID:recipient:)``). `.afterDrainingMailbox`: those
     /// already queued are processed first. Idempotent; any thread.
-    public func stop(_ mode: StopMode = .immediately) { recipient.stop(mode) }
+    public func stop(_ mode: StopMode = .immediately) {
+        switch target {
+        case .cell(let cell): cell.stop(mode)
+        case .sequential(let cell): cell.stop(mode)
+        case .router(let router): router.stop(mode)
+        case .promise(let promise): promise.stop(mode)
+        case .foreign(let adapter): adapter.stop(mode)
+        }
+    }
 
     /// Messages waiting in the actor's mailbox (a snapshot).
-    public var mailboxDepth: Int { recipient.mailboxDepth }
+    public var mailboxDepth: Int {
+        switch target {
+        case .cell(let cell): cell.mailboxDepth
+        case .sequential(let cell): cell.mailboxDepth
+        case .router(let router): router.mailboxDepth
+        case .promise(let promise): promise.mailboxDepth
+        case .foreign(let adapter): adapter.mailboxDepth
+        }
+    }
 
     public static func == (lhs: ActorRef, rhs: ActorRef) -> Bool { lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
