@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor sequential spawn ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null

@@ -169,7 +169,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     var watchableCell: AnyActorCell? { self }
     /// Messages waiting, plus one while a turn is running or due (the message in hand):
     /// the load a router compares. A snapshot.
-    var mailboxDepth: Int { mailbox.count + (mailbox.hasPendingWork ? 1 : 0) }
+    @usableFromInline var mailboxDepth: Int { mailbox.count + (mailbox.hasPendingWork ? 1 : 0) }
 
     /// Inlinable, so that it is specialised for the message type in the sender's module
     /// (`ActorRef.tell`): the message's size and whether it is boxed are constants there.

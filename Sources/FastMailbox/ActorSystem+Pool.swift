@@ -26,11 +26,23 @@ extension ActorSystem {
     ///   ``ActorSystemError/duplicateName(_:)`` when the pool's name (or a routee's) is
     ///   taken, or the errors of ``spawn(name:mailboxCapacity:boundedMailbox:supervisor:_:)``. Nothing is
     ///   left running when it throws.
-    @discardableResult
+    @inlinable @discardableResult
     public func spawnPool<A: EventActor>(
         name: String? = nil, size: Int, routing: RoutingStrategy = .roundRobin,
         mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
+    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        // Inlinable so the routees' turns are specialised for A here, as `spawn`'s are
+        // (ActorCellBase, "Specialised turns").
+        try spawnPool(name: name, size: size, routing: routing, mailboxCapacity: mailboxCapacity,
+                      supervisor: supervisor, mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+    }
+
+    /// `spawnPool` with the routees' specialised mailbox pass.
+    @usableFromInline
+    func spawnPool<A: EventActor>(
+        name: String?, size: Int, routing: RoutingStrategy, mailboxCapacity: Int, supervisor: SupervisorStrategy?,
+        mailboxPass: @escaping ActorCellBase<A.Message>.MailboxPass, factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         guard size >= 1 else { throw .invalidPoolSize(size) }
         let id = nextActorID()
@@ -41,7 +53,7 @@ extension ActorSystem {
         do {
             for index in 0..<size {
                 let ref = try spawnCell(name: "\(poolName)/\(index)", mailboxCapacity: mailboxCapacity, parent: nil,
-                                        supervisor: supervisor, factory: factory)
+                                        supervisor: supervisor, mailboxPass: mailboxPass, factory: factory)
                 guard case .cell(let cell) = ref.target else {
                     preconditionFailure("spawnCell returned a ref that is not an actor cell")
                 }
@@ -61,7 +73,7 @@ extension ActorSystem {
 
     /// Spawns a pool of `size` actors whose behaviour is a closure (see
     /// ``spawnPool(name:size:routing:mailboxCapacity:supervisor:_:)``).
-    @discardableResult
+    @inlinable @discardableResult
     public func spawnPool<Message: Sendable>(
         name: String? = nil, size: Int, routing: RoutingStrategy = .roundRobin,
         mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,

@@ -21,13 +21,13 @@ import Synchronization
 final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     // @unchecked: fields are immutable, atomics, or turn-confined (`routeesRunning`), as
     // AnyActorCell's confinement rules C1–C3 describe.
-    let strategy: RoutingStrategy
+    @usableFromInline let strategy: RoutingStrategy
     /// The routees, in index order (fixed for the pool's life).
-    let routees: [ActorCellBase<Message>]
+    @usableFromInline let routees: [ActorCellBase<Message>]
     /// Messages routed so far (the round-robin position). Any thread, relaxed.
-    private let cursor = Atomic<UInt>(0)
+    @usableFromInline let cursor = Atomic<UInt>(0)
     /// Set once by stop() (release); deliver reads it (acquire).
-    private let stopped = Atomic<Bool>(false)
+    @usableFromInline let stopped = Atomic<Bool>(false)
 
     /// Routees not yet reported terminated (turn-confined).
     private var routeesRunning: Int
@@ -60,23 +60,50 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         !stopped.load(ordering: .acquiring) && routees.contains { !$0.mailbox.isClosed }
     }
 
-    @discardableResult
-    @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        deliver(MessageEncoding<Message>.take(from: source, boxed: false))
+    /// Hands the message at `source` to the routee `route()` picks, as a tell to it would
+    /// (the bytes move straight from the sender's slot into the routee's mailbox), else
+    /// dead-letters it. Inlinable: specialised with the sender's `tell` (ActorRef's switch),
+    /// so the pick and the routee's send are the message type's own code (unspecialised,
+    /// each message paid generic metadata look-ups and the routee's generic send).
+    @inlinable @discardableResult
+    func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        // The routee is held by `routees`, a `let` of this router, which the sender's ref
+        // keeps alive: the call borrows it unretained (the compiler retained the array
+        // element around the call otherwise, a retain and a release per message).
+        if let index = route() {
+            return Unmanaged.passUnretained(routees[index])._withUnsafeGuaranteedRef { $0.deliver(movingFrom: source) }
+        }
+        return deadLetter(movingFrom: source)
     }
 
-    @discardableResult
-    func deliver(_ message: Message) -> Bool {
-        if !stopped.load(ordering: .acquiring) {
-            let position = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
-            let routees = self.routees
-            let chosen = strategy.select(count: routees.count, cursor: position) { index in
-                let routee = routees[index]
-                return routee.mailbox.isClosed ? nil : routee.mailboxDepth
+    /// The index of the routee for the next message (RoutingStrategy), nil once the pool
+    /// is stopped or every routee's mailbox is closed. Round-robin looks only at the closed
+    /// bits.
+    @inlinable
+    func route() -> Int? {
+        guard !stopped.load(ordering: .acquiring) else { return nil }
+        let position = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
+        let count = routees.count
+        if case .roundRobin = strategy {
+            let start = Int(position % UInt(count))  // a pool has at least one routee
+            for offset in 0..<count {
+                let index = start + offset < count ? start + offset : start + offset - count
+                if !routees[index].mailbox.isClosed { return index }
             }
-            if let chosen { return routees[chosen].deliver(message) }
+            return nil
         }
-        system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: false)
+        let routees = self.routees
+        return strategy.select(count: count, cursor: position) { index in
+            let routee = routees[index]
+            return routee.mailbox.isClosed ? nil : routee.mailboxDepth
+        }
+    }
+
+    /// No routee takes it: the message at `source` becomes a dead letter.
+    @usableFromInline
+    func deadLetter(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+        system.publishDeadLetter(MessageEncoding<Message>.take(from: source, boxed: false), recipient: id,
+                                 recipientName: name, wasQueued: false)
         return false
     }
 

@@ -27,7 +27,7 @@ public enum RoutingStrategy: Sendable, Equatable, CustomStringConvertible {
     /// The index of the routee to use among `count`, given each one's mailbox depth (nil for
     /// a stopped routee) and a per-message `cursor` (0, 1, 2, … for successive messages).
     /// Nil when every routee has stopped. Pure: the router's whole routing decision.
-    func select(count: Int, cursor: UInt, depth: (Int) -> Int?) -> Int? {
+    @usableFromInline func select(count: Int, cursor: UInt, depth: (Int) -> Int?) -> Int? {
         guard count > 0 else { return nil }
         let start = Int(cursor % UInt(count))
         switch self {

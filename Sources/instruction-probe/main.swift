@@ -10,6 +10,8 @@
 //                 (a thread outside the pool: each send enters a ring epoch section)
 //     faninactor  the same n tells made by an actor, in one turn (as ring-bench's fan-in
 //                 senders): n messages
+//     pool        an actor tells n Ints, in one turn, to a pool of 4 actors (round robin):
+//                 n messages (the router's pick and forward on top of faninactor's path)
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
@@ -237,7 +239,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|sequential|spawn|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|pool|sequential|spawn|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
     exit(2)
 }
 let workload = arguments.first!
@@ -269,6 +271,15 @@ case "fanin", "faninactor":
         }
         sender.tell(0)
     }
+case "pool":
+    let count = Atomic<Int>(0)
+    let pool = try system.spawnPool(size: 4) { (_: Int, _) in
+        if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
+    }
+    let sender = try system.spawn { (_: Int, _) in
+        for value in 0..<n { pool.tell(value) }
+    }
+    sender.tell(0)
 case "sequential":
     final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
     let peerOfA = Peer(), peerOfB = Peer()

@@ -15,6 +15,11 @@ private enum Job: Sendable {
     case echo(Int, replyTo: ActorRef<String>)
 }
 
+/// A routee that ignores its messages (a pool spawned with an actor type).
+private final class IgnoringRoutee: EventActor {
+    func receive(_ message: Int, context: ActorContext<Int>) {}
+}
+
 /// Records (routee name, job number) for every `.work`.
 private func recordingPool(_ system: ActorSystem, name: String, size: Int, routing: RoutingStrategy,
                            probe: Probe<String>) throws -> ActorRef<Job> {
@@ -174,6 +179,25 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         #expect(system.deadLetters.count == 1)
         #expect(probe.count == 0)
         system.shutdown()
+    }
+
+    @Test("a pool's routees run specialised turns, whether spawned with an actor type or a closure")
+    func routeesAreSpecialised() throws {
+        // spawnPool is inlinable, as spawn is, so it hands each routee the mailbox pass
+        // specialised for its actor type; before, routees drained through the generic path
+        // (ActorCellBase.handleFromMailbox, generic metadata per message).
+        let deterministic = DeterministicScheduler(seed: 41)
+        let system = makeDeterministicSystem(deterministic)
+        let typed = try system.spawnPool(size: 3) { IgnoringRoutee() }
+        let closure = try system.spawnPool(size: 2) { (_: Job, _) in }
+        let typedCells = try #require(system.routees(of: typed)).map { try #require($0.recipient as? ActorCellBase<Int>) }
+        let closureCells = try #require(system.routees(of: closure)).map { try #require($0.recipient as? ActorCellBase<Job>) }
+        #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.mailboxPass != nil })
+        #expect(closureCells.count == 2 && closureCells.allSatisfy { $0.mailboxPass != nil })
+        typed.tell(1)
+        closure.tell(.work(1))
+        try deterministic.runUntilQuiescent()
+        #expect(system.shutdown().delivered == 2)
     }
 
     @Test("invalid pools are refused: size below one, a taken name")
