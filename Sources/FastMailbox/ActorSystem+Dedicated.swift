@@ -45,11 +45,19 @@ extension ActorSystem {
     /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity, a duplicate name in
     ///   the private system cannot happen;
     ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
-    @discardableResult
+    @inlinable @discardableResult
     public func spawnDedicated<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        // Inlinable so the actor's turn is specialised for A here, as `spawn`'s is
+        // (ActorCellBase, "Specialised turns").
+        try dedicatedSystem(name: name, supervisor: supervisor).spawn(name: name, mailboxCapacity: mailboxCapacity, factory)
+    }
+
+    /// A new private one-worker system for a dedicated actor, adopted by this one.
+    @usableFromInline
+    func dedicatedSystem(name: String?, supervisor: SupervisorStrategy?) throws(ActorSystemError) -> ActorSystem {
         try refuseOnDeterministicScheduler("spawnDedicated")
         let system: ActorSystem
         do {
@@ -60,6 +68,6 @@ extension ActorSystem {
             preconditionFailure("a fixed one-worker configuration was refused: \(error)")
         }
         guard adoptPrivateSystem(system) else { throw .shutDown }
-        return try system.spawn(name: name, mailboxCapacity: mailboxCapacity, factory)
+        return system
     }
 }

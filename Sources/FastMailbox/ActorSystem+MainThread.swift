@@ -25,14 +25,22 @@ extension ActorSystem {
     /// ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``.
     /// - Throws: ``ActorSystemError`` (`.shutDown`, a bad capacity;
     ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
-    @discardableResult
+    @inlinable @discardableResult
     public func spawnOnMainThread<A: EventActor>(
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        // Inlinable so the actor's turn is specialised for A here, as `spawn`'s is
+        // (ActorCellBase, "Specialised turns").
+        try mainThreadSystemForSpawn().spawn(name: name, mailboxCapacity: mailboxCapacity, supervisor: supervisor, factory)
+    }
+
+    /// The private system of the main-thread actors, created on first use.
+    @usableFromInline
+    func mainThreadSystemForSpawn() throws(ActorSystemError) -> ActorSystem {
         try refuseOnDeterministicScheduler("spawnOnMainThread")
         guard let system = mainThreadSystem(creating: true) else { throw .shutDown }
-        return try system.spawn(name: name, mailboxCapacity: mailboxCapacity, supervisor: supervisor, factory)
+        return system
     }
 
     /// Runs the main-thread actors' turns on the calling thread until this system shuts
