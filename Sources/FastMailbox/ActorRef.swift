@@ -117,9 +117,20 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         Self.deliver(target, movingFrom: source)
     }
 
-    /// Returns false when the message was dead-lettered (see MessageRecipient).
-    @inlinable @discardableResult
-    static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @inlinable static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) {
+        switch target {
+        case .cell(let cell): cell.deliver(movingFrom: source)
+        case .sequential(let cell): cell.deliver(movingFrom: source)
+        case .router(let router): router.deliver(movingFrom: source)
+        case .promise(let promise): promise.deliver(movingFrom: source)
+        case .foreign(let adapter): adapter.deliver(movingFrom: source)
+        }
+    }
+
+    /// `deliver(_:movingFrom:)` that says whether the message was accepted (false:
+    /// dead-lettered), for `ask` (a tell ignores it: its switch stays as small as before).
+    @inlinable
+    static func deliverReportingAcceptance(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch target {
         case .cell(let cell): cell.deliver(movingFrom: source)
         case .sequential(let cell): cell.deliver(movingFrom: source)

@@ -229,7 +229,7 @@ extension ActorRef {
             promise.continuation = continuation
             promise.start()
             let message = makeMessage(ActorRef<Reply>(target: .promise(promise)))
-            if !MessageEncoding<Message>.withMovable(message, { Self.deliver(target, movingFrom: $0) }) {
+            if !MessageEncoding<Message>.withMovable(message, { Self.deliverReportingAcceptance(target, movingFrom: $0) }) {
                 promise.requestRefused()
             }
         }
