@@ -141,7 +141,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `@usableFromInline`:
+    /// ClosureActorCell's inlinable init calls it.
+    @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: MailboxPass?,
          bounded: Bool) {

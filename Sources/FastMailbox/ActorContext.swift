@@ -60,7 +60,7 @@ public struct ActorContext<Message: Sendable> {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil,
-        receive: @escaping @Sendable (M, ActorContext<M>) throws -> Void
+        receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
         // As ActorSystem.spawn(receive:): the closure kept in the cell (ClosureActorCell).
         guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }

@@ -270,7 +270,7 @@ public final class ActorSystem: Sendable {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil,
-        receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
+        receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         // The closure kept in the cell (ClosureActorCell): no factory, no object around it.
         try spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
@@ -310,7 +310,7 @@ public final class ActorSystem: Sendable {
     @inlinable
     func spawnClosureCell<Message: Sendable>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy?, receive: @escaping (Message, ActorContext<Message>) throws -> Void
+        supervisor: SupervisorStrategy?, receive: __owned @escaping (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self, reclaimable: !boundedMailbox)
         let cell = ClosureActorCell<Message>(id: nextActorID(), name: name, system: self, parent: parent,

@@ -46,10 +46,13 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
     @exclusivity(unchecked) @usableFromInline var body: ClosureActorBody<Message>
 
     /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `body` is taken.
-    @usableFromInline
+    /// Inlinable, so that the spawn (inlinable too) hands its +1 of the closure over: out of
+    /// line, this init borrowed it, retained it to store it, and the caller released its
+    /// own (one retain and release of the closure's context per spawn).
+    @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: MailboxPass?,
-         bounded: Bool, body: @escaping (Message, ActorContext<Message>) throws -> Void) {
+         bounded: Bool, body: __owned @escaping (Message, ActorContext<Message>) throws -> Void) {
         self.body = ClosureActorBody(body)
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
