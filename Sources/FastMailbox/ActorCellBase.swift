@@ -145,7 +145,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// ClosureActorCell's inlinable init calls it.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
         self.mailbox = mailbox
         self.mailboxPass = mailboxPass
