@@ -141,13 +141,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `@usableFromInline`:
-    /// ClosureActorCell's inlinable init calls it.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init, except the mailbox:
+    /// the spawn made it for this cell, so the cell takes the spawn's reference (`consume`
+    /// all the way: a borrowed one cost a retain here and a release in the spawn).
+    /// `@usableFromInline`: ClosureActorCell's inlinable init calls it.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: __shared MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<Message>, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
-        self.mailbox = mailbox
+        self.mailbox = consume mailbox
         self.mailboxPass = mailboxPass
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
                    traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
@@ -553,15 +555,16 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init, except the mailbox,
+    /// which the spawn made for this cell: taken (see ActorCellBase.init).
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<A.Message>, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<A.Message>, mailboxPass: MailboxPass?,
          bounded: Bool, instance: __shared A, factory: (@Sendable () -> A)?) {
         self.factory = factory
         self.instance = instance
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
+                   mailbox: consume mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
     /// The mailbox pass for `A`, specialised where it is formed: the @inlinable spawn

@@ -66,7 +66,7 @@ public struct ActorContext<Message: Sendable> {
         guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
         return try cell.system.spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity,
                                                 boundedMailbox: boundedMailbox, parent: cell,
-                                                supervisor: supervisor ?? cell.childSupervisor, receive: receive)
+                                                supervisor: supervisor ?? cell.childSupervisor, receive: consume receive)
     }
 
     // MARK: lifecycle

@@ -274,7 +274,7 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<Message> {
         // The closure kept in the cell (ClosureActorCell): no factory, no object around it.
         try spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
-                             parent: nil, supervisor: supervisor, receive: receive)
+                             parent: nil, supervisor: supervisor, receive: consume receive)
     }
 
     @usableFromInline func nextActorID() -> ActorID {
@@ -296,7 +296,7 @@ public final class ActorSystem: Sendable {
         // "full") would be refused or made to wait as if the mailbox were full.
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
-                                supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
+                                supervisor: supervisor, mailbox: consume mailbox, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
@@ -310,13 +310,13 @@ public final class ActorSystem: Sendable {
     @inlinable
     func spawnClosureCell<Message: Sendable>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy?, receive: __owned @escaping (Message, ActorContext<Message>) throws -> Void
+        supervisor: SupervisorStrategy?, receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self, reclaimable: !boundedMailbox)
         let cell = ClosureActorCell<Message>(id: nextActorID(), name: name, system: self, parent: parent,
-                                             supervisor: supervisor, mailbox: mailbox,
+                                             supervisor: supervisor, mailbox: consume mailbox,
                                              mailboxPass: ClosureActorCell<Message>.specializedMailboxPass,
-                                             bounded: boundedMailbox, body: receive)
+                                             bounded: boundedMailbox, body: consume receive)
         try enroll(cell, named: name, parent: parent, bornRunning: true)
         return ActorRef(cell: cell)
     }

@@ -28,9 +28,9 @@ import Synchronization
 @usableFromInline
 struct ClosureActorBody<Message: Sendable>: ~Copyable {
     /// nil once the actor stopped (`ClosureActorCell.releaseInstance`).
-    @usableFromInline var closure: ((Message, ActorContext<Message>) throws -> Void)?
+    @usableFromInline var closure: (@Sendable (Message, ActorContext<Message>) throws -> Void)?
 
-    @inlinable init(_ closure: @escaping (Message, ActorContext<Message>) throws -> Void) { self.closure = closure }
+    @inlinable init(_ closure: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void) { self.closure = closure }
 
     /// Calls the closure, if not yet released, without copying it (no retain of its context).
     @inlinable @inline(__always)
@@ -45,17 +45,19 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
     /// The behaviour (released once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var body: ClosureActorBody<Message>
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `body` is taken.
-    /// Inlinable, so that the spawn (inlinable too) hands its +1 of the closure over: out of
-    /// line, this init borrowed it, retained it to store it, and the caller released its
-    /// own (one retain and release of the closure's context per spawn).
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `mailbox` and `body`
+    /// are taken (`consume`d from the spawn on: with a borrowed or merely `__owned` value
+    /// the spawn kept its own copies alive to the end of its scope, a retain and release of
+    /// the queue and two of the closure's context per spawn). Inlinable, so that the spawn
+    /// (inlinable too) hands its +1 of the closure over: out of line, this init borrowed
+    /// it, retained it to store it, and the caller released its own.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: MailboxPass?,
-         bounded: Bool, body: __owned @escaping (Message, ActorContext<Message>) throws -> Void) {
-        self.body = ClosureActorBody(body)
+         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<Message>, mailboxPass: MailboxPass?,
+         bounded: Bool, body: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void) {
+        self.body = ClosureActorBody(consume body)
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
+                   mailbox: consume mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
     /// The mailbox pass, specialised where it is formed (the @inlinable spawn entry points):
