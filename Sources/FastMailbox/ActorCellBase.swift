@@ -153,11 +153,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init, except the mailbox:
+    /// the spawn made it for this cell, so the cell takes the spawn's reference (`consume`
+    /// all the way: a borrowed one cost a retain here and a release in the spawn).
+    /// `@usableFromInline`: ClosureActorCell's inlinable init calls it.
+    @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<Message>, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<Message>, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
-        self.mailbox = mailbox
+        self.mailbox = consume mailbox
         self.mailboxPass = mailboxPass
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
                    traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
@@ -449,6 +453,32 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return true
     }
 
+    /// The mailbox part of a specialised turn ("Specialised turns" in the file comment),
+    /// for every cell whose behaviour is one call (`receive`: ActorCell's instance,
+    /// ClosureActorCell's closure): the drain, the move out of the ring slot and the call
+    /// become one function in the pass that inlines this. Turn only.
+    @inlinable @inline(__always)
+    final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> MPSCQueue.DrainOutcome {
+        // A local function, not a closure literal, so that it can be forced inline.
+        @inline(__always) func handle(_ message: Message) {
+            if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
+        }
+        return mailbox.take(max: max, lingering: true, handle)
+    }
+
+    /// `invoke` for the fast path: runs `receive` (the mailbox counted the message: file
+    /// comment, "Accounting"), and hands failures and stops requested inside it to the
+    /// unspecialised code. Turn only.
+    @inlinable @inline(__always)
+    final func invokeOnFastPath(_ message: Message, _ receive: (Message) throws -> Void) {
+        do {
+            try receive(message)
+        } catch {
+            handleFailure(error)
+        }
+        if pendingStop != nil { finishPendingStop() }
+    }
+
     /// One mailbox message, by the full rules (file comment, step 3). Turn only.
     @usableFromInline @inline(never)
     final func handleFromMailbox(_ message: consuming Message) {
@@ -574,20 +604,21 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 @usableFromInline
 final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
     /// Makes a fresh instance on every restart; nil once stopped, and for a stateless
-    /// actor (a ClosureActor) whose one instance is reused. Turn-confined.
+    /// actor spawned with one instance to reuse (no factory). Turn-confined.
     var factory: (@Sendable () -> A)?
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init, except the mailbox,
+    /// which the spawn made for this cell: taken (see ActorCellBase.init).
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __shared Mailbox<A.Message>, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<A.Message>, mailboxPass: MailboxPass?,
          bounded: Bool, instance: __shared A, factory: (@Sendable () -> A)?) {
         self.factory = factory
         self.instance = instance
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
+                   mailbox: consume mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
     /// The mailbox pass for `A`, specialised where it is formed: the @inlinable spawn
@@ -596,31 +627,15 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
-            // A local function, not a closure literal, so that it can be forced inline:
-            // the drain loop, the move out and `receive` become one function.
-            @inline(__always) func handle(_ message: A.Message) {
-                if cell.isOnFastPath { cell.invokeOnFastPath(message) } else { cell.handleFromMailbox(message) }
+            return cell.drainOnFastPath(max: max) { message in
+                // Set until stopped, and only replaced or released after `receive` returns (a
+                // restart by handleFailure, a stop by finishPendingStop): the cell's own
+                // reference keeps it alive for the call, so no retain/release pair is needed.
+                try Unmanaged.passUnretained(cell.instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                    try $0.receive(message, context: ActorContext(cell: cell))
+                }
             }
-            return cell.mailbox.take(max: max, lingering: true, handle)
         }
-    }
-
-    /// `invoke` for the fast path: runs `receive` (the mailbox counted the message: file
-    /// comment, "Accounting"), and hands failures and stops requested inside it to the
-    /// unspecialised code. Turn only.
-    @inlinable @inline(__always)
-    final func invokeOnFastPath(_ message: A.Message) {
-        do {
-            // Set until stopped, and only replaced or released after `receive` returns (a
-            // restart by handleFailure, a stop by finishPendingStop): the cell's own
-            // reference keeps it alive for the call, so no retain/release pair is needed.
-            try Unmanaged.passUnretained(instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                try $0.receive(message, context: ActorContext(cell: self))
-            }
-        } catch {
-            handleFailure(error)
-        }
-        if pendingStop != nil { finishPendingStop() }
     }
 
     override func receive(_ message: A.Message) throws {
@@ -632,7 +647,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     }
 
     override func startInstance() throws {
-        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state (no factory: a ClosureActor keeps its instance)
+        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state (no factory: the one instance is kept)
         instanceStarted = true
         try instance?.preStart(context: ActorContext(cell: self))
     }

@@ -60,14 +60,13 @@ public struct ActorContext<Message: Sendable> {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil,
-        receive: @escaping @Sendable (M, ActorContext<M>) throws -> Void
+        receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
-        // As ActorSystem.spawn(receive:): one ClosureActor, reused on restart.
+        // As ActorSystem.spawn(receive:): the closure kept in the cell (ClosureActorCell).
         guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
-        return try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
-                                  supervisor: supervisor ?? cell.childSupervisor,
-                                  mailboxPass: ActorCell<ClosureActor<M>>.specializedMailboxPass,
-                                  instance: ClosureActor(receive), factory: nil, bornRunning: true)
+        return try cell.system.spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity,
+                                                boundedMailbox: boundedMailbox, parent: cell,
+                                                supervisor: supervisor ?? cell.childSupervisor, receive: consume receive)
     }
 
     // MARK: lifecycle

@@ -270,14 +270,11 @@ public final class ActorSystem: Sendable {
         name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
         boundedMailbox: Bool = false,
         supervisor: SupervisorStrategy? = nil,
-        receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
+        receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        // One ClosureActor, reused on restart (it is stateless: a fresh one would wrap the
-        // same closure), so no factory closure is allocated per spawn. Its preStart does
-        // nothing: born running, it gets no turn until it has work (see `enroll`).
-        try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
-                      supervisor: supervisor, mailboxPass: ActorCell<ClosureActor<Message>>.specializedMailboxPass,
-                      instance: ClosureActor(receive), factory: nil, bornRunning: true)
+        // The closure kept in the cell (ClosureActorCell): no factory, no object around it.
+        try spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
+                             parent: nil, supervisor: supervisor, receive: consume receive)
     }
 
     @usableFromInline func nextActorID() -> ActorID {
@@ -287,23 +284,41 @@ public final class ActorSystem: Sendable {
     /// Inlinable, like its callers: specialised where `spawn` is called, so the cell's
     /// generic class metadata comes from that site's cache instead of a look-up in the
     /// runtime's metadata table on every spawn. What does not depend on `A` is `enroll`'s.
-    /// `bornRunning`: `A`'s preStart does nothing (a ClosureActor), so spawning schedules no
-    /// turn (see `enroll`). `supervisor` nil: the system's default (the cell then keeps
-    /// none, and the spawn neither retains nor compares one).
+    /// `supervisor` nil: the system's default (the cell then keeps none, and the spawn
+    /// neither retains nor compares one). Closure actors: `spawnClosureCell`.
     @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy?, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
-        instance: A? = nil, factory: (@Sendable () -> A)?, bornRunning: Bool = false
+        factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // A bounded mailbox keeps its ring: a send meeting a ring being given back (sealed:
         // "full") would be refused or made to wait as if the mailbox were full.
         let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
-                                supervisor: supervisor, mailbox: mailbox, mailboxPass: mailboxPass,
-                                bounded: boundedMailbox, instance: instance ?? factory!(), factory: factory)
-        try enroll(cell, named: name, parent: parent, bornRunning: bornRunning)
+                                supervisor: supervisor, mailbox: consume mailbox, mailboxPass: mailboxPass,
+                                bounded: boundedMailbox, instance: factory(), factory: factory)
+        try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
+    }
+
+    /// `spawnCell` for a closure actor: its cell holds the closure itself (ClosureActorCell:
+    /// no ClosureActor object beside it, one allocation fewer per spawn), and the same
+    /// closure serves again after a restart (it holds no state of its own). Its preStart
+    /// does nothing: born running, it gets no turn until it has work (see `enroll`).
+    /// Inlinable, as spawnCell (the pass is specialised for `Message` here).
+    @inlinable
+    func spawnClosureCell<Message: Sendable>(
+        name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
+        supervisor: SupervisorStrategy?, receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self, reclaimable: !boundedMailbox)
+        let cell = ClosureActorCell<Message>(id: nextActorID(), name: name, system: self, parent: parent,
+                                             supervisor: supervisor, mailbox: consume mailbox,
+                                             mailboxPass: ClosureActorCell<Message>.specializedMailboxPass,
+                                             bounded: boundedMailbox, body: consume receive)
+        try enroll(cell, named: name, parent: parent, bornRunning: true)
+        return ActorRef(cell: cell)
     }
 
     /// Registers a fresh cell, makes it its parent's child, and schedules its first turn

@@ -294,21 +294,28 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// besides the retain that stores it (spawn: about ten atomic operations).
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, traits: Traits = [], waiters: AnyObject? = nil) {
-        var traits = traits
-        if waiters != nil { traits.insert(.bounded) }
         self.id = id
         self.system = system
-        var customSupervisor: SupervisorStrategy? = nil
-        if let supervisor, !supervisor.sharesStorage(with: system.defaultSupervisor) { customSupervisor = supervisor }
-        if name == nil, customSupervisor == nil, waiters == nil, let parent {
-            traits.insert(.parentOnly)
-            spawnStorage = parent
-        } else if name != nil || parent != nil || customSupervisor != nil || waiters != nil {
-            spawnStorage = SpawnInfo(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
-        } else {
+        if _fastPath(name == nil && parent == nil && supervisor == nil && waiters == nil) {
+            // The common spawn (nothing beyond the defaults), tested first: no copies of
+            // optional references to make and release on the way to `spawnStorage = nil`.
             spawnStorage = nil
+            self.traits = traits
+        } else {
+            var traits = traits
+            if waiters != nil { traits.insert(.bounded) }
+            var customSupervisor: SupervisorStrategy? = nil
+            if let supervisor, !supervisor.sharesStorage(with: system.defaultSupervisor) { customSupervisor = supervisor }
+            if name == nil, customSupervisor == nil, waiters == nil, let parent {
+                traits.insert(.parentOnly)
+                spawnStorage = parent
+            } else if name != nil || parent != nil || customSupervisor != nil || waiters != nil {
+                spawnStorage = SpawnInfo(name: name, parent: parent, supervisor: customSupervisor, waiters: waiters)
+            } else {
+                spawnStorage = nil
+            }
+            self.traits = traits
         }
-        self.traits = traits
         super.init()
     }
 

@@ -24,6 +24,43 @@ struct SpawnPathTests {
         #expect(system.shutdown().isBalanced)
     }
 
+    /// What a closure actor's closure captured, and whether it is still alive.
+    final class Captured: Sendable {}
+    struct Boom: Error {}
+
+    /// Before: `ActorCell<ClosureActor<M>>`, a ClosureActor object beside every cell holding
+    /// only the closure (one allocation per spawn, SpawnCostTests).
+    @Test("a closure actor's cell holds the closure: the same one after a restart, dropped at its stop")
+    func closureHeldByTheCell() throws {
+        let deterministic = DeterministicScheduler(seed: 32)
+        let system = makeDeterministicSystem(deterministic)
+        let got = Probe<Int>()
+        weak var weakCaptured: Captured?
+        let ref: ActorRef<Int>
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            ref = try system.spawn { (n: Int, _) in
+                withExtendedLifetime(captured) {}
+                if n == 0 { throw Boom() }  // the default supervisor restarts
+                got.record(n)
+            }
+        }
+        #expect(ref.recipient is ClosureActorCell<Int>)
+        for n in [1, 0, 2] { ref.tell(n) }
+        try deterministic.runUntilQuiescent()
+        #expect(got.values == [1, 2], "the closure serves again after the restart")
+        #expect(weakCaptured != nil, "the cell keeps the closure while the actor runs")
+        ref.stop()
+        try deterministic.runUntilQuiescent()
+        #expect(weakCaptured == nil, "the stopped cell (still referenced) dropped the closure")
+        ref.tell(3)
+        try deterministic.runUntilQuiescent()
+        #expect(got.values == [1, 2])
+        #expect(system.shutdown().isBalanced)
+        withExtendedLifetime(ref) {}
+    }
+
     @Test("an actor spawned with the system's supervisor keeps none; another one keeps its own")
     func defaultSupervisorIsNotKept() throws {
         let deterministic = DeterministicScheduler(seed: 31)
