@@ -170,10 +170,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     // MARK: MessageRecipient (any thread)
 
-    var watchableCell: AnyActorCell? { self }
     /// Messages waiting, plus one while a turn is running or due (the message in hand):
     /// the load a router compares. A snapshot.
-    @usableFromInline var mailboxDepth: Int { mailbox.count + (mailbox.hasPendingWork ? 1 : 0) }
+    @usableFromInline override final var mailboxDepth: Int { mailbox.count + (mailbox.hasPendingWork ? 1 : 0) }
 
     /// Inlinable, so that it is specialised for the message type in the sender's module
     /// (`ActorRef.tell`): the message's size and whether it is boxed are constants there.
@@ -294,7 +293,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// `.immediately`: the mailbox closes now (later sends are dead letters) and the turn
     /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
     /// what it holds is handled first.
-    final func stop(_ mode: StopMode) {
+    override final func stop(_ mode: StopMode) {
         mailbox.close()
         sendSystem(.stop(mode, .stopped))
     }

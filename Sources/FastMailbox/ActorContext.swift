@@ -87,7 +87,7 @@ public struct ActorContext<Message: Sendable> {
     /// gets `.terminated`. Watching an actor that already stopped delivers it at once.
     public func watch<M>(_ ref: ActorRef<M>) {
         guard cell.checkInTurn("watch") else { return }
-        guard let target = ref.recipient.watchableCell, ref.id != cell.id else { return }
+        guard let target = ref.identity.watchableCell, ref.id != cell.id else { return }
         cell.watching.insert(ref.id)
         target.sendSystem(.watch(cell))
     }
@@ -104,7 +104,7 @@ public struct ActorContext<Message: Sendable> {
         guard cell.checkInTurn("unwatch") else { return }
         cell.watching.remove(ref.id)
         cell.watchMessages[ref.id] = nil
-        ref.recipient.watchableCell?.sendSystem(.unwatch(cell.id))
+        ref.identity.watchableCell?.sendSystem(.unwatch(cell.id))
     }
 
     // MARK: behaviour changes

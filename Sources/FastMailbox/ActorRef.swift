@@ -23,21 +23,9 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The ref of an event actor's cell (`context.myself`): one retain.
     @inlinable init(cell: ActorCellBase<Message>) { self.target = .cell(cell) }
 
-    /// The recipient as the internal protocol, for the operations that are rare (watching).
-    /// An existential of a generic class costs a witness-table look-up each time it is
-    /// formed (and generic metadata in unspecialised code), so every public operation below
-    /// switches on `target` instead and calls the class directly.
-    var recipient: any MessageRecipient<Message> {
-        switch target {
-        case .cell(let cell): cell
-        case .sequential(let cell): cell
-        case .router(let router): router
-        case .promise(let promise): promise
-        case .foreign(let adapter): adapter
-        }
-    }
-
-    /// The actor's identity.
+    /// The actor's identity. A switch of its own, not `identity.id`: refs are hashed and
+    /// compared by it (dictionary keys), and the existential costs a retain, a release and
+    /// an indirect call.
     public var id: ActorID {
         switch target {
         case .cell(let cell): cell.id
@@ -48,27 +36,25 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
     /// The actor's name.
-    public var name: String {
+    public var name: String { identity.name }
+
+    /// The recipient's identity and control operations. RecipientIdentity, not the generic
+    /// MessageRecipient: an existential of that costs a witness-table look-up each time it
+    /// is formed for a generic class (and generic metadata in unspecialised code); this one
+    /// needs none for an actor's cell. Sends do not use it: they switch on `target`.
+    var identity: any RecipientIdentity {
         switch target {
-        case .cell(let cell): cell.name
-        case .sequential(let cell): cell.name
-        case .router(let router): router.name
-        case .promise(let promise): promise.name
-        case .foreign(let adapter): adapter.name
+        case .cell(let cell): cell
+        case .sequential(let cell): cell
+        case .router(let router): router
+        case .promise(let promise): promise
+        case .foreign(let adapter): adapter
         }
     }
 
     /// The system the recipient belongs to (the one an `ask` through this ref uses for its
     /// reply slot and timer). Every kind of recipient has one.
-    var system: ActorSystem {
-        switch target {
-        case .cell(let cell): cell.system
-        case .sequential(let cell): cell.system
-        case .router(let router): router.system
-        case .promise(let promise): promise.system
-        case .foreign(let adapter): adapter.system
-        }
-    }
+    var system: ActorSystem { identity.system }
 
     /// Whom an `ask` through this ref asks, for its errors (AskTarget): a switch, no
     /// existential, and no name formatted unless an error needs it.
@@ -117,20 +103,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         Self.deliver(target, movingFrom: source)
     }
 
-    @inlinable static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) {
-        switch target {
-        case .cell(let cell): cell.deliver(movingFrom: source)
-        case .sequential(let cell): cell.deliver(movingFrom: source)
-        case .router(let router): router.deliver(movingFrom: source)
-        case .promise(let promise): promise.deliver(movingFrom: source)
-        case .foreign(let adapter): adapter.deliver(movingFrom: source)
-        }
-    }
-
-    /// `deliver(_:movingFrom:)` that says whether the message was accepted (false:
-    /// dead-lettered), for `ask` (a tell ignores it: its switch stays as small as before).
-    @inlinable
-    static func deliverReportingAcceptance(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    /// Returns false when the message was dead-lettered (`ask` needs to know; a tell
+    /// ignores it).
+    @inlinable @discardableResult
+    static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch target {
         case .cell(let cell): cell.deliver(movingFrom: source)
         case .sequential(let cell): cell.deliver(movingFrom: source)
@@ -184,26 +160,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// the rest goes to dead letters (asks among them fail at once with
     /// ``AskError/recipientStopped(requestID:recipient:)``). `.afterDrainingMailbox`: those
     /// already queued are processed first. Idempotent; any thread.
-    public func stop(_ mode: StopMode = .immediately) {
-        switch target {
-        case .cell(let cell): cell.stop(mode)
-        case .sequential(let cell): cell.stop(mode)
-        case .router(let router): router.stop(mode)
-        case .promise(let promise): promise.stop(mode)
-        case .foreign(let adapter): adapter.stop(mode)
-        }
-    }
+    public func stop(_ mode: StopMode = .immediately) { identity.stop(mode) }
 
     /// Messages waiting in the actor's mailbox (a snapshot).
-    public var mailboxDepth: Int {
-        switch target {
-        case .cell(let cell): cell.mailboxDepth
-        case .sequential(let cell): cell.mailboxDepth
-        case .router(let router): router.mailboxDepth
-        case .promise(let promise): promise.mailboxDepth
-        case .foreign(let adapter): adapter.mailboxDepth
-        }
-    }
+    public var mailboxDepth: Int { identity.mailboxDepth }
 
     public static func == (lhs: ActorRef, rhs: ActorRef) -> Bool { lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }

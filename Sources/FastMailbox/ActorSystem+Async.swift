@@ -24,7 +24,7 @@ extension ActorRef {
     ///   life. Cancelling the waiting task does not end the wait: stop the actor instead.
     public var terminated: Terminated {
         get async {
-            guard let cell = recipient.watchableCell else {
+            guard let cell = identity.watchableCell else {
                 return Terminated(id: id, name: name, reason: .stopped)
             }
             return await withCheckedContinuation { continuation in

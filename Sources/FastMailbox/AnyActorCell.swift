@@ -35,7 +35,7 @@ import Glibc
 #endif
 
 @usableFromInline
-class AnyActorCell: ScheduledUnit, @unchecked Sendable {
+class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     @usableFromInline enum Phase: Equatable, Sendable { case created, running, draining(TerminationReason), stopped }
     /// `Phase` without its payload: one byte (the reason lives in `reasonCode`).
     @usableFromInline typealias PhaseCode = ActorLifecycle.Phase
@@ -685,6 +685,17 @@ class AnyActorCell: ScheduledUnit, @unchecked Sendable {
     /// the cell's turns have ended). Kept by the subclasses (file comment); 0 for a cell
     /// without a behaviour of its own (a pool's router).
     var deliveredCount: Int { 0 }
+
+    /// The cell itself: every kind of cell (an actor's, a pool's router) can be watched.
+    final var watchableCell: AnyActorCell? { self }
+
+    /// Messages waiting (RecipientIdentity). Overridden by every kind of cell.
+    var mailboxDepth: Int { 0 }
+
+    /// Asks the actor to stop (RecipientIdentity). Overridden by every kind of cell.
+    func stop(_ mode: StopMode) {
+        preconditionFailure("AnyActorCell.stop(_:) must be overridden by \(type(of: self))")
+    }
 
     // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
 

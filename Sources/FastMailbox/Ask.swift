@@ -73,7 +73,7 @@ enum AskTarget: Sendable {
 /// the timer holds promises as this class (no witness table per ask, as an existential of
 /// the generic promise needed) and the ask's bookkeeping is compiled once.
 @usableFromInline
-class AskPromiseBase: AskFailing, @unchecked Sendable {
+class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
     // @unchecked: `state` is atomic; everything else is immutable.
     static var pending: UInt8 { 0 }
     static var replied: UInt8 { 1 }
@@ -88,6 +88,10 @@ class AskPromiseBase: AskFailing, @unchecked Sendable {
     let timeout: Duration
 
     var system: ActorSystem { target.system }
+    var name: String { "ask#\(requestID)" }
+    var mailboxDepth: Int { 0 }
+    func stop(_ mode: StopMode) {}
+    var watchableCell: AnyActorCell? { nil }
 
     init(asking target: AskTarget, timeout: Duration) {
         self.target = target
@@ -164,10 +168,6 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
         super.init(asking: target, timeout: timeout)
     }
 
-    var name: String { "ask#\(requestID)" }
-    var watchableCell: AnyActorCell? { nil }
-    var mailboxDepth: Int { 0 }
-    func stop(_ mode: StopMode) {}
 
     @discardableResult
     @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
@@ -229,7 +229,7 @@ extension ActorRef {
             promise.continuation = continuation
             promise.start()
             let message = makeMessage(ActorRef<Reply>(target: .promise(promise)))
-            if !MessageEncoding<Message>.withMovable(message, { Self.deliverReportingAcceptance(target, movingFrom: $0) }) {
+            if !MessageEncoding<Message>.withMovable(message, { Self.deliver(target, movingFrom: $0) }) {
                 promise.requestRefused()
             }
         }

@@ -37,7 +37,7 @@ package protocol ForeignRecipient<Message>: AnyObject, Sendable {
 
 /// Adapts a ForeignRecipient to the internal MessageRecipient protocol.
 @usableFromInline
-final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFailing,
+final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFailing, RecipientIdentity,
                                                         @unchecked Sendable {
     // @unchecked: every field is a `let` of a Sendable or thread-safe type (F3: the cell
     // is only used through its thread-safe system queue).
@@ -70,7 +70,7 @@ extension ActorRef {
     package init<Proxy: Sendable>(foreign: some ForeignRecipient<Message>, system: ActorSystem,
                                   watchProxy: ActorRef<Proxy>?) {
         self.init(ForeignRecipientAdapter(foreign: foreign, system: system,
-                                          watchableCell: watchProxy?.recipient.watchableCell))
+                                          watchableCell: watchProxy?.identity.watchableCell))
     }
 
     /// The foreign recipient behind this ref, nil for a local actor.
@@ -81,7 +81,9 @@ extension ActorRef {
     /// Tells `message` and says whether it was accepted (false: it became a dead letter
     /// on this node, and any local ask it carried has failed).
     @discardableResult
-    package func deliverReportingAcceptance(_ message: Message) -> Bool { recipient.deliver(message) }
+    package func deliverReportingAcceptance(_ message: Message) -> Bool {
+        MessageEncoding<Message>.withMovable(message) { Self.deliver(target, movingFrom: $0) }
+    }
 
     /// True when this ref is the reply slot of an `ask` (answered or not).
     package var isAskReplySlot: Bool { if case .promise = target { true } else { false } }

@@ -1,3 +1,23 @@
+/// What every kind of recipient answers the same way, whatever its message type. Declared
+/// by the non-generic bases (AnyActorCell, AskPromiseBase), so an existential of it needs
+/// no witness-table look-up for an actor's cell, as one of the generic MessageRecipient
+/// does on every use: ActorRef's identity and control operations go through it (its send
+/// paths switch on the ref's case instead).
+protocol RecipientIdentity: AnyObject, Sendable {
+    /// Identity (equal refs ⇔ equal ids).
+    var id: ActorID { get }
+    /// The name given at spawn (or a generated one).
+    var name: String { get }
+    /// The system the recipient belongs to (the one an `ask` through it uses).
+    var system: ActorSystem { get }
+    /// Messages waiting (a snapshot; 0 for recipients without a mailbox).
+    var mailboxDepth: Int { get }
+    /// Asks the recipient to stop. Idempotent.
+    func stop(_ mode: StopMode)
+    /// The cell to register a watch with (nil for recipients that cannot be watched).
+    var watchableCell: AnyActorCell? { get }
+}
+
 /// Anything an `ActorRef` can point at: an actor cell, an ask's reply slot, a router.
 /// Internal: users only see `ActorRef`.
 protocol MessageRecipient<Message>: AnyObject, Sendable {

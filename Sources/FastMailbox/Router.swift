@@ -51,10 +51,10 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         for routee in routees { routee.sendSystem(.watch(self)) }
     }
 
-    /// The pool as a whole: it terminates once every routee has.
-    var watchableCell: AnyActorCell? { self }
+    // watchableCell (AnyActorCell): the pool as a whole, which terminates once every
+    // routee has.
     /// The sum of the routees' depths (a snapshot).
-    var mailboxDepth: Int { routees.reduce(0) { $0 + $1.mailboxDepth } }
+    override var mailboxDepth: Int { routees.reduce(0) { $0 + $1.mailboxDepth } }
     /// False once the pool was stopped or every routee has.
     var isAcceptingMessages: Bool {
         !stopped.load(ordering: .acquiring) && routees.contains { !$0.mailbox.isClosed }
@@ -111,7 +111,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
 
     /// Stops every routee with `mode`; later messages to the pool go to dead letters. The
     /// pool terminates (reason `.stopped`) when the last routee has.
-    func stop(_ mode: StopMode) {
+    override func stop(_ mode: StopMode) {
         stopped.store(true, ordering: .releasing)
         for routee in routees { routee.stop(mode) }
     }

@@ -169,8 +169,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     // MARK: MessageRecipient (any thread)
 
-    var watchableCell: AnyActorCell? { self }
-    var mailboxDepth: Int { mailbox.count + buffered.load(ordering: .relaxed) }
+    override var mailboxDepth: Int { mailbox.count + buffered.load(ordering: .relaxed) }
 
     @discardableResult
     @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
@@ -186,7 +185,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    func stop(_ mode: StopMode) {
+    override func stop(_ mode: StopMode) {
         requestStop(mode, explicit: true)
     }
 

@@ -72,7 +72,7 @@ private final class PhaseRecorder: EventActor {
 
 /// The cell behind `ref` (an event actor's).
 private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
-    try #require(ref.recipient as? ActorCellBase<Int>)
+    try #require(ref.identity as? ActorCellBase<Int>)
 }
 
 @Suite("ActorLifecycle") struct ActorLifecycleTests {
@@ -303,7 +303,7 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
         let deterministic = DeterministicScheduler(seed: 18)
         let system = makeDeterministicSystem(deterministic)
         let pool = try system.spawnPool(size: 2) { PhaseRecorder(Probe()) }
-        let router = try #require(pool.recipient as? Router<Int>)
+        let router = try #require(pool.identity as? Router<Int>)
         #expect(router.phaseCode == .running)
         try deterministic.runUntilQuiescent()
         pool.stop(.immediately)
@@ -318,7 +318,7 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
         let ref: ActorRef<Int> = try system.spawnSequential { _ in }
         let terminated = await ref.terminated
         #expect(terminated.reason == .finished)
-        let cell = try #require(ref.recipient as? SequentialActorCell<Int>)
+        let cell = try #require(ref.identity as? SequentialActorCell<Int>)
         #expect(cell.phaseCode == .stopped)  // after `terminated`: the stop happened-before it
         #expect(system.shutdown().isBalanced)
     }
@@ -329,7 +329,7 @@ private func startRunningCellAgain() throws {
     let deterministic = DeterministicScheduler(seed: 19)
     let system = makeDeterministicSystem(deterministic)
     let ref = try system.spawn { (_: Int, _) in }
-    let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+    let cell = try #require(ref.identity as? ActorCellBase<Int>)
     cell.advance(.start)
 }
 

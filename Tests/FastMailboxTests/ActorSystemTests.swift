@@ -430,7 +430,7 @@ extension ActorSystemTests {
 
     /// The smallest block over `HeapSampling.count` live cells and mailboxes (see there).
     private func smallestBlocks(_ refs: [ActorRef<Int>]) throws -> (cell: Int, mailbox: Int) {
-        let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
+        let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         return (cells.map { heapBlockSize(of: $0) }.min()!, cells.map { heapBlockSize(of: $0.mailbox.queue) }.min()!)
     }
 
@@ -439,7 +439,7 @@ extension ActorSystemTests {
         let deterministic = DeterministicScheduler(seed: 12)
         let system = makeDeterministicSystem(deterministic)
         let refs = try (0..<HeapSampling.count).map { _ in try system.spawn { (_: Int, _) in } }
-        let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
+        let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.mailbox.ringBytes == 0 }, "no ring before the first message")
         let (cell, mailbox) = try smallestBlocks(refs)
         #expect(cell + mailbox <= Self.idleCellAndQueueBytes, "cell + mailbox = \(cell + mailbox) bytes (cell \(cell), mailbox \(mailbox))")
@@ -457,7 +457,7 @@ extension ActorSystemTests {
         let refs = try (0..<HeapSampling.count).map { _ in try system.spawn { (_: Int, _) in } }
         for ref in refs { ref.tell(1) }
         try deterministic.runUntilQuiescent()
-        let cells = try refs.map { try #require($0.recipient as? ActorCellBase<Int>) }
+        let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.deliveredCount == 1 })
         // The ring (RawRing.headerBytes + 32 slots × 8 = 464 bytes requested; `ringBytes` is
         // the request) stays for the actor's life. Cell + queue as in idleActorFootprint.

@@ -43,7 +43,7 @@ import TestSupport
     }
 
     func waiters(of ref: ActorRef<Int>) -> Int {
-        (ref.recipient as? ActorCellBase<Int>)?.waiters?.count.load(ordering: .relaxed) ?? -1
+        (ref.identity as? ActorCellBase<Int>)?.waiters?.count.load(ordering: .relaxed) ?? -1
     }
 
     @Test("a full bounded mailbox: tell dead-letters with .mailboxFull, trySend hands the message back; both accept again once there is room")
@@ -180,7 +180,7 @@ import TestSupport
         }
         #expect(await settled { received.load(ordering: .relaxed) == producers * perProducer })
         #expect(outOfOrder.load(ordering: .relaxed) == 0)
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         #expect(cell.mailbox.overflowSendCount == 0, "a bounded mailbox never overflows")
         let deepest = maxDepth.withLock { $0 }
         #expect(deepest <= capacity, "depth \(deepest) (ring \(capacity))")

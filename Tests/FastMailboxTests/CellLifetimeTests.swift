@@ -31,7 +31,7 @@ struct CellLifetimeTests {
             for _ in 0..<actors {
                 let ref = try system.spawn { (_: Int, _) in delivered.add() }
                 let weak = Weak()
-                weak.object = ref.recipient as AnyObject
+                weak.object = ref.identity as AnyObject
                 weaks.append(weak)
                 refs.append(ref)
             }
@@ -69,7 +69,7 @@ struct CellLifetimeTests {
                     }
                 }
                 let weak = Weak()
-                weak.object = ref.recipient as AnyObject
+                weak.object = ref.identity as AnyObject
                 weaks.append(weak)
                 refs.append(ref)
             }

@@ -219,7 +219,7 @@ import Synchronization
         let ref = try system.spawn(name: "stops-under-a-sender", mailboxCapacity: 4) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
         #expect(probe.waitForCount(1))
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         let paused = TestGate()
         MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }
         let senderDone = DispatchSemaphore(value: 0)
@@ -247,7 +247,7 @@ import Synchronization
         }
         ref.tell(-1)
         #expect(gate.waitForArrival())  // the actor is busy: the ring fills, the overflow is taken
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         let paused = TestGate()
         MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }
         let late = Thread { ref.tell(1_000_000) }

@@ -190,8 +190,8 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         let system = makeDeterministicSystem(deterministic)
         let typed = try system.spawnPool(size: 3) { IgnoringRoutee() }
         let closure = try system.spawnPool(size: 2) { (_: Job, _) in }
-        let typedCells = try #require(system.routees(of: typed)).map { try #require($0.recipient as? ActorCellBase<Int>) }
-        let closureCells = try #require(system.routees(of: closure)).map { try #require($0.recipient as? ActorCellBase<Job>) }
+        let typedCells = try #require(system.routees(of: typed)).map { try #require($0.identity as? ActorCellBase<Int>) }
+        let closureCells = try #require(system.routees(of: closure)).map { try #require($0.identity as? ActorCellBase<Job>) }
         #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.mailboxPass != nil })
         #expect(closureCells.count == 2 && closureCells.allSatisfy { $0.mailboxPass != nil })
         typed.tell(1)

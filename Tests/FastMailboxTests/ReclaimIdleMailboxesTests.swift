@@ -9,7 +9,7 @@ import Synchronization
 /// "Giving the ring back").
 @Suite("Reclaiming idle mailboxes", .serialized) struct ReclaimIdleMailboxesTests {
     private func queue(of ref: ActorRef<Int>) throws -> MPSCQueue {
-        try #require(ref.recipient as? ActorCellBase<Int>).mailbox.queue
+        try #require(ref.identity as? ActorCellBase<Int>).mailbox.queue
     }
 
     @Test("a walk frees the rings of actors idle since the previous walk and leaves a busy one; later messages arrive in order, counted once")
@@ -97,7 +97,7 @@ import Synchronization
         watcher.tell(0)
         parent.tell(2)
         _ = try deterministic.runUntilQuiescent()
-        let cells = try [target, parent].map { try #require($0.recipient as? AnyActorCell) }
+        let cells = try [target, parent].map { try #require($0.identity as? AnyActorCell) }
         #expect(cells.allSatisfy { $0.systemQueue != nil })  // the watch, the child's end
         #expect(try [target, watcher, parent].allSatisfy { try queue(of: $0).hasRing })
         #expect(system.reclaimIdleMailboxes() == 0)

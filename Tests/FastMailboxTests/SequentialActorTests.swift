@@ -198,7 +198,7 @@ private enum Arithmetic: Sendable {
             // deterministically by stopInsideStartBodysWindowEndsTheActor. What each actor
             // still registered shows, should it fail again.
             for (i, ref) in refs.enumerated() {
-                let cell = ref.recipient as! SequentialActorCell<Int>
+                let cell = ref.identity as! SequentialActorCell<Int>
                 if !cell.leftRegistry {
                     let wake = cell.wake.load(ordering: .acquiring)
                     print("stopRacingWithStart: actor \(i) still registered: wake=\(String(wake, radix: 2)) phase=\(cell.phase) state=\(cell.stateSnapshot) task=\(cell.bodyTask != nil) started=\(started.load(ordering: .relaxed)) ended=\(ended.load(ordering: .relaxed))")
@@ -233,7 +233,7 @@ private enum Arithmetic: Sendable {
         #expect(eventually { system.statistics.liveActors == 0 })
         #expect(started.load(ordering: .relaxed) == 0)
         ref.tell(1)  // after the stop: a dead letter
-        let cell = ref.recipient as! SequentialActorCell<Int>
+        let cell = ref.identity as! SequentialActorCell<Int>
         #expect(SequentialWake.phase(cell.wake.load(ordering: .acquiring)) == SequentialWake.endedBeforeStart)
         let report = system.shutdown(timeout: .seconds(30))
         #expect(report.actorsNotStopped == 0)

@@ -89,7 +89,7 @@ final class TestGate: Sendable {
         let ref = try system.spawn(name: "late") { (m: Int, _) in delivered.signal() }
         ref.tell(1)
         #expect(delivered.wait(timeout: .now() + 20) == .success)
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         let paused = TestGate()
         MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }  // the sender stops after its check
         let senderDone = DispatchSemaphore(value: 0)
@@ -259,7 +259,7 @@ final class TestGate: Sendable {
             a.tell(10)
             let single = try system.singleton(key: "one") { Counter() }
             _ = try await single.ask { .get(replyTo: $0) }
-            weakCell = selfRef.recipient as AnyObject
+            weakCell = selfRef.identity as AnyObject
             let report = system.shutdown()
             #expect(report.isBalanced, "\(report)")
         }

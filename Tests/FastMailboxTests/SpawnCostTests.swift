@@ -83,8 +83,8 @@ struct SpawnCostTests {
         parent.tell(1)
         try deterministic.runUntilQuiescent()
         let child = try #require(made.withLock { $0 })
-        let cell = try #require(child.recipient as? ActorCellBase<Int>)
-        let parentCell = try #require(parent.recipient as? ActorCellBase<Int>)
+        let cell = try #require(child.identity as? ActorCellBase<Int>)
+        let parentCell = try #require(parent.identity as? ActorCellBase<Int>)
         // Before: every child allocated a SpawnInfo for its parent (the allocation gate's
         // spawn-by-an-actor count rose from 5 to 6).
         #expect(cell.spawnInfo == nil, "no side object for a child given nothing else")
@@ -99,7 +99,7 @@ struct SpawnCostTests {
         let system = makeDeterministicSystem(deterministic)
         let unnamed = try system.spawn { (_: Int, _) in }
         let named = try system.spawn(name: "kept") { (_: Int, _) in }
-        let cell = try #require(unnamed.recipient as? ActorCellBase<Int>)
+        let cell = try #require(unnamed.identity as? ActorCellBase<Int>)
         #expect(cell.spawnInfo == nil && cell.extrasStorage == nil, "an unnamed top-level actor with defaults has no side object")
         #expect(unnamed.name == "$\(unnamed.id.rawValue)")
         #expect(named.name == "kept")
@@ -133,7 +133,7 @@ struct SpawnCostTests {
         try deterministic.runUntilQuiescent()  // both started; the watch queued a system queue on target
         let quiet = try system.spawn { (_: Int, _) in }
         try deterministic.runUntilQuiescent()
-        let quietCell = try #require(quiet.recipient as? ActorCellBase<Int>)
+        let quietCell = try #require(quiet.identity as? ActorCellBase<Int>)
         quiet.stop()
         target.stop()
         try deterministic.runUntilQuiescent()
@@ -150,7 +150,7 @@ struct SpawnCostTests {
         let system = makeDeterministicSystem(deterministic)
         let ref = try system.spawn { (_: Int, _) in }
         try deterministic.runUntilQuiescent()
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         cell.sendSystem(.stop(.immediately, .stopped))  // held in the word
         let word = cell.systemQueueStorage.load(ordering: .acquiring)
         #expect(word.map(AnyActorCell.StopWord.isWord) == true)
@@ -177,7 +177,7 @@ struct SpawnCostTests {
         let system = makeDeterministicSystem(deterministic)
         let got = Probe<Int>()
         let ref = try system.spawn { (n: Int, _) in got.record(n) }
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         // Before: spawn scheduled a first turn that ran the closure actor's empty preStart
         // (one runnable unit here, and two turns for spawn + one message).
         #expect(deterministic.isQuiescent, "spawning a closure actor schedules nothing")
@@ -197,7 +197,7 @@ struct SpawnCostTests {
         let child = Lock<(ActorRef<Int>, Bool)?>(nil)
         let spawner = try system.spawn { (_: Int, context: ActorContext<Int>) in
             let made = try context.spawn { (n: Int, _) in got.record(n) }
-            let running = (made.recipient as? ActorCellBase<Int>)?.phaseCode == .running
+            let running = (made.identity as? ActorCellBase<Int>)?.phaseCode == .running
             child.withLock { $0 = (made, running) }
         }
         spawner.tell(0)

@@ -46,7 +46,7 @@ struct SpawnPathTests {
                 got.record(n)
             }
         }
-        #expect(ref.recipient is ClosureActorCell<Int>)
+        #expect(ref.identity is ClosureActorCell<Int>)
         for n in [1, 0, 2] { ref.tell(n) }
         try deterministic.runUntilQuiescent()
         #expect(got.values == [1, 2], "the closure serves again after the restart")
@@ -69,11 +69,11 @@ struct SpawnPathTests {
         let explicitDefault = try system.spawn(supervisor: system.defaultSupervisor) { (_: Int, _) in }
         let custom = try system.spawn(supervisor: .stop) { (_: Int, _) in }
         for ref in [plain, explicitDefault] {
-            let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+            let cell = try #require(ref.identity as? ActorCellBase<Int>)
             #expect(cell.spawnInfo == nil, "no side object for the default supervisor")
             #expect(cell.supervisor.sharesStorage(with: system.defaultSupervisor))
         }
-        let customCell = try #require(custom.recipient as? ActorCellBase<Int>)
+        let customCell = try #require(custom.identity as? ActorCellBase<Int>)
         #expect(customCell.supervisor.sharesStorage(with: .stop))
         #expect(system.shutdown().isBalanced)
     }

@@ -54,7 +54,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
             try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) }
         }
         try deterministic.step()
-        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.count == 201,
+        #expect((ref.identity as? ActorCellBase<SlowMessage>)?.mailbox.count == 201,
                 "the ask is queued behind the work")
         hook.whileBusy = {
             ref.stop()
@@ -85,7 +85,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
             try await ref.ask(timeout: .seconds(60)) { SlowMessage.get(replyTo: $0) }
         }
         try deterministic.step()
-        #expect((ref.recipient as? ActorCellBase<SlowMessage>)?.mailbox.count == 2,
+        #expect((ref.identity as? ActorCellBase<SlowMessage>)?.mailbox.count == 2,
                 "the ask is accepted behind the work")
         try deterministic.runUntilQuiescent()  // the actor stops itself; the queued ask becomes a dead letter
         await expectFailsAtOnceWithRecipientStopped(asked)
@@ -179,7 +179,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         }
         ref.tell(0)
         for i in 1...100_000 { ref.tell(i) }
-        let cell = try #require(ref.recipient as? ActorCellBase<Int>)
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
         #expect(cell.mailbox.overflowSendCount > 0)
         try deterministic.runUntilQuiescent()
         #expect(count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork)
@@ -197,7 +197,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         let ref = try system.spawn(name: "replier") { (m: SlowMessage, _) in
             if case .get(let replyTo) = m {
                 let weak = Weak()
-                weak.object = replyTo.recipient as AnyObject
+                weak.object = replyTo.identity as AnyObject
                 weaks.withLock { $0.append(weak) }
                 replyTo.tell(1)
             }
