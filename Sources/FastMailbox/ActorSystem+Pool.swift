@@ -34,28 +34,30 @@ extension ActorSystem {
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // Inlinable so the routees' turns are specialised for A here, as `spawn`'s are
         // (ActorCellBase, "Specialised turns").
-        try spawnPool(name: name, size: size, routing: routing, mailboxCapacity: mailboxCapacity,
-                      supervisor: supervisor, mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+        try spawnPool(name: name, size: size, routing: routing) { (routeeName) throws(ActorSystemError) in
+            try spawnCell(name: routeeName, mailboxCapacity: mailboxCapacity, parent: nil, supervisor: supervisor,
+                          mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+        }
     }
 
-    /// `spawnPool` with the routees' specialised mailbox pass.
+    /// `spawnPool` with the routees made by `spawnRoutee` (given each routee's name), in the
+    /// caller's specialised code: an event actor's cell, or a closure actor's.
     @usableFromInline
-    func spawnPool<A: EventActor>(
-        name: String?, size: Int, routing: RoutingStrategy, mailboxCapacity: Int, supervisor: SupervisorStrategy?,
-        mailboxPass: @escaping ActorCellBase<A.Message>.MailboxPass, factory: @escaping @Sendable () -> A
-    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+    func spawnPool<Message: Sendable>(
+        name: String?, size: Int, routing: RoutingStrategy,
+        spawnRoutee: (String) throws(ActorSystemError) -> ActorRef<Message>
+    ) throws(ActorSystemError) -> ActorRef<Message> {
         guard size >= 1 else { throw .invalidPoolSize(size) }
         let id = nextActorID()
         let poolName = name ?? "$pool\(id.rawValue)"
         if let name { try reserveName(name) }
-        var routees: [ActorCellBase<A.Message>] = []
+        var routees: [ActorCellBase<Message>] = []
         routees.reserveCapacity(size)
         do {
             for index in 0..<size {
-                let ref = try spawnCell(name: "\(poolName)/\(index)", mailboxCapacity: mailboxCapacity, parent: nil,
-                                        supervisor: supervisor, mailboxPass: mailboxPass, factory: factory)
+                let ref = try spawnRoutee("\(poolName)/\(index)")
                 guard case .cell(let cell) = ref.target else {
-                    preconditionFailure("spawnCell returned a ref that is not an actor cell")
+                    preconditionFailure("a pool's routee is not an actor cell")
                 }
                 routees.append(cell)
             }
@@ -80,8 +82,11 @@ extension ActorSystem {
         supervisor: SupervisorStrategy? = nil,
         receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        try spawnPool(name: name, size: size, routing: routing, mailboxCapacity: mailboxCapacity,
-                      supervisor: supervisor) { ClosureActor(receive) }
+        // Each routee a closure actor's cell, holding the closure itself (ClosureActorCell).
+        try spawnPool(name: name, size: size, routing: routing) { (routeeName) throws(ActorSystemError) in
+            try spawnClosureCell(name: routeeName, mailboxCapacity: mailboxCapacity, boundedMailbox: false,
+                                 parent: nil, supervisor: supervisor, receive: receive)
+        }
     }
 
     /// The routees of a pool, in index order; nil when `pool` is not a pool's ref.

@@ -36,8 +36,8 @@ extension EventActor {
 }
 
 /// An actor whose behaviour is one closure (stateless, or state captured in the closure's
-/// own objects): the routees of `ActorSystem.spawnPool(receive:)`. (`spawn(receive:)` and
-/// `context.spawn(receive:)` keep the closure in the cell itself: ClosureActorCell.)
+/// own objects), as an EventActor type: for building cells directly (tests). The spawn
+/// entry points that take a closure keep it in the cell itself (ClosureActorCell).
 @usableFromInline
 final class ClosureActor<Message: Sendable>: EventActor {
     @usableFromInline let body: (Message, ActorContext<Message>) throws -> Void
