@@ -168,7 +168,6 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
         super.init(asking: target, timeout: timeout)
     }
 
-
     @discardableResult
     @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         deliver(MessageEncoding<Reply>.take(from: source, boxed: false))

@@ -86,8 +86,7 @@ extension AskTimer {
 
         /// Starts timing `promise` out `nanoseconds` from now (on `clock`).
         func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) {
-            let (sum, overflow) = clock.nanoseconds().addingReportingOverflow(nanoseconds)
-            let deadline = overflow ? .max : sum  // as Duration.saturatingDeadline
+            let deadline = clock.deadline(afterNanoseconds: nanoseconds)
             state.withLock { state in
                 state.pending[id] = promise
                 state.heap.append((deadline, id))

@@ -27,7 +27,13 @@ extension Duration {
     /// The monotonic deadline (`CLOCK_MONOTONIC` nanoseconds, as `DispatchTime.uptimeNanoseconds`
     /// on Linux) this duration after `now`, clamped to `UInt64.max` ("never").
     package func saturatingDeadline(from now: UInt64 = monotonicNanoseconds()) -> UInt64 {
-        let (sum, overflow) = now.addingReportingOverflow(saturatingNanoseconds)
+        Duration.saturatingDeadline(afterNanoseconds: saturatingNanoseconds, from: now)
+    }
+
+    /// `now + nanoseconds`, clamped to `UInt64.max` ("never"): the deadline for a caller
+    /// that already has the duration in nanoseconds (from `saturatingNanoseconds`).
+    package static func saturatingDeadline(afterNanoseconds nanoseconds: UInt64, from now: UInt64) -> UInt64 {
+        let (sum, overflow) = now.addingReportingOverflow(nanoseconds)
         return overflow ? .max : sum
     }
 

@@ -52,6 +52,11 @@ package struct SchedulerClock: Sendable {
         duration.saturatingDeadline(from: nanoseconds())
     }
 
+    /// The deadline `nanoseconds` from now on this clock (saturating, as `deadline(after:)`).
+    package func deadline(afterNanoseconds nanoseconds: UInt64) -> UInt64 {
+        Duration.saturatingDeadline(afterNanoseconds: nanoseconds, from: self.nanoseconds())
+    }
+
     /// The clock of the deterministic scheduler driven on this thread, else monotonic (K2).
     package static var currentTurn: SchedulerClock {
         guard let raw = pthread_getspecific(drivingClockKey) else { return .monotonic }
