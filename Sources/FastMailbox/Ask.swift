@@ -116,8 +116,12 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
     }
 
     /// After the asker's continuation returned or threw (ThreadSanitizer: the replier's
-    /// writes happen-before the asker's next line).
-    @usableFromInline final func finishAsk() { threadSanitizerAcquire(self) }
+    /// writes happen-before the asker's next line, including those of a resume that came
+    /// before the asker awaited; see `threadSanitizerAcquireCurrentTask`).
+    @usableFromInline final func finishAsk() {
+        threadSanitizerAcquire(self)
+        threadSanitizerAcquireCurrentTask()
+    }
 
     /// Fails the ask unless it already ended; the CAS makes the winner the only thread that
     /// resumes the continuation.

@@ -80,6 +80,7 @@ public final class Inbox<Message: Sendable> {
                 let reason = await _unsafeInheritExecutor_withUnsafeContinuation {
                     (continuation: UnsafeContinuation<SequentialWakeReason, Never>) in _ = cell.suspend(continuation)
                 }
+                threadSanitizerAcquireCurrentTask()  // a waker may resume before the await
                 if reason == .cancelled { throw cell.cancelledError() }
             }
         }

@@ -254,9 +254,11 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         // already runs where the continuation must be created, and
         // withUnsafeContinuation(isolation:)'s hop before it would be one more
         // swift_task_switch (a status-record lock with a task executor preference) per wait.
-        await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
+        let reason = await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
             _ = suspend(continuation)
         }
+        threadSanitizerAcquireCurrentTask()  // a waker may resume before the await
+        return reason
     }
 
     /// Waits like `park(isolation:)`, and with a deadline (uptime nanoseconds) a timer
@@ -272,6 +274,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             timer = item
             DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: item)
         }
+        threadSanitizerAcquireCurrentTask()  // a waker may resume before the await
         timer?.cancel()
         return reason
     }
