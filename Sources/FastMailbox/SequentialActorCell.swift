@@ -100,16 +100,18 @@
 //
 // ## Cost floor (measured, Swift 6.3.1, x86_64)
 // What is left per ping-pong message is mostly the Swift runtime's, not this file's:
-// callgrind (instruction-probe sequential, MN_WORKERS=1) puts 2,319 instructions per
-// message at ~1,540 in libswift_Concurrency, libc and ld.so (the continuation's await and
-// resume, its TaskDependencyStatusRecord added, updated and removed, and the task executor
-// preference looked up by swift_task_enqueue and swift_task_switch: five status-record
-// lock round trips, a pthread mutex each) against ~780 in this package. One parked body is
-// one Swift task: a task with an executor preference parked on a continuation costs 1,433
-// heap bytes by itself (its object and its allocator's first 1,000-byte slab), so a parked
-// sequential actor (2,213 B in ring-bench's spawn workload) is an event actor (747 B) plus
-// that task. Going much below either needs bodies that are not one task each, or a task
-// without an executor preference (isolated to a per-actor serial executor instead).
+// callgrind (instruction-probe sequential, MN_WORKERS=1) put 2,319 instructions per
+// message (2,284 now: Benchmarks/results/instructions.md) at ~1,540 in
+// libswift_Concurrency, libc and ld.so (the continuation's await and resume, its
+// TaskDependencyStatusRecord added, updated and removed, and the task executor preference
+// looked up by swift_task_enqueue and swift_task_switch: five status-record lock round
+// trips, a pthread mutex each) against ~780 in this package. One parked body is one Swift
+// task: a task with an executor preference parked on a continuation costs 1,433 heap bytes
+// by itself (its object and its allocator's first 1,000-byte slab): most of a parked
+// sequential actor's 2,213 B (ring-bench's spawn workload), the rest being a cell and
+// mailbox like an event actor's. Going much below either needs bodies that are not one task
+// each, or a task without an executor preference (isolated to a per-actor serial executor
+// instead).
 
 import Dispatch
 import MNScheduler
