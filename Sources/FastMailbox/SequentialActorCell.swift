@@ -134,7 +134,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     typealias Wake = SequentialWake
 
     /// True when `Message` travels boxed (see MessageEncoding), computed once.
-    let boxed = Mailbox<Message>.isBoxed
+    @usableFromInline let boxed = Mailbox<Message>.isBoxed
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
     /// slots, see MessageEncoding). Messages still inside when the cell goes (left at a
     /// shutdown) are released by its queue's deinit.
@@ -173,8 +173,12 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override var mailboxDepth: Int { mailbox.count + buffered.load(ordering: .relaxed) }
 
+    /// Inlinable (and never inlined), so specialised for `Message` in the module that sends
+    /// it, as ActorCellBase.deliver(movingFrom:) is: unspecialised, the enqueue's move of the
+    /// message looked up `Message`'s metadata and witnesses on every send.
     @discardableResult
-    @usableFromInline func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
+    @inlinable @inline(never)
+    final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch mailbox.enqueue(movingFrom: source, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             // The idle→busy sender's duty: wake the body, or (none running) get a turn to
@@ -194,7 +198,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
     /// The turn's drains pass `wasQueued: !leftRegistry`: after the cell left the registry
     /// a late arrival counts as sent when dead-lettered (see ActorCellBase.deadLetter).
-    func deadLetter(_ message: Message, wasQueued: Bool = true) {
+    @usableFromInline func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
 
@@ -204,7 +208,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// leaves `signalled`. False when no body runs (not started, or ended): then the caller
     /// decides whether the cell needs a turn. Lock-free: a CAS loop on `wake`.
     @discardableResult
-    final func wakeBody(_ reason: WakeReason) -> Bool {
+    @usableFromInline final func wakeBody(_ reason: WakeReason) -> Bool {
         var word = wake.load(ordering: .relaxed)
         while true {
             let next: UInt64
