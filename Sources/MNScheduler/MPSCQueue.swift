@@ -244,14 +244,14 @@
 // holder is off-CPU (preempted inside its critical section) or streaming a burst, and the
 // waiter's CPU is better given back. (256 pauses: ~8 µs on the 2-CPU Xeon VM this was
 // measured on, a pause ~30 ns.) The loop before yielded only after 256 *looks* with up to
-// 64 pauses each, ~16,000 pauses (~0.5 ms): fan-in with 4–64 senders at 2
-// workers on a machine whose other CPU was busy spent 14–18 % of its samples in this
-// loop (perf, P=4, 16, 64), at P=16 whole 5 ms slices at a time while the preempted
-// holder waited for a CPU; with the yield after 256 pauses, 1.5–4 % (plus 3–6 % in
-// sched_yield). With one CPU to spare (the other busy), fan-in P=4, 16, 64 ran at
-// 0.87–0.92× of its 1-worker rate at 2 workers before, 1.00–1.01× after (ring-bench,
-// medians of 8 alternating runs); P=1 0.93× before, 1.15× after. The lock's protocol — who holds it for what, and every ordering argument
-// above — is unchanged (Models/mailbox.pml abstracts the waiting).
+// 64 pauses each, ~16,000 pauses (~0.5 ms): fan-in with 4–64 senders at 2 workers on a
+// machine whose other CPU was busy spent 14–18 % of its samples in this loop (perf, P=4,
+// 16, 64), at P=16 whole 5 ms slices at a time while the preempted holder waited for a
+// CPU; with the yield after 256 pauses, 1.5–4 % (plus 3–6 % in sched_yield). With one CPU
+// to spare (the other busy), fan-in P=4, 16, 64 ran at 0.87–0.92× of its 1-worker rate at
+// 2 workers before, 1.00–1.01× after (ring-bench, medians of 8 alternating runs); P=1
+// 0.93× before, 1.15× after. The lock's protocol — who holds it for what, and every
+// ordering argument above — is unchanged (Models/mailbox.pml abstracts the waiting).
 //
 // ## Close
 // markClosed() sets the closed bit; an enqueue that sees it is refused with .closed and the
