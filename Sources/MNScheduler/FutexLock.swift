@@ -31,7 +31,8 @@
 // section's accesses after the lock, release keeps them before the unlock. The futex
 // calls carry no ordering of their own and need none (the word's atomics do it).
 // ThreadSanitizer sees the word's atomics (a Swift `Atomic`, in its own allocation so the
-// kernel gets a stable address, as Parker's), so it sees the lock's happens-before edges.
+// kernel gets a stable address, as Parker's; a cache line of its own, so no neighbour's
+// writes bounce the line a lock writes twice), so it sees the lock's happens-before edges.
 // Not re-entrant: a holder that locks again deadlocks (as pthread's default mutex does).
 
 import CConcurrencyKit
@@ -51,14 +52,20 @@ package final class FutexLock<State>: @unchecked Sendable {
     /// A free lock guarding `initial`.
     package init(_ initial: State) {
         state = initial
-        word = .allocate(capacity: 1)
+        // A cache line of its own: a 4-byte malloc would share its line with whatever was
+        // allocated next to it, and every lock and unlock writes the word.
+        word = UnsafeMutableRawPointer.allocate(byteCount: FutexLock.lineBytes, alignment: FutexLock.lineBytes)
+            .bindMemory(to: Atomic<UInt32>.self, capacity: 1)
         word.initialize(to: Atomic<UInt32>(0))
     }
 
     deinit {
         word.deinitialize(count: 1)
-        word.deallocate()
+        UnsafeMutableRawPointer(word).deallocate()
     }
+
+    /// Bytes (and alignment) of the word's allocation: one cache line.
+    private static var lineBytes: Int { Int(ckshim_cacheline()) }
 
     /// Runs `body` with exclusive access to the protected state. Inlinable, so callers in
     /// other modules get it specialised; only the contended cases are calls.
