@@ -54,7 +54,7 @@ extension ActorSystem {
     /// The walk, on the registry and the walk lock alone: the automatic walk's timer holds
     /// these two and not the system (see `startIdleMailboxReclaim`). Stops at the first
     /// chunk that finds the registry closed by a shutdown (`Registry.shuttingDown`).
-    static func walkIdleMailboxes(registry: Lock<Registry>, walk: Lock<Int>) -> Int {
+    static func walkIdleMailboxes(registry: FutexLock<Registry>, walk: Lock<Int>) -> Int {
         let requested = walk.withLock { walks -> Int in
             walks += 1
             var requested = 0

@@ -9,7 +9,9 @@
 //    between claim and commit stalls all the others for a whole timeslice — on an
 //    oversubscribed machine (many submitting threads, few cores) that convoy dominated.
 //    A lock waiter sleeps instead and the holder's critical section is a few stores.
-//    (Lock is the package's pthread mutex: TSan sees it; Synchronization.Mutex it does not.)
+//    (The lock is a FutexLock: a CAS to take it, an exchange to give it back, a futex sleep
+//    for waiters, and atomics TSan sees; every actor spawned and stopped from outside the
+//    pool takes it twice, and a pthread mutex cost ~60 instructions more per lock/unlock.)
 //  - Consumers (workers) take entries with ck's multi-consumer dequeue: lock-free, no lock
 //    on the hot path.
 //  - Spill: a producer that finds the ring full, or finds the spill non-empty, appends to
@@ -35,7 +37,7 @@ final class InjectionQueue: @unchecked Sendable {
 
     /// The producer lock, guarding the ring's producer side and the spill list (words,
     /// oldest first, with a head index).
-    let producers = Lock<(items: [UInt], head: Int)>(([], 0))
+    let producers = FutexLock<(items: [UInt], head: Int)>(([], 0))
 
     init(capacity: Int) {
         ring = RawRing(capacity: capacity)

@@ -14,6 +14,13 @@
 // Slots are 8 bytes (a pointer or a word) unless the ring was made with `slotBytes`
 // (a multiple of 8 up to 64): then entries are written in place between a reserve and a
 // commit and moved out between a peek and a release (see ckshim.h, "Sized slots").
+// Slots are never read before they are written, so a fresh ring's slots are left as malloc
+// returned them (only the header is initialised, ckshim_ring_init): every read of a slot —
+// a dequeue, a peek, a thief's speculative read before its CAS — is of an index below
+// p_tail, i.e. of a slot some producer wrote and committed (ck publishes p_tail only
+// after the slot's store, see the ordering below); counts and quiescence read only the
+// header. (Zeroing the 32 word slots of a mailbox's ring was ~30 instructions of a
+// spawned actor's first message.)
 // Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
 // RingAllocationError through init(tryCapacity:), so a caller can report it.
 //
@@ -122,10 +129,9 @@ package struct RawRing: @unchecked Sendable {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
+        // The slots stay as malloc left them, whatever their size (file comment, "Slots are
+        // never read before they are written"): no memset of capacity × 8 bytes per ring.
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
-        if slotBytes == MemoryLayout<ck_ring_buffer_t>.stride {
-            buffer.initialize(repeating: ck_ring_buffer_t(value: nil), count: capacity)
-        }  // sized slots stay raw memory: entries are written whole before they are read
         ckshim_ring_init(ring, UInt32(capacity))
     }
 

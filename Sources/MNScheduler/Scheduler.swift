@@ -126,7 +126,7 @@ final class SchedulerGate: Sendable {
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(Unmanaged.passUnretained(unit).toOpaque()) }  // L2: O set
             return
         }
-        SchedulerGate.scheduleOther(gate(), unit)
+        SchedulerGate.scheduleOtherOwned(gate(), unit)
     }
 
     /// scheduleOwned when T1's blind CAS failed, reading `seen` (the unit was not idle with
@@ -151,10 +151,22 @@ final class SchedulerGate: Sendable {
 
     /// `scheduleOther`, static (see scheduleOwned).
     @inline(never)
-    private static func scheduleOther(_ gate: SchedulerGate, _ unit: ScheduledUnit) { gate.scheduleOtherBody(unit) }
+    private static func scheduleOther(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
+        gate.scheduleOtherBody(unit, expectingOwner: false)
+    }
+
+    /// `scheduleOther` for an owned unit (scheduleOwned's fallback: an actor cell scheduled
+    /// from outside the pool, a spawned actor's first message or a stop from the spawning
+    /// thread): T1's first CAS guesses O set, so it is the only CAS (guessing O clear cost
+    /// a failed CAS and the slow loop's second one, twice per actor spawned and stopped from
+    /// outside).
+    @inline(never)
+    private static func scheduleOtherOwned(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
+        gate.scheduleOtherBody(unit, expectingOwner: true)
+    }
 
     @inline(__always)
-    private func scheduleOtherBody(_ unit: ScheduledUnit) {
+    private func scheduleOtherBody(_ unit: ScheduledUnit, expectingOwner: Bool) {
         if core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
            worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
@@ -165,7 +177,9 @@ final class SchedulerGate: Sendable {
         // every poll, and a retain and release per push wrote the reference count on that
         // line, a miss for the pushing thread on every push (Worker.takeFromInjection
         // borrows it likewise).
-        Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { scheduleFromOutside(unit, into: $0) }
+        Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef {
+            scheduleFromOutside(unit, into: $0, expectingOwner: expectingOwner)
+        }
     }
 
     /// `schedule` for a task executor's lane: the same, except that from outside the pool
@@ -176,21 +190,22 @@ final class SchedulerGate: Sendable {
             return schedule(unit)  // on one of this pool's workers: as any schedule
         }
         if deterministic != nil { return schedule(unit) }
-        scheduleFromOutside(unit, into: core.resumed)
+        scheduleFromOutside(unit, into: core.resumed, expectingOwner: false)
     }
 
     /// The outside-the-pool part of schedule(): counted in `outsideSubmitters` so shutdown
     /// can wait out a push that read `closed` as false ("After close" in the file comment).
+    /// `expectingOwner`: T1's first guess of O (see ScheduledUnit.transitionToScheduled).
     @inline(__always)
-    private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue) {
+    private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue, expectingOwner: Bool) {
         outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
         if core.closed.load(ordering: .sequentiallyConsistent) {
             outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
             return scheduleAfterClose(unit)
         }
-        // Off the fast path: the loop's first CAS guesses no owner; one that has an owner
-        // costs a failed CAS here (an injection push costs far more anyway).
-        if let entry = unit.claimEntry(expectingOwner: false) {
+        // The first CAS guesses O as the caller says (owned: scheduleOwned's fallback); a
+        // wrong guess costs a failed CAS and the slow loop, never a wrong entry.
+        if let entry = unit.claimEntry(expectingOwner: expectingOwner) {
             queue.push(entry)
             core.notifyParked()
         }

@@ -1,0 +1,81 @@
+import Testing
+import Synchronization
+@testable import MNScheduler
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct FutexLockTests {
+    @Test("mutual exclusion: four threads' unsynchronised increments under the lock all count")
+    func exclusion() {
+        let lock = FutexLock<Int>(0)
+        let perThread = 20_000
+        let threads = (0..<4).map { _ in
+            Thread {
+                for _ in 0..<perThread {
+                    lock.withLock { $0 += 1 }  // a plain read-modify-write: only the lock makes it exact
+                }
+            }
+        }
+        for thread in threads { thread.join() }
+        #expect(lock.withLock { $0 } == 4 * perThread)
+        #expect(lock.wordForTesting == 0)
+    }
+
+    @Test("a thread that finds the lock held sleeps (word 2) and is woken by the unlock; the state it then reads is the holder's")
+    func waiterIsWoken() {
+        let lock = FutexLock<[Int]>([])
+        let holding = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+        let holder = Thread {
+            lock.withLock { state in
+                holding.store(true, ordering: .sequentiallyConsistent)
+                // Hold until the waiter has marked the word waited for (it is asleep, or about to be).
+                while !release.load(ordering: .sequentiallyConsistent) { sched_yield() }
+                state.append(1)
+            }
+        }
+        #expect(waitUntil { holding.load(ordering: .sequentiallyConsistent) })
+        let waiterDone = Atomic<Bool>(false)
+        let waiter = Thread {
+            lock.withLock { $0.append(2) }
+            waiterDone.store(true, ordering: .sequentiallyConsistent)
+        }
+        #expect(waitUntil { lock.wordForTesting == 2 })  // the waiter took the slow path
+        let waiterFinishedEarly = waiterDone.load(ordering: .sequentiallyConsistent)
+        #expect(!waiterFinishedEarly)
+        release.store(true, ordering: .sequentiallyConsistent)
+        holder.join()
+        waiter.join()
+        #expect(lock.withLock { $0 } == [1, 2])
+        #expect(lock.wordForTesting == 0)
+    }
+
+    @Test("a body that throws gives the lock back")
+    func throwingBodyUnlocks() {
+        struct Failure: Error {}
+        let lock = FutexLock<Int>(0)
+        #expect(throws: Failure.self) { try lock.withLock { _ in throw Failure() } }
+        #expect(lock.wordForTesting == 0)
+        #expect(lock.withLock { $0 += 1; return $0 } == 1)
+    }
+
+    @Test("stress: eight threads on two cores, short critical sections, sleeping waiters: no hang, exact count")
+    func contendedSleepers() {
+        let lock = FutexLock<Int>(0)
+        let perThread = 5_000
+        let threads = (0..<8).map { index in
+            Thread {
+                for k in 0..<perThread {
+                    lock.withLock { value in
+                        value += 1
+                        if (k + index) % 512 == 0 { sched_yield() }  // a holder descheduled now and then: waiters sleep
+                    }
+                }
+            }
+        }
+        for thread in threads { thread.join() }
+        #expect(lock.withLock { $0 } == 8 * perThread)
+        #expect(lock.wordForTesting == 0)
+    }
+}
