@@ -9,16 +9,8 @@ import Glibc
     @Test("mutual exclusion: four threads' unsynchronised increments under the lock all count")
     func exclusion() {
         let lock = FutexLock<Int>(0)
-        let perThread = 20_000
-        let threads = (0..<4).map { _ in
-            Thread {
-                for _ in 0..<perThread {
-                    lock.withLock { $0 += 1 }  // a plain read-modify-write: only the lock makes it exact
-                }
-            }
-        }
-        for thread in threads { thread.join() }
-        #expect(lock.withLock { $0 } == 4 * perThread)
+        incrementConcurrently(lock, threads: 4, perThread: 20_000)
+        #expect(lock.withLock { $0 } == 4 * 20_000)
         #expect(lock.wordForTesting == 0)
     }
 
@@ -63,19 +55,26 @@ import Glibc
     @Test("stress: eight threads on two cores, short critical sections, sleeping waiters: no hang, exact count")
     func contendedSleepers() {
         let lock = FutexLock<Int>(0)
-        let perThread = 5_000
-        let threads = (0..<8).map { index in
-            Thread {
-                for k in 0..<perThread {
-                    lock.withLock { value in
-                        value += 1
-                        if (k + index) % 512 == 0 { sched_yield() }  // a holder descheduled now and then: waiters sleep
-                    }
+        // A holder descheduled now and then: waiters sleep.
+        incrementConcurrently(lock, threads: 8, perThread: 5_000, yieldEvery: 512)
+        #expect(lock.withLock { $0 } == 8 * 5_000)
+        #expect(lock.wordForTesting == 0)
+    }
+}
+
+/// `threads` threads each add 1 to the lock's state `perThread` times, a plain
+/// read-modify-write that only the lock makes exact; with `yieldEvery`, a holder yields the
+/// CPU inside the critical section every that many increments (staggered per thread).
+private func incrementConcurrently(_ lock: FutexLock<Int>, threads: Int, perThread: Int, yieldEvery: Int? = nil) {
+    let started = (0..<threads).map { index in
+        Thread {
+            for k in 0..<perThread {
+                lock.withLock { value in
+                    value += 1
+                    if let yieldEvery, (k + index) % yieldEvery == 0 { sched_yield() }
                 }
             }
         }
-        for thread in threads { thread.join() }
-        #expect(lock.withLock { $0 } == 8 * perThread)
-        #expect(lock.wordForTesting == 0)
     }
+    for thread in started { thread.join() }
 }
