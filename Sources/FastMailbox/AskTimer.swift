@@ -2,14 +2,15 @@
 //
 // A timer per ask (a DispatchSource) cost about four allocations per ask and a kernel
 // timer each; here every pending ask is an entry in a dictionary (request id → promise)
-// and a min-heap of (deadline, request id), under one short lock, and a single
-// DispatchSource fires at the earliest deadline. An answered ask removes its dictionary
-// entry at once (so the promise is freed now, not at its deadline); its heap entry (16
-// bytes) is skipped when it comes up, and the heap is rebuilt from the dictionary when
-// stale entries outnumber live ones, so memory follows the asks still pending.
-// The timer's handler fails the expired asks outside the lock (AskPromiseBase.fail resumes a
-// continuation). The Dispatch timer is re-armed only under the lock, so the deadline it
-// is set for is always the heap's minimum (or later than a removed entry's: a wasted fire). Thread-safety: every method from any thread.
+// and a min-heap of (deadline, request id), under one short lock (a FutexLock: each ask
+// takes it twice), and a single DispatchSource fires at the earliest deadline. An answered
+// ask removes its dictionary entry at once (so the promise is freed now, not at its
+// deadline); its heap entry (16 bytes) is skipped when it comes up, and the heap is
+// rebuilt from the dictionary when stale entries outnumber live ones, so memory follows
+// the asks still pending. The timer's handler fails the expired asks outside the lock
+// (AskPromiseBase.fail resumes a continuation). The Dispatch timer is re-armed only under
+// the lock, so the deadline it is set for is always the heap's minimum (or later than a
+// removed entry's: a wasted fire). Thread-safety: every method from any thread.
 // Clock: the system's scheduler's (SchedulerClock). On a DeterministicScheduler there is
 // no Dispatch timer: arming adds a timer to its VirtualClock, which fires when the test
 // advances virtual time past the deadline (a stale one finds nothing expired).
@@ -64,7 +65,7 @@ extension AskTimer {
             var armedFor: UInt64 = .max
         }
 
-        private let state = Lock<State>(State())
+        private let state = FutexLock<State>(State())
         /// The Dispatch timer; nil on a virtual clock.
         let source: (any DispatchSourceTimer)?
         /// Where deadlines are read (the system scheduler's clock).

@@ -1,5 +1,9 @@
-// Lock — a pthread mutex for the few slow paths that need mutual exclusion (a mailbox's
-// overflow list, configuration of shared state). Never on a message's hot path.
+// Lock — a pthread mutex for the slow paths that need mutual exclusion (configuration and
+// bookkeeping of shared state: subscribers, timers, lifecycles). Never on a message's hot
+// path. The locks taken per spawned actor or per ask (the registry, the injection queue's
+// producers, the ask timer) are FutexLocks instead (FutexLock.swift: a CAS and an exchange
+// against ~80 instructions for a pthread lock and unlock); a mailbox's overflow has its own
+// spin lock (MPSCQueue.swift).
 //
 // Why not Synchronization.Mutex: on Linux its futex lives in the standard library, which
 // ThreadSanitizer does not instrument, so TSan cannot see the happens-before edge it
