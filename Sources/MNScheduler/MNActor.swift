@@ -54,7 +54,7 @@ extension MNActor {
     /// `body` is synchronous: to await from it, start a `Task` inside it (that task is
     /// isolated to the actor too).
     @inlinable  // specialized in the caller: no generic-metadata lookup per call
-    public nonisolated func tell(_ body: @escaping @Sendable (isolated Self) -> Void) {
+    public nonisolated func tell(_ body: consuming @escaping @Sendable (isolated Self) -> Void) {
         let executor = self.executor
         precondition(Self.runs(on: executor, unownedExecutor),
                      "MNActor.tell: \(Self.self)'s unownedExecutor is not its executor's asUnownedSerialExecutor()")
@@ -62,8 +62,9 @@ extension MNActor {
         let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
         if executor.isBound(to: me) {
             _ = Unmanaged.passRetained(self)   // the entry's retain of the actor (see the drain)
+            var call = Optional(MNBoundCall(body: body))  // moved, not copied, into the slot
             withUnsafeTemporaryAllocation(of: MNBoundCall<Self>.self, capacity: 1) { buffer in
-                buffer.baseAddress!.initialize(to: MNBoundCall(body: body))
+                buffer.baseAddress!.initialize(to: call.take().unsafelyUnwrapped)
                 executor.enqueue(movingCall: buffer.baseAddress!)  // the queue owns it now
             }
         } else {
