@@ -1,6 +1,21 @@
 // MNActor — a native Swift actor whose executor is an MNSerialExecutor, and its
 // fire-and-forget `tell`. The queue, the ordering and the shutdown behaviour are
 // MNSerialExecutor's (see the file comment there); this file only types the entry point.
+//
+// Reference counting per tell (issue 9, item 3): one retain, of the actor, taken here and
+// released by the drain after the call — the entry's, inherent: a queued closure must keep
+// its actor alive (and with it the executor the actor holds) until it ran. The closure is
+// taken `consuming` and moved bitwise into the entry, so its context is not retained here
+// (nor released by a caller that formed it for the call); the drain releases it once, after
+// the call (a null context, for a closure that captures nothing: nothing to free). `self` is
+// borrowed, not consumed, on purpose: the enqueue still reads the executor after the entry
+// is visible (the push's idle-flag check, the schedule), and once visible the entry may be
+// drained and its actor released by a worker; the caller's own reference keeps the actor,
+// hence the executor, alive until tell returns. (Consuming `self` instead would hand the
+// caller's reference to the entry but cost a retain of the executor for that window.) The
+// executor's own retain/release pair is the schedule's (ScheduledUnit's Lifetime, L2/L3:
+// an MNSerialExecutor has no owner), once per turn, not per tell; it keeps the executor
+// alive until its turn ends even when that turn's last release frees the actor.
 
 /// A native Swift actor that runs on an ``MNSerialExecutor``: conforming to it adds
 /// ``tell(_:)``, a fire-and-forget call.
@@ -46,7 +61,9 @@ extension MNActor {
     /// - No reply and no back-pressure: `body` returns nothing to the caller (await a call
     ///   for that), and a caller that tells faster than the actor runs grows the actor's
     ///   queue (its overflow chunks) without bound; nothing tells it to slow down.
-    /// - Instructions: a tell and the turn that runs it take about 555 instructions in a
+    /// - Ownership: `body` is consumed: the queue keeps it (no copy) until it ran, then
+    ///   releases it; the actor is retained once, until its closure ran.
+    /// - Instructions: a tell and the turn that runs it take about 540 instructions in a
     ///   ping-pong of two actors (`scripts/instructions.sh mntell`), against about 2,450
     ///   for an awaited call from a task on the scheduler (most of which is Swift's
     ///   executor switching, which a tell does not enter).
@@ -54,7 +71,7 @@ extension MNActor {
     /// `body` is synchronous: to await from it, start a `Task` inside it (that task is
     /// isolated to the actor too).
     @inlinable  // specialized in the caller: no generic-metadata lookup per call
-    public nonisolated func tell(_ body: @escaping @Sendable (isolated Self) -> Void) {
+    public nonisolated func tell(_ body: consuming @escaping @Sendable (isolated Self) -> Void) {
         let executor = self.executor
         precondition(Self.runs(on: executor, unownedExecutor),
                      "MNActor.tell: \(Self.self)'s unownedExecutor is not its executor's asUnownedSerialExecutor()")
@@ -62,8 +79,9 @@ extension MNActor {
         let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
         if executor.isBound(to: me) {
             _ = Unmanaged.passRetained(self)   // the entry's retain of the actor (see the drain)
+            var call = Optional(MNBoundCall(body: body))  // moved, not copied, into the slot
             withUnsafeTemporaryAllocation(of: MNBoundCall<Self>.self, capacity: 1) { buffer in
-                buffer.baseAddress!.initialize(to: MNBoundCall(body: body))
+                buffer.baseAddress!.initialize(to: call.take().unsafelyUnwrapped)
                 executor.enqueue(movingCall: buffer.baseAddress!)  // the queue owns it now
             }
         } else {

@@ -9,7 +9,9 @@
 //   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
 //                 through it (`boundActor`, set once by CAS, unretained) — which the entry
 //                 holds one retain of, released after the call (fn is a code address: never
-//                 0 or 1);
+//                 0 or 1). The entry owns the closure: `tell` consumes it and moves it in
+//                 (no retain of its context), the drain moves it out and releases it after
+//                 the call;
 //   (1, box)      a told closure of another actor sharing the executor: a heap `Call` (the
 //                 retained actor and the closure), freed after the call. Rare: one actor per
 //                 executor is the usual shape.
@@ -84,6 +86,20 @@
 // executors that do nothing but run jobs the same calls cost 2,286 instructions
 // (instruction-probe `mnfloor`) against this path's 2,458 (`mnactor`) and a default
 // actor's 703 (`swiftactor`): see Benchmarks/README.md, "Instructions per message".
+//
+// Lifetime (issue 9, item 3): what keeps this executor alive from a schedule to the end of
+// the turn is the schedule's own retain (an MNSerialExecutor has no owner: ScheduledUnit's
+// L2, released by the worker after T4, L3), not the actor: a turn's last two-word entry
+// releases the entry's retain of the actor after its call, and when that was the last
+// reference (an actor owning its executor, the usual shape) the actor is freed inside the
+// turn, while the drain still reads the queue and the worker still has T4 to do; the
+// schedule's retain is what frees the executor only after that. So a told message costs
+// the actor's retain/release pair (the entry's) per message plus the executor's pair per
+// turn — one turn per message when the actor goes idle between messages (a ping-pong).
+// An unretained (owned) schedule would need a release deferred past the worker's T4:
+// Worker's business, not done. Tested: MNActorTests "an actor that owns its executor, freed
+// by its last told closure's release inside the turn …" (ASan-clean; with the schedule's
+// retain dropped it reports a heap-use-after-free in Worker.runUnit).
 //
 // Isolation: the runtime asks isIsolatingCurrentContext() (then checkIsolated()) when
 // its own tracking cannot tell (a told closure, assumeIsolated in synchronous code); we

@@ -77,6 +77,34 @@ func tellOnMismatchedActor() {
     MismatchedActor(executor: MNSerialExecutor(scheduler: scheduler)).tell { _ in }
 }
 
+/// A captured object that reports its release.
+final class Tracked: Sendable {
+    let value: Int
+    let onDeinit: @Sendable () -> Void
+    init(value: Int, onDeinit: @escaping @Sendable () -> Void) { self.value = value; self.onDeinit = onDeinit }
+    deinit { onDeinit() }
+}
+
+/// A weak reference to a `Tracked`.
+struct WeakTracked {
+    weak var object: Tracked?
+    init(_ object: Tracked) { self.object = object }
+}
+
+/// The usual shape of an MNActor: it owns its executor, so freeing the actor frees the
+/// executor unless something else (a turn in progress) holds it.
+actor ExecutorOwner: MNActor {
+    nonisolated let executor: MNSerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    let onDeinit: @Sendable () -> Void
+    var count = 0
+    init(scheduler: Scheduler, onDeinit: @escaping @Sendable () -> Void) {
+        executor = MNSerialExecutor(scheduler: scheduler)
+        self.onDeinit = onDeinit
+    }
+    deinit { onDeinit() }
+}
+
 @Suite struct MNActorTests {
     @Test("closures told from one thread run exactly once each, in the order told, before a later awaited call")
     func tellOrderFromOneThread() async throws {
@@ -255,6 +283,55 @@ func tellOnMismatchedActor() {
         #expect(weakFirst != nil && weakSecond != nil, "queued tells hold their actors")
         try deterministic.runUntilQuiescent()
         #expect(weakFirst == nil && weakSecond == nil, "each tell released its actor once it ran")
+    }
+
+    @Test("a told closure's captures are released exactly once, after it ran (bound and boxed entries: tell consumes the closure)")
+    func tellReleasesCapturesOnceAfterRun() throws {
+        let deterministic = DeterministicScheduler(seed: 5)
+        let executor = MNSerialExecutor(scheduler: deterministic.scheduler)
+        let first = Recorder(executor: executor), second = Recorder(executor: executor)
+        let freed = Atomic<Int>(0)
+        var refs: [Tracked] = []
+        for i in 0..<8 {
+            let captured = Tracked(value: i) { freed.add(1, ordering: .relaxed) }
+            refs.append(captured)
+            if i % 2 == 0 {
+                first.tell { $0.record(captured.value) }    // two-word entry
+            } else {
+                second.tell { $0.record(captured.value) }   // boxed entry
+            }
+        }
+        let weakRefs = refs.map { WeakTracked($0) }
+        refs = []
+        #expect(freed.load(ordering: .relaxed) == 0, "queued closures keep their captures")
+        #expect(weakRefs.allSatisfy { $0.object != nil })
+        try deterministic.runUntilQuiescent()
+        #expect(freed.load(ordering: .relaxed) == 8, "each capture released once its closure ran")
+        #expect(weakRefs.allSatisfy { $0.object == nil })
+        #expect(first.probe.overlaps.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("an actor that owns its executor, freed by its last told closure's release inside the turn, leaves the executor alive to the turn's end, then frees it")
+    func actorFreedByLastTellInsideTurn() throws {
+        let scheduler = try makeScheduler(workers: 1)
+        defer { scheduler.shutdown() }
+        let marker = Recorder(executor: MNSerialExecutor(scheduler: scheduler))
+        for round in 0..<200 {
+            let actorFreed = DispatchSemaphore(value: 0)
+            let markerRan = DispatchSemaphore(value: 0)
+            weak var weakExecutor: MNSerialExecutor?
+            do {
+                let owner = ExecutorOwner(scheduler: scheduler) { actorFreed.signal() }
+                weakExecutor = owner.executor
+                for i in 0..<(1 + round % 4) { owner.tell { $0.count += i } }
+            }   // the queued entries hold the only references to the actor now
+            actorFreed.wait()   // the last entry's release freed it, on the worker, in the turn
+            // One worker: the marker's turn starts only after that turn ended (and the
+            // worker let go of the executor).
+            marker.tell { _ in markerRan.signal() }
+            markerRan.wait()
+            #expect(weakExecutor == nil, "round \(round): the executor is freed once its turn ended")
+        }
     }
 
     @Test("tell on an actor whose unownedExecutor is not its executor stops the process with a message")
