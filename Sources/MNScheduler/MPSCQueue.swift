@@ -234,25 +234,6 @@
 // collapses to one commit per scheduler tick, and once stalled a ring-bench run for 120 s;
 // ring-bench's raw ring rows use this yielding commit too, RingWorkload.swift).
 //
-// ## Waiting for the overflow lock
-// The overflow lock is held for an append (a few dozen instructions) or a swap of the list.
-// A producer (or the consumer's take) that finds it held waits test-and-test-and-set
-// (`lockOverflowContended`): plain loads, `pause`s doubling up to 16 between looks, for
-// at most `overflowLockSpinPauses` (256) pauses in all — far longer than a running holder
-// keeps the lock — and after that it gives up the CPU (sched_yield) before every further
-// look. Rule: a waiter spins only as long as a running holder could need; past that the
-// holder is off-CPU (preempted inside its critical section) or streaming a burst, and the
-// waiter's CPU is better given back. (256 pauses: ~8 µs on the 2-CPU Xeon VM this was
-// measured on, a pause ~30 ns.) The loop before yielded only after 256 *looks* with up to
-// 64 pauses each, ~16,000 pauses (~0.5 ms): fan-in with 4–64 senders at 2 workers on a
-// machine whose other CPU was busy spent 14–18 % of its samples in this loop (perf, P=4,
-// 16, 64), at P=16 whole 5 ms slices at a time while the preempted holder waited for a
-// CPU; with the yield after 256 pauses, 1.5–4 % (plus 3–6 % in sched_yield). With one CPU
-// to spare (the other busy), fan-in P=4, 16, 64 ran at 0.87–0.92× of its 1-worker rate at
-// 2 workers before, 1.00–1.01× after (ring-bench, medians of 8 alternating runs); P=1
-// 0.93× before, 1.15× after. The lock's protocol — who holds it for what, and every
-// ordering argument above — is unchanged (Models/mailbox.pml abstracts the waiting).
-//
 // ## Close
 // markClosed() sets the closed bit; an enqueue that sees it is refused with .closed and the
 // caller keeps its item. An enqueue that checked before the bit was set may still land
@@ -1144,35 +1125,23 @@ package final class MPSCQueue: @unchecked Sendable {
         }
     }
 
-    /// Most `pause`s a waiter for the overflow lock spends before it gives up the CPU at
-    /// each further look (file comment, "Waiting for the overflow lock"): a critical
-    /// section is a few dozen instructions, so a holder that is running releases long
-    /// before; one that has not is off-CPU (or streaming a burst of its own).
-    @usableFromInline static let overflowLockSpinPauses = 256
-
     /// Test-and-test-and-set: waits with plain loads (the line stays shared, so the holder
     /// is not robbed of it by failed compare-and-swaps), backing off between looks, and
-    /// tries the compare-and-swap only when the lock looks free; once it has paused
-    /// `overflowLockSpinPauses` times it yields the CPU before every further look, so a
-    /// holder preempted inside its critical section gets a core back instead of waiting
-    /// out this waiter's time slice ("Waiting for the overflow lock").
+    /// tries the compare-and-swap only when the lock looks free; after a while (256 looks,
+    /// up to 64 pauses each: ~0.5 ms) it yields the CPU to a preempted holder. Yielding
+    /// sooner (after 256 pauses in all, ~8 µs) was tried: it helped only while the other CPU
+    /// was busy, and with both CPUs free fan-in with 4–64 senders at 2 workers ran 25–33 %
+    /// slower (Benchmarks/README.md, "Round `overflow-wait`").
     @usableFromInline @inline(never)
     func lockOverflowContended() {
-        var paused = 0
+        var spins = 0
         var pause = 1
         repeat {
             while overflowLock.load(ordering: .relaxed) {
-                if paused < MPSCQueue.overflowLockSpinPauses {
-                    let pauses = Swift.min(pause, MPSCQueue.overflowLockSpinPauses - paused)
-                    for _ in 0..<pauses { ckshim_stall() }
-                    paused += pauses
-                    pause = Swift.min(pause * 2, 16)
-                } else {
-                    #if DEBUG
-                    MPSCQueueTestHook.countLockYield(paused: paused)
-                    #endif
-                    sched_yield()
-                }
+                for _ in 0..<pause { ckshim_stall() }
+                pause = Swift.min(pause * 2, 64)
+                spins += 1
+                if spins >= 256 { sched_yield(); spins = 0 }
             }
         } while !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
     }
@@ -1219,15 +1188,6 @@ extension RawRing {
     /// Makes `releaseIdleRing` skip its seal (checking quiescence instead): only for a
     /// test that shows the seal is needed.
     package static let skipSeal = Atomic<Bool>(false)
-    /// Yields made by waiters for an overflow lock ("Waiting for the overflow lock"), and
-    /// the pauses the last of them had made before it yielded.
-    package static let overflowLockYields = Atomic<Int>(0)
-    package static let pausesBeforeOverflowLockYield = Atomic<Int>(0)
-
-    @usableFromInline static func countLockYield(paused: Int) {
-        pausesBeforeOverflowLockYield.store(paused, ordering: .relaxed)
-        overflowLockYields.add(1, ordering: .relaxed)
-    }
 
     /// The next enqueue on `queue` (from any thread) runs `action` after it loaded the
     /// ring and before it claims a slot; then the hook disarms itself.
