@@ -101,7 +101,7 @@
 // ## Cost floor (measured, Swift 6.3.1, x86_64)
 // What is left per ping-pong message is mostly the Swift runtime's, not this file's:
 // callgrind (instruction-probe sequential, MN_WORKERS=1) put 2,319 instructions per
-// message (2,284 now: Benchmarks/results/instructions.md) at ~1,540 in
+// message (today's count: Benchmarks/results/instructions.md) at ~1,540 in
 // libswift_Concurrency, libc and ld.so (the continuation's await and resume, its
 // TaskDependencyStatusRecord added, updated and removed, and the task executor preference
 // looked up by swift_task_enqueue and swift_task_switch: five status-record lock round
