@@ -62,7 +62,8 @@
  * The idle-flag Dekker pair built on top of the ring is argued in MPSCQueue.swift.
  *
  * Nothing here allocates or takes a lock, except the ring epoch's cold paths (a thread's
- * first section allocates its record; retiring and collecting rings take a mutex).
+ * first section allocates its record; retiring and collecting rings take a mutex, and a
+ * collection with retired rings pending makes one membarrier system call).
  */
 #ifndef CKSHIM_H
 #define CKSHIM_H
@@ -658,12 +659,16 @@ static inline void ckshim_linger_set(void *shared) { ckshim_linger_slot = shared
  *  - the reclaimer: one record that never enters a section and holds every retired block
  *    (ck_epoch_call), with its count; every use of it is under ckshim_epoch_limbo_lock, so
  *    any thread may retire or collect (ck_epoch_poll) and a block retired by a worker that
- *    then parks is still freed by the next collector (a worker's refresh, the walker).
+ *    then parks is still freed by the next collector (a worker's refresh, the walker);
+ *  - the mode, decided once: asymmetric (sections begin without a fence; blocks retired
+ *    wait on a pending list until a collection's membarrier) where the kernel offers
+ *    membarrier(PRIVATE_EXPEDITED), fenced (ck's begin, a fence at each retire) elsewhere.
  * Under CKSHIM_TSAN a section's end releases on the domain and a collection acquires on
  * it: the happens-before edge ck's grace period gives (every access made inside a section
  * that saw the block happens before its free), which TSan cannot see in ck's assembly.
  */
 #include <ck_epoch.h>
+#include <linux/membarrier.h>
 
 __attribute__((weak, visibility("hidden"))) ck_epoch_t ckshim_ring_epoch = { .epoch = 1 };
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
@@ -676,6 +681,31 @@ __attribute__((weak, visibility("hidden"))) pthread_mutex_t ckshim_epoch_limbo_l
 __attribute__((weak, visibility("hidden"))) ck_epoch_record_t *ckshim_epoch_reclaimer = NULL;
 /* Blocks retired and not yet freed (written under the lock, read relaxed by anyone). */
 __attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_limbo = 0;
+/* Asymmetric mode (RingEpoch.swift, "Asymmetric fences"): 1 once the process registered
+ * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it. Decided
+ * once (ckshim_epoch_mode_once), before the first section begins and before the first
+ * retire or collection, and never changed after. */
+__attribute__((weak, visibility("hidden"))) pthread_once_t ckshim_epoch_mode_once = PTHREAD_ONCE_INIT;
+__attribute__((weak, visibility("hidden"))) int ckshim_epoch_asymmetric_mode = 0;
+/* Asymmetric mode: blocks retired since the last collection, not yet handed to ck_epoch_call
+ * (linked through their entries' stack_entry.next; under the lock). */
+__attribute__((weak, visibility("hidden"))) ck_epoch_entry_t *ckshim_epoch_pending = NULL;
+
+static void ckshim__epoch_decide_mode(void) {
+    long commands = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (commands < 0 || !(commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return;
+    ckshim_epoch_asymmetric_mode = 1;
+}
+/* The mode, deciding it on first use (every section's first use and every retire and
+ * collection pass through here before they depend on it). */
+static inline int ckshim__epoch_mode(void) {
+    (void)pthread_once(&ckshim_epoch_mode_once, ckshim__epoch_decide_mode);
+    return ckshim_epoch_asymmetric_mode;
+}
+/** True when sections begin without a store→load fence and collections pay for it with
+ *  membarrier (RingEpoch.swift, "Asymmetric fences"); decides the mode if nobody has. */
+static inline bool ckshim_epoch_is_asymmetric(void) { return ckshim__epoch_mode() != 0; }
 
 static void ckshim__epoch_thread_exit(void *record) {
     ckshim_epoch_record_slot = NULL;
@@ -702,6 +732,7 @@ static __attribute__((noinline)) ck_epoch_record_t *ckshim__epoch_new_record(voi
 
 /* The calling thread's record, registered on first use (cold). */
 static __attribute__((noinline)) ck_epoch_record_t *ckshim__epoch_register_thread(void) {
+    (void)ckshim__epoch_mode();  /* decided before this thread's first section begins */
     ck_epoch_record_t *record = ckshim__epoch_new_record();
     (void)pthread_once(&ckshim_epoch_key_once, ckshim__epoch_make_key);
     (void)pthread_setspecific(ckshim_epoch_key, record);
@@ -717,7 +748,17 @@ static inline void ckshim_epoch_enter(void) {
     if (ckshim_epoch_depth_slot++ != 0) return;
     ck_epoch_record_t *record = ckshim_epoch_record_slot;
     if (CK_CC_UNLIKELY(record == NULL)) record = ckshim__epoch_register_thread();
-    ck_epoch_begin(record, NULL);
+    if (CK_CC_LIKELY(ckshim_epoch_asymmetric_mode)) {
+        /* ck_epoch_begin without its store→load fence (x86-64 `xchg`, AArch64 `dmb ish`):
+         * each collection's membarrier stands in for it (RingEpoch.swift, "Asymmetric
+         * fences"). A compiler barrier keeps the order in the generated code. */
+        ck_pr_store_uint(&record->active, 1);
+        ck_pr_barrier();
+        ck_pr_store_uint(&record->epoch, ck_pr_load_uint(&ckshim_ring_epoch.epoch));
+        ck_pr_barrier();
+    } else {
+        ck_epoch_begin(record, NULL);
+    }
 }
 
 /** Leaves the section `ckshim_epoch_enter` entered. */
@@ -755,14 +796,23 @@ static void ckshim__ring_free_retired(ck_epoch_entry_t *entry) {
  *  OverflowList's base is a malloc block), once every section that may have seen it has
  *  ended. No allocation (the entry is inside the block). */
 static inline void ckshim_ring_retire(ck_ring_t *r) {
-    /* The detach (a store) before ck_epoch_call's load of the global epoch: ck has no fence
-     * there (it expects an unlink by an atomic read-modify-write); a store→load barrier
-     * (x86-64 `mfence`/locked op, AArch64 `dmb ish`), so the epoch recorded is not older
-     * than every section that could still load the old address (RingEpoch.swift). */
-    ck_pr_fence_memory();
+    int asymmetric = ckshim__epoch_mode();
+    /* Fenced mode: the detach (a store) before ck_epoch_call's load of the global epoch: ck
+     * has no fence there (it expects an unlink by an atomic read-modify-write); a
+     * store→load barrier (x86-64 `mfence`/locked op, AArch64 `dmb ish`), so the epoch
+     * recorded is not older than every section that could still load the old address.
+     * Asymmetric mode: the block waits in the pending list for the next collection, whose
+     * membarrier comes before its ck_epoch_call (RingEpoch.swift, both). */
+    if (!asymmetric) ck_pr_fence_memory();
     pthread_mutex_lock(&ckshim_epoch_limbo_lock);
-    if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
-    ck_epoch_call(ckshim_epoch_reclaimer, ckshim__ring_epoch_entry(r), ckshim__ring_free_retired);
+    ck_epoch_entry_t *entry = ckshim__ring_epoch_entry(r);
+    if (asymmetric) {
+        entry->stack_entry.next = (ck_stack_entry_t *)(void *)ckshim_epoch_pending;
+        ckshim_epoch_pending = entry;
+    } else {
+        if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
+        ck_epoch_call(ckshim_epoch_reclaimer, entry, ckshim__ring_free_retired);
+    }
     __atomic_store_n(&ckshim_epoch_limbo, ckshim_epoch_limbo + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&ckshim_epoch_limbo_lock);
 }
@@ -781,6 +831,18 @@ static inline unsigned long ckshim_epoch_collect(bool wait) {
     if (wait) pthread_mutex_lock(&ckshim_epoch_limbo_lock);
     else if (pthread_mutex_trylock(&ckshim_epoch_limbo_lock) != 0) return ckshim_epoch_limbo_count();
     CKSHIM_TSAN_ACQUIRE(&ckshim_ring_epoch);
+    if (ckshim_epoch_pending != NULL) {
+        /* Asymmetric mode: one membarrier for every block retired since the last collection:
+         * each detach before it, each ck_epoch_call's epoch load and this poll's scan after
+         * it (RingEpoch.swift, "Asymmetric fences"). */
+        (void)syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+        if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
+        while (ckshim_epoch_pending != NULL) {
+            ck_epoch_entry_t *entry = ckshim_epoch_pending;
+            ckshim_epoch_pending = (ck_epoch_entry_t *)(void *)entry->stack_entry.next;
+            ck_epoch_call(ckshim_epoch_reclaimer, entry, ckshim__ring_free_retired);
+        }
+    }
     unsigned long left = ckshim_epoch_limbo;
     if (left != 0 && ckshim_epoch_reclaimer != NULL) {
         (void)ck_epoch_poll(ckshim_epoch_reclaimer);

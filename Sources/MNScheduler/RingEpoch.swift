@@ -25,9 +25,11 @@
 //
 // ## Retire and collect
 // The consumer that detached a ring (under the overflow lock, a release store of the
-// ring-less word) retires the block: a full fence, then ck_epoch_call on the *reclaimer*,
-// one record that never enters a section, with the ck_epoch_entry_t placed in the block's
-// header padding (no allocation; ckshim.h). Every use of the reclaimer is under one mutex,
+// ring-less word) retires the block: ck_epoch_call on the *reclaimer*, one record that
+// never enters a section, with the ck_epoch_entry_t placed in the block's header padding
+// (no allocation; ckshim.h) — at once after a full fence (fenced mode), or by the next
+// collection after its membarrier (asymmetric mode: the block waits on a pending list
+// linked through that entry). Every use of the reclaimer and the list is under one mutex,
 // so any thread retires and any thread collects: a block retired by a worker that then
 // parks is still freed by the next collector. A collection (`ck_epoch_poll` on the
 // reclaimer, `collect`) frees the blocks whose grace period is over and tries to advance
@@ -39,14 +41,18 @@
 // ## Why a block is never freed under a reader (x86-64 and AArch64)
 // ck_epoch's guarantee: an entry deferred while the global epoch reads e is dispatched only
 // once the poller has seen the global epoch reach e + 2 or every record inactive, and the
-// epoch advances from g only when every active record has observed g. The pieces:
+// epoch advances from g only when every active record has observed g. It rests on two
+// store→load pairs: a reader's `active = 1` before its loads (of the global epoch, of
+// `ringWord`, of the block), and a retirer's detach before its load of the epoch it
+// records, with the poller's scan of the records after its own epoch load. The process
+// runs in one of two modes, decided once (`isAsymmetric`, ckshim.h) before any section
+// begins, any block is retired or any collection runs, and never changed.
+//
+// Fenced mode (where the kernel refuses membarrier): ck's own protocol, plus a fence.
 //  - begin (outermost): store active = 1, store→load barrier, load the global epoch, store
 //    it in the record. x86-64: `xchg` (CK_MD_TSO: ck_pr_fas) — a full barrier; AArch64:
 //    `str`, `dmb ish` (ck_pr_fence_memory). The reader's loads of `ringWord` and of the
 //    block come after it in program order, so after the barrier.
-//  - end: release fence, store active − 1. x86-64: a plain store (TSO keeps the earlier
-//    loads before it); AArch64: `dmb ish`, `str`. Every access to the block made in the
-//    section is ordered before the store that says "inactive".
 //  - retire: the detach (release store of the ring-less word, under the overflow lock),
 //    then a full fence (ckshim_ring_retire: `mfence` or a locked op on x86-64, `dmb ish` on
 //    AArch64), then ck_epoch_call's load of the global epoch e. ck's own call has no fence
@@ -56,9 +62,38 @@
 //    address, and the block would be freed one epoch too early. With the fence, a section
 //    that can load the old address began (its barrier) before the detach is visible, so it
 //    observed an epoch ≤ e and blocks the advance past e + 1 until it ends.
-//  - poll: load the global epoch, full fence, then each record's `active` and `epoch`
-//    (x86-64: `mfence`; AArch64: `dmb ish`); a free is control-dependent on those loads and
-//    on the release-ordered end of each section it waited for.
+//
+// ## Asymmetric fences (Linux membarrier, the default where the kernel offers it)
+// The reader's barrier is the hot one (every send from outside the pool pays it: `xchg`
+// was ~30 % of such a send's samples), the retirer's and poller's are rare; so the reader's
+// becomes a compiler barrier and the other side pays `membarrier(PRIVATE_EXPEDITED)`,
+// which runs a full barrier on every CPU running a thread of this process (a thread not
+// running passes one at its context switch) — the scheme of userspace RCU's membarrier
+// flavour and of folly's asymmetric fences.
+//  - begin: store active = 1, load the global epoch, store it in the record, in program
+//    order with compiler barriers only (no `xchg`, no `dmb`).
+//  - retire: the detach, then the block goes on a pending list under the reclaimer's lock;
+//    no fence, no epoch load.
+//  - collect: under the lock, if blocks are pending: one membarrier, then ck_epoch_call for
+//    each (its epoch load), then ck_epoch_poll as before. No pending block: no membarrier.
+// Why it holds. The membarrier is a point X in each reader R's program order with a full
+// barrier there. Take a pending block B (detached before the collector took the lock, so
+// before X everywhere: the lock orders the detach before the collector's membarrier, and
+// a store one other CPU has seen is seen by all: x86-TSO and ARMv8 are multi-copy atomic).
+// If R's load of `ringWord` comes after X, it sees the detach and never learns B's
+// address. If it comes before X, so do R's `active = 1` and its epoch store (earlier in
+// program order), which X makes visible to every scan after it: R is seen active with an
+// epoch ≤ the e recorded for B (recorded after X), so the epoch cannot reach e + 2, nor can
+// a scan find every record inactive, until R's section ends. A later poll without a
+// membarrier reads R's `active` by coherence: still 1, or the 0 of its end. Blocks retired
+// later are covered by the membarrier of the collection that calls them.
+//  - end, in both modes: release fence, store active − 1. x86-64: a plain store (TSO keeps
+//    the earlier loads before it); AArch64: `dmb ish`, `str`. Every access to the block
+//    made in the section is ordered before the store that says "inactive". (Not relaxed in
+//    asymmetric mode: a poll may run without a membarrier.)
+//  - poll, in both modes: load the global epoch, full fence, then each record's `active`
+//    and `epoch` (x86-64: `mfence`; AArch64: `dmb ish`); a free is control-dependent on
+//    those loads and on the release-ordered end of each section it waited for.
 // So a reader that loaded a block's address frees the way only when its section ends,
 // and everything it read of the block was read before that (end's release). Under
 // ThreadSanitizer (CKSHIM_TSAN), which cannot see ck's assembly, a section's end releases
@@ -66,17 +101,18 @@
 //
 // ## Cost and limits
 // A producer on a pool worker: the depth test (≈2–3 instructions per send). A worker:
-// a section refresh per injection poll (an `xchg` and a few stores), nothing per turn. A
-// thread outside a section, per send to a reclaimable queue: begin (an `xchg`) and end,
-// 35 instructions in all with deliverInSection's call (callgrind fan-in from the main
-// thread: 175 per message, 140 with the section held open for the whole run), and the
-// `xchg` took ~30 % of deliverInSection's samples in `parallel` at 2 workers (~9 ns a send).
+// a section refresh per injection poll (a few stores; fenced mode: and an `xchg`), nothing
+// per turn. A thread outside a section, per send to a reclaimable queue: begin and end,
+// about 30 instructions in all with deliverInSection's call (callgrind fan-in from the main
+// thread: 171 per message in asymmetric mode, 176 fenced, 140 with the section held open
+// for the whole run). In fenced mode begin's `xchg` took ~30 % of deliverInSection's
+// samples in `parallel` at 2 workers (~9 ns a send). A collection with blocks pending
+// costs one membarrier (~0.2 µs on a lone thread here; an interrupt for each CPU running
+// one of this process's threads), shared by every block retired since the last one.
 // Why an outside thread's section is not kept open across its sends: ck cannot end a
 // section for another thread, so a thread that sends once and then blocks (a main thread
 // waiting on a semaphore) would hold the epoch back with no bound: every ring given back
-// after that would wait for its next send or its exit. Dropping the `xchg` from begin
-// instead needs an asymmetric fence (membarrier(PRIVATE_EXPEDITED) before each collection
-// scans the records), which moves the cost onto every collection: not done.
+// after that would wait for its next send or its exit.
 // A worker inside one very long turn (or `blocking {}`) holds the epoch back: retired
 // blocks then wait (memory, never safety) until its turn ends.
 
@@ -105,6 +141,11 @@ import CConcurrencyKit
         precondition(ckshim_epoch_depth() == 0, "RingEpoch.collect inside a section would hold the epoch back")
         return Int(ckshim_epoch_collect(wait))
     }
+
+    /// True when sections begin without a store→load fence and each collection that hands
+    /// retired blocks over pays one membarrier instead (file comment, "Asymmetric fences");
+    /// false where the kernel refuses membarrier. Decided once per process.
+    package static var isAsymmetric: Bool { ckshim_epoch_is_asymmetric() }
 
     /// Ring blocks retired and not yet freed (a snapshot).
     package static var pendingBlocks: Int { Int(ckshim_epoch_limbo_count()) }

@@ -1,0 +1,54 @@
+import Testing
+import Foundation
+import Synchronization
+@testable import MNScheduler
+
+/// The ring epoch's grace period (RingEpoch.swift), in whichever mode this process runs:
+/// asymmetric (sections begin without a fence, collections pay a membarrier) where the
+/// kernel offers membarrier, fenced elsewhere.
+@Suite(.serialized) struct RingEpochTests {
+    @Test("the mode is decided once: asking again gives the same answer")
+    func modeIsStable() {
+        let first = RingEpoch.isAsymmetric
+        RingEpoch.enter()
+        RingEpoch.exit()
+        #expect(RingEpoch.isAsymmetric == first)
+    }
+
+    @Test("a section begun on another thread before the ring was given back holds the block through every collection; it is freed once the section ends")
+    func sectionBeforeRetireHoldsTheBlock() throws {
+        let queue = try MPSCQueue(capacity: 8, reclaimable: true)
+        _ = queue.enqueue(word: 1)
+        var got: [UInt] = []
+        #expect(queue.drain(max: Int.max) { got.append($0) } == .empty)
+        #expect(RingEpoch.collect(wait: true) == 0 || waitUntil { RingEpoch.collect(wait: true) == 0 })
+        // A reader: a plain thread enters its section (in asymmetric mode: no fence) and reads
+        // the ring's taken count through the block, then stays inside.
+        let inside = DispatchSemaphore(value: 0)
+        let leave = DispatchSemaphore(value: 0)
+        let seen = Atomic<Int>(-1)
+        DispatchQueue.global().async {
+            RingEpoch.enter()
+            seen.store(queue.dequeuedCount, ordering: .relaxed)
+            inside.signal()
+            leave.wait()
+            RingEpoch.exit()
+        }
+        #expect(inside.wait(timeout: .now() + 20) == .success)
+        #expect(seen.load(ordering: .relaxed) == 1)
+        // The consumer gives the ring back: the block is retired, and no collection may free
+        // it while the reader's section is open (asymmetric mode: the first collection's
+        // membarrier makes the reader's unfenced begin visible to the scan).
+        #expect(queue.releaseIdleRing())
+        for _ in 0..<5 {
+            RingEpoch.collect(wait: true)
+            #expect(RingEpoch.pendingBlocks >= 1, "a ring block was freed under an open section")
+        }
+        leave.signal()
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+        // The queue goes on with a fresh ring.
+        _ = queue.enqueue(word: 2)
+        #expect(queue.drain(max: Int.max) { got.append($0) } == .empty)
+        #expect(got == [1, 2])
+    }
+}
