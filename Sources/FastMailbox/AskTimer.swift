@@ -1,7 +1,8 @@
 // AskTimer — the timeouts of one system's pending asks, on one Dispatch timer.
 //
 // A timer per ask (a DispatchSource) cost about four allocations per ask and a kernel
-// timer each; here every pending ask is an entry in a dictionary (request id → promise)
+// timer each; here every pending ask is an entry in a dictionary (request id → promise,
+// the id hashed cheaply: RequestID)
 // and a min-heap of (deadline, request id), under one short lock (a FutexLock: each ask
 // takes it twice), and a single DispatchSource fires at the earliest deadline. An answered
 // ask removes its dictionary entry at once (so the promise is freed now, not at its
@@ -54,12 +55,32 @@ final class AskTimer: Sendable {
 }
 
 extension AskTimer {
+    /// A request id as the pending table's key, hashed by a SplitMix64 finaliser of the id
+    /// and the table's seed instead of the standard library's SipHash: ids are the system's
+    /// own sequence numbers, never chosen by an outsider, so hash flooding is not a concern,
+    /// and SipHash cost two hashes of ~90 instructions per ask (one to add, one to remove).
+    struct RequestID: Hashable {
+        let raw: UInt64
+        init(_ raw: UInt64) { self.raw = raw }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(raw) }
+
+        /// What `Dictionary` calls for a bucket: the finaliser mixes every bit of the id into
+        /// the low bits it masks. (A standard library hook, public and underscored.)
+        func _rawHashValue(seed: Int) -> Int {
+            var x = raw ^ UInt64(UInt(bitPattern: seed))
+            x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: x ^ (x >> 31))
+        }
+    }
+
     final class Core: @unchecked Sendable {
         // @unchecked: `state` is under its lock; `source` is a DispatchSource, whose schedule
         // and cancel are thread-safe (we call schedule only under the lock, so the armed
         // deadline and the heap's minimum never disagree).
         private struct State {
-            var pending: [UInt64: AskPromiseBase] = [:]
+            var pending: [RequestID: AskPromiseBase] = [:]
             var heap: [(deadline: UInt64, id: UInt64)] = []
             /// The deadline the Dispatch timer is set for (`.max`: not armed).
             var armedFor: UInt64 = .max
@@ -89,7 +110,7 @@ extension AskTimer {
         func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) {
             let deadline = clock.deadline(afterNanoseconds: nanoseconds)
             state.withLock { state in
-                state.pending[id] = promise
+                state.pending[RequestID(id)] = promise
                 state.heap.append((deadline, id))
                 siftUp(&state.heap, state.heap.count - 1)
                 guard deadline < state.armedFor else { return }
@@ -112,7 +133,7 @@ extension AskTimer {
         /// The ask ended (replied or failed): forget it now.
         func remove(id: UInt64) {
             state.withLock { state in
-                guard state.pending.removeValue(forKey: id) != nil else { return }
+                guard state.pending.removeValue(forKey: RequestID(id)) != nil else { return }
                 if state.heap.count > 1_024, state.heap.count > 2 * state.pending.count { rebuild(&state) }
             }
         }
@@ -126,7 +147,7 @@ extension AskTimer {
                 var expired: [AskPromiseBase] = []
                 while let top = state.heap.first, top.deadline <= now {
                     popMin(&state.heap)
-                    if let promise = state.pending.removeValue(forKey: top.id) { expired.append(promise) }
+                    if let promise = state.pending.removeValue(forKey: RequestID(top.id)) { expired.append(promise) }
                 }
                 state.armedFor = state.heap.first?.deadline ?? .max
                 if let next = state.heap.first?.deadline { arm(next) }
@@ -137,7 +158,7 @@ extension AskTimer {
         }
 
         private func rebuild(_ state: inout State) {
-            var live = state.heap.filter { state.pending[$0.id] != nil }
+            var live = state.heap.filter { state.pending[RequestID($0.id)] != nil }
             live.sort { $0.deadline < $1.deadline }  // a sorted array is a valid min-heap
             state.heap = live
         }

@@ -15,6 +15,29 @@ struct AskTimerTests {
         #expect(eventually { core == nil }, "the ask timer's core outlived its system")
     }
 
+    /// The pending table's key bypasses SipHash; its own hash must still spread the system's
+    /// sequential ids over a table's buckets (the low bits a Dictionary masks), or every ask
+    /// would probe a long run of collisions.
+    @Test("request ids hash to well-spread buckets, and the table finds and forgets each one")
+    func requestIDsSpread() {
+        let buckets = 4_096
+        for seed in [0, 12_345, -1] {
+            var used = Set<Int>()
+            for id in UInt64(1)...UInt64(buckets) {
+                used.insert(AskTimer.RequestID(id)._rawHashValue(seed: seed) & (buckets - 1))
+            }
+            // Random hashing fills 1 − 1/e ≈ 63 % of the buckets; a constant or a hash of the
+            // high bits only would fill a handful.
+            #expect(used.count > buckets / 2, "seed \(seed): \(used.count) of \(buckets) buckets used")
+        }
+        var table: [AskTimer.RequestID: Int] = [:]
+        for id in 0..<10_000 { table[AskTimer.RequestID(UInt64(id))] = id }
+        #expect((0..<10_000).allSatisfy { table[AskTimer.RequestID(UInt64($0))] == $0 })
+        for id in stride(from: 0, to: 10_000, by: 2) { table.removeValue(forKey: AskTimer.RequestID(UInt64(id))) }
+        #expect(table.count == 5_000)
+        #expect(table[AskTimer.RequestID(3)] == 3 && table[AskTimer.RequestID(4)] == nil)
+    }
+
     /// Asks once on a fresh system, checks its timer's weak counts, shuts it down and drops
     /// every reference to it; returns its timer's core.
     private func askOnce() async throws -> AskTimer.Core {
