@@ -308,6 +308,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                     let parked = Wake.parking(word)
                     let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
                     guard exchanged else { word = original; continue }
+                    #if DEBUG
+                    SequentialSuspendTestHook.pauseIfArmed(self)
+                    #endif
                     return Wake.generation(parked)  // from here on a resumer owns `waiter`
                 }
             default:
@@ -530,6 +533,27 @@ enum SequentialWake {
 }
 
 #if DEBUG
+/// Debug builds only: runs an action on the body's thread right after its wait is published
+/// (the wake word says parked, a sender may resume the continuation) and before the body
+/// reaches its `await`, so a test can resume the wait early (park(isolation:)'s ThreadSanitizer
+/// acquire). Stays armed until disarmed.
+enum SequentialSuspendTestHook {
+    private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable () -> Void)?>(nil)
+
+    /// Every wait published by a body of `system` runs `action` there, until `disarm()`.
+    static func arm(_ system: ActorSystem, _ action: @escaping @Sendable () -> Void) {
+        armed.withLock { $0 = (ObjectIdentifier(system), action) }
+    }
+
+    static func disarm() { armed.withLock { $0 = nil } }
+
+    static func pauseIfArmed(_ cell: AnyActorCell) {
+        let system = ObjectIdentifier(cell.system)
+        let action = armed.withLock { armed in armed?.system == system ? armed?.action : nil }
+        action?()
+    }
+}
+
 /// Debug builds only: pauses the next first turn of a sequential actor of one system
 /// between startBody's look at the wake word and its CAS out of `notStarted`, so a test can
 /// run a stop in that gap (the start/stop race of the file comment).
