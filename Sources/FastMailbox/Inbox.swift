@@ -121,7 +121,7 @@ public final class Inbox<Message: Sendable> {
             return .message(message)
         }
         if outcome == .more { return .yield }  // a producer is between claim and commit (MPSCQueue)
-        if cell.mailbox.isClosed { throw cell.stoppedError() }
+        if cell.isClosed { throw cell.stoppedError() }
         return .wait
     }
 
@@ -165,7 +165,7 @@ public final class Inbox<Message: Sendable> {
                 await Task.yield()
                 continue
             }
-            if cell.mailbox.isClosed { throw stoppedError }
+            if cell.isClosed { throw stoppedError }
             if let deadline, monotonicNanoseconds() >= deadline {
                 throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
             }

@@ -10,9 +10,10 @@
 // send specialised for the message type, the turn's drains, the Inbox's take), all
 // inlinable so a caller specialised for `Message` runs them specialised.
 //
-// A struct whose one stored property is the queue reference: a cell's `mailbox` field
-// costs what an MPSCQueue reference costs, copies share the queue, and a standalone
-// mailbox is one object. What a class deinit did (release the messages left inside) the
+// A struct whose one stored property is the queue reference: copies share the queue, a
+// standalone mailbox is one object, and a cell's `mailbox` is the cell itself seen as its
+// queue (a cell is an MPSCQueue: MPSCQueue.swift, "One object"; so an actor is one
+// object too). What a class deinit did (release the messages left inside) the
 // queue does itself when its last reference goes: every enqueue here records the message
 // type in the ring block when it allocates the ring (MessageEncoding, "Ownership";
 // MPSCQueue, "Where the fields live"), so that is true whether the last reference was a

@@ -30,10 +30,12 @@ private struct BigCounted: Sendable {
 @Suite("A cell's mailbox is a Mailbox<Message>", .serialized)
 struct CellMailboxTests {
     private func makeEventCell<M: Sendable>(_ system: ActorSystem, capacity: Int, _: M.Type) throws -> ActorCell<ClosureActor<M>> {
-        let mailbox: Mailbox<M> = try system.makeMailbox(capacity: capacity, for: M.self)
-        return ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
-                                          supervisor: system.defaultSupervisor, mailbox: mailbox, mailboxPass: nil,
-                                          bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+        let cell = ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
+                                              supervisor: system.defaultSupervisor,
+                                              mailbox: try system.mailboxShape(capacity: capacity, for: M.self),
+                                              mailboxPass: nil, bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+        try system.reserveEagerRing(of: cell, for: M.self)  // as the spawn does
+        return cell
     }
 
     @Test("an event actor's cell releases the payloads left in its mailbox exactly once when it goes (ring, overflow, boxed, eager ring)")
@@ -72,9 +74,9 @@ struct CellMailboxTests {
         defer { system.shutdown() }
         let before = Counted.live.load(ordering: .relaxed)
         do {
-            let mailbox: Mailbox<Counted> = try system.makeMailbox(capacity: 4, for: Counted.self)
             let cell = SequentialActorCell<Counted>(id: system.nextActorID(), name: nil, system: system,
-                                                    mailbox: mailbox, body: { _ in })
+                                                    mailbox: try system.mailboxShape(capacity: 4, for: Counted.self),
+                                                    body: { _ in })
             for i in 0..<10 { #expect(cell.mailbox.send(Counted(i)).isAccepted) }
             let (first, _) = cell.mailbox.takeOne()  // the Inbox's specialised take
             #expect(first?.value == 0)
