@@ -115,7 +115,7 @@ public final class Inbox<Message: Sendable> {
     @inlinable @inline(__always)
     func receiveStep() throws -> ReceiveStep<Message> {
         if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
-        let (message, outcome) = cell.mailbox.takeOne()
+        let (message, outcome) = Mailbox<Message>.takeOne(from: cell)
         if let message {
             cell.countDelivered()
             return .message(message)
@@ -151,7 +151,7 @@ public final class Inbox<Message: Sendable> {
         let deadline = timeout.map(Inbox.deadline(after:))
         while true {
             if cell.immediateStop.load(ordering: .acquiring) { throw stoppedError }
-            let (message, outcome) = cell.mailbox.takeOne()
+            let (message, outcome) = Mailbox<Message>.takeOne(from: cell)
             if let message {
                 if predicate(message) {
                     cell.countDelivered()

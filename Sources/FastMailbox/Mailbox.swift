@@ -297,7 +297,13 @@ extension Mailbox {
     /// Consumer only: at most one message, and what the mailbox left behind (a sequential
     /// actor's receive, specialised in the body's module).
     @inlinable @inline(__always)
-    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
+    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Self.takeOne(from: queue) }
+
+    /// `takeOne()` on `queue`, a queue of `Message`s (a sequential actor's cell, its own
+    /// mailbox queue): no Mailbox formed, so an async caller retains nothing (forming one
+    /// from the cell cost a retain and a release per message in the Inbox's receive).
+    @inlinable @inline(__always)
+    static func takeOne(from queue: MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
         let outcome = queue.drain(max: 1, taking: { Encoding.take(from: $0) }) { taken = $0 }
         return (taken, outcome)
