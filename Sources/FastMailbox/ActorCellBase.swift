@@ -556,7 +556,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         markClosed()
         waiters?.failAll()  // senders waiting for room get their messages back
     }
-    override final var userQueue: MPSCQueue? { self }
     override final var userMailboxDepth: Int { approximateCount }
 
     override final func resetBehaviourState() {

@@ -411,10 +411,9 @@ public final class ActorSystem: Sendable {
             // Under the lock, so statistics never count a cell twice or not at all.
             guard registry.cells.remove(cell) else { return }
             retiredDelivered.wrappingAdd(cell.deliveredCount, ordering: .relaxed)
-            if let queue = cell.userQueue {  // one virtual call for both counts (retiredAcceptedCount, overflowCount)
-                retiredAccepted.wrappingAdd(queue.dequeuedCount, ordering: .relaxed)
-                counters.retiredOverflows.wrappingAdd(queue.overflowAppends, ordering: .relaxed)
-            }
+            // The cell's own mailbox queue (retiredAcceptedCount, overflowCount; a router's is unused: 0).
+            retiredAccepted.wrappingAdd(cell.dequeuedCount, ordering: .relaxed)
+            counters.retiredOverflows.wrappingAdd(cell.overflowAppends, ordering: .relaxed)
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
     }

@@ -676,16 +676,16 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     func releaseInstance() {}
 
     // MARK: counts of the user mailbox (any thread; snapshots)
+    // The user mailbox's queue is the cell itself (MPSCQueue, "One object"); a pool's
+    // router never uses its own, so every count of it is 0.
 
     /// Messages ever accepted by the user mailbox (taken out + still inside).
-    final var acceptedCount: Int {
-        userQueue.map { $0.dequeuedCount + $0.approximateCount } ?? 0
-    }
+    final var acceptedCount: Int { dequeuedCount + approximateCount }
     /// The same when the cell leaves the registry (drained: taken out only; a message still
     /// being inserted then is counted when it is dead-lettered).
-    final var retiredAcceptedCount: Int { userQueue?.dequeuedCount ?? 0 }
+    final var retiredAcceptedCount: Int { dequeuedCount }
     /// Sends that went to the user mailbox's overflow list.
-    final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
+    final var overflowCount: Int { overflowAppends }
 
     /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
     /// the cell's turns have ended). Kept by the subclasses (file comment); 0 for a cell
@@ -705,8 +705,6 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
 
     // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
 
-    /// The user mailbox's queue (nil for cells without one: a pool's router).
-    var userQueue: MPSCQueue? { nil }
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
     /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed

@@ -489,7 +489,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
-    override var userQueue: MPSCQueue? { self }
     override func stopImmediately() { stop(.immediately) }
 }
 
