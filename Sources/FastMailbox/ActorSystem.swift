@@ -300,6 +300,8 @@ public final class ActorSystem: Sendable {
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
+        // The cell is its mailbox queue, so an eager ring is reserved once the cell exists:
+        // a failure there (out of memory) drops the instance `factory` just made, unstarted.
         try reserveEagerRing(of: cell, for: A.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
