@@ -416,9 +416,10 @@ extension ActorSystemTests {
     /// may report one 16-byte step more for a block carved from a reused chunk it could not
     /// split, so one actor's figure depends on the allocator's history (CI once saw 800
     /// where 784 was the bound); the smallest of 8 is the size class.
-    /// An idle actor is its cell alone, 152 bytes in release and debug builds: the cell is
-    /// its own mailbox queue (MPSCQueue, "One object"), whose fields add 24 bytes to the
-    /// 120 of a cell that had a separate 40-byte queue object beside it (160 together).
+    /// An idle actor is its cell alone, 152 bytes in debug builds (136 in release: ring-bench
+    /// spawn's heap per idle actor fell by 32 bytes): the cell is its own mailbox queue
+    /// (MPSCQueue, "One object"), whose fields add 24 bytes to a cell that had a separate
+    /// 40-byte queue object beside it (debug 120 + 40 = 160, release 112 + 40).
     /// A closure actor's cell holds its closure (ClosureActorCell: 16 bytes instead of
     /// ActorCell's factory and instance, 24, and no ClosureActor object of 32 bytes beside
     /// it; debug builds' turn-confinement word, TurnConfinement.swift, fits in the same
