@@ -66,9 +66,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> MPSCQueue.DrainOutcome
 
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
-    /// slots, see MessageEncoding). Messages still inside when the cell goes (left at a
-    /// shutdown whose actor never finished) are released by its queue's deinit.
-    @usableFromInline let mailbox: Mailbox<Message>
+    /// slots, see MessageEncoding). Its queue is the cell itself (MPSCQueue, "One object":
+    /// no second object per actor). Messages still inside when the cell goes (left at a
+    /// shutdown whose actor never finished) are released by the queue's deinit, the cell's
+    /// last. The untyped operations (`isClosed`, `markClosed()`, `approximateCount`,
+    /// `hasPendingWork`, `dequeuedCount`, …) are called on the cell itself: where the call
+    /// is not inlined, forming the Mailbox costs a retain and a release of the cell.
+    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     let mailboxPass: MailboxPass?
     /// Messages taken from the mailbox and not handed to the behaviour, less those handed
@@ -153,17 +157,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init, except the mailbox:
-    /// the spawn made it for this cell, so the cell takes the spawn's reference (`consume`
-    /// all the way: a borrowed one cost a retain here and a release in the spawn).
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `mailbox`: the
+    /// validated shape of the cell's own mailbox queue (ActorSystem.mailboxShape).
     /// `@usableFromInline`: ClosureActorCell's inlinable init calls it.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<Message>, mailboxPass: __shared MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
-        self.mailbox = consume mailbox
         self.mailboxPass = mailboxPass
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, mailbox: mailbox,
                    traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
                    waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
     }
@@ -172,7 +174,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// Messages waiting, plus one while a turn is running or due (the message in hand):
     /// the load a router compares. A snapshot.
-    @usableFromInline override final var mailboxDepth: Int { mailbox.count + (mailbox.hasPendingWork ? 1 : 0) }
+    @usableFromInline override final var mailboxDepth: Int { approximateCount + (hasPendingWork ? 1 : 0) }
 
     /// Inlinable, so that it is specialised for the message type in the sender's module
     /// (`ActorRef.tell`): the message's size and whether it is boxed are constants there.
@@ -256,7 +258,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// See ``ActorRef/trySend(_:)``. Never overtakes senders waiting in ``ActorRef/send(_:)``.
     final func trySend(_ message: consuming Message) -> TrySendResult<Message> {
         if let waiters, waiters.count.load(ordering: .relaxed) > 0 {
-            return mailbox.isClosed ? .stopped(message) : .full(message)
+            return isClosed ? .stopped(message) : .full(message)
         }
         let (result, refused) = waiters != nil ? mailbox.tryEnqueue(message) : mailbox.enqueue(message)
         switch result {
@@ -294,7 +296,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
     /// what it holds is handled first.
     override final func stop(_ mode: StopMode) {
-        mailbox.close()
+        markClosed()
         sendSystem(.stop(mode, .stopped))
     }
 
@@ -355,7 +357,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             } else {
                 // Budget spent on unstashed messages: the mailbox is visited next turn
                 // (only drain may declare it idle).
-                mailboxOutcome = mailbox.hasPendingWork ? .more : .empty
+                mailboxOutcome = hasPendingWork ? .more : .empty
             }
         }
         if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }
@@ -391,7 +393,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(never)
     final func releaseMailboxRing() {
         var overflows = 0
-        guard mailbox.queue.releaseIdleRing(overflowAppends: &overflows) else { return }
+        guard releaseIdleRing(overflowAppends: &overflows) else { return }
         system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
         system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
     }
@@ -523,7 +525,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// (file comment, "Accounting"). A snapshot from other threads; exact once the cell's
     /// turns have ended.
     override final var deliveredCount: Int {
-        mailbox.queue.dequeuedCount &- undelivered.load(ordering: .relaxed)
+        dequeuedCount &- undelivered.load(ordering: .relaxed)
     }
 
     /// Runs one message through the current behaviour; failures go to the supervisor. The
@@ -551,11 +553,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: AnyActorCell hooks
 
     override final func closeMailbox() {
-        mailbox.close()
+        markClosed()
         waiters?.failAll()  // senders waiting for room get their messages back
     }
-    override final var userQueue: MPSCQueue? { mailbox.queue }
-    override final var userMailboxDepth: Int { mailbox.count }
+    override final var userMailboxDepth: Int { approximateCount }
 
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
@@ -608,16 +609,16 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init, except the mailbox,
-    /// which the spawn made for this cell: taken (see ActorCellBase.init).
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `mailbox` is the
+    /// shape of the cell's own mailbox queue (see ActorCellBase.init).
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<A.Message>, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
          bounded: Bool, instance: __shared A, factory: (@Sendable () -> A)?) {
         self.factory = factory
         self.instance = instance
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: consume mailbox, mailboxPass: mailboxPass, bounded: bounded)
+                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
     /// The mailbox pass for `A`, specialised where it is formed: the @inlinable spawn

@@ -64,8 +64,8 @@ extension ActorSystem {
                 next = registry.withLock { registry in
                     if registry.shuttingDown { return nil }
                     return registry.cells.forEach(from: start, limit: ActorSystem.reclaimChunk) { cell in
-                        if let queue = cell.userQueue, queue.reclaimable, queue.ringIdleSinceLastLook(),
-                           cell.requestMailboxRelease() {
+                        // The cell's own mailbox queue (only an event actor's is reclaimable).
+                        if cell.reclaimable, cell.ringIdleSinceLastLook(), cell.requestMailboxRelease() {
                             requested += 1
                         }
                     }

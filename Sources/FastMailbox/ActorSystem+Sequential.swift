@@ -34,10 +34,11 @@ extension ActorSystem {
         _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         try refuseOnDeterministicScheduler("spawnSequential")
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self)
+        let shape = try mailboxShape(capacity: mailboxCapacity, for: Message.self)
         let id = nextActorID()
         let cell = SequentialActorCell<Message>(id: id, name: name, system: self,
-                                                mailbox: mailbox, body: body)
+                                                mailbox: shape, body: body)
+        try reserveEagerRing(of: cell, for: Message.self)
         try register(cell, named: name)
         cell.scheduleSelf()  // the first turn starts the body
         return ActorRef(target: .sequential(cell))

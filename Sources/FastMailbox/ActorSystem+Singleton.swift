@@ -79,8 +79,8 @@ extension ActorRef {
     /// mailbox is closed. A snapshot; any thread.
     var isAcceptingMessages: Bool {
         switch target {
-        case .cell(let cell): return !cell.mailbox.isClosed
-        case .sequential(let cell): return !cell.mailbox.isClosed
+        case .cell(let cell): return !cell.isClosed
+        case .sequential(let cell): return !cell.isClosed
         case .router(let router): return router.isAcceptingMessages
         case .promise, .foreign: return true
         }

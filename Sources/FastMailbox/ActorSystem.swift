@@ -296,10 +296,13 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // A bounded mailbox keeps its ring: a send meeting a ring being given back (sealed:
         // "full") would be refused or made to wait as if the mailbox were full.
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
+        let shape = try mailboxShape(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
-                                supervisor: supervisor, mailbox: consume mailbox, mailboxPass: mailboxPass,
+                                supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
+        // The cell is its mailbox queue, so an eager ring is reserved once the cell exists:
+        // a failure there (out of memory) drops the instance `factory` just made, unstarted.
+        try reserveEagerRing(of: cell, for: A.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
@@ -314,11 +317,12 @@ public final class ActorSystem: Sendable {
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
         supervisor: SupervisorStrategy?, receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        let mailbox = try makeMailbox(capacity: mailboxCapacity, for: Message.self, reclaimable: !boundedMailbox)
+        let shape = try mailboxShape(capacity: mailboxCapacity, for: Message.self, reclaimable: !boundedMailbox)
         let cell = ClosureActorCell<Message>(id: nextActorID(), name: name, system: self, parent: parent,
-                                             supervisor: supervisor, mailbox: consume mailbox,
+                                             supervisor: supervisor, mailbox: shape,
                                              mailboxPass: ClosureActorCell<Message>.specializedMailboxPass,
                                              bounded: boundedMailbox, body: consume receive)
+        try reserveEagerRing(of: cell, for: Message.self)
         try enroll(cell, named: name, parent: parent, bornRunning: true)
         return ActorRef(cell: cell)
     }
@@ -342,35 +346,42 @@ public final class ActorSystem: Sendable {
     /// memory for them is a thrown error there rather than a trap at the first tell; smaller
     /// ones stay lazy (an idle actor costs no ring), and failing to allocate a few hundred
     /// bytes is the same out-of-memory every other allocation would meet.
-    static let eagerRingCapacity = 4_096
+    @inlinable static var eagerRingCapacity: Int { 4_096 }  // computed: a constant in inlined code
 
-    /// A validated user mailbox (see ``ActorSystemError/invalidMailboxCapacity(_:)`` and
-    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``). Inlinable, like
-    /// spawnCell: the queue comes from the non-generic `makeQueue` with the message's size
-    /// a constant; an eager ring is reserved through the typed layer, so it records
-    /// `Message` (Mailbox.swift).
+    /// The validated shape of an actor's user mailbox of `Message`s (see
+    /// ``ActorSystemError/invalidMailboxCapacity(_:)``): the cell is its own mailbox queue
+    /// (MPSCQueue, "One object"), made with this shape. Inlinable, like spawnCell: the
+    /// message's item size is a constant there. After making the cell, the spawn calls
+    /// `reserveEagerRing`.
     @inlinable
-    func makeMailbox<Message: Sendable>(capacity: Int, for: Message.Type,
-                                        reclaimable: Bool = false) throws(ActorSystemError) -> Mailbox<Message> {
-        let (queue, eager) = try makeQueue(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes,
-                                           reclaimable: reclaimable)
-        let mailbox = Mailbox<Message>(queue: queue)
-        if eager { try reserveRing(of: mailbox) }
-        return mailbox
+    func mailboxShape<Message: Sendable>(capacity: Int, for: Message.Type,
+                                         reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
+        try queueShape(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes, reclaimable: reclaimable)
     }
 
-    /// The queue of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
-    /// the message type), and whether its ring is allocated at spawn (eagerRingCapacity).
-    /// `reclaimable`: an event actor's mailbox, whose ring an idle actor gives back
-    /// (``reclaimIdleMailboxes()``) — unless it is allocated at spawn: a ring reserved so
-    /// that no send can fail to allocate one stays.
+    /// The shape of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
+    /// the message type). `reclaimable`: an event actor's mailbox, whose ring an idle actor
+    /// gives back (``reclaimIdleMailboxes()``) — unless it is allocated at spawn
+    /// (eagerRingCapacity): a ring reserved so that no send can fail to allocate one stays.
     @usableFromInline
-    func makeQueue(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> (queue: MPSCQueue, eager: Bool) {
+    func queueShape(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         do {
-            let eager = capacity >= ActorSystem.eagerRingCapacity
-            return (try MPSCQueue(capacity: capacity, itemBytes: itemBytes, reclaimable: reclaimable && !eager), eager)
+            return try MPSCQueue.Shape(capacity: capacity, itemBytes: itemBytes,
+                                       reclaimable: reclaimable && capacity < ActorSystem.eagerRingCapacity)
         } catch {
             throw .invalidMailboxCapacity(capacity)
+        }
+    }
+
+    /// Allocates a fresh cell's ring (`queue`: the cell, its own mailbox queue, for
+    /// `Message`s) at spawn when its capacity is eagerRingCapacity or more (see there):
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)`` instead of a trap at
+    /// the first tell. Smaller rings stay lazy. (The cell itself, not its `mailbox`: forming
+    /// that Mailbox here cost a retain and a release of the cell per spawn.)
+    @inlinable
+    func reserveEagerRing<Message: Sendable>(of queue: MPSCQueue, for: Message.Type) throws(ActorSystemError) {
+        if _slowPath(queue.capacity >= ActorSystem.eagerRingCapacity) {
+            try reserveRing(of: Mailbox<Message>(queue: queue))
         }
     }
 
@@ -402,10 +413,9 @@ public final class ActorSystem: Sendable {
             // Under the lock, so statistics never count a cell twice or not at all.
             guard registry.cells.remove(cell) else { return }
             retiredDelivered.wrappingAdd(cell.deliveredCount, ordering: .relaxed)
-            if let queue = cell.userQueue {  // one virtual call for both counts (retiredAcceptedCount, overflowCount)
-                retiredAccepted.wrappingAdd(queue.dequeuedCount, ordering: .relaxed)
-                counters.retiredOverflows.wrappingAdd(queue.overflowAppends, ordering: .relaxed)
-            }
+            // The cell's own mailbox queue (retiredAcceptedCount, overflowCount; a router's is unused: 0).
+            retiredAccepted.wrappingAdd(cell.dequeuedCount, ordering: .relaxed)
+            counters.retiredOverflows.wrappingAdd(cell.overflowAppends, ordering: .relaxed)
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
     }

@@ -16,8 +16,11 @@
 // taken (no cell write per message: its "Accounting"), SequentialActorCell counts per message.
 // Lifecycle: phase, reason and pending stop are `lifecycle` (ActorLifecycle.swift: the
 // states, events, transition table and rules); they change only through `advance`.
-// Memory (an idle actor's cell: 120 bytes in release builds, was 216): the phase, the
-// reasons and the flags are bytes packed beside ScheduledUnit's state byte; what spawn was given beyond the defaults (a name, a parent, a supervisor
+// Memory (an idle actor's cell: 136 bytes in release builds, its mailbox queue included;
+// was 112 + a 40-byte queue, and before that 216 + 88): the cell is an MPSCQueue, its own user mailbox's queue
+// (MPSCQueue.swift, "One object"; a pool's router leaves its queue unused), so spawning
+// allocates one object, not two; the phase, the reasons and the flags are bytes packed
+// right after the queue's fields; what spawn was given beyond the defaults (a name, a parent, a supervisor
 // other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
 // init only then (a child given only its parent keeps the parent in that word itself,
 // trait `.parentOnly`, so spawning a child allocates no SpawnInfo); turn state most actors never use is in `Extras`, made on first use. The
@@ -35,7 +38,7 @@ import Glibc
 #endif
 
 @usableFromInline
-class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
+class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @usableFromInline enum Phase: Equatable, Sendable { case created, running, draining(TerminationReason), stopped }
     /// `Phase` without its payload: one byte (the reason lives in `reasonCode`).
     @usableFromInline typealias PhaseCode = ActorLifecycle.Phase
@@ -58,13 +61,16 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     }
 
     // Layout (issue: idle-actor footprint). Swift lays a subclass's fields out after its
-    // superclass's last byte, so the one-byte fields below share the first word after the
-    // header with ScheduledUnit's state byte; everything rarely used lives in `SpawnInfo`
+    // superclass's last byte: ScheduledUnit's state byte and the queue's flags share the
+    // first word after the header, the queue's shape and ring word follow (MPSCQueue,
+    // "Where the fields live": 40 bytes with the header), and the one-byte fields below
+    // share the next word; everything rarely used lives in `SpawnInfo`
     // (a given name, the parent, a supervisor other than the system's, bounded-mailbox
     // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
     // and the words after.
-    // Senders on other cores: every send reads `traits` (offset 23) and, in ActorCellBase,
-    // the mailbox's queue (72). An event actor's turn writes no field of the cell per
+    // Senders on other cores: every send reads `traits` (offset 46) and, in ActorCellBase,
+    // the mailbox queue's idle flag (17) and ring word (32): all on the cell's first line,
+    // which a send to a separate queue object did not share. An event actor's turn writes no field of the cell per
     // message (ActorCellBase, "Accounting"): a turn that wrote a count on the line of
     // `traits` made a sender on another core miss on that line once per message (fan-in
     // from one sender at 2 workers, Benchmarks/README, "Round `tally`").
@@ -293,7 +299,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     /// and an owned parameter cost the caller a retain and this init a release of each
     /// besides the retain that stores it (spawn: about ten atomic operations).
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, traits: Traits = [], waiters: AnyObject? = nil) {
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, traits: Traits = [], waiters: AnyObject? = nil) {
         self.id = id
         self.system = system
         if _fastPath(name == nil && parent == nil && supervisor == nil && waiters == nil) {
@@ -316,7 +322,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
             }
             self.traits = traits
         }
-        super.init()
+        super.init(shape: mailbox)
     }
 
     deinit {
@@ -670,16 +676,16 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     func releaseInstance() {}
 
     // MARK: counts of the user mailbox (any thread; snapshots)
+    // The user mailbox's queue is the cell itself (MPSCQueue, "One object"); a pool's
+    // router never uses its own, so every count of it is 0.
 
     /// Messages ever accepted by the user mailbox (taken out + still inside).
-    final var acceptedCount: Int {
-        userQueue.map { $0.dequeuedCount + $0.approximateCount } ?? 0
-    }
+    final var acceptedCount: Int { dequeuedCount + approximateCount }
     /// The same when the cell leaves the registry (drained: taken out only; a message still
     /// being inserted then is counted when it is dead-lettered).
-    final var retiredAcceptedCount: Int { userQueue?.dequeuedCount ?? 0 }
+    final var retiredAcceptedCount: Int { dequeuedCount }
     /// Sends that went to the user mailbox's overflow list.
-    final var overflowCount: Int { userQueue?.overflowAppends ?? 0 }
+    final var overflowCount: Int { overflowAppends }
 
     /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
     /// the cell's turns have ended). Kept by the subclasses (file comment); 0 for a cell
@@ -699,8 +705,6 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
 
     // MARK: overridden by ActorCellBase / ActorCell / SequentialActorCell
 
-    /// The user mailbox's queue (nil for cells without one: a pool's router).
-    var userQueue: MPSCQueue? { nil }
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
     /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed

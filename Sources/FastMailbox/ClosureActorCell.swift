@@ -47,19 +47,20 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
     /// The behaviour (released once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var body: ClosureActorBody<Message>
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `mailbox` and `body`
-    /// are taken (`consume`d from the spawn on: with a borrowed or merely `__owned` value
-    /// the spawn kept its own copies alive to the end of its scope, a retain and release of
-    /// the queue and two of the closure's context per spawn). Inlinable, so that the spawn
-    /// (inlinable too) hands its +1 of the closure over: out of line, this init borrowed
-    /// it, retained it to store it, and the caller released its own.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `body` is taken
+    /// (`consume`d from the spawn on: with a borrowed or merely `__owned` value the spawn
+    /// kept its own copies alive to the end of its scope, two retains and releases of the
+    /// closure's context per spawn); `mailbox` is the shape of the cell's own mailbox queue
+    /// (ActorCellBase.init). Inlinable, so that the spawn (inlinable too) hands its +1 of
+    /// the closure over: out of line, this init borrowed it, retained it to store it, and
+    /// the caller released its own.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: __owned Mailbox<Message>, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
          bounded: Bool, body: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void) {
         self.body = ClosureActorBody(consume body)
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: consume mailbox, mailboxPass: mailboxPass, bounded: bounded)
+                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
     /// The mailbox pass, specialised where it is formed (the @inlinable spawn entry points):

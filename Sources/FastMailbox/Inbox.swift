@@ -115,13 +115,13 @@ public final class Inbox<Message: Sendable> {
     @inlinable @inline(__always)
     func receiveStep() throws -> ReceiveStep<Message> {
         if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
-        let (message, outcome) = cell.mailbox.takeOne()
+        let (message, outcome) = Mailbox<Message>.takeOne(from: cell)
         if let message {
             cell.countDelivered()
             return .message(message)
         }
         if outcome == .more { return .yield }  // a producer is between claim and commit (MPSCQueue)
-        if cell.mailbox.isClosed { throw cell.stoppedError() }
+        if cell.isClosed { throw cell.stoppedError() }
         return .wait
     }
 
@@ -151,7 +151,7 @@ public final class Inbox<Message: Sendable> {
         let deadline = timeout.map(Inbox.deadline(after:))
         while true {
             if cell.immediateStop.load(ordering: .acquiring) { throw stoppedError }
-            let (message, outcome) = cell.mailbox.takeOne()
+            let (message, outcome) = Mailbox<Message>.takeOne(from: cell)
             if let message {
                 if predicate(message) {
                     cell.countDelivered()
@@ -165,7 +165,7 @@ public final class Inbox<Message: Sendable> {
                 await Task.yield()
                 continue
             }
-            if cell.mailbox.isClosed { throw stoppedError }
+            if cell.isClosed { throw stoppedError }
             if let deadline, monotonicNanoseconds() >= deadline {
                 throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
             }

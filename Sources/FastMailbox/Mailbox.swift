@@ -10,9 +10,10 @@
 // send specialised for the message type, the turn's drains, the Inbox's take), all
 // inlinable so a caller specialised for `Message` runs them specialised.
 //
-// A struct whose one stored property is the queue reference: a cell's `mailbox` field
-// costs what an MPSCQueue reference costs, copies share the queue, and a standalone
-// mailbox is one object. What a class deinit did (release the messages left inside) the
+// A struct whose one stored property is the queue reference: copies share the queue, a
+// standalone mailbox is one object, and a cell's `mailbox` is the cell itself seen as its
+// queue (a cell is an MPSCQueue: MPSCQueue.swift, "One object"; so an actor is one
+// object too). What a class deinit did (release the messages left inside) the
 // queue does itself when its last reference goes: every enqueue here records the message
 // type in the ring block when it allocates the ring (MessageEncoding, "Ownership";
 // MPSCQueue, "Where the fields live"), so that is true whether the last reference was a
@@ -296,7 +297,13 @@ extension Mailbox {
     /// Consumer only: at most one message, and what the mailbox left behind (a sequential
     /// actor's receive, specialised in the body's module).
     @inlinable @inline(__always)
-    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) {
+    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Self.takeOne(from: queue) }
+
+    /// `takeOne()` on `queue`, a queue of `Message`s (a sequential actor's cell, its own
+    /// mailbox queue): no Mailbox formed, so an async caller retains nothing (forming one
+    /// from the cell cost a retain and a release per message in the Inbox's receive).
+    @inlinable @inline(__always)
+    static func takeOne(from queue: MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
         let outcome = queue.drain(max: 1, taking: { Encoding.take(from: $0) }) { taken = $0 }
         return (taken, outcome)

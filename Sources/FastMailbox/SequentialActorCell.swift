@@ -136,9 +136,11 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// True when `Message` travels boxed (see MessageEncoding), computed once.
     @usableFromInline let boxed = Mailbox<Message>.isBoxed
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
-    /// slots, see MessageEncoding). Messages still inside when the cell goes (left at a
-    /// shutdown) are released by its queue's deinit.
-    @usableFromInline let mailbox: Mailbox<Message>
+    /// slots, see MessageEncoding). Its queue is the cell itself (MPSCQueue, "One object");
+    /// messages still inside when the cell goes (left at a shutdown) are released by the
+    /// queue's deinit, the cell's last. Untyped operations are called on the cell itself
+    /// (as in ActorCellBase: no Mailbox formed, no retain of the cell).
+    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     let body: Body
     /// Messages handed to the body so far (written only by the body's task, C1; see
     /// "Accounting" in the file comment).
@@ -162,16 +164,16 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
     let buffered = Atomic<Int>(0)
 
-    init(id: ActorID, name: String?, system: ActorSystem, mailbox: Mailbox<Message>, body: @escaping Body) {
-        self.mailbox = mailbox
+    /// `mailbox`: the validated shape of the cell's own mailbox queue (ActorSystem.mailboxShape).
+    init(id: ActorID, name: String?, system: ActorSystem, mailbox: MPSCQueue.Shape, body: @escaping Body) {
         self.body = body
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                   traits: .stopWord)
+                   mailbox: mailbox, traits: .stopWord)
     }
 
     // MARK: MessageRecipient (any thread)
 
-    override var mailboxDepth: Int { mailbox.count + buffered.load(ordering: .relaxed) }
+    override var mailboxDepth: Int { approximateCount + buffered.load(ordering: .relaxed) }
 
     /// Inlinable (and never inlined), so specialised for `Message` in the module that sends
     /// it, as ActorCellBase.deliver(movingFrom:) is: unspecialised, the enqueue's move of the
@@ -228,7 +230,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Closes the mailbox and wakes a parked receive; `.immediately` also makes every
     /// receive throw and cancels the body's task. Idempotent; any thread.
     func requestStop(_ mode: StopMode, explicit: Bool) {
-        mailbox.close()
+        markClosed()
         if explicit { stopRequested.store(true, ordering: .releasing) }
         if mode == .immediately { immediateStop.store(true, ordering: .releasing) }
         wakeBody(.stopped)
@@ -300,7 +302,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 guard exchanged else { word = original; continue }
                 immediate = .signalled
             case Wake.awake:
-                if immediateStop.load(ordering: .acquiring) || mailbox.isClosed {
+                if immediateStop.load(ordering: .acquiring) || isClosed {
                     immediate = .stopped
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
@@ -360,7 +362,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     /// The task's last act: hands the mailbox to the turn (C2), which finalizes the stop.
     func bodyDidEnd(_ reason: TerminationReason) {
-        mailbox.close()
+        markClosed()
         ended = reason
         var word = wake.load(ordering: .relaxed)
         while true {  // release: `ended` and the task's last drain before the turn's
@@ -474,7 +476,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             failure = error
         }
         let reason = terminationReason(after: failure)
-        mailbox.close()
+        markClosed()
         inbox.finish()
         bodyDidEnd(reason)
     }
@@ -490,7 +492,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var userMailboxDepth: Int { mailboxDepth }
-    override var userQueue: MPSCQueue? { mailbox.queue }
     override func stopImmediately() { stop(.immediately) }
 }
 

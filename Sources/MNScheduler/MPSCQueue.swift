@@ -176,11 +176,25 @@
 // items go to the fresh ring or, in order, to an overflow.
 // Who asks: FastMailbox's ActorSystem.reclaimIdleMailboxes (a cell's general turn).
 //
-// ## Where the fields live (every idle actor carries this object)
+// ## One object (an actor cell is its own mailbox queue)
+// MPSCQueue is a ScheduledUnit subclass, open, with every member final, so that the unit
+// that is a queue's single consumer can *be* the queue: FastMailbox's actor cells
+// (AnyActorCell) subclass it, and a cell's mailbox queue is the cell itself. The queue's
+// fields then lie inside the cell: spawning an actor allocates one object instead of two
+// (a malloc and a free fewer per actor), and an idle actor carries no separate 40-byte
+// queue. Nothing of the algorithm changes: the same fields, the same code (final: direct
+// calls), the same orderings; only where the fields live. A standalone queue (an
+// executor's job queue, a standalone Mailbox, a system queue) is never scheduled; its
+// state word sits in the byte before the flags, so it costs nothing. The cell's own
+// `deinit` runs before the queue's, which then destroys the messages nobody drained, as
+// it did as a separate object released by the cell.
+//
+// ## Where the fields live (every idle actor carries them)
 // The object holds only what an idle queue needs: the four one-byte flags (consumerIdle,
-// closed, overflowActive, overflowLock), the shape (capacity, item bytes), `reclaimable`
-// (in what was padding) and the ring word (the ring's address, or — odd — none and the
-// taken count carried over): 40 bytes. The rest exists once there is something to count or
+// closed, overflowActive, overflowLock) and `reclaimable`, sharing the first word after
+// the header with ScheduledUnit's state byte, the shape (capacity, item bytes) and the ring
+// word (the ring's address, or — odd — none and the taken count carried over): 40 bytes
+// with the header. The rest exists once there is something to count or
 // to release (ckshim.h, "What MPSCQueue keeps in its ring block"):
 //  - the consumer's count of items taken (`dequeuedCount`) lives in the ring block beside
 //    c_head, on the line only the consumer writes; with no ring, in `ringWord` (`word >> 1`);
@@ -269,8 +283,13 @@ package enum UntypedItems: MPSCQueueItemType {
 /// Thread-safety: `enqueue`, `isClosed`, `approximateCount` and `markClosed` from any thread;
 /// `drain`, `close` and `closeAndTakeAll` only from the single consumer (one thread at a time, with a
 /// happens-before edge between successive consumers, as a scheduler's run queue gives).
-@usableFromInline
-package final class MPSCQueue: @unchecked Sendable {
+///
+/// A ``ScheduledUnit``, so that a unit that is the single consumer of one queue (an actor
+/// cell, in FastMailbox) can be that queue: one object, one allocation (file comment, "One
+/// object"). Every member is final and package-visible; outside the package the class
+/// offers nothing to call and no initializer to subclass it with. A standalone queue is
+/// never scheduled.
+open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// What an enqueue did.
     @usableFromInline package enum EnqueueResult: Equatable, Sendable {
         /// Accepted; `becameNonEmpty` is true for exactly the enqueue that took the queue
@@ -296,7 +315,8 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Set once by markClosed (release); read by producers before inserting.
     @usableFromInline let closed = Atomic<Bool>(false)
 
-    // (The four one-byte atomics are declared together so they share one word.)
+    // (The four one-byte atomics and `reclaimable` are declared together so that, with
+    // ScheduledUnit's state byte before them, they share one word.)
     /// Set by a producer (under overflowLock) when it appends to the overflow list;
     /// cleared only by the consumer in the same critical section that takes the list.
     /// Producers read it (acquire) before trying the ring.
@@ -308,18 +328,19 @@ package final class MPSCQueue: @unchecked Sendable {
     /// waiters wait is `lockOverflowContended`'s business.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
-    // Shape, in 32 bits each, right after the four flags: with them and the ring's address
-    // this is the whole object, 40 bytes (every idle actor carries it; "Where the fields
-    // live" in the file comment).
+    /// Whether the consumer may give the ring back ("Giving the ring back"): set by the
+    /// owner at init (an actor cell's lazily allocated mailbox). Producers off a ring epoch
+    /// section then enter one around their access; other queues never pay for it. In the
+    /// word of the flags: the object stays 40 bytes.
+    @usableFromInline package let reclaimable: Bool
+
+    // Shape, in 32 bits each, right after the flags: with them and the ring's address this
+    // is the whole queue, 40 bytes with the object header ("Where the fields live" in the
+    // file comment).
     /// Slots of the ring once allocated (validated power of two ≥ 4, at most 2^20).
     @usableFromInline let capacity32: UInt32
     /// Bytes of one item (see "Items"): 8 for a word queue, at most 64.
     @usableFromInline let itemBytes32: UInt32
-    /// Whether the consumer may give the ring back ("Giving the ring back"): set by the
-    /// owner at init (an actor cell's lazily allocated mailbox). Producers off a ring epoch
-    /// section then enter one around their access; other queues never pay for it. In the
-    /// four bytes of padding before `ringWord`: the object stays 40 bytes.
-    @usableFromInline package let reclaimable: Bool
 
     /// The ring: its block's address (even, nonzero), or — odd — no ring, with the
     /// consumer's count of items taken carried over in the upper bits (`word >> 1`: 0
@@ -336,15 +357,15 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// The current ring block (acquire), nil when there is none. A thread that dereferences
     /// it for a reclaimable queue must be inside a ring epoch section, or be the consumer.
-    @inlinable package var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
+    @inlinable package final var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
-    @inlinable package var capacity: Int { Int(capacity32) }
+    @inlinable package final var capacity: Int { Int(capacity32) }
     /// Bytes of one item (see "Items"): 8 for a word queue.
-    @inlinable package var itemBytes: Int { Int(itemBytes32) }
+    @inlinable package final var itemBytes: Int { Int(itemBytes32) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8 (computed, not
     /// stored: every idle actor carries this object).
-    @inlinable package var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
+    @inlinable package final var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
     /// A slot's bytes for items of `itemBytes`: rounded up to a multiple of 8.
     @inlinable static func slotBytes(forItemBytes itemBytes: Int) -> Int { (itemBytes + 7) & ~7 }
 
@@ -353,7 +374,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// hand-off (a relaxed store: no read-modify-write); read by anyone. With
     /// `approximateCount` it gives how many items were ever accepted, for exact accounting
     /// at shutdown.
-    package var dequeuedCount: Int {
+    package final var dequeuedCount: Int {
         readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
     }
 
@@ -361,7 +382,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// ring epoch section when the queue is reclaimable and this thread is not in one
     /// already (statistics readers on any thread; RingEpoch.swift). Off the hot path.
     @inlinable
-    func readingRing<R>(_ body: (RawRing?, UInt) -> R) -> R {
+    final func readingRing<R>(_ body: (RawRing?, UInt) -> R) -> R {
         let enter = reclaimable && ckshim_epoch_depth() == 0
         if enter { ckshim_epoch_enter() }
         defer { if enter { ckshim_epoch_exit() } }
@@ -370,20 +391,60 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// The overflow list, nil until the first overflow append (kept in the ring block).
-    @inlinable func overflowList(_ ring: RawRing) -> OverflowList? { ring.overflowListBase.map(OverflowList.init) }
+    @inlinable final func overflowList(_ ring: RawRing) -> OverflowList? { ring.overflowListBase.map(OverflowList.init) }
 
     /// Creates an empty queue of `itemBytes`-byte items (1...RawRing.maximumSlotBytes;
     /// default: words). The ring of `capacity` slots (a power of two in
     /// 4...RawRing.maximumCapacity, i.e. 2^20) is allocated on the first enqueue, or by
     /// `reserveRing()`. `reclaimable`: the consumer may give the ring back while idle
     /// (`releaseIdleRing()`; file comment, "Giving the ring back").
-    package init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
-        try RawRing.validate(capacity: capacity)
-        precondition(itemBytes >= 1 && itemBytes <= RawRing.maximumSlotBytes,
-                     "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
-        self.capacity32 = UInt32(capacity)
-        self.itemBytes32 = UInt32(itemBytes)
-        self.reclaimable = reclaimable
+    package convenience init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
+        self.init(shape: try Shape(capacity: capacity, itemBytes: itemBytes, reclaimable: reclaimable))
+    }
+
+    /// Creates an empty queue of a validated shape: the designated initializer, which a
+    /// subclass that is its own queue (an actor cell: "One object") calls.
+    @usableFromInline
+    package init(shape: Shape) {
+        self.capacity32 = shape.capacity32
+        self.itemBytes32 = shape.itemBytes32
+        self.reclaimable = shape.reclaimable
+        super.init()
+    }
+
+    /// A queue's validated shape: the capacity of its ring, the size of its items and
+    /// whether the ring may be given back (see `init(capacity:itemBytes:reclaimable:)`).
+    /// Made before the queue, so that an owner that is its own queue (an actor cell) can
+    /// report a bad capacity before it exists.
+    @usableFromInline package struct Shape: Sendable {
+        @usableFromInline let capacity32: UInt32
+        @usableFromInline let itemBytes32: UInt32
+        @usableFromInline let reclaimable: Bool
+
+        /// Validates `capacity` (a power of two in 4...RawRing.maximumCapacity); traps on an
+        /// `itemBytes` outside 1...RawRing.maximumSlotBytes (a programming error).
+        @usableFromInline
+        package init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
+            try RawRing.validate(capacity: capacity)
+            precondition(itemBytes >= 1 && itemBytes <= RawRing.maximumSlotBytes,
+                         "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
+            capacity32 = UInt32(truncatingIfNeeded: capacity)
+            itemBytes32 = UInt32(truncatingIfNeeded: itemBytes)
+            self.reclaimable = reclaimable
+        }
+
+        /// Slots of the ring once allocated.
+        @inlinable package var capacity: Int { Int(capacity32) }
+
+        /// The smallest shape (4 word slots), for a subclass that never uses its queue
+        /// (FastMailbox's pool router): no ring is ever allocated for it.
+        package static var unused: Shape { Shape(capacity32: 4, itemBytes32: 8, reclaimable: false) }
+
+        private init(capacity32: UInt32, itemBytes32: UInt32, reclaimable: Bool) {
+            self.capacity32 = capacity32
+            self.itemBytes32 = itemBytes32
+            self.reclaimable = reclaimable
+        }
     }
 
     deinit {
@@ -408,7 +469,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// is needed only in the out-of-line allocation, so an unspecialised caller looks up
     /// no metadata per item.
     @inlinable @inline(__always)
-    func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
+    final func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         let word = ringWord.load(ordering: .acquiring)
         // One test: a ring's address is even and nonzero, "no ring" is odd.
         if _fastPath(word & 1 == 0) { return RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped) }
@@ -416,13 +477,13 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// The ring, allocating it with no item type recorded (tests that play a producer).
-    @inlinable var ring: RawRing { ring(recording: UntypedItems.self) }
+    @inlinable final var ring: RawRing { ring(recording: UntypedItems.self) }
 
     /// The lazy allocation of the first enqueue. A failure here cannot be reported (a send
     /// does not throw), so it traps naming the size: an owner that must survive it calls
     /// `reserveRing()` first, where the failure is a thrown error.
     @usableFromInline @inline(never)
-    func allocateRing<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
+    final func allocateRing<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         do {
             return try installRing(itemType: items)
         } catch {
@@ -433,12 +494,12 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Allocates the ring now unless it exists, so that no later enqueue allocates (or can
     /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
     /// when the memory cannot be had (the ring is capacity × 8 bytes plus a header).
-    package func reserveRing() throws(RingAllocationError) {
+    package final func reserveRing() throws(RingAllocationError) {
         try reserveRing(recording: UntypedItems.self)
     }
 
     /// `reserveRing()` for a typed owner: records `items` as the item type.
-    package func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
+    package final func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
         if ringBlock != nil { return }
         _ = try installRing(itemType: items)
     }
@@ -446,7 +507,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Allocates a ring, records the item type in it (nil for `UntypedItems`) and the
     /// taken count carried over from a ring given back, and publishes it; racing callers:
     /// one CAS wins, losers free theirs. Returns the ring installed (a racing winner's).
-    private func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
+    private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
         if let block = MPSCQueue.block(word) { return RawRing(block: block) }
         let fresh = try RawRing(tryCapacity: capacity, slotBytes: slotBytes)
@@ -469,7 +530,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The overflow path's ring, under the overflow lock: the current one, or — the one the
     /// producer loaded was given back ("Giving the ring back") — a fresh one, recording the
     /// item type the old one recorded (a producer holds the old block inside its section).
-    func currentRingUnderLock(replacing old: RawRing) -> RawRing {
+    final func currentRingUnderLock(replacing old: RawRing) -> RawRing {
         if let block = ringBlock { return RawRing(block: block) }
         do {
             return try installRing(itemType: old.itemType ?? UntypedItems.self)
@@ -483,14 +544,14 @@ package final class MPSCQueue: @unchecked Sendable {
     /// from; on `.closed` nothing was copied). Lock-free unless the ring is full (then one
     /// short critical section appends to the ordered overflow). Never fails for lack of space.
     @inlinable @inline(__always)
-    package func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
+    package final func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
         enqueue(moving: source, itemBytes: itemBytes, recording: UntypedItems.self)
     }
 
     /// `enqueue(moving:)` for a typed owner: an enqueue that allocates the ring records
     /// `items` as the item type ("Where the fields live").
     @inlinable @inline(__always)
-    package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult {
+    package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult {
         enqueue(moving: source, itemBytes: itemBytes, recording: items)
     }
 
@@ -499,7 +560,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// of word moves instead of a switch on the queue's `itemBytes`. `itemBytes` must be
     /// this queue's.
     @inlinable @inline(__always)
-    package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+    package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                    recording items: Items.Type) -> EnqueueResult {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
@@ -512,7 +573,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// `enqueueIfRing`, inside a ring epoch section when this thread is outside one (not a
     /// pool worker) and the queue's ring may be given back (RingEpoch.swift): one TLS load.
     @inlinable @inline(__always)
-    func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+    final func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         _slowPath(ckshim_epoch_depth() == 0) && reclaimable
             ? enqueueInSection(moving: source, itemBytes: itemBytes)
             : enqueueIfRing(moving: source, itemBytes: itemBytes)
@@ -524,7 +585,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// twice, the look-up was hoisted onto every unspecialised send: +340 instructions per
     /// sequential message.)
     @inlinable @inline(never)
-    func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+    final func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                           recording items: Items.Type) -> EnqueueResult {
         while true {
             _ = allocateRing(recording: items)
@@ -536,7 +597,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// `enqueueIfRing` for a thread outside a ring epoch section: inside one. Out of line
     /// (pool workers never come here) and not generic (see `enqueue`).
     @usableFromInline @inline(never)
-    func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+    final func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         ckshim_epoch_enter()
         defer { ckshim_epoch_exit() }
         return enqueueIfRing(moving: source, itemBytes: itemBytes)
@@ -545,7 +606,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The insert of an enqueue into the queue's ring (or its overflow) and the idle-flag
     /// claim; nil, with nothing done, when the queue has no ring.
     @inlinable @inline(__always)
-    func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+    final func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(self)
         #endif
@@ -557,7 +618,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The insert into `ring` (the queue's, just loaded): the ring, or the overflow; then
     /// the idle-flag claim.
     @inlinable @inline(__always)
-    func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> EnqueueResult {
+    final func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> EnqueueResult {
         #if DEBUG
         MPSCQueueTestHook.claimIfArmed(self)
         #endif
@@ -577,7 +638,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// True when a send from this thread must enter a ring epoch section first: the thread
     /// is in none (not a pool worker) and the queue's ring may be given back (RingEpoch.swift).
-    @inlinable package var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
+    @inlinable package final var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
 
     /// The ring path of `enqueue(moving:itemBytes:recording:)` alone, for a specialised send
     /// that does everything else out of line (its common case then needs no callee-saved
@@ -586,7 +647,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// ring — the caller then makes the full enqueue. `itemBytes` must be this queue's. The
     /// caller is inside a ring epoch section unless `sendNeedsSection` is false.
     @inlinable @inline(__always)
-    package func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int) -> Bool? {
+    package final func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int) -> Bool? {
         assert(!sendNeedsSection, "enqueueOnRing outside a ring epoch section on a reclaimable queue")
         if closed.load(ordering: .relaxed) { return nil }
         #if DEBUG
@@ -621,7 +682,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The rest of `enqueueOnRing` when an earlier ticket is not committed yet: the commit
     /// (after it), the fence and the idle-flag claim.
     @usableFromInline @inline(never)
-    func commitAfterWaitAndClaim(_ ring: RawRing, ticket: UInt32) -> Bool {
+    final func commitAfterWaitAndClaim(_ ring: RawRing, ticket: UInt32) -> Bool {
         ring.commitMultiProducer(ticket: ticket)
         ckshim_fence_atomic_load()
         return claimConsumer()
@@ -634,7 +695,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// item went behind an overflow that was already active under the lock, so the caller
     /// owes no store→load fence before its flag load ("Who runs the consumer", file comment).
     @inlinable @inline(__always)
-    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
+    final func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         lockOverflow()
         if appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes) {
             overflowLock.store(false, ordering: .releasing)
@@ -647,7 +708,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Under the overflow lock: when the overflow is already active and its tail chunk has
     /// room, copies the item into the tail's next slot and returns true; else does nothing.
     @inlinable @inline(__always)
-    func appendBehindActiveOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
+    final func appendBehindActiveOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         guard overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail else { return false }
         let tail = OverflowChunk(tailBase)
         let index = tail.count
@@ -660,7 +721,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.
     @inlinable @inline(__always)
-    package func enqueue(word: UInt) -> EnqueueResult {
+    package final func enqueue(word: UInt) -> EnqueueResult {
         assert(itemBytes == 8, "enqueue(word:) on a queue of \(itemBytes)-byte items")
         var word = word
         return enqueue(moving: &word)
@@ -696,7 +757,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// The producer side of the idle flag: true for the one caller that took it from idle.
     @inlinable @inline(__always)
-    func claimConsumer() -> Bool {
+    final func claimConsumer() -> Bool {
         consumerIdle.load(ordering: .relaxed)
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
@@ -706,7 +767,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// makes sure such a turn follows. True when the caller took the consumer from idle
     /// and must schedule it. The fence gives the producer's half of the Dekker pair of
     /// "Who runs the consumer" (file comment), with the waiter record in place of an item.
-    package func claimConsumerForWaiter() -> Bool {
+    package final func claimConsumerForWaiter() -> Bool {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         return claimConsumer()
     }
@@ -717,13 +778,13 @@ package final class MPSCQueue: @unchecked Sendable {
     /// consumer gives the ring back (sealed), so an owner that takes nil for "full" (a
     /// bounded mailbox) does not make its queue reclaimable.
     @inlinable @inline(__always)
-    package func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
+    package final func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
         tryEnqueue(moving: source, recording: UntypedItems.self)
     }
 
     /// `tryEnqueue(moving:)` for a typed owner (see `enqueue(moving:recording:)`).
     @inlinable @inline(__always)
-    package func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
+    package final func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
         // Outside a ring epoch section, on a reclaimable queue: inside one (RingEpoch.swift).
         let entered = _slowPath(ckshim_epoch_depth() == 0) && reclaimable
@@ -734,7 +795,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// The insert of `tryEnqueue`: the ring only (see `insert`).
     @inlinable @inline(__always)
-    func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
+    final func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         let ring = self.ring(recording: items)
         var ticket: UInt32 = 0
         guard !overflowActive.load(ordering: .acquiring),
@@ -747,7 +808,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Word form of `tryEnqueue(moving:)`.
     @inlinable @inline(__always)
-    package func tryEnqueue(word: UInt) -> EnqueueResult? {
+    package final func tryEnqueue(word: UInt) -> EnqueueResult? {
         assert(itemBytes == 8, "tryEnqueue(word:) on a queue of \(itemBytes)-byte items")
         var word = word
         return tryEnqueue(moving: &word)
@@ -758,7 +819,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// no overflow is pending, else an append: a copy into the tail chunk's next slot (a
     /// new chunk when the tail is full).
     @usableFromInline @inline(never)
-    func enqueueSlow(source: UnsafeRawPointer, ring loaded: RawRing) {
+    final func enqueueSlow(source: UnsafeRawPointer, ring loaded: RawRing) {
         defer { overflowLock.store(false, ordering: .releasing) }
         // The ring the producer loaded may have been given back (sealed: its claim failed
         // as "full"): the lock orders this load after the detach ("Giving the ring back").
@@ -784,7 +845,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// The queue's first overflow append: its overflow list, published in the ring block
     /// (release) before `overflowActive` is set. Under overflowLock.
     @inline(never)
-    func makeOverflowList(_ ring: RawRing) -> OverflowList {
+    final func makeOverflowList(_ ring: RawRing) -> OverflowList {
         let list = OverflowList.allocate()
         ring.overflowListBase = list.base
         return list
@@ -792,7 +853,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// A new tail chunk (twice the last one's size, up to the maximum). Under overflowLock.
     @inline(never)
-    func appendOverflowChunk(to list: OverflowList, after tail: OverflowChunk?) -> OverflowChunk {
+    final func appendOverflowChunk(to list: OverflowList, after tail: OverflowChunk?) -> OverflowChunk {
         let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) } ?? OverflowChunk.firstCapacity
         let fresh = OverflowChunk.allocate(capacity: capacity, slotBytes: slotBytes)
         if let tail { tail.next = fresh.base } else { list.head = fresh.base }
@@ -802,7 +863,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Pointer convenience for `enqueue(word:)`.
     @inlinable @inline(__always)
-    package func enqueue(_ pointer: UnsafeMutableRawPointer) -> EnqueueResult {
+    package final func enqueue(_ pointer: UnsafeMutableRawPointer) -> EnqueueResult {
         enqueue(word: UInt(bitPattern: pointer))
     }
 
@@ -814,7 +875,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable @inline(__always)
-    package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
+    package final func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
         drain(max: max, lingering: lingering, itemBytes: itemBytes, taking: take, body)
     }
@@ -824,7 +885,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// constant instead of a load and a multiplication per item. `itemBytes` must be this
     /// queue's.
     @inlinable @inline(__always)
-    package func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int,
+    package final func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int,
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
@@ -865,7 +926,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// nothing else to run. True when something arrived (the drain goes on), false when the
     /// drain should go idle. Consumer only, on a thread where ckshim_linger_get() is set.
     @usableFromInline @inline(never)
-    func lingerForMore(_ ring: RawRing) -> Bool {
+    final func lingerForMore(_ ring: RawRing) -> Bool {
         // An overflow already active is one the drain could not take (the ring is not
         // quiescent: a producer between claim and commit): looking again would find it at
         // once, every time, and spin on that producer without bound: goIdle's bounded
@@ -887,7 +948,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
     /// the chunk once its last item is out.
     @inlinable
-    func takePending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, slotBytes: Int,
+    final func takePending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, slotBytes: Int,
                            _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
         let index = list.pendingIndex
         let item = take(chunk.slot(index, slotBytes: slotBytes))
@@ -898,14 +959,14 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Word form of `drain(max:taking:_:)` (a queue of 8-byte items).
     @inlinable
-    package func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
+    package final func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
         drain(max: max, taking: { $0.load(as: UInt.self) }, body)
     }
 
     /// A pending chunk is used up: free it at once (a burst of millions of messages must
     /// not keep megabytes after the mailbox drained) and go on with the next. Consumer only.
     @usableFromInline @inline(never)
-    func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
+    final func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
         list.pendingChunk = chunk.next
         list.pendingIndex = 0
         chunk.deallocate()
@@ -917,7 +978,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// — a claimed ring slot, an active overflow — is looked at again. Inlined into the
     /// drain (a store, two loads, no frame); its other outcome, `keepTurn`, is out of line.
     @inlinable @inline(__always)
-    func goIdle(_ ring: RawRing?) -> DrainOutcome {
+    final func goIdle(_ ring: RawRing?) -> DrainOutcome {
         assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
@@ -943,7 +1004,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// (`waitForCommit`), so the next turn finds it ("Producers between claim and commit").
     /// Out of line: goIdle's common path, going idle, stays as short as it was. Consumer only.
     @usableFromInline @inline(never)
-    func keepTurn(_ ring: RawRing?) -> DrainOutcome {
+    final func keepTurn(_ ring: RawRing?) -> DrainOutcome {
         guard consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
         else { return .empty }
         if let ring, !ring.isQuiescent { waitForCommit(ring) }
@@ -960,7 +1021,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// that the producer can get one. The drain then returns `.more`, and the next turn
     /// takes what committed meanwhile. Consumer only.
     @usableFromInline @inline(never)
-    func waitForCommit(_ ring: RawRing) {
+    final func waitForCommit(_ ring: RawRing) {
         for _ in 0..<MPSCQueue.commitPolls {
             #if DEBUG
             MPSCQueueTestHook.commitWaitIfArmed(self)
@@ -973,13 +1034,13 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Pointer convenience for `drain(max:_:)` (every word must have been a pointer).
     @inlinable
-    package func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> DrainOutcome {
+    package final func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> DrainOutcome {
         drain(max: max) { (word: UInt) in body(UnsafeMutableRawPointer(bitPattern: word)!) }
     }
 
     /// Moves the overflow list into `pending` if the ring is quiescent. Consumer only.
     @usableFromInline @inline(never)
-    func takeOverflowIfQuiescent(_ ring: RawRing) -> Bool {
+    final func takeOverflowIfQuiescent(_ ring: RawRing) -> Bool {
         guard overflowActive.load(ordering: .acquiring) else { return false }
         return withOverflowLock {
             guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return false }
@@ -1007,7 +1068,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// meanwhile, and its item is delivered as usual. Consumer only, right after a drain
     /// that returned `.empty`. No allocation.
     @discardableResult
-    package func releaseIdleRing() -> Bool {
+    package final func releaseIdleRing() -> Bool {
         var dropped = 0
         return releaseIdleRing(overflowAppends: &dropped)
     }
@@ -1015,7 +1076,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// `releaseIdleRing()`, adding to `dropped` the count of overflow sends the list given
     /// back held (`overflowAppends` starts again from 0): an owner that reports totals
     /// keeps them exact by adding it to its own count of retired overflows.
-    package func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool {
+    package final func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool {
         guard reclaimable, let block = ringBlock else { return false }
         let ring = RawRing(block: block)
         guard !overflowActive.load(ordering: .acquiring), overflowList(ring)?.pendingChunk == nil else { return false }
@@ -1048,7 +1109,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// registry lock): true when the queue has a ring and took no item since the previous
     /// call (the taken count matches the snapshot it keeps in the ring block's header, a
     /// word only the walker touches); records the count either way. Any thread.
-    package func ringIdleSinceLastLook() -> Bool {
+    package final func ringIdleSinceLastLook() -> Bool {
         readingRing { ring, _ in
             guard let ring else { return false }
             let seen = UInt64(truncatingIfNeeded: ring.takenCount) &+ 1  // 0: never looked
@@ -1060,19 +1121,19 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// True while the queue holds a ring (a snapshot). Any thread.
-    package var hasRing: Bool { ringBlock != nil }
+    package final var hasRing: Bool { ringBlock != nil }
 
     /// Closes the queue: later enqueues are refused with `.closed`. Any thread; idempotent.
     /// Returns true for the call that closed it.
     @discardableResult @usableFromInline
-    package func markClosed() -> Bool {
+    package final func markClosed() -> Bool {
         !closed.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     /// Closes the queue and hands back every counted item, in order. Consumer only.
     /// (An enqueue racing with close may still land afterwards; it is counted and will be
     /// reported by the next `becameNonEmpty`, see the file comment.)
-    package func closeAndTakeAll() -> [UInt] {
+    package final func closeAndTakeAll() -> [UInt] {
         markClosed()
         var out: [UInt] = []
         while drain(max: Int.max, { out.append($0) }) == .more {
@@ -1082,15 +1143,15 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// Pointer form of `closeAndTakeAll()`; the shape MNSerialExecutor uses.
-    package func close() -> [UnsafeMutableRawPointer] {
+    package final func close() -> [UnsafeMutableRawPointer] {
         closeAndTakeAll().map { UnsafeMutableRawPointer(bitPattern: $0)! }
     }
 
     /// True once `close()` ran.
-    @usableFromInline package var isClosed: Bool { closed.load(ordering: .acquiring) }
+    @usableFromInline package final var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Items counted and not yet drained (a snapshot).
-    @usableFromInline package var approximateCount: Int {
+    @usableFromInline package final var approximateCount: Int {
         readingRing { ring, _ in
             guard let ring else { return 0 }
             guard let list = overflowList(ring) else { return ring.count }
@@ -1102,16 +1163,16 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// True while a consumer turn is running or due (a producer claimed it since the last
     /// `.empty`). A consumer that sees false has nothing to do and must not drain to find out.
-    @inlinable package var hasPendingWork: Bool { !consumerIdle.load(ordering: .acquiring) }
+    @inlinable package final var hasPendingWork: Bool { !consumerIdle.load(ordering: .acquiring) }
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
-    package var overflowAppends: Int {
+    package final var overflowAppends: Int {
         readingRing { ring, _ in ring.flatMap { overflowList($0)?.appendCount } ?? 0 }
     }
 
     /// Runs `body` holding the overflow spin lock.
     @usableFromInline
-    func withOverflowLock<R>(_ body: () -> R) -> R {
+    final func withOverflowLock<R>(_ body: () -> R) -> R {
         lockOverflow()
         defer { overflowLock.store(false, ordering: .releasing) }
         return body()
@@ -1119,7 +1180,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Takes the overflow spin lock (given back by a releasing store of false).
     @inlinable @inline(__always)
-    func lockOverflow() {
+    final func lockOverflow() {
         if !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             lockOverflowContended()
         }
@@ -1133,7 +1194,7 @@ package final class MPSCQueue: @unchecked Sendable {
     /// was busy, and with both CPUs free fan-in with 4–64 senders at 2 workers ran 25–33 %
     /// slower (Benchmarks/README.md, "Round `overflow-wait`").
     @usableFromInline @inline(never)
-    func lockOverflowContended() {
+    final func lockOverflowContended() {
         var spins = 0
         var pause = 1
         repeat {
@@ -1148,7 +1209,7 @@ package final class MPSCQueue: @unchecked Sendable {
 
     /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
     /// a burst has drained. Consumer only (for tests).
-    package var overflowChunksHeld: Int {
+    package final var overflowChunksHeld: Int {
         guard let block = ringBlock, let list = overflowList(RawRing(block: block)) else {
             return 0
         }
@@ -1156,7 +1217,7 @@ package final class MPSCQueue: @unchecked Sendable {
     }
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
-    package var ringBytes: Int {
+    package final var ringBytes: Int {
         ringBlock == nil ? 0 : RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
     }
 }

@@ -30,10 +30,39 @@ private struct BigCounted: Sendable {
 @Suite("A cell's mailbox is a Mailbox<Message>", .serialized)
 struct CellMailboxTests {
     private func makeEventCell<M: Sendable>(_ system: ActorSystem, capacity: Int, _: M.Type) throws -> ActorCell<ClosureActor<M>> {
-        let mailbox: Mailbox<M> = try system.makeMailbox(capacity: capacity, for: M.self)
-        return ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
-                                          supervisor: system.defaultSupervisor, mailbox: mailbox, mailboxPass: nil,
-                                          bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+        let cell = ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
+                                              supervisor: system.defaultSupervisor,
+                                              mailbox: try system.mailboxShape(capacity: capacity, for: M.self),
+                                              mailboxPass: nil, bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+        try system.reserveEagerRing(of: cell, for: M.self)  // as the spawn does
+        return cell
+    }
+
+    @Test("a cell is its own mailbox queue: sends land in it, its counts are the cell's; a pool's router leaves its own unused")
+    func cellIsItsOwnQueue() throws {
+        let deterministic = DeterministicScheduler(seed: 44)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        let cell = try makeEventCell(system, capacity: 4, Int.self)
+        #expect(cell.mailbox.queue === cell, "one object: the cell is the queue (MPSCQueue, \"One object\")")
+        #expect(!cell.hasRing, "the ring is lazy")
+        for i in 0..<5 { #expect(cell.mailbox.send(i).isAccepted) }  // 3 in the ring, 2 overflowed
+        #expect(cell.acceptedCount == 5 && cell.overflowCount == 2 && cell.userMailboxDepth == 5)
+        var taken: [Int] = []
+        while cell.mailbox.drain(max: 10, { taken.append($0) }) == .more {}
+        #expect(taken == [0, 1, 2, 3, 4])
+        #expect(cell.acceptedCount == 5 && cell.retiredAcceptedCount == 5 && cell.userMailboxDepth == 0)
+        // A spawned event actor's queue may give its ring back (the idle-mailbox walk asks the cell itself).
+        let spawned = try system.spawn { (_: Int, _) in }
+        guard case .cell(let spawnedCell) = spawned.target else { Issue.record("an event actor's ref is its cell"); return }
+        #expect(spawnedCell.mailbox.queue === spawnedCell && spawnedCell.reclaimable)
+        // A router has no mailbox: its queue stays ring-less, counts 0, and is never reclaimable.
+        let pool = try system.spawnPool(size: 2) { (_: Int, _) in }
+        guard case .router(let router) = pool.target else { Issue.record("a pool's ref is its router"); return }
+        pool.tell(1)
+        try deterministic.runUntilQuiescent()
+        #expect(!router.hasRing && !router.reclaimable)
+        #expect(router.acceptedCount == 0 && router.overflowCount == 0)
     }
 
     @Test("an event actor's cell releases the payloads left in its mailbox exactly once when it goes (ring, overflow, boxed, eager ring)")
@@ -72,9 +101,9 @@ struct CellMailboxTests {
         defer { system.shutdown() }
         let before = Counted.live.load(ordering: .relaxed)
         do {
-            let mailbox: Mailbox<Counted> = try system.makeMailbox(capacity: 4, for: Counted.self)
             let cell = SequentialActorCell<Counted>(id: system.nextActorID(), name: nil, system: system,
-                                                    mailbox: mailbox, body: { _ in })
+                                                    mailbox: try system.mailboxShape(capacity: 4, for: Counted.self),
+                                                    body: { _ in })
             for i in 0..<10 { #expect(cell.mailbox.send(Counted(i)).isAccepted) }
             let (first, _) = cell.mailbox.takeOne()  // the Inbox's specialised take
             #expect(first?.value == 0)

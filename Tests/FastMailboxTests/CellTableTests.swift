@@ -14,7 +14,7 @@ struct CellTableTests {
         try (0..<count).map { _ in
             ActorCell<ClosureActor<Int>>(
                 id: system.nextActorID(), name: nil, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                mailbox: try system.makeMailbox(capacity: 16, for: Int.self), mailboxPass: nil, bounded: false,
+                mailbox: try system.mailboxShape(capacity: 16, for: Int.self), mailboxPass: nil, bounded: false,
                 instance: ClosureActor { _, _ in }, factory: nil)
         }
     }

@@ -99,7 +99,7 @@ struct SpawnPathTests {
         let cells = try (0..<20_000).map { index in
             ActorCell<ClosureActor<Int>>(
                 id: ActorID(rawValue: first + UInt64(index * stride)), name: nil, system: system, parent: nil,
-                supervisor: nil, mailbox: try system.makeMailbox(capacity: 16, for: Int.self), mailboxPass: nil,
+                supervisor: nil, mailbox: try system.mailboxShape(capacity: 16, for: Int.self), mailboxPass: nil,
                 bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
         }
         let table = CellTable()
