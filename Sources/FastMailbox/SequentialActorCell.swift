@@ -51,7 +51,7 @@
 // requestStop, which wakes a parked receive itself, or by the body itself (while it runs,
 // so never while it is parked). A task already cancelled does not park (→ .cancelled); the
 // check reads `taskCancelled` from the word it loaded anyway, set by the one cancellation
-// handler runBody registers for the body's whole life, not one per park (each registration
+// handler the body's task registers for the body's whole life, not one per park (each registration
 // is a status-record lock). The handler may run with the task's status-record lock held,
 // so it only ORs the flag in: resuming the task from there would take that lock again.
 // The task handle: startBody CASes notStarted → awake before it creates the task, stores
@@ -150,7 +150,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @exclusivity(unchecked) var waiter: UnsafeContinuation<WakeReason, Never>?
     /// The body's task: written once by startBody before it sets `taskPublished`; read by
     /// requestStop only after seeing that flag.
-    @exclusivity(unchecked) var bodyTask: Task<Void, Never>?
+    @exclusivity(unchecked) var bodyTask: Task<Void, any Error>?
     /// Why the body ended: written by the task before it stores the phase `ended`; read by
     /// the turn only after loading that phase.
     @exclusivity(unchecked) var ended: TerminationReason?
@@ -355,9 +355,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The task's last act: hands the mailbox to the turn (C2), which finalizes the stop.
-    func bodyDidEnd(_ reason: TerminationReason) {
+    /// The task's last act (out of line: it adds nothing to the task's initial context):
+    /// dead-letters what the Inbox set aside and hands the mailbox to the turn (C2), which
+    /// finalizes the stop.
+    @inline(never)
+    func bodyDidEnd(_ reason: TerminationReason, inbox: Inbox<Message>) {
         mailbox.close()
+        inbox.finish()
         ended = reason
         var word = wake.load(ordering: .relaxed)
         while true {  // release: `ended` and the task's last drain before the turn's
@@ -447,33 +451,32 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             word = original
         }
         guard next == Wake.awake else { return }
-        // The closure captures only the cell (runBody reads `body` from it, and its frame
-        // lives in the task's allocator): one 32-byte context per actor, where capturing
-        // the body closure as well took a second, 40-byte one.
-        let task = Task(executorPreference: system.scheduler.taskExecutor) { [self] in await runBody() }
+        // The task's frames live in its allocator's first 1,000-byte slab (the runtime's
+        // fixed size); a body whose frames do not fit gets a second slab (+1,016 heap bytes
+        // for as long as it lives). So this side keeps its share of the slab small:
+        //  - a throwing operation: the non-throwing Task init wraps it in a reabstraction
+        //    thunk (two more frames, and a 32-byte heap context per actor);
+        //  - the body's whole run is this closure, not a call to a method: its frame is the
+        //    task's initial context, allocated with the task object, not in the slab.
+        // The closure captures only the cell (it reads `body` from it).
+        let task = Task<Void, any Error>(executorPreference: system.scheduler.taskExecutor) { [self] in
+            let inbox = Inbox(cell: self)
+            var failure: (any Error)?
+            do {
+                try await withTaskCancellationHandler {
+                    try await body(inbox)
+                } onCancel: { [self] in
+                    // Only the flag (see "Wake-up protocol": the status-record lock may be held).
+                    wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
+                }
+            } catch {
+                failure = error
+            }
+            bodyDidEnd(terminationReason(after: failure), inbox: inbox)
+        }
         bodyTask = task
         let before = wake.bitwiseOr(Wake.taskPublished, ordering: .acquiringAndReleasing).oldValue
         if before & Wake.cancelRequested != 0 { task.cancel() }  // a stop(.immediately) came first
-    }
-
-    /// The body's task: runs the body, then hands the mailbox to the turn.
-    private func runBody() async {
-        let inbox = Inbox(cell: self)
-        var failure: (any Error)?
-        do {
-            try await withTaskCancellationHandler {
-                try await body(inbox)
-            } onCancel: { [self] in
-                // Only the flag (see "Wake-up protocol": the status-record lock may be held).
-                wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
-            }
-        } catch {
-            failure = error
-        }
-        let reason = terminationReason(after: failure)
-        mailbox.close()
-        inbox.finish()
-        bodyDidEnd(reason)
     }
 
     // MARK: AnyActorCell hooks
@@ -513,7 +516,7 @@ enum SequentialWake {
     static let endedBeforeStart: UInt64 = 5
     static let taskPublished: UInt64 = 1 << 3
     static let cancelRequested: UInt64 = 1 << 4
-    /// The body's task was cancelled (runBody's cancellation handler).
+    /// The body's task was cancelled (the cancellation handler startBody's task registers).
     static let taskCancelled: UInt64 = 1 << 5
     static let generationShift: UInt64 = 6
 
