@@ -63,6 +63,22 @@
 // instead, so the same turn ends the cell (the stop schedules nothing for a body that
 // has not started: it relies on that first turn).
 //
+// ## Giving the ring back (ActorSystem+Reclaim)
+// The mailbox is reclaimable, as an event actor's: a parked body that once got a message
+// would otherwise keep its ring (~460 bytes at 32 slots) for as long as it waits. A walk
+// that finds the ring idle since its previous look asks the cell (the request word or
+// message, AnyActorCell.requestMailboxRelease); the cell's turn takes the request and ORs
+// `releaseRequested` into `wake` (requestRingRelease): `parked` → `awake` with the flag,
+// then it resumes `waiter` (.signalled: the receive looks again) — the same CAS out of
+// `parked` as any resumer's, so the continuation is still resumed once; `awake` or
+// `signalled` → the flag only. Only the consumer gives the ring back (MPSCQueue, "Giving
+// the ring back"): `suspend`, about to park after its drain found the mailbox empty, sees
+// the flag in the word it loaded, calls MPSCQueue.releaseIdleRing, clears the flag and
+// parks as usual (the parking CAS would drop a flag set again meanwhile). A sender that claimed meanwhile makes the release give
+// up (its message is delivered) and, having taken the mailbox from idle, signals the body
+// as any sender does; a send after the release installs a fresh ring. Nothing per message
+// but one test of a bit `suspend` already loaded.
+//
 // ## Stop and end
 //   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
 //     ActorStoppedError at once), wakes the body (a parked receive is resumed), and
@@ -305,6 +321,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
                 } else {
+                    // A walk asked for the ring back (see "Giving the ring back"): out of line,
+                    // so this path keeps its registers.
+                    if _slowPath(word & Wake.releaseRequested != 0) { return releaseRingThenSuspend(continuation) }
                     let parked = Wake.parking(word)
                     let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
                     guard exchanged else { word = original; continue }
@@ -329,6 +348,45 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 return
             }
             word = original
+        }
+    }
+
+    /// Gives the mailbox's ring back (MPSCQueue.releaseIdleRing): the body's task only (the
+    /// consumer, C1), right after a drain that found the mailbox empty (suspend). A producer
+    /// that claimed meanwhile makes it give up; its message is delivered as usual. The
+    /// overflow sends counted in a list given back go to the system's retired count, as an
+    /// event actor's do (ActorCellBase.releaseMailboxRing).
+    /// Then clears `releaseRequested` (an RMW: other bits may change meanwhile) and
+    /// suspends as usual. No drain ran since the caller's, so suspend's look at the word
+    /// still follows an empty drain.
+    @inline(never)
+    private func releaseRingThenSuspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
+        var overflows = 0
+        if mailbox.queue.releaseIdleRing(overflowAppends: &overflows) {
+            system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
+            system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
+        }
+        wake.bitwiseAnd(~Wake.releaseRequested, ordering: .acquiringAndReleasing)
+        return suspend(continuation)
+    }
+
+    /// A walk asked for the ring back (the turn; see "Giving the ring back"): sets
+    /// `releaseRequested` for the body's next park, and wakes a parked body so that it looks
+    /// again, finds the mailbox empty and parks once more, giving the ring back first. A
+    /// body not running (not started, ended) has no ring to give: nothing. Any thread.
+    private func requestRingRelease() {
+        var word = wake.load(ordering: .relaxed)
+        while true {
+            let next: UInt64
+            switch Wake.phase(word) {
+            case Wake.parked: next = Wake.replacingPhase(of: word, with: Wake.awake) | Wake.releaseRequested
+            case Wake.awake, Wake.signalled: next = word | Wake.releaseRequested
+            default: return
+            }
+            let (exchanged, original) = wake.compareExchange(expected: word, desired: next, ordering: .acquiringAndReleasing)
+            guard exchanged else { word = original; continue }
+            if Wake.phase(word) == Wake.parked { waiter.unsafelyUnwrapped.resume(returning: .signalled) }
+            return
         }
     }
 
@@ -376,11 +434,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     // MARK: the turn (system messages, start, final stop, dead letters)
 
     override func runTurn(budget: Int) -> TurnOutcome {
-        let systemOutcome = drainSystem()
+        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked (the word…
+        let systemOutcome = drainSystem(releaseRequested: &releaseRing)  // …or a message)
         if isCreated {
             advance(.start)
             startBody()
         }
+        if releaseRing { requestRingRelease() }
         var mailboxOutcome = MPSCQueue.DrainOutcome.empty
         if let ended = endedReason() {
             finalize(ended)
@@ -499,8 +559,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
 
 /// The layout of SequentialActorCell's `wake` word: bits 0–2 the body's phase, bit 3
-/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bits 6–63 the
-/// generation of the current (or last) wait. See the cell's file comment for who changes what.
+/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bit 6
+/// `releaseRequested`, bits 7–63 the generation of the current (or last) wait. See the cell's file comment for who changes what.
 enum SequentialWake {
     static let phaseMask: UInt64 = 0b111
     static let notStarted: UInt64 = 0
@@ -518,14 +578,18 @@ enum SequentialWake {
     static let cancelRequested: UInt64 = 1 << 4
     /// The body's task was cancelled (the cancellation handler startBody's task registers).
     static let taskCancelled: UInt64 = 1 << 5
-    static let generationShift: UInt64 = 6
+    /// A walk asked for the mailbox's ring back: the body's next park gives it back first
+    /// (a request, not a state: the parking CAS clears it).
+    static let releaseRequested: UInt64 = 1 << 6
+    static let generationShift: UInt64 = 7
 
     @inline(__always) static func phase(_ word: UInt64) -> UInt64 { word & phaseMask }
     @inline(__always) static func generation(_ word: UInt64) -> UInt64 { word >> generationShift }
     @inline(__always) static func replacingPhase(of word: UInt64, with phase: UInt64) -> UInt64 {
         (word & ~phaseMask) | phase
     }
-    /// `word` (awake) as parked in the next generation (wrapping), flags kept.
+    /// `word` (awake) as parked in the next generation (wrapping), flags kept but
+    /// `releaseRequested` (the park that sees it has acted on it).
     @inline(__always) static func parking(_ word: UInt64) -> UInt64 {
         let flags = word & (taskPublished | cancelRequested | taskCancelled)
         return ((generation(word) &+ 1) << generationShift) | flags | parked
