@@ -249,6 +249,9 @@ import Synchronization
         }
         let expected = 2 * bursts * burst
         #expect(eventually(timeout: .seconds(30)) { probes.allSatisfy { $0.count == expected } })
+        // Idle at last: the walks take every ring (so the release path ran, racing or not).
+        #expect(eventually { try! refs.allSatisfy { try !sequentialQueue(of: $0).hasRing } },
+                "\(system.idleMailboxRingsReleased) rings given back")
         walking.on.store(false, ordering: .relaxed)
         for probe in probes {
             let values = probe.values
