@@ -453,7 +453,7 @@ extension SequentialActorTests {
         // What stays (SequentialActorCell, "Cost floor"): the task object and its first
         // task-allocator slab (1,016 B, the runtime's), cell, queue, Inbox, the body's
         // closure context, a registry slot; and the ring until a walk takes it. Measured
-        // (x86_64, Swift 6.3.1), mallinfo: release 2,171 B parked, ~1,700 B without the
+        // (x86_64, Swift 6.3.1), mallinfo: release 2,155 B parked, ~1,675 B without the
         // ring (3,243 B before the body's task fitted one slab and rings were given back);
         // debug builds' larger frames take a second slab: 3,215 and 2,738 B. Over 4,000
         // actors, so another suite's allocations meanwhile move it little.
