@@ -455,7 +455,7 @@ extension SequentialActorTests {
         // closure context, a registry slot; and the ring until a walk takes it. Measured
         // (x86_64, Swift 6.3.1), mallinfo: release 2,155 B parked, ~1,675 B without the
         // ring (3,243 B before the body's task fitted one slab and rings were given back);
-        // debug builds' larger frames take a second slab: 3,215 and 2,738 B. Over 4,000
+        // debug builds' larger frames take a second slab: 3,197 and 2,719 B. Over 4,000
         // actors, so another suite's allocations meanwhile move it little.
         #if DEBUG
         let parkedBound = 3_500.0, ringlessBound = 3_000.0
