@@ -1,6 +1,6 @@
 // ActorSystem+Reclaim — idle actors give their mailbox ring back (issue 9, item 6).
 //
-// An event actor's mailbox allocates its ring (~460 bytes with 32 word slots) on its first
+// An actor's mailbox allocates its ring (~460 bytes with 32 word slots) on its first
 // message. An actor that handled a few messages and went idle would keep it for ever; the
 // walk below takes it back, so an idle actor costs its cell and queue again. How the ring
 // is given back safely while senders may still hold its address (seal, detach, grace
@@ -8,7 +8,7 @@
 // who asks, and when:
 //  - a walk (`reclaimIdleMailboxes`, one at a time) visits the registry's cells in chunks
 //    of `reclaimChunk`, each under the registry lock, inside one ring epoch section per
-//    chunk. For each event actor whose mailbox has a ring and took no message since the
+//    chunk. For each actor (event or sequential) whose mailbox has a ring and took no message since the
 //    previous walk (the queue compares its taken count with the walker's snapshot, a word
 //    in the ring block only the walker touches), it asks for a release: it installs the
 //    *release request* word in the cell's system slot (AnyActorCell.requestMailboxRelease,
@@ -16,7 +16,9 @@
 //    (watched, a parent, observed) gets `SystemMessage.releaseMailboxRing` in that queue
 //    instead; a cell with a pending stop is left alone. No registration, nothing per
 //    message.
-//  - either way `hasSystemWork` is true and the cell's next turn is the general one (the
+//  - a sequential actor's turn takes the request likewise and passes it to its body, which
+//    gives the ring back before it next parks (SequentialActorCell, "Giving the ring back");
+//  - either way an event actor's `hasSystemWork` is true and the cell's next turn is the general one (the
 //    fast turn pays nothing: it already tests hasSystemWork). The general turn takes the
 //    word or the message (drainSystem(releaseRequested:); a request drained anywhere else,
 //    mid-turn, is dropped and the next walk asks again), drains as usual, and if the drain
@@ -37,7 +39,7 @@ extension ActorSystem {
     /// Cells visited per hold of the registry lock by a walk.
     static let reclaimChunk = 1_024
 
-    /// Asks every event actor whose mailbox holds a ring and took no message since the
+    /// Asks every actor (event or sequential) whose mailbox holds a ring and took no message since the
     /// previous walk to give that ring back at its next turn (a turn with nothing to do
     /// then frees the ring; the actor's next message allocates a fresh one). The system
     /// walks by itself every `SchedulerConfiguration.idleMailboxReclaimMilliseconds` (MNScheduler)

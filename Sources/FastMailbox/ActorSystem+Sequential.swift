@@ -34,7 +34,8 @@ extension ActorSystem {
         _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         try refuseOnDeterministicScheduler("spawnSequential")
-        let shape = try mailboxShape(capacity: mailboxCapacity, for: Message.self)
+        // Reclaimable: a parked body gives an idle ring back when a walk asks (SequentialActorCell).
+        let shape = try mailboxShape(capacity: mailboxCapacity, for: Message.self, reclaimable: true)
         let id = nextActorID()
         let cell = SequentialActorCell<Message>(id: id, name: name, system: self,
                                                 mailbox: shape, body: body)

@@ -51,7 +51,7 @@
 // requestStop, which wakes a parked receive itself, or by the body itself (while it runs,
 // so never while it is parked). A task already cancelled does not park (→ .cancelled); the
 // check reads `taskCancelled` from the word it loaded anyway, set by the one cancellation
-// handler runBody registers for the body's whole life, not one per park (each registration
+// handler the body's task registers for the body's whole life, not one per park (each registration
 // is a status-record lock). The handler may run with the task's status-record lock held,
 // so it only ORs the flag in: resuming the task from there would take that lock again.
 // The task handle: startBody CASes notStarted → awake before it creates the task, stores
@@ -62,6 +62,22 @@
 // stop's earlier writes are visible), sees the flag and CASes to endedBeforeStart
 // instead, so the same turn ends the cell (the stop schedules nothing for a body that
 // has not started: it relies on that first turn).
+//
+// ## Giving the ring back (ActorSystem+Reclaim)
+// The mailbox is reclaimable, as an event actor's: a parked body that once got a message
+// would otherwise keep its ring (~460 bytes at 32 slots) for as long as it waits. A walk
+// that finds the ring idle since its previous look asks the cell (the request word or
+// message, AnyActorCell.requestMailboxRelease); the cell's turn takes the request and ORs
+// `releaseRequested` into `wake` (requestRingRelease): `parked` → `awake` with the flag,
+// then it resumes `waiter` (.signalled: the receive looks again) — the same CAS out of
+// `parked` as any resumer's, so the continuation is still resumed once; `awake` or
+// `signalled` → the flag only. Only the consumer gives the ring back (MPSCQueue, "Giving
+// the ring back"): `suspend`, about to park after its drain found the mailbox empty, sees
+// the flag in the word it loaded, calls MPSCQueue.releaseIdleRing, clears the flag and
+// parks as usual (the parking CAS would drop a flag set again meanwhile). A sender that claimed meanwhile makes the release give
+// up (its message is delivered) and, having taken the mailbox from idle, signals the body
+// as any sender does; a send after the release installs a fresh ring. Nothing per message
+// but one test of a bit `suspend` already loaded.
 //
 // ## Stop and end
 //   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
@@ -105,13 +121,22 @@
 // libswift_Concurrency, libc and ld.so (the continuation's await and resume, its
 // TaskDependencyStatusRecord added, updated and removed, and the task executor preference
 // looked up by swift_task_enqueue and swift_task_switch: five status-record lock round
-// trips, a pthread mutex each) against ~780 in this package. One parked body is one Swift
-// task: a task with an executor preference parked on a continuation costs 1,433 heap bytes
-// by itself (its object and its allocator's first 1,000-byte slab): most of a parked
-// sequential actor's 2,213 B (ring-bench's spawn workload), the rest being a cell and
-// mailbox like an event actor's. Going much below either needs bodies that are not one task
-// each, or a task without an executor preference (isolated to a per-actor serial executor
-// instead).
+// trips, a pthread mutex each) against ~780 in this package.
+// Memory: a sequential actor parked in receive after one message is 2,123 heap bytes
+// (instruction-probe seqspawn 100000, mallinfo, chunk headers included; valgrind dhat for
+// who allocates what): the task's first allocator slab 1,016 B and the task object 304 B
+// (the runtime's: the slab size is fixed at 1,024 − header; the task's first use is its
+// executor-preference record, at creation), the ring 464 B (until a walk takes it
+// back: "Giving the ring back", then ~1,640 B), the cell with its mailbox queue inside
+// (MPSCQueue, "One object"), the Inbox 40 B, the body's closure context (the caller's), a
+// registry slot. The frames of the
+// task's closure, withTaskCancellationHandler and its operation take ~480 B of the slab,
+// the executor-preference record included; a body whose own frames (its closure and what
+// it awaits, nested) need more than the ~500 B left gets a second slab, +1,016 B (debug
+// builds' frames do). The handler's ~270 B could go if suspend asked the runtime whether
+// the task is cancelled instead of reading `taskCancelled`: measured +100 instructions per
+// ping-pong message, so it stays. Going much below ~1,330 B per actor needs bodies that
+// are not one task each.
 
 import Dispatch
 import MNScheduler
@@ -133,8 +158,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @usableFromInline typealias WakeReason = SequentialWakeReason
     typealias Wake = SequentialWake
 
-    /// True when `Message` travels boxed (see MessageEncoding), computed once.
-    @usableFromInline let boxed = Mailbox<Message>.isBoxed
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
     /// slots, see MessageEncoding). Its queue is the cell itself (MPSCQueue, "One object");
     /// messages still inside when the cell goes (left at a shutdown) are released by the
@@ -152,7 +175,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @exclusivity(unchecked) var waiter: UnsafeContinuation<WakeReason, Never>?
     /// The body's task: written once by startBody before it sets `taskPublished`; read by
     /// requestStop only after seeing that flag.
-    @exclusivity(unchecked) var bodyTask: Task<Void, Never>?
+    @exclusivity(unchecked) var bodyTask: Task<Void, any Error>?
     /// Why the body ended: written by the task before it stores the phase `ended`; read by
     /// the turn only after loading that phase.
     @exclusivity(unchecked) var ended: TerminationReason?
@@ -161,6 +184,10 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @usableFromInline let immediateStop = Atomic<Bool>(false)
     /// `stop(_:)` was called (as opposed to a close by shutdown). Any thread.
     let stopRequested = Atomic<Bool>(false)
+    /// True when `Message` travels boxed (see MessageEncoding), computed once. Beside the
+    /// two flags above, not first: alone it took a padded word (the cell 8 bytes larger,
+    /// one 16-byte malloc step more per actor).
+    @usableFromInline let boxed = Mailbox<Message>.isBoxed
     /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
     let buffered = Atomic<Int>(0)
 
@@ -307,6 +334,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
                 } else {
+                    // A walk asked for the ring back (see "Giving the ring back"): out of line,
+                    // so this path keeps its registers.
+                    if _slowPath(word & Wake.releaseRequested != 0) { return releaseRingThenSuspend(continuation) }
                     let parked = Wake.parking(word)
                     let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
                     guard exchanged else { word = original; continue }
@@ -337,6 +367,45 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
+    /// Gives the mailbox's ring back (MPSCQueue.releaseIdleRing): the body's task only (the
+    /// consumer, C1), right after a drain that found the mailbox empty (suspend). A producer
+    /// that claimed meanwhile makes it give up; its message is delivered as usual. The
+    /// overflow sends counted in a list given back go to the system's retired count, as an
+    /// event actor's do (ActorCellBase.releaseMailboxRing).
+    /// Then clears `releaseRequested` (an RMW: other bits may change meanwhile) and
+    /// suspends as usual. No drain ran since the caller's, so suspend's look at the word
+    /// still follows an empty drain.
+    @inline(never)
+    private func releaseRingThenSuspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
+        var overflows = 0
+        if releaseIdleRing(overflowAppends: &overflows) {
+            system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
+            system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
+        }
+        wake.bitwiseAnd(~Wake.releaseRequested, ordering: .acquiringAndReleasing)
+        return suspend(continuation)
+    }
+
+    /// A walk asked for the ring back (the turn; see "Giving the ring back"): sets
+    /// `releaseRequested` for the body's next park, and wakes a parked body so that it looks
+    /// again, finds the mailbox empty and parks once more, giving the ring back first. A
+    /// body not running (not started, ended) has no ring to give: nothing. Any thread.
+    private func requestRingRelease() {
+        var word = wake.load(ordering: .relaxed)
+        while true {
+            let next: UInt64
+            switch Wake.phase(word) {
+            case Wake.parked: next = Wake.replacingPhase(of: word, with: Wake.awake) | Wake.releaseRequested
+            case Wake.awake, Wake.signalled: next = word | Wake.releaseRequested
+            default: return
+            }
+            let (exchanged, original) = wake.compareExchange(expected: word, desired: next, ordering: .acquiringAndReleasing)
+            guard exchanged else { word = original; continue }
+            if Wake.phase(word) == Wake.parked { waiter.unsafelyUnwrapped.resume(returning: .signalled) }
+            return
+        }
+    }
+
     /// The error a receive throws once the actor is stopping.
     @usableFromInline
     final func stoppedError() -> any Error { ActorStoppedError(actorName: name, actorID: id) }
@@ -360,9 +429,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The task's last act: hands the mailbox to the turn (C2), which finalizes the stop.
-    func bodyDidEnd(_ reason: TerminationReason) {
+    /// The task's last act (out of line: it adds nothing to the task's initial context):
+    /// dead-letters what the Inbox set aside and hands the mailbox to the turn (C2), which
+    /// finalizes the stop.
+    @inline(never)
+    func bodyDidEnd(_ reason: TerminationReason, inbox: Inbox<Message>) {
         markClosed()
+        inbox.finish()
         ended = reason
         var word = wake.load(ordering: .relaxed)
         while true {  // release: `ended` and the task's last drain before the turn's
@@ -377,11 +450,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     // MARK: the turn (system messages, start, final stop, dead letters)
 
     override func runTurn(budget: Int) -> TurnOutcome {
-        let systemOutcome = drainSystem()
+        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked (the word…
+        let systemOutcome = drainSystem(releaseRequested: &releaseRing)  // …or a message)
         if isCreated {
             advance(.start)
             startBody()
         }
+        if releaseRing { requestRingRelease() }
         var mailboxOutcome = MPSCQueue.DrainOutcome.empty
         if let ended = endedReason() {
             finalize(ended)
@@ -452,33 +527,32 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             word = original
         }
         guard next == Wake.awake else { return }
-        // The closure captures only the cell (runBody reads `body` from it, and its frame
-        // lives in the task's allocator): one 32-byte context per actor, where capturing
-        // the body closure as well took a second, 40-byte one.
-        let task = Task(executorPreference: system.scheduler.taskExecutor) { [self] in await runBody() }
+        // The task's frames live in its allocator's first 1,000-byte slab (the runtime's
+        // fixed size); a body whose frames do not fit gets a second slab (+1,016 heap bytes
+        // for as long as it lives). So this side keeps its share of the slab small:
+        //  - a throwing operation: the non-throwing Task init wraps it in a reabstraction
+        //    thunk (two more frames, and a 32-byte heap context per actor);
+        //  - the body's whole run is this closure, not a call to a method: its frame is the
+        //    task's initial context, allocated with the task object, not in the slab.
+        // The closure captures only the cell (it reads `body` from it).
+        let task = Task<Void, any Error>(executorPreference: system.scheduler.taskExecutor) { [self] in
+            let inbox = Inbox(cell: self)
+            var failure: (any Error)?
+            do {
+                try await withTaskCancellationHandler {
+                    try await body(inbox)
+                } onCancel: { [self] in
+                    // Only the flag (see "Wake-up protocol": the status-record lock may be held).
+                    wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
+                }
+            } catch {
+                failure = error
+            }
+            bodyDidEnd(terminationReason(after: failure), inbox: inbox)
+        }
         bodyTask = task
         let before = wake.bitwiseOr(Wake.taskPublished, ordering: .acquiringAndReleasing).oldValue
         if before & Wake.cancelRequested != 0 { task.cancel() }  // a stop(.immediately) came first
-    }
-
-    /// The body's task: runs the body, then hands the mailbox to the turn.
-    private func runBody() async {
-        let inbox = Inbox(cell: self)
-        var failure: (any Error)?
-        do {
-            try await withTaskCancellationHandler {
-                try await body(inbox)
-            } onCancel: { [self] in
-                // Only the flag (see "Wake-up protocol": the status-record lock may be held).
-                wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
-            }
-        } catch {
-            failure = error
-        }
-        let reason = terminationReason(after: failure)
-        markClosed()
-        inbox.finish()
-        bodyDidEnd(reason)
     }
 
     // MARK: AnyActorCell hooks
@@ -500,8 +574,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
 
 /// The layout of SequentialActorCell's `wake` word: bits 0–2 the body's phase, bit 3
-/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bits 6–63 the
-/// generation of the current (or last) wait. See the cell's file comment for who changes what.
+/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bit 6
+/// `releaseRequested`, bits 7–63 the generation of the current (or last) wait. See the cell's file comment for who changes what.
 enum SequentialWake {
     static let phaseMask: UInt64 = 0b111
     static let notStarted: UInt64 = 0
@@ -517,16 +591,20 @@ enum SequentialWake {
     static let endedBeforeStart: UInt64 = 5
     static let taskPublished: UInt64 = 1 << 3
     static let cancelRequested: UInt64 = 1 << 4
-    /// The body's task was cancelled (runBody's cancellation handler).
+    /// The body's task was cancelled (the cancellation handler startBody's task registers).
     static let taskCancelled: UInt64 = 1 << 5
-    static let generationShift: UInt64 = 6
+    /// A walk asked for the mailbox's ring back: the body's next park gives it back first
+    /// (a request, not a state: the parking CAS clears it).
+    static let releaseRequested: UInt64 = 1 << 6
+    static let generationShift: UInt64 = 7
 
     @inline(__always) static func phase(_ word: UInt64) -> UInt64 { word & phaseMask }
     @inline(__always) static func generation(_ word: UInt64) -> UInt64 { word >> generationShift }
     @inline(__always) static func replacingPhase(of word: UInt64, with phase: UInt64) -> UInt64 {
         (word & ~phaseMask) | phase
     }
-    /// `word` (awake) as parked in the next generation (wrapping), flags kept.
+    /// `word` (awake) as parked in the next generation (wrapping), flags kept but
+    /// `releaseRequested` (the park that sees it has acted on it).
     @inline(__always) static func parking(_ word: UInt64) -> UInt64 {
         let flags = word & (taskPublished | cancelRequested | taskCancelled)
         return ((generation(word) &+ 1) << generationShift) | flags | parked

@@ -135,7 +135,7 @@
 // word slots) for ever. `releaseIdleRing()` gives it back; the next enqueue allocates a
 // fresh one exactly as the first did. Only the consumer releases, in its own turn, right
 // after a drain that returned `.empty` (the only consumer: ScheduledUnit runs one turn at
-// a time). Three steps:
+// a time; for a sequential actor, its body's task). Three steps:
 //  1. Preconditions (consumer-local): a ring, no overflow active, no pending chunk.
 //  2. Seal: one CAS of p_head from c_head to c_head + mask (ckshim_ring_seal), ck's "full".
 //     It succeeds only if p_head == c_head, i.e. nothing claimed and nothing left (p_tail
@@ -174,7 +174,8 @@
 // ring installed meanwhile is seen (or its producer sees the flag). (S1)–(S3) hold as they
 // are. Per-producer FIFO: everything in the old ring was taken before the seal; later
 // items go to the fresh ring or, in order, to an overflow.
-// Who asks: FastMailbox's ActorSystem.reclaimIdleMailboxes (a cell's general turn).
+// Who asks: FastMailbox's ActorSystem.reclaimIdleMailboxes (an event actor's general turn;
+// a sequential actor's body, the consumer there, before it parks).
 //
 // ## One object (an actor cell is its own mailbox queue)
 // MPSCQueue is a ScheduledUnit subclass, open, with every member final, so that the unit

@@ -1,6 +1,9 @@
 #include "MallocCounter.h"
 #include <stddef.h>
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
@@ -38,10 +41,15 @@ int posix_memalign(void **out, size_t a, size_t n) {
 
 uint64_t malloc_counter_thread_allocations(void) { return thread_allocations; }
 int malloc_counter_active(void) { return seen_any; }
+uint64_t malloc_counter_heap_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (uint64_t)(info.uordblks + info.hblkhd);
+}
 
 #else
 
 uint64_t malloc_counter_thread_allocations(void) { return 0; }
 int malloc_counter_active(void) { return 0; }
+uint64_t malloc_counter_heap_bytes(void) { return 0; }
 
 #endif

@@ -46,6 +46,7 @@
 // Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
 // extra messages, so set-up, shutdown and the tool's own start cancel out.
 
+import CConcurrencyKit
 import Dispatch
 import FastMailbox
 import Synchronization
@@ -303,6 +304,26 @@ case "spawn":
         }
         ref.tell(1)
     }
+case "seqspawn":
+    let count = Atomic<Int>(0)
+    var refs: [ActorRef<Int>] = []
+    refs.reserveCapacity(n)
+    let heap0 = mallinfo2().uordblks
+    for _ in 0..<n {
+        let ref: ActorRef<Int> = try system.spawnSequential { inbox in
+            _ = try await inbox.receive()
+            if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
+            for await _ in inbox {}  // parked until shutdown
+        }
+        ref.tell(1)
+        refs.append(ref)
+    }
+    done.wait()
+    usleep(300_000)  // the last body parks right after its count (one job)
+    let perActor = Double(mallinfo2().uordblks - heap0) / Double(n)
+    print("seqspawn: \(perActor) heap bytes per parked sequential actor")
+    if getenv("SEQSPAWN_EXIT") != nil { exit(0) }  // live blocks for dhat
+    done.signal()
 case "ask":
     let counter = try system.spawn { AskCounter() }
     awaitCalls(n, on: system.scheduler.taskExecutor, done: done) { try! await counter.ask { $0 } }

@@ -54,7 +54,7 @@ enum SpawnWorkload {
                 try! system.spawn { (value: Int, _: ActorContext<Int>) in tally.receive(value) }
             }
         case .sequential:
-            return fastMailboxActors(count: count, tally: tally, workers: cell.workers) { system in
+            return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true) { system in
                 try! system.spawnSequential { (inbox: Inbox<Int>) in
                     tally.receive(try await inbox.receive())
                     for await _ in inbox {}  // stay alive until shutdown
@@ -86,9 +86,10 @@ enum SpawnWorkload {
     }
 
     /// FastMailbox event or sequential actors: `count` spawned by `spawn`, one tell each, all
-    /// kept alive until the run is timed and measured. `reclaim` (event actors): then also
+    /// kept alive until the run is timed and measured. `reclaim`: then also
     /// `heap_bytes_per_actor_reclaimed`, the heap growth per actor once every idle actor
-    /// gave its mailbox ring back (two walks, their release turns, the grace period).
+    /// gave its mailbox ring back (two walks, their release turns — a sequential actor's
+    /// body, woken, gives it back before it parks again — and the grace period).
     static func fastMailboxActors(count: Int, tally: Tally, workers: Int, reclaim: Bool = false,
                        spawn: (ActorSystem) -> ActorRef<Int>) -> RunOutcome {
         let system = Blocking.system(workers: workers)

@@ -144,4 +144,126 @@ import Synchronization
         let resolved = try SchedulerConfiguration().resolved(environment: [:], cpus: CPUAvailability.current())
         #expect(resolved.idleMailboxReclaimMilliseconds == SchedulerConfiguration.defaultIdleMailboxReclaimMilliseconds)
     }
+
+    // MARK: sequential actors (SequentialActorCell, "Giving the ring back")
+
+    private func sequentialQueue(of ref: ActorRef<Int>) throws -> MPSCQueue {
+        try #require(ref.identity as? SequentialActorCell<Int>).mailbox.queue
+    }
+
+    @Test("a walk takes the ring of a sequential actor parked in receive and leaves a busy one; later messages arrive in order, counted once")
+    func parkedSequentialGivesRingBack() throws {
+        let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
+        let probes = (0..<5).map { _ in Probe<Int>() }
+        let refs = try probes.map { probe in
+            try system.spawnSequential { (inbox: Inbox<Int>) in
+                for await message in inbox { probe.record(message) }
+            }
+        }
+        let idle = Array(refs[0..<4]), busy = refs[4]
+        for ref in refs { ref.tell(0) }
+        #expect(eventually { probes.allSatisfy { $0.count == 1 } })
+        for ref in refs { #expect(try sequentialQueue(of: ref).hasRing) }
+        #expect(system.reclaimIdleMailboxes() == 0)  // first look: snapshots only
+        busy.tell(1)  // busy between the walks
+        #expect(eventually { probes[4].count == 2 })
+        #expect(system.reclaimIdleMailboxes() == 4)
+        #expect(eventually { try! idle.allSatisfy { try !sequentialQueue(of: $0).hasRing } })
+        #expect(try sequentialQueue(of: busy).hasRing)
+        #expect(system.idleMailboxRingsReleased == 4)
+        // Sends after the release (two threads, 500 each): a fresh ring, each sender's order
+        // kept, nothing lost or doubled.
+        runOnThreads(2) { sender in
+            for i in 0..<500 { idle[0].tell(1_000 * (sender + 1) + i) }
+        }
+        #expect(eventually { probes[0].count == 1_001 })
+        let values = probes[0].values
+        #expect(values.filter { (1_000..<2_000).contains($0) } == Array(1_000..<1_500))
+        #expect(values.filter { (2_000..<3_000).contains($0) } == Array(2_000..<2_500))
+        #expect(try sequentialQueue(of: idle[0]).dequeuedCount == 1_001)
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.delivered == 1_006 && report.sent == 1_006, "\(report)")
+        #expect(eventually { RingEpoch.collect(wait: true) == 0 })
+    }
+
+    @Test("a sequential actor woken to give its ring back keeps its timed receive's deadline and its selective receive's buffer")
+    func releaseDuringTimedSelectiveReceive() throws {
+        let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
+        let probe = Probe<String>()
+        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            _ = try await inbox.receive()  // the first message: the ring is allocated
+            probe.record("first")
+            do {
+                // 1 is set aside; the wait for an even number outlives the walks' wake-up.
+                let even = try await inbox.receive(timeout: .seconds(2)) { $0 % 2 == 0 }
+                probe.record("even \(even)")
+            } catch is ReceiveTimeout {
+                probe.record("timeout")
+            }
+            probe.record("buffered \(inbox.bufferedCount)")
+            probe.record("got \(try await inbox.receive { $0 == 2 })")  // arrives on a fresh ring
+            probe.record("next \(try await inbox.receive())")  // the one set aside
+            for await _ in inbox {}
+        }
+        ref.tell(0)
+        #expect(eventually { probe.count == 1 })
+        ref.tell(1)
+        #expect(eventually { try! sequentialQueue(of: ref).approximateCount == 0 })
+        let started = ContinuousClock.now
+        #expect(system.reclaimIdleMailboxes() == 0)
+        #expect(system.reclaimIdleMailboxes() == 1)
+        #expect(eventually { try! !sequentialQueue(of: ref).hasRing })
+        #expect(probe.count == 1)  // woken, looked again, parked again: still waiting
+        #expect(eventually(timeout: .seconds(10)) { probe.count == 3 })
+        #expect(ContinuousClock.now - started >= .seconds(1))  // the timer, not the wake-up, ended it
+        #expect(probe.values == ["first", "timeout", "buffered 1"])
+        ref.tell(2)  // after the release: a fresh ring
+        #expect(eventually { probe.count == 5 })
+        #expect(probe.values.suffix(2) == ["got 2", "next 1"])
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.sent == 3, "\(report)")
+    }
+
+    @Test("walks racing with bursts of sends to parked sequential actors lose, reorder or double nothing")
+    func sequentialReleaseRacingSends() throws {
+        let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
+        let probes = (0..<4).map { _ in Probe<Int>() }
+        let refs = try probes.map { probe in
+            try system.spawnSequential { (inbox: Inbox<Int>) in
+                for await message in inbox { probe.record(message) }
+            }
+        }
+        let bursts = 40, burst = 25
+        let walking = WalkingFlag()
+        let walker = Thread {
+            while walking.on.load(ordering: .relaxed) { system.reclaimIdleMailboxes(); usleep(200) }
+        }
+        walker.start()
+        runOnThreads(2) { sender in
+            for b in 0..<bursts {
+                for ref in refs {
+                    for i in 0..<burst { ref.tell(sender * 1_000_000 + b * burst + i) }
+                }
+                usleep(UInt32(300 + 200 * (b % 3)))  // idle long enough for a walk to ask
+            }
+        }
+        let expected = 2 * bursts * burst
+        #expect(eventually(timeout: .seconds(30)) { probes.allSatisfy { $0.count == expected } })
+        // Idle at last: the walks take every ring (so the release path ran, racing or not).
+        #expect(eventually { try! refs.allSatisfy { try !sequentialQueue(of: $0).hasRing } },
+                "\(system.idleMailboxRingsReleased) rings given back")
+        walking.on.store(false, ordering: .relaxed)
+        for probe in probes {
+            let values = probe.values
+            #expect(values.filter { $0 < 1_000_000 } == Array(0..<(bursts * burst)))
+            #expect(values.filter { $0 >= 1_000_000 } == Array(1_000_000..<(1_000_000 + bursts * burst)))
+        }
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.delivered == 4 * expected && report.sent == 4 * expected, "\(report)")
+        #expect(eventually { RingEpoch.collect(wait: true) == 0 })
+    }
+}
+
+private final class WalkingFlag: Sendable {
+    let on = Atomic<Bool>(true)
 }

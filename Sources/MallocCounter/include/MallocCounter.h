@@ -18,5 +18,8 @@
 uint64_t malloc_counter_thread_allocations(void);
 /** 1 when the interposer is compiled in and has counted at least one allocation. */
 int malloc_counter_active(void);
+/** Heap bytes in use, every thread and arena (glibc mallinfo2: uordblks + hblkhd, so
+ *  malloc's chunk headers and rounding included); 0 when the interposer is compiled out. */
+uint64_t malloc_counter_heap_bytes(void);
 
 #endif
