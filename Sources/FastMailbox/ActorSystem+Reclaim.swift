@@ -2,7 +2,7 @@
 //
 // An actor's mailbox allocates its ring (~460 bytes with 32 word slots) on its first
 // message. An actor that handled a few messages and went idle would keep it for ever; the
-// walk below takes it back, so an idle actor costs its cell and queue again. How the ring
+// walk below takes it back, so an idle actor costs its cell again (the mailbox queue is the cell). How the ring
 // is given back safely while senders may still hold its address (seal, detach, grace
 // period) is MPSCQueue.swift's "Giving the ring back" and RingEpoch.swift; here is only
 // who asks, and when:
