@@ -147,6 +147,17 @@ import Synchronization
 
     // MARK: sequential actors (SequentialActorCell, "Giving the ring back")
 
+    /// `count` sequential actors that record every message they receive, and their refs.
+    private func spawnRecordingSequentials(_ count: Int, on system: ActorSystem) throws -> ([Probe<Int>], [ActorRef<Int>]) {
+        let probes = (0..<count).map { _ in Probe<Int>() }
+        let refs = try probes.map { probe in
+            try system.spawnSequential { (inbox: Inbox<Int>) in
+                for await message in inbox { probe.record(message) }
+            }
+        }
+        return (probes, refs)
+    }
+
     private func sequentialQueue(of ref: ActorRef<Int>) throws -> MPSCQueue {
         try #require(ref.identity as? SequentialActorCell<Int>).mailbox.queue
     }
@@ -154,12 +165,7 @@ import Synchronization
     @Test("a walk takes the ring of a sequential actor parked in receive and leaves a busy one; later messages arrive in order, counted once")
     func parkedSequentialGivesRingBack() throws {
         let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
-        let probes = (0..<5).map { _ in Probe<Int>() }
-        let refs = try probes.map { probe in
-            try system.spawnSequential { (inbox: Inbox<Int>) in
-                for await message in inbox { probe.record(message) }
-            }
-        }
+        let (probes, refs) = try spawnRecordingSequentials(5, on: system)
         let idle = Array(refs[0..<4]), busy = refs[4]
         for ref in refs { ref.tell(0) }
         #expect(eventually { probes.allSatisfy { $0.count == 1 } })
@@ -227,12 +233,7 @@ import Synchronization
     @Test("walks racing with bursts of sends to parked sequential actors lose, reorder or double nothing")
     func sequentialReleaseRacingSends() throws {
         let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
-        let probes = (0..<4).map { _ in Probe<Int>() }
-        let refs = try probes.map { probe in
-            try system.spawnSequential { (inbox: Inbox<Int>) in
-                for await message in inbox { probe.record(message) }
-            }
-        }
+        let (probes, refs) = try spawnRecordingSequentials(4, on: system)
         let bursts = 40, burst = 25
         let walking = WalkingFlag()
         let walker = Thread {
