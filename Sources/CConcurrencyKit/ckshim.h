@@ -834,7 +834,9 @@ static inline unsigned long ckshim_epoch_collect(bool wait) {
     if (ckshim_epoch_pending != NULL) {
         /* Asymmetric mode: one membarrier for every block retired since the last collection:
          * each detach before it, each ck_epoch_call's epoch load and this poll's scan after
-         * it (RingEpoch.swift, "Asymmetric fences"). */
+         * it (RingEpoch.swift, "Asymmetric fences"). It cannot fail here: membarrier(2)'s
+         * errors are EINVAL, ENOSYS and EPERM (not registered), which the mode's decision
+         * ruled out before any section began. */
         (void)syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
         if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
         while (ckshim_epoch_pending != NULL) {
