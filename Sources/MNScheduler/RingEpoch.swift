@@ -7,7 +7,7 @@
 // queue's `ringWord` (a producer: its claim, a failed claim's c_head load, the overflow
 // path's list load; a statistics reader: approximateCount, dequeuedCount, overflowAppends;
 // the walker's look at the taken count). The queue's consumer is not: only it gives the
-// ring back, in its own turn. Every reader holds a *section* while it holds the address:
+// ring back, in its own turn (a sequential actor's consumer: its body's task). Every reader holds a *section* while it holds the address:
 //  - a pool worker holds one for as long as it runs units: entered when its loop starts,
 //    ended and re-entered at each injection poll (Worker step 1: every 2 to 61 ticks, so
 //    the epoch can advance past it; nothing per turn), ended before it parks (and entered
