@@ -386,18 +386,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return more ? .more : .idle
     }
 
-    /// The mailbox drained empty in a turn a walk asked for: give its ring back
-    /// (MPSCQueue.releaseIdleRing; this turn is the mailbox's only consumer). The overflow
-    /// sends counted in a list given back with it go to the system's retired count, so the
-    /// system's total stays exact.
-    @inline(never)
-    final func releaseMailboxRing() {
-        var overflows = 0
-        guard releaseIdleRing(overflowAppends: &overflows) else { return }
-        system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
-        system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
-    }
-
     // The parts of a turn that hold a `Message` in unspecialised code, out of line: runTurn
     // itself then needs no stack space for a `Message` of unknown size.
 

@@ -66,7 +66,7 @@ extension ActorSystem {
                 next = registry.withLock { registry in
                     if registry.shuttingDown { return nil }
                     return registry.cells.forEach(from: start, limit: ActorSystem.reclaimChunk) { cell in
-                        // The cell's own mailbox queue (only an event actor's is reclaimable).
+                        // The cell's own mailbox queue (reclaimable: an event or sequential actor's, unless bounded or eagerly allocated).
                         if cell.reclaimable, cell.ringIdleSinceLastLook(), cell.requestMailboxRelease() {
                             requested += 1
                         }

@@ -360,8 +360,8 @@ public final class ActorSystem: Sendable {
     }
 
     /// The shape of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
-    /// the message type). `reclaimable`: an event actor's mailbox, whose ring an idle actor
-    /// gives back (``reclaimIdleMailboxes()``) — unless it is allocated at spawn
+    /// the message type). `reclaimable`: an event or sequential actor's mailbox, whose ring an
+    /// idle actor gives back (``reclaimIdleMailboxes()``) — unless it is allocated at spawn
     /// (eagerRingCapacity): a ring reserved so that no send can fail to allocate one stays.
     @usableFromInline
     func queueShape(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {

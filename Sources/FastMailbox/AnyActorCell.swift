@@ -675,6 +675,18 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// other actors, to the system) no longer keep anything alive: the cell is a stub.
     func releaseInstance() {}
 
+    /// The mailbox drained empty where a walk asked for its ring: gives the ring back
+    /// (MPSCQueue.releaseIdleRing; the caller is the mailbox's only consumer: an event
+    /// actor's turn, a sequential actor's body). The overflow sends counted in a list given
+    /// back with it go to the system's retired count, so the system's total stays exact.
+    @inline(never)
+    final func releaseMailboxRing() {
+        var overflows = 0
+        guard releaseIdleRing(overflowAppends: &overflows) else { return }
+        system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
+        system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
+    }
+
     // MARK: counts of the user mailbox (any thread; snapshots)
     // The user mailbox's queue is the cell itself (MPSCQueue, "One object"); a pool's
     // router never uses its own, so every count of it is 0.

@@ -367,21 +367,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// Gives the mailbox's ring back (MPSCQueue.releaseIdleRing): the body's task only (the
-    /// consumer, C1), right after a drain that found the mailbox empty (suspend). A producer
-    /// that claimed meanwhile makes it give up; its message is delivered as usual. The
-    /// overflow sends counted in a list given back go to the system's retired count, as an
-    /// event actor's do (ActorCellBase.releaseMailboxRing).
+    /// Gives the mailbox's ring back (AnyActorCell.releaseMailboxRing): the body's task only
+    /// (the consumer, C1), right after a drain that found the mailbox empty (suspend). A
+    /// producer that claimed meanwhile makes it give up; its message is delivered as usual.
     /// Then clears `releaseRequested` (an RMW: other bits may change meanwhile) and
     /// suspends as usual. No drain ran since the caller's, so suspend's look at the word
     /// still follows an empty drain.
     @inline(never)
     private func releaseRingThenSuspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
-        var overflows = 0
-        if releaseIdleRing(overflowAppends: &overflows) {
-            system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
-            system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
-        }
+        releaseMailboxRing()
         wake.bitwiseAnd(~Wake.releaseRequested, ordering: .acquiringAndReleasing)
         return suspend(continuation)
     }

@@ -42,6 +42,9 @@
 //     mntell      two native actors on MNSerialExecutors bounce a ball with MNActor.tell
 //                 (fire-and-forget, a closure that captures nothing) until each got n:
 //                 2·n tells
+//     seqspawn    not an instruction count: n sequential actors, one message each, left
+//                 parked in receive; prints the heap bytes (mallinfo) per parked actor
+//                 (SEQSPAWN_EXIT=1: exits with them alive, for valgrind's dhat)
 //
 // Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
 // extra messages, so set-up, shutdown and the tool's own start cancel out.
@@ -240,7 +243,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|pool|sequential|spawn|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|pool|sequential|spawn|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
     exit(2)
 }
 let workload = arguments.first!
