@@ -47,10 +47,11 @@
 // 3's priority list and 4 have nothing to do then, and step 5 is the pass's outcome; a
 // turn whose behaviour stopped the actor or unstashed messages ends through the general
 // tail (finishTurn). Any other turn is runGeneralTurn, steps 1–5 as written.
-// Wake-ups: the mailbox tells exactly one sender `becameNonEmpty` per empty→non-empty
-// transition and that sender calls schedule(); if the cell is mid-turn the scheduler marks
-// it notified and runs it again, so a message is never left behind (MPSCQueue S1/S2,
-// ScheduledUnit R3).
+// Wake-ups: the cell's mailbox signals the cell itself (MPSCQueue, "The unit as the idle
+// flag"): after every send, the sender looks at the cell's state word — a cell already
+// scheduled or notified is left alone (one plain load), an idle one is scheduled, a
+// running one marked notified so that it runs again — so a message is never left behind
+// (ScheduledUnit R3 and "Due units").
 
 import MNScheduler
 import Synchronization
@@ -165,16 +166,17 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
         self.mailboxPass = mailboxPass
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor, mailbox: mailbox,
-                   traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+                   mailbox: mailbox.signallingUnit(), traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
                    waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
     }
 
     // MARK: MessageRecipient (any thread)
 
-    /// Messages waiting, plus one while a turn is running or due (the message in hand):
-    /// the load a router compares. A snapshot.
-    @usableFromInline override final var mailboxDepth: Int { approximateCount + (hasPendingWork ? 1 : 0) }
+    /// Messages waiting, plus one while a turn is running (the message in hand): the load a
+    /// router compares. A snapshot. (Not "running or due": a cell is due from its spawn on,
+    /// before any message arrives.)
+    @usableFromInline override final var mailboxDepth: Int { approximateCount + (isInTurn ? 1 : 0) }
 
     /// Inlinable, so that it is specialised for the message type in the sender's module
     /// (`ActorRef.tell`): the message's size and whether it is boxed are constants there.
@@ -208,7 +210,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// A send that took the cell from idle schedules it; true (a tail call of `deliver`,
+    /// A send that found the cell not due schedules it; true (a tail call of `deliver`,
     /// and itself one of MNScheduler's scheduleOwnedAccepting).
     @inlinable @inline(__always)
     final func scheduleAfterSend() -> Bool {

@@ -162,7 +162,8 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// already queued are processed first. Idempotent; any thread.
     public func stop(_ mode: StopMode = .immediately) { identity.stop(mode) }
 
-    /// Messages waiting in the actor's mailbox (a snapshot).
+    /// Messages waiting in the actor's mailbox, plus one while the actor is in a turn (the
+    /// message in hand): the load a router compares. A snapshot.
     public var mailboxDepth: Int { identity.mailboxDepth }
 
     public static func == (lhs: ActorRef, rhs: ActorRef) -> Bool { lhs.id == rhs.id }

@@ -76,6 +76,40 @@
 // `approximateCount` (ring size + overflow items) is a snapshot for statistics and
 // routing, never a control signal; `hasPendingWork` (flag is false) is.
 //
+// ## The unit as the idle flag (`signalsUnit`: FastMailbox's event-actor cells)
+// A queue that is its own consumer as a ScheduledUnit (an event actor's cell: "One object")
+// does not use `consumerIdle`: the unit's state word already says whether a consumer turn
+// is running or due, and keeping a second flag in step cost two locked instructions per
+// message (the producer's CAS of the flag, then T1's CAS of the state; the drain's idle
+// `xchg`, then T4's CAS). model: Models/unit_mailbox.pml.
+// Producer: insert (exactly as above, with the same fence after it), then one plain load
+// of the state word (`claimConsumer` → `isDue`): scheduled or notified → nothing more (a
+// turn is due and will see the item: ScheduledUnit.swift, "Due units"); idle or running →
+// `becameNonEmpty`, and the caller schedules the unit (T1 from idle; T2 from running, so
+// the running turn's T4 fails and T5 queues another turn: R3). So a send to a busy actor
+// still costs one plain load, and a send that wakes one a single CAS.
+// Consumer: a drain that finds nothing to take (`runDry`) returns `.empty` when nothing is
+// claimed (p_head == c_head) and no overflow is active, without any store: the turn ends
+// with T4, which fails if a producer's T2 came in between. Otherwise an item is certain to
+// come whose producer may have found the unit due and left it alone (its claim is visible,
+// its commit perhaps not yet), so the turn waits for the commit (`waitForCommit`) and
+// returns `.more`: it is re-queued and the next turn takes the item. Why a producer whose
+// claim the drain missed cannot also miss the turn: the drain reads p_head after T3 and
+// its fence; a producer that then read the word from before T3 would contradict "Due
+// units"' fence argument, so it reads running (or later): T2, or T1 after T4. The drain's
+// p_head load comes before T4's RMW in program order (a load before a release RMW:
+// ordered on x86-64 and AArch64), so a claim that T4's CAS does not see is one whose
+// producer reads running or idle and schedules. The overflow: an append that sets
+// overflowActive fences before its load like a ring insert; an append behind an active
+// overflow (no fence) relies, as above, on the producer Q that set the flag: Q's look at
+// the word makes a turn due that sees the flag, and that turn (or a later one, if the ring
+// is not quiescent, whose producer schedules it after its commit) takes the whole list,
+// including the later append. No ring (given back): `.empty`; a producer that installs
+// one then claims, commits, fences and looks at the word. Lingering and the ring's give-
+// back are unchanged. (S1)–(S3) become ScheduledUnit's R1–R3; `hasPendingWork` reads the
+// word (not idle). A sequential actor's mailbox (its consumer is a task, not the unit),
+// a standalone Mailbox and MNSerialExecutor's jobs keep the flag.
+//
 // ## Ring, then overflow (the full-ring policy: grow, never lose, never block)
 // The ring (capacity slots, capacity − 1 usable) is allocated on the first enqueue, so an
 // idle queue costs no ring; an owner that must report a failed allocation instead of
@@ -335,6 +369,13 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// word of the flags: the object stays 40 bytes.
     @usableFromInline package let reclaimable: Bool
 
+    /// The queue is its own consumer, as a scheduled unit, and the unit's state word stands
+    /// in for `consumerIdle` ("The unit as the idle flag", file comment): an enqueue reports
+    /// `becameNonEmpty` when it finds the unit not due (idle or running), and its caller
+    /// schedules the unit; a drain that runs dry returns `.empty` without touching the
+    /// flag. Set at init (Shape); in the word of the flags.
+    @usableFromInline package let signalsUnit: Bool
+
     // Shape, in 32 bits each, right after the flags: with them and the ring's address this
     // is the whole queue, 40 bytes with the object header ("Where the fields live" in the
     // file comment).
@@ -410,6 +451,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         self.capacity32 = shape.capacity32
         self.itemBytes32 = shape.itemBytes32
         self.reclaimable = shape.reclaimable
+        self.signalsUnit = shape.signalsUnit
         super.init()
     }
 
@@ -421,6 +463,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         @usableFromInline let capacity32: UInt32
         @usableFromInline let itemBytes32: UInt32
         @usableFromInline let reclaimable: Bool
+        /// The queue's consumer is the queue itself, as a scheduled unit, and its state word
+        /// stands in for the idle flag ("The unit as the idle flag", file comment).
+        @usableFromInline package private(set) var signalsUnit = false
 
         /// Validates `capacity` (a power of two in 4...RawRing.maximumCapacity); traps on an
         /// `itemBytes` outside 1...RawRing.maximumSlotBytes (a programming error).
@@ -436,6 +481,15 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
         /// Slots of the ring once allocated.
         @inlinable package var capacity: Int { Int(capacity32) }
+
+        /// This shape for a queue whose single consumer is the queue itself, scheduled as a
+        /// unit (FastMailbox's event-actor cells): its state word stands in for the idle
+        /// flag ("The unit as the idle flag", file comment).
+        package func signallingUnit() -> Shape {
+            var shape = self
+            shape.signalsUnit = true
+            return shape
+        }
 
         /// The smallest shape (4 word slots), for a subclass that never uses its queue
         /// (FastMailbox's pool router): no ring is ever allocated for it.
@@ -757,9 +811,12 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// The producer side of the idle flag: true for the one caller that took it from idle.
+    /// A queue that signals its unit: true when the unit is not due (idle or running), one
+    /// plain load ("The unit as the idle flag").
     @inlinable @inline(__always)
     final func claimConsumer() -> Bool {
-        consumerIdle.load(ordering: .relaxed)
+        if signalsUnit { return !isDue }
+        return consumerIdle.load(ordering: .relaxed)
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
@@ -981,6 +1038,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     @inlinable @inline(__always)
     final func goIdle(_ ring: RawRing?) -> DrainOutcome {
         assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
+        if signalsUnit { return runDry(ring) }
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
         // Store→load barrier before the p_head load (file comment): `dmb ish` on AArch64.
@@ -997,6 +1055,28 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         // given back meets this on every turn until its next send.
         guard let block = ringBlock else { return .empty }
         return keepTurn(RawRing(block: block))
+    }
+
+    /// goIdle of a queue that signals its unit ("The unit as the idle flag", file comment):
+    /// no flag to store. `.empty` when nothing is claimed and no overflow is active (a
+    /// producer that claims later sees the unit running or idle, and schedules it);
+    /// otherwise an item is certain to come whose producer may have seen the unit due and
+    /// left it alone, so the turn waits for the commit (`waitForCommit`) and returns
+    /// `.more`. Without a ring, `.empty`: a producer that installs one then claims, commits
+    /// and looks at the state word. Consumer only.
+    @inlinable @inline(__always)
+    final func runDry(_ ring: RawRing?) -> DrainOutcome {
+        guard let ring else { return .empty }
+        if ring.isQuiescent && !overflowActive.load(ordering: .acquiring) { return .empty }
+        return keepUnitTurn(ring)
+    }
+
+    /// runDry found a claimed slot or an overflow it could not take: waits for the commit
+    /// and keeps the turn (see runDry). Out of line. Consumer only.
+    @usableFromInline @inline(never)
+    final func keepUnitTurn(_ ring: RawRing) -> DrainOutcome {
+        if !ring.isQuiescent { waitForCommit(ring) }
+        return .more
     }
 
     /// goIdle found work arriving (a claimed slot, or overflow): keeps the turn unless a
@@ -1163,8 +1243,12 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// True while a consumer turn is running or due (a producer claimed it since the last
-    /// `.empty`). A consumer that sees false has nothing to do and must not drain to find out.
-    @inlinable package final var hasPendingWork: Bool { !consumerIdle.load(ordering: .acquiring) }
+    /// `.empty`; for a queue that signals its unit, the unit is not idle). A consumer that
+    /// sees false has nothing to do and must not drain to find out.
+    @inlinable package final var hasPendingWork: Bool {
+        if signalsUnit { return state.load(ordering: .acquiring) & ScheduledUnit.runMask != ScheduledUnit.idle }
+        return !consumerIdle.load(ordering: .acquiring)
+    }
 
     /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
     package final var overflowAppends: Int {

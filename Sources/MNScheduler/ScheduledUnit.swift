@@ -84,6 +84,18 @@
 // on scheduled/notified also writes the word (a CAS to the same value) for the same reason:
 // the worker's next T3/T4 RMW reads from that write, so the producer's work is visible to
 // the turn it relies on; a plain load would leave a store-buffer window (Dekker).
+// Due units: a producer whose work is an enqueue into a queue this unit drains, followed
+// by a seq_cst fence (MPSCQueue's enqueue makes one: "Who runs the consumer", "The unit as
+// the idle flag"), may read the word with a plain load and leave a unit it finds scheduled
+// or notified alone (`isDue`, read by MPSCQueue.claimConsumer): no RMW. Why
+// the turn that is due still sees the work: every turn begins with T3 and then a seq_cst
+// fence (the locked xadd on x86-64; `dmb ish` after it on AArch64, transitionToRunning)
+// before it reads the queue. The producer's load read a value that T3's write follows in
+// the word's order (scheduled and notified are left only through T3, or T5 then T3). Had
+// T3's fence come before the producer's fence in the fences' total order, the producer's
+// load would have had to see T3's write or a later one; so the producer's fence comes
+// first, and the turn's reads after its own fence see everything before it: the enqueue.
+// A producer that finds the unit idle or running makes T1 or T2 as before (R3).
 // Lifetime: a release (swift_release: a releasing decrement, the last one acquiring before
 // deinit) happens after the releaser's RMW on the word, which read-from (or follows in the
 // word's order) every earlier turn's T4 and the owner's clear, so the deinit sees the last
@@ -221,12 +233,25 @@ open class ScheduledUnit: @unchecked Sendable {
         }
     }
 
+    /// True when the unit is scheduled or notified (a turn is due), by one plain load: for a
+    /// caller that published its work and then fenced (file comment, Orderings, "Due units").
+    @inlinable @inline(__always)
+    package final var isDue: Bool { state.load(ordering: .relaxed) & ScheduledUnit.scheduled != 0 }
+
+    /// True while a turn runs (running or notified; a snapshot, one plain load).
+    @inlinable package final var isInTurn: Bool { state.load(ordering: .relaxed) & ScheduledUnit.running != 0 }
+
     /// T3: the runner that popped the unit starts its turn. Returns O as it read it (pass
     /// it to transitionAfterTurn).
     @inlinable @inline(__always)
     package func transitionToRunning() -> UInt8 {
         // scheduled (1) + 1 = running (2): O (bit 2) is untouched, no carry out of the run bits.
         let original = state.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        #if !arch(x86_64)
+        // The turn's store→load barrier after T3 ("Due units"): `dmb ish` on AArch64. On
+        // x86-64 the locked xadd already is one.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        #endif
         precondition(original & ScheduledUnit.runMask == ScheduledUnit.scheduled,
                      "ScheduledUnit popped from a run queue in state \(original), not scheduled: queued twice?")
         return original & ScheduledUnit.owner
