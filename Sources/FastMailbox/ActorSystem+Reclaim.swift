@@ -100,7 +100,10 @@ extension ActorSystem {
         // already running then walks a registry that holds no cell (a registered cell
         // keeps its system alive), and does nothing.
         let registry = registry, walk = reclaimWalk
-        timer.setEventHandler { _ = ActorSystem.walkIdleMailboxes(registry: registry, walk: walk) }
+        timer.setEventHandler {
+            _ = ActorSystem.walkIdleMailboxes(registry: registry, walk: walk)
+            OverflowChunkPool.trimIfDue()  // pooled overflow chunks go back to malloc (MNScheduler)
+        }
         reclaimTimer.withLock { $0 = timer }
         timer.activate()
     }

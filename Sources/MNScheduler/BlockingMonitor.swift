@@ -17,7 +17,8 @@
 // workers pay two relaxed stores per turn for the count. Races are benign: a stale reading
 // only delays or repeats a wake-up, and taking work is done with the ordinary stealing
 // operations (exchange on the next slot, ck_ring pops), never by the monitor itself.
-// It also samples each worker's busy time for SchedulerMetrics: a tick that finds a turn
+// Each tick also ages OverflowChunkPool (a burst's pooled overflow chunks go back to malloc
+// within two seconds). It also samples each worker's busy time for SchedulerMetrics: a tick that finds a turn
 // running, or turns completed since the last tick, counts as busy.
 // Exits at the next tick after the scheduler closes. Holds the core, not the Scheduler.
 
@@ -68,6 +69,7 @@ enum BlockingMonitor {
         while !core.closed.load(ordering: .acquiring) {
             usleep(useconds_t(tick / 1_000))
             let now = monotonicNanoseconds()
+            OverflowChunkPool.trimIfDue(now: now)  // a burst's pooled chunks back to malloc
             var asleepWithWork = 0, runnableWithWork = 0
             for index in 0..<count {
                 let shared = core.shared[index]

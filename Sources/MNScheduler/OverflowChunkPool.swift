@@ -1,0 +1,124 @@
+// OverflowChunkPool — maximum-size overflow chunks (OverflowChunk.maximumCapacity slots)
+// kept for reuse for a short while after their queue drained them, instead of going back
+// to malloc at once.
+//
+// Why: a burst of a million messages into one mailbox is a thousand 8–64 KB chunks, freed
+// one by one as the consumer drains them, and the next burst allocates them again. glibc
+// gives the top of its heap back to the kernel (trim) as soon as more than 128 KB of it is
+// free, so every burst paid page faults to map that memory in again, and the trims to
+// give it back: 36 % of a worker's samples in ring-bench fan-in at one worker (P ≥ 4,
+// `perf record -e cpu-clock -g`; Benchmarks/README.md, "Round `fanin2w`"). Go's allocator
+// and Pony's pools keep freed memory for reuse too, Go's giving it back later.
+//
+// Rules: only chunks of the maximum capacity are pooled (the small first links of a chain
+// are ordinary allocations), one free list per slot size (8, 16, …, 64 bytes: the chunk's
+// header records its slot size). `take` prefers the most recently given chunks. Nothing is
+// kept for long: the pool ages in two generations, and `trimIfDue` frees every chunk that
+// has sat in the pool for a whole interval (`interval`, 1 s), so a drained burst's memory
+// goes back to malloc between one and two intervals after its last chunk was given back —
+// provided something calls `trimIfDue`: every `give` and `take` does (a clock read, once
+// per thousand messages), and so do the periodic threads that outlive a burst
+// (BlockingMonitor's tick; FastMailbox's idle-mailbox reclaim timer).
+// Thread-safety: one FutexLock around all of it. A chunk is taken or given once per
+// `maximumCapacity` messages at most, so the lock is never on a per-message path; the
+// lock's acquire/release orders a chunk's last use by the giver before its reuse by the
+// taker (x86-64 and AArch64 alike: FutexLock's CAS acquires, its exchange releases).
+
+import Synchronization
+
+/// Maximum-size overflow chunks kept for reuse (see the file comment). Any thread.
+package enum OverflowChunkPool {
+    /// How long a given-back chunk may sit unused before `trimIfDue` frees it (between one
+    /// and two intervals).
+    package static let intervalNanoseconds: UInt64 = 1_000_000_000
+
+    /// Free lists per slot size: index slotBytes / 8 − 1.
+    struct State {
+        /// Chunks given back since the last aging, per size class (linked through `next`).
+        var fresh = [UnsafeMutableRawPointer?](repeating: nil, count: 8)
+        /// Chunks that were already in the pool at the last aging: freed at the next one.
+        var aged = [UnsafeMutableRawPointer?](repeating: nil, count: 8)
+        /// Chunks in the pool (both generations).
+        var count = 0
+        /// When the generations were last aged.
+        var agedAt: UInt64 = 0
+    }
+
+    private static let lock = FutexLock(State())
+
+    /// A pooled chunk of `slotBytes` slots, header reset (no next, count 0); nil when the
+    /// pool has none.
+    static func take(slotBytes: Int, now: UInt64 = monotonicNanoseconds()) -> UnsafeMutableRawPointer? {
+        let index = slotBytes / 8 - 1
+        return lock.withLock { state -> UnsafeMutableRawPointer? in
+            trimIfDue(&state, now: now)
+            let chunk: UnsafeMutableRawPointer
+            if let fresh = state.fresh[index] {
+                chunk = fresh
+                state.fresh[index] = OverflowChunk(fresh).next
+            } else if let aged = state.aged[index] {
+                chunk = aged
+                state.aged[index] = OverflowChunk(aged).next
+            } else {
+                return nil
+            }
+            state.count -= 1
+            OverflowChunk(chunk).next = nil
+            OverflowChunk(chunk).count = 0
+            return chunk
+        }
+    }
+
+    /// Keeps `chunk` (maximum capacity, its items moved out) for reuse.
+    static func give(_ chunk: UnsafeMutableRawPointer, slotBytes: Int, now: UInt64 = monotonicNanoseconds()) {
+        let index = slotBytes / 8 - 1
+        lock.withLock { state in
+            trimIfDue(&state, now: now)
+            OverflowChunk(chunk).next = state.fresh[index]
+            state.fresh[index] = chunk
+            state.count += 1
+        }
+    }
+
+    /// Ages the pool if an interval has passed since the last aging: frees the chunks that
+    /// sat through a whole interval, and moves the rest into the older generation. Any
+    /// thread; for periodic callers (see the file comment).
+    package static func trimIfDue(now: UInt64 = monotonicNanoseconds()) {
+        lock.withLock { trimIfDue(&$0, now: now) }
+    }
+
+    private static func trimIfDue(_ state: inout State, now: UInt64) {
+        guard now >= state.agedAt, now - state.agedAt >= intervalNanoseconds else { return }
+        state.agedAt = now
+        for index in 0..<8 {
+            var next = state.aged[index]
+            while let chunk = next {
+                next = OverflowChunk(chunk).next
+                chunk.deallocate()
+                state.count -= 1
+            }
+            state.aged[index] = state.fresh[index]
+            state.fresh[index] = nil
+        }
+    }
+
+    /// Chunks in the pool now (tests, diagnostics).
+    package static var pooledCount: Int { lock.withLock { $0.count } }
+
+    /// Whether `chunk` is in the pool now (tests).
+    package static func contains(_ chunk: UnsafeMutableRawPointer) -> Bool {
+        lock.withLock { state in
+            for list in state.fresh + state.aged {
+                var next = list
+                while let current = next {
+                    if current == chunk { return true }
+                    next = OverflowChunk(current).next
+                }
+            }
+            return false
+        }
+    }
+
+    /// When the pool was last aged (tests: to age it an exact interval later).
+    package static var agedAt: UInt64 { lock.withLock { $0.agedAt } }
+}
