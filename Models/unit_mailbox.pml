@@ -39,6 +39,13 @@
  *    Models/mailbox.pml): early (after lock) or at its place (after unlock).
  * The consumer's two runDry loads (p_head for the quiescence test, overflowActive) are
  * done in either order (an acquire load does not order an earlier plain one on AArch64).
+ -DLOAD_AFTER_COMMIT drops the early ring load (the load after the commit, as AArch64's
+ * `dmb ish` orders it): BUG_IDLE_ON_CLAIM then passes, i.e. runDry's claim check is needed
+ * for x86-64's free fence (Models/README.md, Memory model).
+ -DDRY_IGNORES_OVERFLOW leaves runDry's overflowActive test out (`.empty` iff p_head ==
+ * c_head): no counterexample either. An overflow the drain could not take (ring not
+ * quiescent) means a claimed slot, which keeps the turn anyway; one set after the drain's
+ * look has a setter whose fenced load finds the turn running (T2) or idle (T1).
  *
  * Checked:
  *   R1  one push per idle->scheduled: the unit is scheduled iff exactly one push is
@@ -316,6 +323,8 @@ end_wait:
                 fi;
 #ifdef BUG_IDLE_ON_CLAIM
                 more = ov;                    /* a claimed, uncommitted slot ignored */
+#elif defined(DRY_IGNORES_OVERFLOW)
+                more = !q;                    /* the overflow test left out (passes) */
 #else
                 more = !(q && !ov);           /* .more: keepUnitTurn */
 #endif
