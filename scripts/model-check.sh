@@ -62,6 +62,20 @@ check mailbox-BUG_NO_CAS fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -D
 check mailbox-BUG_SET_NO_FENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3 -DBUG_SET_NO_FENCE
 check mailbox-BUG_SET_NO_FENCE-ltl fail ltl mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_SET_NO_FENCE -DNO_END_CHECK
 
+echo "== unit_mailbox.pml (the unit as the idle flag: one state-word load per send, T1/T2, runDry, T4/T5)"
+# 3 producers sending 2+1+1 into a ring of 4 (3 usable: the overflow path is taken); 2 x 2
+# into a ring of 2 (1 usable: a claimed slot, then the producer's next message overflows,
+# which BUG_NO_QUIESCENCE needs); with close; liveness with 1+2 into a ring of 2.
+check unitmb-3p-2.1.1-ring4 pass safety unit_mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DCAP=4
+check unitmb-2p-2.2-ring2 pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2
+check unitmb-3p-1.1.1-ring2-close pass safety unit_mailbox.pml -DNPROD=3 -DNMSG=1 -DCAP=2 -DCLOSE
+check unitmb-2p-1.2-ring2-ltl pass ltl unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2
+for bug in BUG_SKIP_RUNNING BUG_IDLE_ON_CLAIM BUG_STALE_LOAD BUG_SET_NO_FENCE; do
+  check "unitmb-$bug" fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 "-D$bug"
+  check "unitmb-$bug-ltl" fail ltl unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 "-D$bug" -DNO_END_CHECK
+done
+check unitmb-BUG_NO_QUIESCENCE fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2 -DBUG_NO_QUIESCENCE
+
 echo "== ring_reclaim.pml (MPSCQueue giving its ring back: seal, detach under the lock, stale producers, re-install, grace period)"
 # 2 producers sending 2 each into rings of 2 slots (1 usable: every other send overflows),
 # up to 3 rings in a run (2 give-backs), drain budget 1; and 3 producers sending 1 each.

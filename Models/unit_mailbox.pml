@@ -1,0 +1,374 @@
+/*
+ * unit_mailbox.pml — "The unit as the idle flag" (Sources/MNScheduler/MPSCQueue.swift, that
+ * section; ScheduledUnit.swift, Orderings, "Due units"): an event actor's mailbox queue
+ * whose consumer is the queue's own ScheduledUnit, with no consumerIdle flag. The producer
+ * inserts (ck_ring claim/commit, or the ordered overflow list) and then makes ONE load of
+ * the unit's state word: scheduled or notified -> nothing more; idle -> T1 (CAS idle ->
+ * scheduled, and the unit is pushed to a run queue); running -> T2 (CAS running ->
+ * notified); a failed CAS decides again on the value it read. The consumer is a worker that
+ * runs the unit only when it was pushed: T3 (scheduled -> running, then the turn's fence),
+ * the drain (pending overflow items, committed ring items, then, when the ring is
+ * quiescent, the whole overflow list; at most BUDGET items), and when nothing is committed
+ * `runDry`: `.empty` when p_head == c_head and no overflow is active, else `.more`
+ * (keepUnitTurn). After the turn: `.empty` -> T4 (CAS running -> idle; on notified it fails
+ * and T5 makes it scheduled, pushed again); `.more` -> T5 (scheduled), pushed again.
+ * Close is optional (-DCLOSE: the turn may set `closed`, a producer that sees it refuses).
+ *
+ * Configuration (override with -D): NPROD producers each send NMSG messages (producer 1
+ * sends NMSG1) into a ring of CAP slots (CAP-1 usable, as ck_ring), drain budget BUDGET.
+ * Not modelled: the ring given back (Models/ring_reclaim.pml; with no ring runDry returns
+ * `.empty` and a producer that installs one then claims, commits and looks at the word),
+ * lingering (a delay before runDry), waitForCommit (a delay before `.more`: time is
+ * abstracted), more than one worker and the owner bit (Models/scheduled_unit.pml: the
+ * state word's own transitions are the same here).
+ *
+ * Memory model: spin interleaves atomic statements, i.e. sequential consistency, made
+ * exact by the barriers of "Due units": every turn begins with T3 (a locked RMW) and a full
+ * fence before it reads the queue; the producer's overflow append that sets overflowActive
+ * (or falls back to the ring under the lock) is followed by a seq_cst fence before its
+ * load. Two places have weaker producer-side ordering, and the model makes each reordering
+ * explicit as an early load (the value is read at the early point and acted on later):
+ *  - a ring insert: ck's claim (the ticket CAS on p_head) then the slot write and the
+ *    commit (a store to p_tail), then ckshim_fence_atomic_load, then the load. On x86-64
+ *    that fence is a compiler barrier: the claim's locked CAS is the full barrier, and the
+ *    commit store may still sit in the store buffer when the load is satisfied. So the
+ *    load may happen anywhere after the claim: before the commit (early) or after it.
+ *    (AArch64's `dmb ish` orders the commit too: a subset.)
+ *  - an append behind an overflow already active under the lock: no fence at all, so the
+ *    load may be satisfied as early as right after the lock's acquiring CAS (as
+ *    Models/mailbox.pml): early (after lock) or at its place (after unlock).
+ * The consumer's two runDry loads (p_head for the quiescence test, overflowActive) are
+ * done in either order (an acquire load does not order an earlier plain one on AArch64).
+ -DLOAD_AFTER_COMMIT drops the early ring load (the load after the commit, as AArch64's
+ * `dmb ish` orders it): BUG_IDLE_ON_CLAIM then passes, i.e. runDry's claim check is needed
+ * for x86-64's free fence (Models/README.md, Memory model).
+ -DDRY_IGNORES_OVERFLOW leaves runDry's overflowActive test out (`.empty` iff p_head ==
+ * c_head): no counterexample either. An overflow the drain could not take (ring not
+ * quiescent) means a claimed slot, which keeps the turn anyway; one set after the drain's
+ * look has a setter whose fenced load finds the turn running (T2) or idle (T1).
+ *
+ * Checked:
+ *   R1  one push per idle->scheduled: the unit is scheduled iff exactly one push is
+ *       outstanding, never two (monitor; and T3 asserts it pops a scheduled unit)
+ *   R2  never two turns at once: T3 only from scheduled, T4/T5 only from running or
+ *       notified, one turn in progress (asserts)
+ *   R3  every accepted item is consumed by a later turn: at quiescence nothing is left,
+ *       the unit idle and not queued (timeout assertion), and the LTL property
+ *       no_lost_wakeup under weak fairness
+ *   FIFO per producer across ring and overflow (consumer assertion)
+ * Bug variants (each must produce a counterexample, scripts/model-check.sh checks it):
+ *   BUG_SKIP_RUNNING    a producer that reads running does nothing (no T2)
+ *   BUG_IDLE_ON_CLAIM   runDry returns .empty although a slot is claimed, uncommitted
+ *                       (it looks at overflowActive only)
+ *   BUG_STALE_LOAD      the ring producer's load is satisfied before its claim is visible
+ *                       (the missing store->load fence: the load before the claim)
+ *   BUG_SET_NO_FENCE    the append that sets overflowActive also loads the word early
+ *   BUG_NO_QUIESCENCE   the overflow is taken although a ring slot is claimed, uncommitted
+ */
+
+#ifndef NPROD
+#define NPROD 3
+#endif
+#ifndef NMSG
+#define NMSG 1
+#endif
+#ifndef NMSG1
+#define NMSG1 NMSG
+#endif
+#ifndef CAP
+#define CAP 4
+#endif
+#ifndef BUDGET
+#define BUDGET 2
+#endif
+#define TOTAL (NMSG1 + (NPROD - 1) * NMSG)
+
+/* The unit's state word (ScheduledUnit.swift; the owner bit is not modelled). */
+#define IDLE  0
+#define SCHED 1
+#define RUN   2
+#define NOTIF 3
+#define DONE  4   /* producer-local: nothing more to do */
+
+byte state = IDLE;
+byte pushed;           /* run-queue entries holding the unit (R1: at most one) */
+byte inTurn;           /* turns between T3 and T4/T5 (R2: at most one) */
+
+/* ck_ring: p_head = claimed tickets, p_tail = committed, c_head = consumed. */
+byte ring[CAP];
+byte p_head, p_tail, c_head;
+
+bool closed;           /* closed bit */
+bool ovActive;         /* overflowActive */
+bool ovLock;           /* the overflow spin lock */
+byte ovItems[TOTAL];   /* overflow list */
+byte ovCount;
+
+byte accepted;         /* items inserted (ring commit or overflow append) */
+byte refused;          /* enqueues refused with .closed */
+byte consumed;         /* items handed out by a turn */
+byte finished;         /* producers that are done */
+
+#define quiescent (p_head == c_head)
+
+/* R1 as a state invariant: checked in every reachable state. T1/T5 and their push are one
+   step (only the worker's pop observes the push). */
+active proctype monitor() {
+    assert(pushed <= 1 && inTurn <= 1 && ((state == SCHED) == (pushed == 1)))
+}
+
+/* The producer's decision on the value its one load returned (claimConsumer -> isDue, then
+   Scheduler.schedule: T1 / T2; a failed CAS decides again on the value it read). */
+inline scheduleUnit(v) {
+    do
+    :: v == SCHED || v == NOTIF || v == DONE -> break
+    :: v == IDLE ->                                   /* T1 and the push */
+       atomic {
+           if
+           :: state == IDLE -> state = SCHED; assert(pushed == 0); pushed++; v = DONE
+           :: else -> v = state
+           fi
+       }
+    :: v == RUN ->
+#ifdef BUG_SKIP_RUNNING
+       v = DONE
+#else
+       atomic {                                       /* T2 */
+           if
+           :: state == RUN -> state = NOTIF; v = DONE
+           :: else -> v = state
+           fi
+       }
+#endif
+    od;
+    v = 0
+}
+
+/* ck_ring_enqueue_reserve_mpmc + slot write + in-order commit. `mayLoadEarly`: the insert
+   is followed only by ckshim_fence_atomic_load (x86-64: the claim's locked CAS is the
+   barrier), so the word load may be satisfied before the commit is visible. */
+inline ringEnqueue(item, ok, mayLoadEarly) {
+#ifdef BUG_STALE_LOAD
+    if
+    :: mayLoadEarly -> v = state; loaded = true      /* satisfied before the claim is visible */
+    :: else -> skip
+    fi;
+#endif
+    atomic {
+        if
+        :: p_head - c_head < CAP - 1 -> t = p_head; p_head++; ok = true
+        :: else -> ok = false
+        fi
+    }
+    if
+    :: ok ->
+#if !defined(BUG_STALE_LOAD) && !defined(LOAD_AFTER_COMMIT)
+       if
+       :: mayLoadEarly -> v = state; loaded = true   /* after the claim, before the commit */
+       :: true -> skip                               /* or at its place, after the commit */
+       fi;
+#endif
+       /* slot write and in-order commit: one step (the consumer reads a slot only after
+          its commit, so the write's position before it is invisible) */
+       atomic { p_tail == t -> ring[t % CAP] = item; p_tail = t + 1; accepted++; t = 0 }
+    :: else ->
+       if
+       :: mayLoadEarly -> loaded = false     /* full: the overflow path decides */
+       :: else -> skip
+       fi
+    fi
+}
+
+inline lock()   { atomic { !ovLock -> ovLock = true } }
+inline unlock() { ovLock = false }
+
+proctype producer(byte id) {
+    byte seq = 1;
+    byte t, v;
+    bool ok, loaded, behind;
+    do
+    :: (id == 1 && seq <= NMSG1) || (id != 1 && seq <= NMSG) ->
+       if
+       :: closed -> refused++            /* .closed: the caller keeps (dead-letters) it */
+       :: else ->
+          ok = false;
+          loaded = false;
+          if
+          :: !ovActive -> ringEnqueue(id * 8 + seq, ok, true)
+          :: else -> skip
+          fi;
+          if
+          :: !ok ->                      /* enqueueOverflow / enqueueSlow */
+             lock();
+             /* Behind an overflow already active under the lock: no fence before the load,
+                which may be satisfied right after the lock's acquiring CAS. */
+             behind = ovActive;
+#ifdef BUG_SET_NO_FENCE
+             behind = true;              /* the setting append skips its fence too */
+#endif
+             if
+             :: behind -> v = state; loaded = true   /* early */
+             :: true -> skip                          /* or at its place */
+             fi;
+             if
+             :: !ovActive -> ringEnqueue(id * 8 + seq, ok, false)  /* seq_cst fence after */
+             :: else -> skip
+             fi;
+             if
+             :: !ok ->
+                ovActive = true;
+                ovItems[ovCount] = id * 8 + seq;
+                ovCount++;
+                accepted++
+             :: else -> skip
+             fi;
+             unlock();
+             behind = false
+          :: else -> skip
+          fi;
+          if
+          :: !loaded -> v = state       /* the load at its place, after the fence */
+          :: else -> skip
+          fi;
+          loaded = false;
+          ok = false;
+          scheduleUnit(v)
+       fi;
+       seq++
+    :: else -> break
+    od;
+    finished++
+}
+
+/* Consumer-private state. */
+byte pending[TOTAL];
+byte pendingCount, pendingIndex;
+byte lastSeen[NPROD + 1];
+
+inline handOut(item) {
+    /* per-producer FIFO (refused items leave gaps, so strictly increasing) */
+    assert(item % 8 > lastSeen[item / 8]);
+    lastSeen[item / 8] = item % 8;
+    consumed++;
+    item = 0
+}
+
+/* The worker: runs the unit's turn each time it was pushed. */
+active proctype worker() {
+    byte taken, item, i;
+    bool more, q, ov;
+end_wait:
+    do
+    :: atomic {
+           pushed == 1 ->                /* pop, T3 (and its fence) */
+           pushed--;
+           assert(state == SCHED && inTurn == 0);
+           state = RUN;
+           inTurn++
+       };
+#ifdef CLOSE
+       if
+       :: !closed -> closed = true       /* the actor stops: producers are refused from now on */
+       :: skip
+       fi;
+#endif
+       taken = 0;
+       do
+       :: taken == BUDGET -> more = true; break
+       :: else ->
+          if
+          :: pendingIndex < pendingCount ->
+             item = pending[pendingIndex]; pendingIndex++;
+             if
+             :: pendingIndex == pendingCount -> pendingIndex = 0; pendingCount = 0
+             :: else -> skip
+             fi;
+             handOut(item); taken++
+          :: pendingIndex >= pendingCount && c_head != p_tail ->
+             item = ring[c_head % CAP]; c_head++;
+             handOut(item); taken++
+          :: else ->
+             /* takeOverflowIfQuiescent */
+             more = false;
+             if
+             :: ovActive ->
+                lock();
+#ifdef BUG_NO_QUIESCENCE
+                if
+                :: ovCount > 0 ->
+#else
+                if
+                :: quiescent && ovCount > 0 ->
+#endif
+                   i = 0;
+                   do
+                   :: i < ovCount -> pending[i] = ovItems[i]; ovItems[i] = 0; i++
+                   :: else -> break
+                   od;
+                   pendingCount = ovCount; pendingIndex = 0; ovCount = 0; i = 0;
+                   ovActive = false;
+                   more = true
+                :: else -> skip
+                fi;
+                unlock()
+             :: else -> skip
+             fi;
+             if
+             :: more -> more = false          /* took the overflow: go on */
+             :: else ->
+                /* runDry: its two loads in either order */
+                if
+                :: q = quiescent; ov = ovActive
+                :: ov = ovActive; q = quiescent
+                fi;
+#ifdef BUG_IDLE_ON_CLAIM
+                more = ov;                    /* a claimed, uncommitted slot ignored */
+#elif defined(DRY_IGNORES_OVERFLOW)
+                more = !q;                    /* the overflow test left out (passes) */
+#else
+                more = !(q && !ov);           /* .more: keepUnitTurn */
+#endif
+                q = false; ov = false;
+                break
+             fi
+          fi
+       od;
+       /* T4 (.empty) or T5 (.more, or T4 failed on notified), and the push */
+       atomic {
+           assert(inTurn == 1 && (state == RUN || state == NOTIF));
+           inTurn--;
+           if
+           :: !more && state == RUN -> state = IDLE
+           :: else -> state = SCHED; assert(pushed == 0); pushed++
+           fi
+       };
+       taken = 0;
+       more = false
+    od
+}
+
+/* R3 at quiescence: when nothing can move, every accepted item was handed out and the
+   unit is idle, not queued. (NO_END_CHECK leaves it out, to show that the LTL property
+   alone catches a lost wake-up.) */
+#ifndef NO_END_CHECK
+active proctype quiescence() {
+end_check:
+    timeout ->
+    assert(finished == NPROD);
+    assert(consumed == accepted && accepted + refused == TOTAL);
+    assert(state == IDLE && pushed == 0)
+}
+#endif
+
+init {
+    byte p = 1;
+    atomic {
+        do
+        :: p <= NPROD -> run producer(p); p++
+        :: else -> break
+        od
+    }
+}
+
+/* No lost wake-up: whenever an accepted item is not yet handed out, eventually all are. */
+ltl no_lost_wakeup { [] ((accepted > consumed) -> <> (consumed == accepted)) }
