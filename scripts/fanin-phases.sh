@@ -34,7 +34,7 @@ perf script -i "$scratch/perf.data" -F comm,time,ip,sym 2>/dev/null | awk -v nb=
     $1 ~ /^mn-worker-/ {
         t = $2; sub(/:$/, "", t); sym = $4
         if (sym ~ /lockOverflowContended/) c = "spin"
-        else if (sym ~ /deliver/ || sym ~ /FanInWorkload.*ActorRef.*ActorContextVySiG/) c = "send"
+        else if (sym ~ /deliver/ || sym ~ /FanInWorkload.*8ActorRefVySiG/) c = "send"
         else if (sym ~ /specializedB4Pass/ || sym ~ /OrderCheck.*receive/ || sym ~ /FanInWorkload.*MessageV_11FastMailbox12ActorContext/) c = "sink"
         else c = "other"
         n++; time[n] = t; worker[n] = substr($1, 11); class[n] = c
