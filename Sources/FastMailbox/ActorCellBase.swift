@@ -190,7 +190,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if mailbox.sendNeedsSection { return deliverInSection(movingFrom: source) }
-        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source) {
+        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source, signallingUnit: true) {
             if becameNonEmpty { return scheduleAfterSend() }
             return true
         }
@@ -203,7 +203,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
         defer { RingEpoch.exit() }
-        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source) {
+        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source, signallingUnit: true) {
             if becameNonEmpty { scheduleSelf() }
             return true
         }

@@ -514,7 +514,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @inlinable @inline(__always) final var hasSystemWork: Bool {
         guard let raw = systemQueueStorage.load(ordering: .acquiring) else { return false }
         if StopWord.isWord(raw) { return true }
-        return Unmanaged<MPSCQueue>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.hasPendingWork }
+        return Unmanaged<MPSCQueue>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.flagSaysPending }
     }
 
     /// Whether a turn should be taken for system messages only (stopped cells).
@@ -527,7 +527,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// the messages (the general turn acts on it after its mailbox drain).
     final func drainSystem(releaseRequested: inout Bool) -> MPSCQueue.DrainOutcome {
         if let stop = takeStopWord() { handleSystem(stop) }  // S2: the word, then any queue
-        guard let systemQueue, systemQueue.hasPendingWork else { return .empty }
+        guard let systemQueue, systemQueue.flagSaysPending else { return .empty }
         return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
             if case .releaseMailboxRing = message { releaseRequested = true } else { handleSystem(message) }
         }

@@ -258,10 +258,11 @@ extension Mailbox {
 
     /// The ring path of `enqueue(movingFrom:)` alone (MPSCQueue.enqueueOnRing): nil when
     /// nothing was done and the full enqueue is needed. Inside a ring epoch section unless
-    /// `sendNeedsSection` is false.
+    /// `sendNeedsSection` is false. `signallingUnit`: the caller knows the queue signals
+    /// its unit (an event actor's cell: MPSCQueue.enqueueOnRing).
     @inlinable @inline(__always)
-    func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer) -> Bool? {
-        Encoding.enqueueOnRing(movingFrom: source, into: queue)
+    func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, signallingUnit: Bool = false) -> Bool? {
+        Encoding.enqueueOnRing(movingFrom: source, into: queue, signallingUnit: signallingUnit)
     }
 
     /// `enqueue(movingFrom:)` for unspecialised code (a sequential actor's `deliver`):

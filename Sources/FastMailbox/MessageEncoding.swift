@@ -85,9 +85,10 @@ enum MessageEncoding<Message> {
     /// The ring path alone (MPSCQueue.enqueueOnRing): nil for a boxed message, or when the
     /// full enqueue is needed.
     @inlinable @inline(__always)
-    static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> Bool? {
+    static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
+                              signallingUnit: Bool = false) -> Bool? {
         if isBoxed { return nil }
-        return queue.enqueueOnRing(moving: source, itemBytes: itemBytes)
+        return queue.enqueueOnRing(moving: source, itemBytes: itemBytes, signallingUnit: signallingUnit)
     }
 
     @usableFromInline @inline(never)

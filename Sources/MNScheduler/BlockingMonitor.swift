@@ -17,8 +17,8 @@
 // workers pay two relaxed stores per turn for the count. Races are benign: a stale reading
 // only delays or repeats a wake-up, and taking work is done with the ordinary stealing
 // operations (exchange on the next slot, ck_ring pops), never by the monitor itself.
-// Each tick also ages OverflowChunkPool (a burst's pooled overflow chunks go back to malloc
-// within two seconds). It also samples each worker's busy time for SchedulerMetrics: a tick that finds a turn
+// Every tenth of a second a tick also ages OverflowChunkPool (a burst's pooled overflow
+// chunks go back to malloc within two seconds). It also samples each worker's busy time for SchedulerMetrics: a tick that finds a turn
 // running, or turns completed since the last tick, counts as busy.
 // Exits at the next tick after the scheduler closes. Holds the core, not the Scheduler.
 
@@ -60,16 +60,24 @@ enum BlockingMonitor {
         context.core.monitorRunning.store(false, ordering: .releasing)  // shutdown may free the rings now
     }
 
+    /// How often a tick ages OverflowChunkPool (its interval is a second; a tick is as
+    /// short as a millisecond, and the pool's lock and clock read need not come that often).
+    static let poolAgingNanoseconds: UInt64 = 100_000_000
+
     private static func run(core: SchedulerCore) {
         let threshold = UInt64(core.configuration.blockingThresholdMilliseconds) * 1_000_000
         let tick = max(threshold / 2, 1_000_000)
         let count = core.shared.count
         var last = [UInt](repeating: 0, count: count)
         var since = [UInt64](repeating: 0, count: count)
+        var lastPoolAging: UInt64 = 0
         while !core.closed.load(ordering: .acquiring) {
             usleep(useconds_t(tick / 1_000))
             let now = monotonicNanoseconds()
-            OverflowChunkPool.trimIfDue(now: now)  // a burst's pooled chunks back to malloc
+            if now &- lastPoolAging >= BlockingMonitor.poolAgingNanoseconds {  // a burst's pooled chunks back to malloc
+                lastPoolAging = now
+                OverflowChunkPool.trimIfDue(now: now)
+            }
             var asleepWithWork = 0, runnableWithWork = 0
             for index in 0..<count {
                 let shared = core.shared[index]

@@ -702,8 +702,11 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// copied, when the queue is closed, has no ring yet, has an overflow in use or a full
     /// ring — the caller then makes the full enqueue. `itemBytes` must be this queue's. The
     /// caller is inside a ring epoch section unless `sendNeedsSection` is false.
+    /// `signallingUnit`: the caller knows the queue signals its unit (`signalsUnit`), so the
+    /// claim is the state word's look alone, without testing the flag.
     @inlinable @inline(__always)
-    package final func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int) -> Bool? {
+    package final func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signallingUnit: Bool = false) -> Bool? {
+        assert(!signallingUnit || signalsUnit, "enqueueOnRing(signallingUnit: true) on a queue that keeps its idle flag")
         assert(!sendNeedsSection, "enqueueOnRing outside a ring epoch section on a reclaimable queue")
         if closed.load(ordering: .relaxed) { return nil }
         #if DEBUG
@@ -721,7 +724,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             let appended = appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes)
             overflowLock.store(false, ordering: .releasing)
             // Behind an active overflow: no fence before the flag load ("Who runs the consumer").
-            return appended ? claimConsumer() : nil
+            return appended ? claimConsumer(signallingUnit: signallingUnit) : nil
         }
         var ticket: UInt32 = 0
         guard let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) else {
@@ -732,7 +735,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         guard ring.commitIsNext(ticket: ticket) else { return commitAfterWaitAndClaim(ring, ticket: ticket) }
         ring.commitNext(ticket: ticket)
         ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        return claimConsumer()
+        return claimConsumer(signallingUnit: signallingUnit)
     }
 
     /// The rest of `enqueueOnRing` when an earlier ticket is not committed yet: the commit
@@ -813,10 +816,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The producer side of the idle flag: true for the one caller that took it from idle.
     /// A queue that signals its unit: true when the unit is not due (idle or running), one
-    /// plain load ("The unit as the idle flag").
+    /// plain load ("The unit as the idle flag"); `signallingUnit`: the caller knows it does.
     @inlinable @inline(__always)
-    final func claimConsumer() -> Bool {
-        if signalsUnit { return !isDue }
+    final func claimConsumer(signallingUnit: Bool = false) -> Bool {
+        if signallingUnit || signalsUnit { return !isDue }
         return consumerIdle.load(ordering: .relaxed)
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
@@ -1250,6 +1253,13 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// sees false has nothing to do and must not drain to find out.
     @inlinable package final var hasPendingWork: Bool {
         if signalsUnit { return state.load(ordering: .acquiring) & ScheduledUnit.runMask != ScheduledUnit.idle }
+        return flagSaysPending
+    }
+
+    /// `hasPendingWork` of a queue known to keep its idle flag (not `signalsUnit`): the
+    /// flag alone, one load (an actor cell's system queue, read before every message).
+    @inlinable package final var flagSaysPending: Bool {
+        assert(!signalsUnit, "flagSaysPending on a queue that signals its unit")
         return !consumerIdle.load(ordering: .acquiring)
     }
 
