@@ -121,9 +121,10 @@
 // a section refresh per injection poll (a few stores; fenced mode: and an `xchg`), nothing
 // per turn. A thread outside a section, per send to a reclaimable queue: begin and end,
 // about 30 instructions in all with deliverInSection's call (callgrind fan-in from the main
-// thread: 171 per message in asymmetric mode, 176 fenced, 140 with the section held open
-// for the whole run). In fenced mode begin's `xchg` took ~30 % of deliverInSection's
-// samples in `parallel` at 2 workers (~9 ns a send). A collection with blocks pending
+// thread, when the asymmetric mode came in: 171 per message, 176 fenced, 140 with the
+// section held open for the whole run; 2026-11-27: 163, and 169 with MN_RING_EPOCH=fenced).
+// In fenced mode begin's `xchg` took ~30 % of deliverInSection's samples in `parallel` at
+// 2 workers (~9 ns a send). A collection with blocks pending
 // costs one membarrier (~0.2 µs on a lone thread here; an interrupt for each CPU running
 // one of this process's threads), shared by every block retired since the last one.
 // Why an outside thread's section is not kept open across its sends: ck cannot end a
