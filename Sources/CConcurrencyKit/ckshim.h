@@ -81,6 +81,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <errno.h>
 #include <pthread.h>
 
@@ -662,7 +663,8 @@ static inline void ckshim_linger_set(void *shared) { ckshim_linger_slot = shared
  *    then parks is still freed by the next collector (a worker's refresh, the walker);
  *  - the mode, decided once: asymmetric (sections begin without a fence; blocks retired
  *    wait on a pending list until a collection's membarrier) where the kernel offers
- *    membarrier(PRIVATE_EXPEDITED), fenced (ck's begin, a fence at each retire) elsewhere.
+ *    membarrier(PRIVATE_EXPEDITED), fenced (ck's begin, a fence at each retire) elsewhere
+ *    or when MN_RING_EPOCH says `fenced` (RingEpoch.swift, "Choosing the mode").
  * Under CKSHIM_TSAN a section's end releases on the domain and a collection acquires on
  * it: the happens-before edge ck's grace period gives (every access made inside a section
  * that saw the block happens before its free), which TSan cannot see in ck's assembly.
@@ -682,7 +684,8 @@ __attribute__((weak, visibility("hidden"))) ck_epoch_record_t *ckshim_epoch_recl
 /* Blocks retired and not yet freed (written under the lock, read relaxed by anyone). */
 __attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_limbo = 0;
 /* Asymmetric mode (RingEpoch.swift, "Asymmetric fences"): 1 once the process registered
- * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it. Decided
+ * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it or
+ * MN_RING_EPOCH asks for the fenced mode (RingEpoch.swift, "Choosing the mode"). Decided
  * once (ckshim_epoch_mode_once), before the first section begins and before the first
  * retire or collection, and never changed after. */
 __attribute__((weak, visibility("hidden"))) pthread_once_t ckshim_epoch_mode_once = PTHREAD_ONCE_INIT;
@@ -692,6 +695,10 @@ __attribute__((weak, visibility("hidden"))) int ckshim_epoch_asymmetric_mode = 0
 __attribute__((weak, visibility("hidden"))) ck_epoch_entry_t *ckshim_epoch_pending = NULL;
 
 static void ckshim__epoch_decide_mode(void) {
+    /* MN_RING_EPOCH=fenced (case ignored): the fenced mode whatever the kernel offers. Any
+     * other value counts as `auto`; SchedulerConfiguration reports a bad one (Swift). */
+    const char *requested = getenv("MN_RING_EPOCH");
+    if (requested != NULL && strcasecmp(requested, "fenced") == 0) return;
     long commands = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (commands < 0 || !(commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
     if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return;

@@ -46,7 +46,8 @@
 // `ringWord`, of the block), and a retirer's detach before its load of the epoch it
 // records, with the poller's scan of the records after its own epoch load. The process
 // runs in one of two modes, decided once (`isAsymmetric`, ckshim.h) before any section
-// begins, any block is retired or any collection runs, and never changed.
+// begins, any block is retired or any collection runs, and never changed ("Choosing the
+// mode" below).
 //
 // Fenced mode (where the kernel refuses membarrier): ck's own protocol, plus a fence.
 //  - begin (outermost): store active = 1, store→load barrier, load the global epoch, store
@@ -99,14 +100,31 @@
 // ThreadSanitizer (CKSHIM_TSAN), which cannot see ck's assembly, a section's end releases
 // on the domain and a collection acquires on it, the same edge.
 //
+// ## Choosing the mode (MN_RING_EPOCH)
+// The mode is the process's, not a scheduler's: decided at its first use (a thread's first
+// section, the first retire or collection, or `isAsymmetric`, whichever comes first:
+// pthread_once in ckshim.h) and never changed after; a process cannot switch, and setting
+// the variable after that first use changes nothing. The decision reads MN_RING_EPOCH:
+//  - unset or `auto`: asymmetric where registering for membarrier(PRIVATE_EXPEDITED)
+//    succeeds, fenced where the kernel refuses it (kernels before Linux 4.14, sandboxes
+//    whose seccomp filter blocks the call);
+//  - `fenced`: fenced whatever the kernel offers. So tests and CI run the fenced mode on a
+//    machine that would choose asymmetric (.ci/run runs this file's tests and the
+//    reclaim suites again with it).
+// Case is ignored. Any other value counts as `auto` for the decision, and every
+// Scheduler's start refuses it with a SchedulerConfigurationError naming the variable and
+// the accepted values (`checkEnvironment`, called by SchedulerConfiguration.resolved even
+// with readsEnvironment false: the variable is the process's).
+//
 // ## Cost and limits
 // A producer on a pool worker: the depth test (≈2–3 instructions per send). A worker:
 // a section refresh per injection poll (a few stores; fenced mode: and an `xchg`), nothing
 // per turn. A thread outside a section, per send to a reclaimable queue: begin and end,
 // about 30 instructions in all with deliverInSection's call (callgrind fan-in from the main
-// thread: 171 per message in asymmetric mode, 176 fenced, 140 with the section held open
-// for the whole run). In fenced mode begin's `xchg` took ~30 % of deliverInSection's
-// samples in `parallel` at 2 workers (~9 ns a send). A collection with blocks pending
+// thread, when the asymmetric mode came in: 171 per message, 176 fenced, 140 with the
+// section held open for the whole run; 2026-11-27: 163, and 169 with MN_RING_EPOCH=fenced).
+// In fenced mode begin's `xchg` took ~30 % of deliverInSection's samples in `parallel` at
+// 2 workers (~9 ns a send). A collection with blocks pending
 // costs one membarrier (~0.2 µs on a lone thread here; an interrupt for each CPU running
 // one of this process's threads), shared by every block retired since the last one.
 // Why an outside thread's section is not kept open across its sends: ck cannot end a
@@ -144,8 +162,27 @@ import CConcurrencyKit
 
     /// True when sections begin without a store→load fence and each collection that hands
     /// retired blocks over pays one membarrier instead (file comment, "Asymmetric fences");
-    /// false where the kernel refuses membarrier. Decided once per process.
+    /// false in the fenced mode: where the kernel refuses membarrier, or MN_RING_EPOCH is
+    /// `fenced`. The mode in use, decided once per process (deciding it if nobody has).
     package static var isAsymmetric: Bool { ckshim_epoch_is_asymmetric() }
+
+    /// The environment variable that chooses the mode (file comment, "Choosing the mode").
+    package static let environmentVariable = "MN_RING_EPOCH"
+
+    /// MN_RING_EPOCH's accepted values, in words (used in error messages).
+    package static let allowedValues = "one of auto, fenced (case ignored; process-wide, read once at first use)"
+
+    /// Checks MN_RING_EPOCH in `environment` as ckshim.h's decision reads it: unset, `auto`
+    /// or `fenced`, case ignored. Returns whether it asks for the fenced mode; throws for any
+    /// other value, naming the variable, the value and the accepted values.
+    package static func checkEnvironment(_ environment: [String: String]) throws(SchedulerConfigurationError) -> Bool {
+        guard let text = environment[environmentVariable] else { return false }
+        switch text.lowercased() {
+        case "auto": return false
+        case "fenced": return true
+        default: throw SchedulerConfigurationError(variable: environmentVariable, value: text, allowed: allowedValues)
+        }
+    }
 
     /// Ring blocks retired and not yet freed (a snapshot).
     package static var pendingBlocks: Int { Int(ckshim_epoch_limbo_count()) }

@@ -5,7 +5,8 @@
 // otherwise the MN_* environment variable, read once when a Scheduler is created (for
 // `Scheduler.shared`: once per process); otherwise the built-in default. Code wins because
 // a program that sets a value means it (tests pin `workers: 2`); the environment tunes
-// everything the program left open. `readsEnvironment: false` ignores the environment.
+// everything the program left open. `readsEnvironment: false` ignores the environment (but
+// for the check of MN_RING_EPOCH below).
 //
 //   setting            variable               default                allowed
 //   workers            MN_WORKERS             usable CPUs (*)        1...1024, or "auto"
@@ -15,8 +16,14 @@
 //   pinWorkers         MN_PIN                 false                  1/0, true/false, yes/no, on/off
 //   blockingThreshold  MN_BLOCKING_THRESHOLD_MS  10                  0...60000 (0: detection off)
 //   maxBlockingThreads MN_MAX_BLOCKING_THREADS   64                  0...4096
-//   idleMailboxReclaim MN_IDLE_MAILBOX_RECLAIM_MS 1000               0...3600000 (0: off)
+//   idleMailboxReclaim MN_IDLE_MAILBOX_RECLAIM_MS 10000              0...3600000 (0: off)
 //   (*) CPUAvailability: affinity mask, cgroup quota (v2 cpu.max, v1 cfs), online CPUs.
+//
+// One more variable is checked here but is not a scheduler's setting: MN_RING_EPOCH (auto,
+// the default, or fenced) chooses the ring epoch's mode for the whole process, once, at its
+// first use (RingEpoch.swift, "Choosing the mode"); it has no property in code. It is
+// checked even with `readsEnvironment: false` (the process reads it whatever a scheduler
+// says), so a bad value stops every scheduler's start like the others.
 //
 // Resolution is a pure function of the configuration, an environment dictionary and a
 // CPUAvailability, so every bad value is testable without setenv.
@@ -56,6 +63,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     /// virtual clock.
     public var idleMailboxReclaimMilliseconds: Int?
     /// Whether MN_* variables are consulted for the properties left nil (default true).
+    /// MN_RING_EPOCH, the process's and not a scheduler's, is checked either way.
     public var readsEnvironment: Bool
 
     public init(workers: Int? = nil, throughput: Int? = nil, spinCount: Int? = nil,
@@ -143,7 +151,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public static let defaultMaxBlockingThreads = 64
     /// Allowed idle-mailbox reclaim intervals (milliseconds; 0 = off).
     public static let idleMailboxReclaimRange = 0...3_600_000
-    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds): one walk a second.
+    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds): one walk every 10 s.
     /// 10 s: a walk costs about 100–200 ns per live actor (ring-bench spawn's
     /// `idle_walk_ns_per_actor` on a loaded 2-core machine), so a million actors cost a
     /// walker under 2 % of one core; a ring is given back 10–20 s after its last message.
@@ -156,12 +164,13 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     // MARK: resolution
 
-    /// The MN_* variables of this process (only those that are set).
+    /// The MN_* variables of this process (only those that are set): every setting's, and
+    /// MN_RING_EPOCH.
     public static func processEnvironment() -> [String: String] {
         var out: [String: String] = [:]
-        for setting in Setting.allCases {
-            if let raw = getenv(setting.environmentVariable) {
-                out[setting.environmentVariable] = String(cString: raw)
+        for variable in Setting.allCases.map(\.environmentVariable) + [RingEpoch.environmentVariable] {
+            if let raw = getenv(variable) {
+                out[variable] = String(cString: raw)
             }
         }
         return out
@@ -169,15 +178,17 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     /// Resolves against this process's environment and CPUs.
     public func resolved() throws(SchedulerConfigurationError) -> ResolvedSchedulerConfiguration {
-        try resolved(environment: readsEnvironment ? SchedulerConfiguration.processEnvironment() : [:],
-                     cpus: CPUAvailability.current())
+        try resolved(environment: SchedulerConfiguration.processEnvironment(), cpus: CPUAvailability.current())
     }
 
     /// Resolves against the given environment and CPUs: a pure function.
     /// Throws for the first malformed or out-of-range value, environment or code, naming it.
+    /// With `readsEnvironment` false only MN_RING_EPOCH is read from `environment` (checked,
+    /// not used: the ring epoch reads it itself, for the whole process).
     public func resolved(environment: [String: String], cpus: CPUAvailability) throws(SchedulerConfigurationError)
         -> ResolvedSchedulerConfiguration
     {
+        _ = try RingEpoch.checkEnvironment(environment)
         let env = readsEnvironment ? environment : [:]
         var sources: [Setting: Source] = [:]
 

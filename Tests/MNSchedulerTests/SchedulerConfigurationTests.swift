@@ -33,6 +33,30 @@ import Testing
         }
     }
 
+    @Test("MN_RING_EPOCH: auto or fenced (any case) pass; anything else is refused, naming the variable, the value and the accepted values, even with readsEnvironment false")
+    func ringEpochVariable() throws {
+        for value in ["auto", "fenced", "FENCED", "Auto"] {
+            _ = try SchedulerConfiguration().resolved(environment: ["MN_RING_EPOCH": value], cpus: cpus4)
+        }
+        #expect(try RingEpoch.checkEnvironment([:]) == false)
+        #expect(try RingEpoch.checkEnvironment(["MN_RING_EPOCH": "auto"]) == false)
+        #expect(try RingEpoch.checkEnvironment(["MN_RING_EPOCH": "Fenced"]) == true)
+        for value in ["", "fence", " fenced", "fenced ", "asymmetric", "1", "off"] {
+            for configuration in [SchedulerConfiguration(), SchedulerConfiguration(readsEnvironment: false)] {
+                do {
+                    _ = try configuration.resolved(environment: ["MN_RING_EPOCH": value], cpus: cpus4)
+                    Issue.record("MN_RING_EPOCH=\(value) was accepted (readsEnvironment: \(configuration.readsEnvironment))")
+                } catch {
+                    #expect(error.variable == "MN_RING_EPOCH")
+                    #expect(error.value == value)
+                    #expect(error.allowed == RingEpoch.allowedValues)
+                    #expect(error.description.contains("MN_RING_EPOCH=\"\(value)\""))
+                    #expect(error.description.contains("one of auto, fenced"))
+                }
+            }
+        }
+    }
+
     @Test("valid environment values are used and reported as coming from the environment")
     func goodEnvironmentValues() throws {
         let env = ["MN_WORKERS": "3", "MN_THROUGHPUT": "10", "MN_SPIN": "0", "MN_RUNQUEUE_CAPACITY": "4", "MN_PIN": "yes",
