@@ -21,23 +21,11 @@ import Synchronization
     @Test("a drain that meets a producer between claim and commit waits for the commit before its turn ends")
     func drainWaitsForClaimedSlot() throws {
         let (queue, slot, ticket) = try queueWithClaimedSlot()
-        // The producer commits at the consumer's first look for it: a deterministic stand-in
-        // for a commit that lands a few nanoseconds after the consumer found the ring empty.
-        let committedInDrain = Atomic<Bool>(false)
-        nonisolated(unsafe) let claimed = slot
-        MPSCQueueTestHook.armCommitWait(queue) {
-            claimed.storeBytes(of: UInt(2), as: UInt.self)
-            queue.ring.commitMultiProducer(ticket: ticket)
-            committedInDrain.store(true, ordering: .sequentiallyConsistent)
-        }
-        defer { MPSCQueueTestHook.disarmCommitWait() }
+        // The producer commits at the consumer's first look for it (before the rule, the
+        // turn ended without looking, and the helper commits after the drain).
         var first: [UInt] = []
-        let outcome = queue.drain(max: 16) { first.append($0) }
-        let waited = committedInDrain.load(ordering: .sequentiallyConsistent)
-        if !waited {  // before the rule: the turn ended without looking; commit now
-            MPSCQueueTestHook.disarmCommitWait()
-            slot.storeBytes(of: UInt(2), as: UInt.self)
-            queue.ring.commitMultiProducer(ticket: ticket)
+        let (outcome, waited) = drainWithCommitDuringWait(queue, slot: slot, ticket: ticket, value: 2) {
+            queue.drain(max: 16) { first.append($0) }
         }
         #expect(first == [1])
         #expect(outcome == .more)          // the turn was kept: the item is certain to come

@@ -44,23 +44,10 @@ import Synchronization
         // A producer claims the next slot while the unit is due, so it will not schedule it.
         var ticket: UInt32 = 0
         let slot = try #require(queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
-        let claimedTicket = ticket
         let owner = queue.transitionToRunning()
         var taken: [UInt] = []
-        let committedInDrain = Atomic<Bool>(false)
-        nonisolated(unsafe) let claimed = slot
-        MPSCQueueTestHook.armCommitWait(queue) {
-            claimed.storeBytes(of: UInt(2), as: UInt.self)
-            queue.ring.commitMultiProducer(ticket: claimedTicket)
-            committedInDrain.store(true, ordering: .sequentiallyConsistent)
-        }
-        defer { MPSCQueueTestHook.disarmCommitWait() }
-        let outcome = queue.drain(max: 16) { taken.append($0) }
-        let waited = committedInDrain.load(ordering: .sequentiallyConsistent)
-        if !waited {
-            MPSCQueueTestHook.disarmCommitWait()
-            slot.storeBytes(of: UInt(2), as: UInt.self)
-            queue.ring.commitMultiProducer(ticket: ticket)
+        let (outcome, waited) = drainWithCommitDuringWait(queue, slot: slot, ticket: ticket, value: 2) {
+            queue.drain(max: 16) { taken.append($0) }
         }
         #expect(outcome == .more, "the turn ended (.empty) with an item certain to come whose producer found the unit due")
         #expect(waited, "the drain did not wait for the commit")
