@@ -227,7 +227,7 @@
 //
 // ## Where the fields live (every idle actor carries them)
 // The object holds only what an idle queue needs: the four one-byte flags (consumerIdle,
-// closed, overflowActive, overflowLock) and `reclaimable`, sharing the first word after
+// closed, overflowActive, overflowLock), `reclaimable` and `signalsUnit`, sharing the first word after
 // the header with ScheduledUnit's state byte, the shape (capacity, item bytes) and the ring
 // word (the ring's address, or — odd — none and the taken count carried over): 40 bytes
 // with the header. The rest exists once there is something to count or
@@ -351,7 +351,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Set once by markClosed (release); read by producers before inserting.
     @usableFromInline let closed = Atomic<Bool>(false)
 
-    // (The four one-byte atomics and `reclaimable` are declared together so that, with
+    // (The four one-byte atomics, `reclaimable` and `signalsUnit` are declared together so that, with
     // ScheduledUnit's state byte before them, they share one word.)
     /// Set by a producer (under overflowLock) when it appends to the overflow list;
     /// cleared only by the consumer in the same critical section that takes the list.
