@@ -58,7 +58,9 @@ struct OverflowChunk {
     }
 
     /// Frees this chunk (its items must have been moved out, or need no release): into
-    /// OverflowChunkPool when it is of the maximum capacity.
+    /// OverflowChunkPool when it is of the maximum capacity. For a draining consumer
+    /// (MPSCQueue.releasePendingChunk); a whole chain goes to malloc
+    /// (OverflowList.deallocateChain).
     @usableFromInline func deallocate() {
         if capacity == OverflowChunk.maximumCapacity {
             OverflowChunkPool.give(base, slotBytes: slotBytes)

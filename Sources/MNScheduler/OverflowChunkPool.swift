@@ -18,7 +18,10 @@
 // goes back to malloc between one and two intervals after its last chunk was given back —
 // provided something calls `trimIfDue`: every `give` and `take` does (a clock read, once
 // per thousand messages), and so do the periodic threads that outlive a burst
-// (BlockingMonitor's tick; FastMailbox's idle-mailbox reclaim timer).
+// (BlockingMonitor's tick; FastMailbox's idle-mailbox reclaim timer). Only a draining
+// consumer gives chunks (MPSCQueue.releasePendingChunk): a queue's deinit and a ring given
+// back free theirs to malloc (OverflowList.deallocateChain), and a scheduler's shutdown
+// empties the pool (`releaseAll`), so nothing pooled outlives the schedulers.
 // Thread-safety: one FutexLock around all of it. A chunk is taken or given once per
 // `maximumCapacity` messages at most, so the lock is never on a per-message path; the
 // lock's acquire/release orders a chunk's last use by the giver before its reuse by the
@@ -42,6 +45,8 @@ package enum OverflowChunkPool {
         var count = 0
         /// When the generations were last aged.
         var agedAt: UInt64 = 0
+        /// Tests holding the pool (`pinnedForTesting`): `releaseAll` leaves it alone then.
+        var pins = 0
     }
 
     private static let lock = FutexLock(State())
@@ -100,6 +105,33 @@ package enum OverflowChunkPool {
             state.aged[index] = state.fresh[index]
             state.fresh[index] = nil
         }
+    }
+
+    /// Frees every pooled chunk (a scheduler's shutdown: Scheduler.shutdown). Any thread.
+    package static func releaseAll() {
+        lock.withLock { state in
+            guard state.pins == 0 else { return }
+            for index in 0..<8 {
+                for list in [state.fresh[index], state.aged[index]] {
+                    var next = list
+                    while let chunk = next {
+                        next = OverflowChunk(chunk).next
+                        chunk.deallocate()
+                    }
+                }
+                state.fresh[index] = nil
+                state.aged[index] = nil
+            }
+            state.count = 0
+        }
+    }
+
+    /// Runs `body` with the pool kept whole by other threads' scheduler shutdowns (tests that
+    /// look at what is pooled, while other suites' schedulers come and go).
+    package static func pinnedForTesting<R>(_ body: () throws -> R) rethrows -> R {
+        lock.withLock { $0.pins += 1 }
+        defer { lock.withLock { $0.pins -= 1 } }
+        return try body()
     }
 
     /// Chunks in the pool now (tests, diagnostics).

@@ -80,13 +80,13 @@ struct OverflowList {
         }
     }
 
-    /// Frees a chain of overflow chunks.
+    /// Frees a chain of overflow chunks (a queue's deinit, a ring given back): to malloc,
+    /// never to OverflowChunkPool, which keeps only what a draining consumer is done with.
     static func deallocateChain(_ first: UnsafeMutableRawPointer?) {
         var next = first
         while let base = next {
-            let chunk = OverflowChunk(base)
-            next = chunk.next
-            chunk.deallocate()
+            next = OverflowChunk(base).next
+            base.deallocate()
         }
     }
 
