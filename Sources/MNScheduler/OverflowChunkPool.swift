@@ -20,13 +20,15 @@
 // per thousand messages), and so do the periodic threads that outlive a burst
 // (BlockingMonitor's tick; FastMailbox's idle-mailbox reclaim timer). Only a draining
 // consumer gives chunks (MPSCQueue.releasePendingChunk): a queue's deinit and a ring given
-// back free theirs to malloc (OverflowList.deallocateChain), and a scheduler's shutdown
-// empties the pool (`releaseAll`), so nothing pooled outlives the schedulers.
+// back free theirs to malloc (OverflowList.deallocateChain); and a scheduler's shutdown
+// makes sure two agings still follow (`ageAfterShutdown`), so nothing pooled stays more
+// than about two seconds after the schedulers have gone.
 // Thread-safety: one FutexLock around all of it. A chunk is taken or given once per
 // `maximumCapacity` messages at most, so the lock is never on a per-message path; the
 // lock's acquire/release orders a chunk's last use by the giver before its reuse by the
 // taker (x86-64 and AArch64 alike: FutexLock's CAS acquires, its exchange releases).
 
+import Dispatch
 import Synchronization
 
 /// Maximum-size overflow chunks kept for reuse (see the file comment). Any thread.
@@ -45,8 +47,6 @@ package enum OverflowChunkPool {
         var count = 0
         /// When the generations were last aged.
         var agedAt: UInt64 = 0
-        /// Tests holding the pool (`pinnedForTesting`): `releaseAll` leaves it alone then.
-        var pins = 0
     }
 
     private static let lock = FutexLock(State())
@@ -93,7 +93,9 @@ package enum OverflowChunkPool {
     }
 
     private static func trimIfDue(_ state: inout State, now: UInt64) {
-        guard now >= state.agedAt, now - state.agedAt >= intervalNanoseconds else { return }
+        // Due an interval after the last aging; also when `now` is before it (a test aged
+        // the pool at a time ahead of the clock: the monotonic clock never goes back).
+        guard now < state.agedAt || now - state.agedAt >= intervalNanoseconds else { return }
         state.agedAt = now
         for index in 0..<8 {
             var next = state.aged[index]
@@ -107,31 +109,17 @@ package enum OverflowChunkPool {
         }
     }
 
-    /// Frees every pooled chunk (a scheduler's shutdown: Scheduler.shutdown). Any thread.
-    package static func releaseAll() {
-        lock.withLock { state in
-            guard state.pins == 0 else { return }
-            for index in 0..<8 {
-                for list in [state.fresh[index], state.aged[index]] {
-                    var next = list
-                    while let chunk = next {
-                        next = OverflowChunk(chunk).next
-                        chunk.deallocate()
-                    }
-                }
-                state.fresh[index] = nil
-                state.aged[index] = nil
+    /// After a scheduler's shutdown (Scheduler.shutdown): its BlockingMonitor no longer
+    /// ages the pool, so two agings follow on Dispatch's global queue, an interval apart;
+    /// whatever the last bursts left is back with malloc about two seconds later. The pool
+    /// itself stays usable (a next scheduler reuses what is still there).
+    package static func ageAfterShutdown() {
+        let interval = Int(intervalNanoseconds)
+        for step in 1...2 {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(step * interval + interval / 10)) {
+                trimIfDue()
             }
-            state.count = 0
         }
-    }
-
-    /// Runs `body` with the pool kept whole by other threads' scheduler shutdowns (tests that
-    /// look at what is pooled, while other suites' schedulers come and go).
-    package static func pinnedForTesting<R>(_ body: () throws -> R) rethrows -> R {
-        lock.withLock { $0.pins += 1 }
-        defer { lock.withLock { $0.pins -= 1 } }
-        return try body()
     }
 
     /// Chunks in the pool now (tests, diagnostics).

@@ -448,7 +448,7 @@ public final class Scheduler: Sendable {
             while core.monitorRunning.load(ordering: .acquiring), monotonicNanoseconds() < monitorDeadline { usleep(200) }
             if !core.monitorRunning.load(ordering: .acquiring) { core.releaseRings() }
         }
-        OverflowChunkPool.releaseAll()  // a cache: nothing pooled outlives the scheduler (OverflowChunkPool.swift)
+        OverflowChunkPool.ageAfterShutdown()  // pooled chunks back to malloc ~2 s later (OverflowChunkPool.swift)
         return handedBack
     }
 
