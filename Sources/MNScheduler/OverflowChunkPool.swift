@@ -14,7 +14,7 @@
 // are ordinary allocations), one free list per slot size (8, 16, …, 64 bytes: the chunk's
 // header records its slot size). `take` prefers the most recently given chunks. Nothing is
 // kept for long: the pool ages in two generations, and `trimIfDue` frees every chunk that
-// has sat in the pool for a whole interval (`interval`, 1 s), so a drained burst's memory
+// has sat in the pool for a whole interval (`intervalNanoseconds`, 1 s), so a drained burst's memory
 // goes back to malloc between one and two intervals after its last chunk was given back —
 // provided something calls `trimIfDue`: every `give` and `take` does (a clock read, once
 // per thousand messages), and so do the periodic threads that outlive a burst
