@@ -1252,7 +1252,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// `.empty`; for a queue that signals its unit, the unit is not idle). A consumer that
     /// sees false has nothing to do and must not drain to find out.
     @inlinable package final var hasPendingWork: Bool {
-        if signalsUnit { return state.load(ordering: .acquiring) & ScheduledUnit.runMask != ScheduledUnit.idle }
+        if signalsUnit { return stateSnapshot != ScheduledUnit.idle }
         return flagSaysPending
     }
 

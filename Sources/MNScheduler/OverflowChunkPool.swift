@@ -43,8 +43,6 @@ package enum OverflowChunkPool {
         var fresh = [UnsafeMutableRawPointer?](repeating: nil, count: 8)
         /// Chunks that were already in the pool at the last aging: freed at the next one.
         var aged = [UnsafeMutableRawPointer?](repeating: nil, count: 8)
-        /// Chunks in the pool (both generations).
-        var count = 0
         /// When the generations were last aged.
         var agedAt: UInt64 = 0
     }
@@ -67,7 +65,6 @@ package enum OverflowChunkPool {
             } else {
                 return nil
             }
-            state.count -= 1
             OverflowChunk(chunk).next = nil
             OverflowChunk(chunk).count = 0
             return chunk
@@ -81,7 +78,6 @@ package enum OverflowChunkPool {
             trimIfDue(&state, now: now)
             OverflowChunk(chunk).next = state.fresh[index]
             state.fresh[index] = chunk
-            state.count += 1
         }
     }
 
@@ -102,7 +98,6 @@ package enum OverflowChunkPool {
             while let chunk = next {
                 next = OverflowChunk(chunk).next
                 chunk.deallocate()
-                state.count -= 1
             }
             state.aged[index] = state.fresh[index]
             state.fresh[index] = nil
@@ -121,9 +116,6 @@ package enum OverflowChunkPool {
             }
         }
     }
-
-    /// Chunks in the pool now (tests, diagnostics).
-    package static var pooledCount: Int { lock.withLock { $0.count } }
 
     /// Whether `chunk` is in the pool now (tests).
     package static func contains(_ chunk: UnsafeMutableRawPointer) -> Bool {

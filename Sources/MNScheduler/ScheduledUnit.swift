@@ -341,5 +341,5 @@ open class ScheduledUnit: @unchecked Sendable {
 
     /// The current run state (idle, scheduled, running, notified), for tests and
     /// diagnostics (a snapshot; O masked off).
-    package var stateSnapshot: UInt8 { state.load(ordering: .acquiring) & ScheduledUnit.runMask }
+    @inlinable package var stateSnapshot: UInt8 { state.load(ordering: .acquiring) & ScheduledUnit.runMask }
 }
