@@ -9,8 +9,8 @@
  * runs the unit only when it was pushed: T3 (scheduled -> running, then the turn's fence),
  * the drain (pending overflow items, committed ring items, then, when the ring is
  * quiescent, the whole overflow list; at most BUDGET items), and when nothing is committed
- * `runDry`: `.empty` when p_head == c_head and no overflow is active, else `.more`
- * (keepUnitTurn). After the turn: `.empty` -> T4 (CAS running -> idle; on notified it fails
+ * `runDry`: `.empty` when p_head == c_head, else `.more` (keepUnitTurn); it does not look
+ * at overflowActive again (the drain's look at it, in takeOverflowIfQuiescent, is enough). After the turn: `.empty` -> T4 (CAS running -> idle; on notified it fails
  * and T5 makes it scheduled, pushed again); `.more` -> T5 (scheduled), pushed again.
  * Close is optional (-DCLOSE: the turn may set `closed`, a producer that sees it refuses).
  *
@@ -37,15 +37,16 @@
  *  - an append behind an overflow already active under the lock: no fence at all, so the
  *    load may be satisfied as early as right after the lock's acquiring CAS (as
  *    Models/mailbox.pml): early (after lock) or at its place (after unlock).
- * The consumer's two runDry loads (p_head for the quiescence test, overflowActive) are
- * done in either order (an acquire load does not order an earlier plain one on AArch64).
+ * With -DDRY_TESTS_OVERFLOW runDry also tests overflowActive (as the code did before):
+ * its two loads (p_head for the quiescence test, overflowActive) are then done in either
+ * order (an acquire load does not order an earlier plain one on AArch64).
  -DLOAD_AFTER_COMMIT drops the early ring load (the load after the commit, as AArch64's
  * `dmb ish` orders it): BUG_IDLE_ON_CLAIM then passes, i.e. runDry's claim check is needed
  * for x86-64's free fence (Models/README.md, Memory model).
- -DDRY_IGNORES_OVERFLOW leaves runDry's overflowActive test out (`.empty` iff p_head ==
- * c_head): no counterexample either. An overflow the drain could not take (ring not
- * quiescent) means a claimed slot, which keeps the turn anyway; one set after the drain's
- * look has a setter whose fenced load finds the turn running (T2) or idle (T1).
+ * Why runDry needs no overflowActive test (the code's runDry, the default here): an
+ * overflow the drain could not take (ring not quiescent) means a claimed slot, which keeps
+ * the turn anyway; one set after the drain's look has a setter whose fenced load finds the
+ * turn running (T2) or idle (T1). -DDRY_TESTS_OVERFLOW (with the test) passes too.
  *
  * Checked:
  *   R1  one push per idle->scheduled: the unit is scheduled iff exactly one push is
@@ -316,17 +317,22 @@ end_wait:
              if
              :: more -> more = false          /* took the overflow: go on */
              :: else ->
-                /* runDry: its two loads in either order */
+                /* runDry (with DRY_TESTS_OVERFLOW, or the bug that tests only the
+                   overflow: its two loads in either order) */
+#if defined(DRY_TESTS_OVERFLOW) || defined(BUG_IDLE_ON_CLAIM)
                 if
                 :: q = quiescent; ov = ovActive
                 :: ov = ovActive; q = quiescent
                 fi;
+#else
+                q = quiescent;
+#endif
 #ifdef BUG_IDLE_ON_CLAIM
                 more = ov;                    /* a claimed, uncommitted slot ignored */
-#elif defined(DRY_IGNORES_OVERFLOW)
-                more = !q;                    /* the overflow test left out (passes) */
+#elif defined(DRY_TESTS_OVERFLOW)
+                more = !(q && !ov);           /* .more: keepUnitTurn (the old runDry) */
 #else
-                more = !(q && !ov);           /* .more: keepUnitTurn */
+                more = !q;                    /* .more: keepUnitTurn */
 #endif
                 q = false; ov = false;
                 break

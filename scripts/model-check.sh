@@ -70,6 +70,8 @@ check unitmb-3p-2.1.1-ring4 pass safety unit_mailbox.pml -DNPROD=3 -DNMSG=1 -DNM
 check unitmb-2p-2.2-ring2 pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2
 check unitmb-3p-1.1.1-ring2-close pass safety unit_mailbox.pml -DNPROD=3 -DNMSG=1 -DCAP=2 -DCLOSE
 check unitmb-2p-1.2-ring2-ltl pass ltl unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2
+# runDry as it was, with its own overflowActive test (the code leaves it out)
+check unitmb-2p-2.2-ring2-drytest pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2 -DDRY_TESTS_OVERFLOW
 for bug in BUG_SKIP_RUNNING BUG_IDLE_ON_CLAIM BUG_STALE_LOAD BUG_SET_NO_FENCE; do
   check "unitmb-$bug" fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 "-D$bug"
   check "unitmb-$bug-ltl" fail ltl unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 "-D$bug" -DNO_END_CHECK

@@ -454,7 +454,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
-        return mailbox.take(max: max, lingering: true, handle)
+        return mailbox.take(max: max, lingering: true, signallingUnit: true, handle)
     }
 
     /// `invoke` for the fast path: runs `receive` (the mailbox counted the message: file

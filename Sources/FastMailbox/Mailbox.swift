@@ -281,10 +281,11 @@ extension Mailbox {
 
     /// Consumer only: up to `max` messages to `body`, specialised for `Message` (an event
     /// actor's mailbox pass, a standalone drain): the slot size is a constant. `lingering`:
-    /// see MPSCQueue ("Lingering").
+    /// see MPSCQueue ("Lingering"). `signallingUnit`: the queue signals its unit (an event
+    /// actor's cell: MPSCQueue, "The unit as the idle flag"), known to the caller.
     @inlinable @inline(__always)
-    func take(max: Int, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
-        queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes,
+    func take(max: Int, lingering: Bool = false, signallingUnit: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes, signallingUnit: signallingUnit,
                     taking: { Encoding.take(from: $0) }, body)
     }
 

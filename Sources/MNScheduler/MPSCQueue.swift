@@ -89,7 +89,8 @@
 // the running turn's T4 fails and T5 queues another turn: R3). So a send to a busy actor
 // still costs one plain load, and a send that wakes one a single CAS.
 // Consumer: a drain that finds nothing to take (`runDry`) returns `.empty` when nothing is
-// claimed (p_head == c_head) and no overflow is active, without any store: the turn ends
+// claimed (p_head == c_head), without any store and without a second look at
+// overflowActive (below): the turn ends
 // with T4, which fails if a producer's T2 came in between. Otherwise an item is certain to
 // come whose producer may have found the unit due and left it alone (its claim is visible,
 // its commit perhaps not yet), so the turn waits for the commit (`waitForCommit`) and
@@ -104,7 +105,15 @@
 // overflow (no fence) relies, as above, on the producer Q that set the flag: Q's look at
 // the word makes a turn due that sees the flag, and that turn (or a later one, if the ring
 // is not quiescent, whose producer schedules it after its commit) takes the whole list,
-// including the later append. No ring (given back): `.empty`; a producer that installs
+// including the later append. So runDry needs no overflowActive test of its own: the drain
+// looked at the flag in this turn (after T3's fence) and took an overflow it found on a
+// quiescent ring; one it found on a ring that is not quiescent has a claimed slot beside
+// it, which keeps the turn anyway (p_head only grows until this consumer takes); one set
+// after that look was set by a producer whose fenced look at the word follows T3 ("Due
+// units"), so it reads running or idle and makes T2 or T1 (Models/unit_mailbox.pml checks
+// runDry without the test; -DDRY_TESTS_OVERFLOW keeps it, and passes too). A drain that
+// knows its queue signals its unit (`signallingUnit`, an event actor's pass) goes to
+// runDry without testing `signalsUnit`. No ring (given back): `.empty`; a producer that installs
 // one then claims, commits, fences and looks at the word. Lingering and the ring's give-
 // back are unchanged. (S1)–(S3) become ScheduledUnit's R1–R3; `hasPendingWork` reads the
 // word (not idle). A sequential actor's mailbox (its consumer is a task, not the unit),
@@ -946,13 +955,16 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// turn specialised for its message type): the slot addresses are then computed with a
     /// constant instead of a load and a multiplication per item. `itemBytes` must be this
     /// queue's.
+    /// `signallingUnit`: the caller knows the queue signals its unit (`signalsUnit`: an
+    /// event actor's cell), so going idle is `runDry` without testing the flag.
     @inlinable @inline(__always)
-    package final func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int,
+    package final func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int, signallingUnit: Bool = false,
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
+        assert(!signallingUnit || signalsUnit, "drain(signallingUnit: true) of a queue that keeps its idle flag")
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
         let word = ringWord.load(ordering: .acquiring)
-        guard _fastPath(word & 1 == 0) else { return goIdle(nil) }
+        guard _fastPath(word & 1 == 0) else { return signallingUnit ? runDry(nil) : goIdle(nil) }
         let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
@@ -968,7 +980,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
                       lingerForMore(ring) {
                 continue  // something arrived while the drain looked again ("Lingering")
             } else {
-                return goIdle(ring)
+                return signallingUnit ? runDry(ring) : goIdle(ring)
             }
             // Counted before the hand-off (one writer: a relaxed load and store, no RMW), so
             // a turn stuck inside `body` has its item counted as taken.
@@ -1064,16 +1076,20 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// goIdle of a queue that signals its unit ("The unit as the idle flag", file comment):
-    /// no flag to store. `.empty` when nothing is claimed and no overflow is active (a
-    /// producer that claims later sees the unit running or idle, and schedules it);
-    /// otherwise an item is certain to come whose producer may have seen the unit due and
-    /// left it alone, so the turn waits for the commit (`waitForCommit`) and returns
-    /// `.more`. Without a ring, `.empty`: a producer that installs one then claims, commits
-    /// and looks at the state word. Consumer only.
+    /// no flag to store. `.empty` when nothing is claimed (a producer that claims later
+    /// sees the unit running or idle, and schedules it); otherwise an item is certain to
+    /// come whose producer may have seen the unit due and left it alone, so the turn waits
+    /// for the commit (`waitForCommit`) and returns `.more`. No `overflowActive` test: the
+    /// drain calling this has looked at the flag in this turn and taken any overflow it
+    /// found on a quiescent ring, so one active now either has a claimed slot beside it
+    /// (not quiescent: the turn is kept) or was set after that look, by a producer whose
+    /// fenced look at the word finds the turn running or idle (file comment). Without a
+    /// ring, `.empty`: a producer that installs one then claims, commits and looks at the
+    /// state word. Consumer only, from `drain`.
     @inlinable @inline(__always)
     final func runDry(_ ring: RawRing?) -> DrainOutcome {
         guard let ring else { return .empty }
-        if ring.isQuiescent && !overflowActive.load(ordering: .acquiring) { return .empty }
+        if ring.isQuiescent { return .empty }
         return keepUnitTurn(ring)
     }
 
