@@ -197,6 +197,12 @@ static inline void ckshim_ring_overflow_store(ck_ring_t *r, void *list) {
     __atomic_store_n(ckshim__ring_overflow_word(r), list, __ATOMIC_RELEASE);
 }
 static inline unsigned int ckshim_ring_size(const ck_ring_t *ring) { return ck_ring_size(ring); }
+/* ck_ring_size(ring) == 0 (the same two loads, without the subtraction and the mask): a
+ * snapshot, as the size is (p_tail - c_head never exceeds the mask, so the masked
+ * difference is 0 exactly when the two are equal). */
+static inline bool ckshim_ring_is_empty(const ck_ring_t *ring) {
+    return ck_pr_load_uint(&ring->c_head) == ck_pr_load_uint(&ring->p_tail);
+}
 static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
 
 /*

@@ -162,6 +162,9 @@ package struct RawRing: @unchecked Sendable {
     /// Entries currently published (a snapshot; exact only when no thread is active).
     @inlinable package var count: Int { Int(ckshim_ring_size(ring)) }
 
+    /// `count == 0`, with two loads and a compare (a snapshot, as `count`).
+    @inlinable package var isEmpty: Bool { ckshim_ring_is_empty(ring) }
+
     // MARK: word-sized entries (any 64-bit pattern, zero included)
 
     /// Multi-producer enqueue of a raw 64-bit word. False when full.

@@ -87,6 +87,9 @@ struct RunQueue: ~Copyable {
     /// Entries published (snapshot).
     var count: Int { ring.count }
 
+    /// `count == 0` (snapshot), cheaper: the worker's loop asks on every next-slot run.
+    var isEmpty: Bool { ring.isEmpty }
+
     /// Most entries one push can be refused with: capacity − 1.
     var usableCapacity: Int { ring.capacity - 1 }
 

@@ -220,7 +220,7 @@ final class Worker: @unchecked Sendable {
     static func currentHasNothingElseToRun() -> Bool {
         guard let worker = currentUnmanaged else { return false }
         return worker._withUnsafeGuaranteedRef {
-            $0.nextSlot == nil && $0.local.count == 0 && $0.core.injection.isEmpty && $0.core.resumed.isEmpty
+            $0.nextSlot == nil && $0.local.isEmpty && $0.core.injection.isEmpty && $0.core.resumed.isEmpty
         }
     }
 
@@ -341,7 +341,7 @@ final class Worker: @unchecked Sendable {
             // Local queue empty: run it on, the streak stays at its maximum (file comment,
             // step 2; a push-then-pop let a searching worker steal a ring's token, then the
             // workers passed it back and forth).
-            if local.count == 0 { return unit }
+            if local.isEmpty { return unit }
             pushLocal(unit)
             // More than what this worker runs next is queued here: let a sleeper steal it.
             if local.count > 1 { core.notifyParkedFromWorker() }
