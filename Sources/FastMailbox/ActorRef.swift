@@ -107,13 +107,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// ignores it).
     @inlinable @discardableResult
     static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        // An event actor's cell first, by one test of the case bits (its case is 0), before
-        // the jump table of the others. A switch, not `if case`, which copies the payload.
         switch target {
-        case .cell(let cell): return cell.deliver(movingFrom: source)
-        default: break
-        }
-        return switch target {
         case .cell(let cell): cell.deliver(movingFrom: source)
         case .sequential(let cell): cell.deliver(movingFrom: source)
         case .router(let router): router.deliver(movingFrom: source)
