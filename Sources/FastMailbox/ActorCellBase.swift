@@ -63,8 +63,11 @@ import Glibc
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
     /// Drains up to `max` mailbox messages into the behaviour, specialised for one actor
-    /// type (see "Specialised turns" in the file comment).
-    @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> MPSCQueue.DrainOutcome
+    /// type (see "Specialised turns" in the file comment). Returns the drain's outcome as
+    /// the turn's (`.more` for `.more`, `.idle` for `.empty`): the common turn returns it
+    /// as it is, and the pass makes the conversion on the drain's own constants (free),
+    /// where runTurn had to compare and set it on every turn.
+    @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> TurnOutcome
 
     /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
     /// slots, see MessageEncoding). Its queue is the cell itself (MPSCQueue, "One object":
@@ -330,8 +333,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             let outcome = mailboxPass!(self, budget)
             // What the behaviour did in the pass (stop, unstashAll) is for the general tail;
             // a running cell with nothing unstashed has nothing else to do.
-            if case .running = phaseCode, !hasPriority { return outcome == .more ? .more : .idle }
-            return finishTurn(mailboxOutcome: outcome, systemOutcome: .empty, ranMailbox: true)
+            if case .running = phaseCode, !hasPriority { return outcome }
+            return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget)
     }
@@ -352,7 +355,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
                 if case .some = mailboxPass {
-                    mailboxOutcome = mailboxPass!(self, remaining)
+                    mailboxOutcome = mailboxPass!(self, remaining) == .more ? .more : .empty
                 } else {
                     mailboxOutcome = drainUnspecialised(max: remaining)
                 }
@@ -448,13 +451,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// for every cell whose behaviour is one call (`receive`: ActorCell's instance,
     /// ClosureActorCell's closure): the drain, the move out of the ring slot and the call
     /// become one function in the pass that inlines this. Turn only.
+    /// Returns the drain's outcome as a turn's (MailboxPass).
     @inlinable @inline(__always)
-    final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> MPSCQueue.DrainOutcome {
+    final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> TurnOutcome {
         // A local function, not a closure literal, so that it can be forced inline.
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
-        return mailbox.take(max: max, lingering: true, signallingUnit: true, handle)
+        return mailbox.take(max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
     }
 
     /// `invoke` for the fast path: runs `receive` (the mailbox counted the message: file
