@@ -89,7 +89,7 @@
 // core and drained it message by message, each pulling the sender's lines over (5–7 M
 // msgs/s at 2 workers, against 22–30 M when it drains one batch after the turn); waiting,
 // it drains batches of up to 200 µs of the sender's output. The owner clears the mark at
-// its next turn like the monitor's; the hot path pays nothing (it already reads `stalled`).
+// its next turn like the monitor's; the hot path pays nothing more (it already clears `stalled`).
 // Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
 // stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
 // so exactly one taker gets each unit and sees what was written before it was put (the
@@ -511,7 +511,9 @@ final class Worker: @unchecked Sendable {
         let throughput = self.throughput
         currentUnit = pointer
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
-        if shared.stalled.load(ordering: .relaxed) { shared.stalled.store(false, ordering: .relaxed) }
+        // Clears a stalled mark (file comment): a plain store every turn, to the line the
+        // turn count's stores already own, is cheaper than a load and a test first.
+        shared.stalled.store(false, ordering: .relaxed)
         let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
             let owner = unit.transitionToRunning()
             return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
