@@ -511,8 +511,8 @@ final class Worker: @unchecked Sendable {
         let throughput = self.throughput
         currentUnit = pointer
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
-        // Clears a stalled mark (file comment): a plain store every turn, to the line the
-        // turn count's stores already own, is cheaper than a load and a test first.
+        // Clears a stalled mark (file comment): a plain store every turn, next to the turn
+        // count that the turn stores twice anyway, is cheaper than a load and a test first.
         shared.stalled.store(false, ordering: .relaxed)
         let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
             let owner = unit.transitionToRunning()
