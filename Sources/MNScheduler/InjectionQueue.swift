@@ -52,8 +52,8 @@ final class InjectionQueue: @unchecked Sendable {
 
     deinit { if !ringReleased.load(ordering: .acquiring) { ring.deallocate() } }
 
-    /// Frees the ring now. Only when no thread can touch the queue again (see
-    /// SchedulerCore.releaseRings); idempotent.
+    /// Frees the ring now. Only when no thread can touch the ring again (see
+    /// SchedulerCore.releaseRings; a late pushUnlessClosed takes only the lock); idempotent.
     func releaseRing() {
         if !ringReleased.exchange(true, ordering: .acquiringAndReleasing) { ring.deallocate() }
     }
