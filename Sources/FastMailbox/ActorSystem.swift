@@ -363,7 +363,8 @@ public final class ActorSystem: Sendable {
     /// the message type). `reclaimable`: an event or sequential actor's mailbox, whose ring an
     /// idle actor gives back (``reclaimIdleMailboxes()``) — unless it is allocated at spawn
     /// (eagerRingCapacity): a ring reserved so that no send can fail to allocate one stays.
-    @usableFromInline
+    /// Inlinable, as MPSCQueue.Shape's init: checked at compile time for a constant capacity.
+    @inlinable
     func queueShape(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         do {
             return try MPSCQueue.Shape(capacity: capacity, itemBytes: itemBytes,

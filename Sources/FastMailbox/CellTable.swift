@@ -35,6 +35,12 @@
 //        or worker holding the cell (not released here), which releases it after the turn
 //        (the cell's final turn removes itself this way, and stays alive to its end).
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 final class CellTable {
     struct Slot {
         var id: UInt64  // 0: empty
@@ -56,23 +62,36 @@ final class CellTable {
 
     deinit {
         removeAll()
-        slots.deallocate()
+        CellTable.freeSlots(slots)
     }
 
     var isEmpty: Bool { count == 0 }
-    private var capacity: Int { 1 << bits }
-    private var mask: Int { capacity - 1 }
+    private var capacity: Int { 1 &<< bits }
+    private var mask: Int { capacity &- 1 }
 
+    /// Zeroed slots from calloc, freed with `free` (`freeSlots`): an empty slot is all zero
+    /// bits (id 0, cell nil), so nothing is written here. A table past malloc's mmap
+    /// threshold (every table from 8,192 slots on, as each is twice the one before: glibc
+    /// raises the threshold to a freed mapping's size, up to 32 MiB) comes from fresh pages
+    /// the kernel zeroes as they are touched; `initialize(repeating:)` wrote every slot
+    /// once more (a spawn run to 40,000 actors: ~52 instructions of memset per spawn, and
+    /// every page of the new table touched at the resize).
     private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
-        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
-        slots.initialize(repeating: Slot(id: 0, cell: nil), count: capacity)
-        return slots
+        guard let raw = calloc(capacity, MemoryLayout<Slot>.stride) else {
+            fatalError("CellTable: could not allocate \(capacity) slots (out of memory)")
+        }
+        return raw.bindMemory(to: Slot.self, capacity: capacity)
     }
+
+    private static func freeSlots(_ slots: UnsafeMutablePointer<Slot>) { free(slots) }
 
     /// The group of four slots of `id / 4` (Fibonacci hashing: the top `bits − 2` bits of
     /// (id / 4) × 2⁶⁴/φ), and in it slot `id mod 4` (see the file comment).
-    @inline(__always) private func home(_ id: UInt64) -> Int {
-        let group = ((id &>> 2) &* 0x9E37_79B9_7F4A_7C15) &>> UInt64(64 - (bits - 2))
+    @inline(__always) private func home(_ id: UInt64) -> Int { CellTable.home(id, bits: bits) }
+
+    /// `home(id)` in a table of 2^`bits` slots (bits ≥ minimumBits: the shift is below 64).
+    @inline(__always) private static func home(_ id: UInt64, bits: Int) -> Int {
+        let group = ((id &>> 2) &* 0x9E37_79B9_7F4A_7C15) &>> UInt64(truncatingIfNeeded: 64 &- (bits &- 2))
         return Int(truncatingIfNeeded: group &<< 2 | (id & 3))
     }
 
@@ -82,10 +101,11 @@ final class CellTable {
     /// Adds `cell` (not already present, T1; never scheduled yet) and retains it as its
     /// owner (T4).
     func insert(_ cell: AnyActorCell) {
-        if (count + 1) * 4 > capacity * 3 { resize(bits: bits + 1) }
+        // Wrapping arithmetic: count < capacity ≤ 2^62 (no overflow checks to pay for).
+        if (count &+ 1) &* 4 > capacity &* 3 { resize(bits: bits &+ 1) }
         place(Slot(id: cell.id.rawValue, cell: Unmanaged.passRetained(cell)))
         cell.ownerArrives()
-        count += 1
+        count &+= 1
     }
 
     /// Gives up the owner's retain of a cell taken out of the table (T4).
@@ -94,8 +114,9 @@ final class CellTable {
     }
 
     @inline(__always) private func place(_ slot: Slot) {
+        let slots = slots, mask = mask
         var index = home(slot.id)
-        while slots[index].id != 0 { index = (index + 1) & mask }
+        while slots[index].id != 0 { index = (index &+ 1) & mask }
         slots[index] = slot
     }
 
@@ -173,7 +194,7 @@ final class CellTable {
         }
         count = 0
         if bits != CellTable.minimumBits {
-            slots.deallocate()
+            CellTable.freeSlots(slots)
             bits = CellTable.minimumBits
             slots = CellTable.allocateSlots(capacity)
         }
@@ -200,12 +221,22 @@ final class CellTable {
 
     /// Doubles the table (T3): every group g of four homes becomes group 2g or 2g + 1 (each
     /// id keeps its place in its group), so runs only get shorter.
+    /// One pass over the old slots with the new table's pointer, mask and shift in locals
+    /// (`place` reloads them from the object per entry), wrapping arithmetic.
     private func resize(bits newBits: Int) {
         let old = slots
         let oldCapacity = capacity
+        let fresh = CellTable.allocateSlots(1 &<< newBits)
+        let newMask = (1 &<< newBits) &- 1
+        for index in 0..<oldCapacity {
+            let slot = old[index]
+            if slot.id == 0 { continue }
+            var to = CellTable.home(slot.id, bits: newBits)
+            while fresh[to].id != 0 { to = (to &+ 1) & newMask }
+            fresh[to] = slot
+        }
         bits = newBits
-        slots = CellTable.allocateSlots(capacity)
-        for index in 0..<oldCapacity where old[index].id != 0 { place(old[index]) }
-        old.deallocate()
+        slots = fresh
+        CellTable.freeSlots(old)
     }
 }

@@ -4,7 +4,10 @@
 // Algorithm: a ck_ring with one producer side and many consumers, backed by an ordered
 // spill list so the queue is unbounded and never refuses work.
 //  - Producers (outside threads, overflowing workers) serialise on `producers`, a Lock,
-//    and use ck's single-producer enqueue. Why not ck's multi-producer enqueue: it claims a
+//    and use ck's single-producer enqueue. An outside thread's push checks the scheduler's
+//    `closed` flag inside that critical section (`pushUnlessClosed`), so shutdown, which
+//    sets the flag and then passes through the lock once (`passProducers`), knows that no
+//    outside push lands after it. Why not ck's multi-producer enqueue: it claims a
 //    ticket, then *spins* until every earlier ticket is committed, so a producer preempted
 //    between claim and commit stalls all the others for a whole timeslice — on an
 //    oversubscribed machine (many submitting threads, few cores) that convoy dominated.
@@ -49,8 +52,8 @@ final class InjectionQueue: @unchecked Sendable {
 
     deinit { if !ringReleased.load(ordering: .acquiring) { ring.deallocate() } }
 
-    /// Frees the ring now. Only when no thread can touch the queue again (see
-    /// SchedulerCore.releaseRings); idempotent.
+    /// Frees the ring now. Only when no thread can touch the ring again (see
+    /// SchedulerCore.releaseRings; a late pushUnlessClosed takes only the lock); idempotent.
     func releaseRing() {
         if !ringReleased.exchange(true, ordering: .acquiringAndReleasing) { ring.deallocate() }
     }
@@ -60,6 +63,30 @@ final class InjectionQueue: @unchecked Sendable {
         producers.withLock { spill in
             append(UInt(bitPattern: unit), &spill)
         }
+    }
+
+    /// Adds an entry from outside the pool unless `core` is closed, which it checks under
+    /// the lock: false, with nothing pushed, once it is (SchedulerGate.scheduleFromOutside).
+    /// With `passProducers()` after setting `closed`, this is how shutdown knows that no
+    /// such push lands after its hand-back: a push whose critical section came first is in
+    /// the queue once `passProducers()` returns; one whose section came after reads
+    /// `closed` as true (its lock acquisition synchronizes with shutdown's release, which
+    /// came after the store, so even a relaxed load sees it). (Before: a seq_cst count of
+    /// submitters between their check and their push, two more atomic read-modify-writes
+    /// per outside schedule, e.g. per actor spawned and told from outside the pool.)
+    @inline(__always)
+    func pushUnlessClosed(_ unit: UnsafeMutableRawPointer, core: SchedulerCore) -> Bool {
+        producers.withLock { spill in
+            if core.closed.load(ordering: .relaxed) { return false }
+            append(UInt(bitPattern: unit), &spill)
+            return true
+        }
+    }
+
+    /// Waits for every producer critical section under way (an empty one of its own): see
+    /// `pushUnlessClosed`.
+    func passProducers() {
+        producers.withLock { _ in }
     }
 
     /// Adds entries in order, in one critical section (overflow from a local queue).

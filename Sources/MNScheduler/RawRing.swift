@@ -47,6 +47,7 @@ import CConcurrencyKit
 public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The capacity that was asked for.
     public let requested: Int
+    @usableFromInline init(requested: Int) { self.requested = requested }
     public var description: String {
         "ring capacity \(requested) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (ck_ring holds capacity − 1 entries)"
     }
@@ -76,7 +77,7 @@ package struct RawRing: @unchecked Sendable {
     /// fast path of a queue (an MPSCQueue overflows beyond it in order, a run queue spills
     /// to the injection queue), so a bigger one buys nothing but memory, while a typo such
     /// as 2^30 would ask for 8 GiB on the first send.
-    package static let maximumCapacity = 1 << 20
+    @inlinable package static var maximumCapacity: Int { 1 << 20 }  // computed: a constant in inlined code
 
     @usableFromInline let ring: UnsafeMutablePointer<ck_ring_t>
     @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
@@ -88,15 +89,16 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Largest sized slot: a message up to this many bytes travels inside the ring.
-    @usableFromInline package static let maximumSlotBytes = 64
+    @inlinable package static var maximumSlotBytes: Int { 64 }  // computed: a constant in inlined code
 
     /// Bytes one ring of `capacity` slots of `slotBytes` each allocates.
     package static func allocationSize(capacity: Int, slotBytes: Int = 8) -> Int {
         headerBytes + capacity * slotBytes
     }
 
-    /// Checks a capacity: a power of two in 4...maximumCapacity.
-    package static func validate(capacity: Int) throws(RingCapacityError) {
+    /// Checks a capacity: a power of two in 4...maximumCapacity. Inlinable, as
+    /// MPSCQueue.Shape's init: a spawn's constant capacity is checked at compile time.
+    @inlinable package static func validate(capacity: Int) throws(RingCapacityError) {
         guard capacity >= 4, capacity <= maximumCapacity, capacity & (capacity - 1) == 0 else {
             throw RingCapacityError(requested: capacity)
         }

@@ -16,8 +16,9 @@
 //      thread: the injection queue, then wake a sleeping worker if nobody is searching
 //      (IdleWorkers W1).
 // shutdown(timeout:):
-//   1. `closed` is set (seq_cst). Outside submitters that passed their check before it are
-//      waited for (`outsideSubmitters`, a Dekker-style count), so no push reaches the
+//   1. `closed` is set (seq_cst). Outside submitters check it under the injection queue's
+//      producer lock, and shutdown then passes through that lock (and the resumed queue's)
+//      once (InjectionQueue.pushUnlessClosed / passProducers), so no push reaches the
 //      injection queue after the hand-back.
 //   2. Every worker is unparked; each finishes the turn it is in and leaves its loop,
 //      handing its next slot and local queue over (SchedulerCore.handOver). Shutdown waits
@@ -73,11 +74,6 @@ final class SchedulerGate: Sendable {
     /// The scheduler's id (tells its workers from other schedulers').
     let id: Int
     let core: SchedulerCore
-
-    /// Outside (non-worker) schedule() calls between their `closed` check and their push.
-    /// Incremented before the check, decremented after the push (seq_cst); shutdown() sets
-    /// `closed` and then waits for 0, so no outside push lands after the hand-back.
-    let outsideSubmitters = Atomic<Int>(0)
 
     /// Set for a DeterministicScheduler's scheduler (no workers): schedule() hands every
     /// unit to it. Immutable, so checking it costs a load and a branch, only on the
@@ -193,23 +189,22 @@ final class SchedulerGate: Sendable {
         scheduleFromOutside(unit, into: core.resumed, expectingOwner: false)
     }
 
-    /// The outside-the-pool part of schedule(): counted in `outsideSubmitters` so shutdown
-    /// can wait out a push that read `closed` as false ("After close" in the file comment).
+    /// The outside-the-pool part of schedule(): the push checks `closed` under the queue's
+    /// producer lock, so shutdown, which passes through that lock after setting it, never
+    /// misses a push that read `closed` as false (InjectionQueue.pushUnlessClosed; "After
+    /// close" in the file comment). A push refused there hands its entry over, as
+    /// scheduleAfterClose does with the one it claims.
     /// `expectingOwner`: T1's first guess of O (see ScheduledUnit.transitionToScheduled).
     @inline(__always)
     private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue, expectingOwner: Bool) {
-        outsideSubmitters.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        if core.closed.load(ordering: .sequentiallyConsistent) {
-            outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-            return scheduleAfterClose(unit)
-        }
         // The first CAS guesses O as the caller says (owned: scheduleOwned's fallback); a
         // wrong guess costs a failed CAS and the slow loop, never a wrong entry.
-        if let entry = unit.claimEntry(expectingOwner: expectingOwner) {
-            queue.push(entry)
+        guard let entry = unit.claimEntry(expectingOwner: expectingOwner) else { return }
+        if queue.pushUnlessClosed(entry, core: core) {
             core.notifyParked()
+        } else {
+            core.handOver(entry)
         }
-        outsideSubmitters.wrappingSubtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// schedule() once `closed` is set: see "After close" in the file comment.
@@ -407,7 +402,9 @@ public final class Scheduler: Sendable {
         let pointers: [UnsafeMutableRawPointer] = lifecycle.withLock { life in
             if life.finished { return [] }
             core.closed.store(true, ordering: .sequentiallyConsistent)
-            while gate.outsideSubmitters.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+            // Every outside push that read `closed` as false is in its queue after these.
+            core.injection.passProducers()
+            core.resumed.passProducers()
             for worker in workers { worker.parker.unpark() }
             while core.exitedWorkers.load(ordering: .acquiring) < workers.count
                     || core.activeSpares.load(ordering: .acquiring) > 0,
