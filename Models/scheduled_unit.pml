@@ -2,8 +2,9 @@
  * scheduled_unit.pml — ScheduledUnit's state word (Sources/MNScheduler/ScheduledUnit.swift)
  * driven by the scheduler around it (Scheduler.swift, Worker.swift, SchedulerCore.swift):
  * outside producers that publish work and call schedule(), workers that pop the unit and
- * run turns (T3, turn, T4/T5, re-queue into their next slot), and shutdown: `closed`, the
- * wait for outside submitters, a bounded wait for workers (it may give up: a worker is
+ * run turns (T3, turn, T4/T5, re-queue into their next slot), and shutdown: `closed`, one
+ * pass through the injection queue's producer lock (outside pushes check `closed` under
+ * it: InjectionQueue.pushUnlessClosed / passProducers), a bounded wait for workers (it may give up: a worker is
  * then detached, its turn ends later), the hand-back (injection queue + late list, each
  * unit through abandon: T3, runAfterShutdown, T4/T5), and the after-close path of a late
  * schedule() (scheduleAfterClose -> handOver: the late list before the hand-back, abandon
@@ -27,7 +28,8 @@
  *
  * Memory model: sequential consistency (spin). The code makes every state-word write a
  * CAS or exchange with acquire-release ordering (the file comment's Orderings), and the
- * outside-submitter count is a seq_cst Dekker pair with `closed`.
+ * producers' lock orders an outside push's `closed` check against shutdown's pass (a lock
+ * acquisition synchronizes with the release before it).
  *
  * Checked:
  *   R1  never queued twice: at most one queue entry (run queue, next slot, late list,
@@ -43,7 +45,7 @@
  * Bug variants (each must produce a counterexample):
  *   BUG_NO_NOTIFY            schedule() on a running unit does nothing (no T2)
  *   BUG_T4_STORE             after a turn the worker stores idle without the CAS (loses T2)
- *   BUG_NO_SUBMITTER_WAIT    shutdown does not wait for outside submitters past their check
+ *   BUG_NO_PRODUCER_PASS     shutdown does not pass through the producers' lock after `closed`
  *   BUG_LATE_PUSH            a schedule() after close pushes to the injection queue
  *   BUG_OWNER_BLIND_RELEASE  the owner releases its retain when it clears O whatever the state
  *                            (the old CellTable.remove) instead of handing it to the entry
@@ -85,7 +87,7 @@ byte taken;           /* work seen by a turn or hook: everything published befor
 byte producersDone;
 
 bool closed;
-byte outside;         /* SchedulerGate.outsideSubmitters */
+bool injLock;         /* InjectionQueue.producers (the lock outside pushes take) */
 byte injection;       /* entries in the injection queue (0 or 1: R1) */
 bool nextSlot[NW];    /* each worker's next slot / local queue */
 byte lateUnits;       /* SchedulerCore.late.units */
@@ -236,26 +238,20 @@ proctype producer() {
     do
     :: n < NWORK ->
        posted++;                                   /* make the work visible, then schedule() */
-       outside++;                                  /* seq_cst */
+       transitionToScheduled(won, seen, seenO, o);  /* SchedulerGate.scheduleFromOutside: T1 */
        if
-       :: closed ->
-          outside--;
-          transitionToScheduled(won, seen, seenO, o);    /* scheduleAfterClose */
+       :: won ->
+          entryRetain(o);
+          atomic { !injLock -> injLock = true };   /* InjectionQueue.pushUnlessClosed */
           if
-#ifdef BUG_LATE_PUSH
-          :: won -> entryRetain(o); push(injection)
-#else
-          :: won -> entryRetain(o); atomic { assert(queued == 0); queued++ }; handOver(keep, again, mine)   /* T1 winner hands it over */
+#ifndef BUG_LATE_PUSH
+          :: closed ->                             /* refused: the T1 winner hands it over */
+             injLock = false;
+             atomic { assert(queued == 0); queued++ }; handOver(keep, again, mine)
 #endif
-          :: else -> skip
+          :: else -> push(injection); injLock = false
           fi
-       :: else ->
-          transitionToScheduled(won, seen, seenO, o);
-          if
-          :: won -> entryRetain(o); push(injection)
-          :: else -> skip
-          fi;
-          outside--
+       :: else -> skip
        fi;
        won = false;
        o = false;
@@ -315,8 +311,9 @@ active proctype shutdown() {
     byte units, held;
     bool again, mine, oseen;
     closed = true;
-#ifndef BUG_NO_SUBMITTER_WAIT
-    outside == 0;
+#ifndef BUG_NO_PRODUCER_PASS
+    atomic { !injLock -> injLock = true };         /* passProducers: every push that read */
+    injLock = false;                               /* `closed` false is in the queue now */
 #endif
     if
     :: exited == NW -> skip

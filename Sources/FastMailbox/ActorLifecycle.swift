@@ -60,7 +60,8 @@
 //   record   set `pending` (phase unchanged): a failure replaces a pending plain stop; a
 //            plain stop is recorded only when nothing is pending.
 //   restart  the caller replaces the instance (phase unchanged).
-//   ignored  nothing changes (the state already says more than the event).
+//   ignored  nothing changes (the state already says more than the event); nothing is
+//            written either (`apply` returns before any store).
 // Reasons: e the event's; s systemShutDown; p the pending stop's; k kept (draining's);
 //   k/e kept unless the event's is a failure.
 // A stop of a created cell, in either mode, is fin⁰ at once: nothing ran, so nothing drains
@@ -73,7 +74,8 @@
 // the phase and the event (debug builds; release builds change nothing).
 //
 // ## Rules that follow
-//   (L1) stopped is final: no row leaves it.
+//   (L1) stopped is final: no row leaves it, and every event there is ignored or illegal,
+//        neither of which writes, so the three bytes never change again.
 //   (L2) the termination is announced once: only `fin` announces it, every transition into
 //        stopped is a `fin` and none leaves stopped (L1), so a cell that stops runs exactly
 //        one. A draining cell does stop: its mailbox drains, something stops it first, or
@@ -97,7 +99,11 @@
 // threads never read these bytes: they learn of a stop from the mailbox's closed bit, the
 // system queue, `Terminated` messages and observers, each published by its own release
 // edge after the fin that wrote the phase. (Tests read them between steps of a
-// DeterministicScheduler, on the thread that runs the turns, or after `await terminated`.)
+// DeterministicScheduler, on the thread that runs the turns, or after `await terminated`:
+// sound because of L1, though a turn may still raise ignored events on the stopped cell
+// after the observers fired — a sequential body's `ended` after an `observe` of a cell
+// already stopped; ThreadSanitizer saw that turn's same-value store race with the test's
+// read before ignored events stopped writing.)
 // Cost: `phase` is the struct's first byte; the turn's fast path reads it as one byte load
 // and compare (`if case .running = phaseCode`), and `pending` per message likewise. The
 // table runs only on lifecycle events, never per message, and is inlined into each place
@@ -243,6 +249,10 @@ struct ActorLifecycle: Equatable, Sendable {
     @inline(__always)
     mutating func apply(_ event: Event, reason eventReason: Reason = .none) -> (effect: Effect, text: TextMove)? {
         guard let transition = Self.transition(phase, event) else { return nil }
+        // Ignored: no store at all, not even of the same values, so a stopped cell's bytes
+        // are never written again (file comment, "Confinement and ordering": a reader after
+        // `terminated` races with nothing).
+        if case .ignored = transition.effect { return (.ignored, .none) }
         var text = TextMove.none
         switch transition.reason {
         case .unchanged, .kept:

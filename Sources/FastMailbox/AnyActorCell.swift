@@ -187,6 +187,10 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @discardableResult @inline(__always)
     final func advance(_ event: ActorLifecycle.Event, _ reason: TerminationReason? = nil) -> ActorLifecycle.Effect {
         let phaseBefore = lifecycle.phase
+        // An ignored event changes nothing and makes no access for writing either (the
+        // mutating `apply` is one, for ThreadSanitizer too): a stopped cell's lifecycle is
+        // never written again (ActorLifecycle.swift, L1).
+        if case .ignored? = ActorLifecycle.transition(phaseBefore, event)?.effect { return .ignored }
         guard let (effect, text) = lifecycle.apply(event, reason: reason.map(ActorLifecycle.Reason.init) ?? .none) else {
             assertionFailure("illegal lifecycle transition: event \(event) in phase \(phaseBefore) (see ActorLifecycle.swift)")
             return .ignored

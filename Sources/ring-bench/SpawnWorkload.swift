@@ -1,6 +1,9 @@
 // spawn: create `size` actors and send each one message, all alive at once. Reports
 // actors per second (spawn + first message) and, in extras, the heap and RSS growth per
 // live actor. Check: every actor received its message (a count, and a sum of the payloads).
+// Two rows for FastMailbox: the spawner is a thread outside the pool (the benchmark's
+// driver), or an actor inside it (`insidePool`), as a parent actor spawns its children and
+// as Swift's and Go's spawners are (a task on Swift's pool, a goroutine) in both rows.
 import Dispatch
 import FastMailbox
 import MNScheduler
@@ -48,13 +51,16 @@ enum SpawnWorkload {
     static func run(_ cell: Cell) -> RunOutcome {
         let count = cell.size
         let tally = Tally(total: count)
+        let insidePool = cell.variant.parameter == insidePoolParameter
         switch cell.runtime {
         case .fastmailbox:
-            return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true) { system in
+            return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true,
+                                     insidePool: insidePool) { system in
                 try! system.spawn { (value: Int, _: ActorContext<Int>) in tally.receive(value) }
             }
         case .sequential:
-            return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true) { system in
+            return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true,
+                                     insidePool: insidePool) { system in
                 try! system.spawnSequential { (inbox: Inbox<Int>) in
                     tally.receive(try await inbox.receive())
                     for await _ in inbox {}  // stay alive until shutdown
@@ -85,34 +91,71 @@ enum SpawnWorkload {
         }
     }
 
+    /// The variant parameter of the row whose FastMailbox spawner is an actor.
+    static let insidePoolParameter = 1
+
+    /// Children the spawner actor makes per turn (`insidePool`); it then tells itself to go
+    /// on, so its turns stay short (one turn of a million spawns would be a long turn: the
+    /// blocking monitor would give its queued children to a spare thread).
+    static let spawnsPerTurn = 64
+
+    /// What the spawner actor leaves for the driver: the refs (kept alive until measured),
+    /// its loop's wall and CPU time, and a latch for its last turn. Written by the spawner's
+    /// turns only (one at a time), read by the driver after `done`.
+    final class SpawnerState: @unchecked Sendable {
+        var refs: [ActorRef<Int>] = []
+        var loopNanoseconds: UInt64 = 0
+        var loopCPUNanoseconds: UInt64 = 0
+        let done = Latch(1)
+    }
+
     /// FastMailbox event or sequential actors: `count` spawned by `spawn`, one tell each, all
-    /// kept alive until the run is timed and measured. `reclaim`: then also
-    /// `heap_bytes_per_actor_reclaimed`, the heap growth per actor once every idle actor
-    /// gave its mailbox ring back (two walks, their release turns — a sequential actor's
-    /// body, woken, gives it back before it parks again — and the grace period).
-    static func fastMailboxActors(count: Int, tally: Tally, workers: Int, reclaim: Bool = false,
-                       spawn: (ActorSystem) -> ActorRef<Int>) -> RunOutcome {
+    /// kept alive until the run is timed and measured. `insidePool`: the spawning and the
+    /// tells are a spawner actor's turns (`spawnsPerTurn` each) instead of this thread's.
+    /// `reclaim`: then also `heap_bytes_per_actor_reclaimed`, the heap growth per actor once
+    /// every idle actor gave its mailbox ring back (two walks, their release turns — a
+    /// sequential actor's body, woken, gives it back before it parks again — and the grace
+    /// period).
+    static func fastMailboxActors(count: Int, tally: Tally, workers: Int, reclaim: Bool = false, insidePool: Bool = false,
+                       spawn: @escaping @Sendable (ActorSystem) -> ActorRef<Int>) -> RunOutcome {
         let system = Blocking.system(workers: workers)
         defer { _ = system.shutdown(timeout: .seconds(60)) }
-        var refs: [ActorRef<Int>] = []
-        refs.reserveCapacity(count)
+        let state = SpawnerState()
+        state.refs.reserveCapacity(count)
+        let spawner = insidePool ? try! system.spawn { (first: Int, context: ActorContext<Int>) in
+            let cpu0 = threadCPUNanoseconds()
+            let start = DispatchTime.now().uptimeNanoseconds
+            let end = min(first + spawnsPerTurn, count)
+            for i in first..<end {
+                let ref = spawn(system)
+                ref.tell(i)
+                state.refs.append(ref)
+            }
+            state.loopNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            state.loopCPUNanoseconds += threadCPUNanoseconds() - cpu0
+            if end < count { context.myself.tell(end) } else { state.done.countDown() }
+        } : nil
         let base = Baseline()
         let cpu0 = threadCPUNanoseconds()
         let t0 = Clock.now()
-        for i in 0..<count {
-            let ref = spawn(system)
-            ref.tell(i)
-            refs.append(ref)
+        if let spawner {
+            spawner.tell(0)
+        } else {
+            for i in 0..<count {
+                let ref = spawn(system)
+                ref.tell(i)
+                state.refs.append(ref)
+            }
+            state.loopNanoseconds = Clock.now() - t0
+            state.loopCPUNanoseconds = threadCPUNanoseconds() - cpu0
         }
-        let loopEnd = Clock.now()
-        let loopCPU = threadCPUNanoseconds() - cpu0
-        let finished = tally.latch.wait()
+        let finished = tally.latch.wait() && (spawner == nil || state.done.wait())
         var outcome = RunOutcome.timed(since: t0, operations: count, check: tally.check(finished: finished),
                                        extras: base.perActor(count))
-        // The spawning thread's share: its wall time in the loop, and its own CPU time there
-        // (not counting time it was preempted: steadier on a loaded machine).
-        outcome.extras["spawn_loop_ns_per_actor"] = Double(loopEnd - t0) / Double(count)
-        outcome.extras["spawn_loop_cpu_ns_per_actor"] = Double(loopCPU) / Double(count)
+        // The spawner's share: its wall time in the loop, and its own CPU time there (not
+        // counting time it was preempted: steadier on a loaded machine).
+        outcome.extras["spawn_loop_ns_per_actor"] = Double(state.loopNanoseconds) / Double(count)
+        outcome.extras["spawn_loop_cpu_ns_per_actor"] = Double(state.loopCPUNanoseconds) / Double(count)
         if reclaim, outcome.failure == nil {  // after the timed part
             let (bytes, walkNanoseconds) = reclaimedHeapPerActor(system, count: count, base: base)
             outcome.extras["heap_bytes_per_actor_reclaimed"] = bytes
@@ -123,7 +166,7 @@ enum SpawnWorkload {
             system.reclaimIdleMailboxes()
             outcome.extras["idle_walk_ns_per_actor"] = Double(Clock.now() - idleStart) / Double(count)
         }
-        withExtendedLifetime(refs) {}
+        withExtendedLifetime(state) {}
         return outcome
     }
 

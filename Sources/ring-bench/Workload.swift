@@ -49,6 +49,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         if self == .blocking, variant.parameter != 1 { return runtime == .fastmailbox }
         if self == .pingpong, variant.parameter == PingPongWorkload.fireAndForget { return [.fastmailbox, .mnActor, .swift, .dispatch].contains(runtime) }
         if self == .parallel, variant.parameter < 0 { return runtime == .fastmailbox }
+        if self == .spawn, variant.parameter == SpawnWorkload.insidePoolParameter { return runtime != .dispatch && runtimes.contains(runtime) }
         return runtimes.contains(runtime)
     }
 
@@ -81,7 +82,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .fanin:
             "Swift and MN actors: P tasks await each call (a sender waits for its message to be processed). Go: P goroutines send on one channel buffered to --capacity (a full channel blocks the sender). FastMailbox senders are actors that tell; a full mailbox overflows in order, never blocks. Overflow % and steals (FastMailbox, medians of the runs): near 100 % and few steals, the sink ran after the senders' turns (a batch); less and many, it ran beside them on another worker (streaming, slower at P=1: Benchmarks/README, \"Round `layout`\")."
         case .spawn:
-            "Swift/MN: one task creates the actors and awaits one call on each. Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive; FastMailbox event and sequential actors also once idle (after two walks of reclaimIdleMailboxes gave their mailbox rings back), and how long a walk took per actor: the one that asked them, and one over actors already idle (the recurring cost)."
+            "FastMailbox's spawner: row \"from outside the pool\", the benchmark's driver thread (each new actor's first turn is handed to a worker through the injection queue); row \"from an actor\", an actor that spawns and tells \(SpawnWorkload.spawnsPerTurn) per turn, then tells itself to go on (the new actors queue on its worker, others steal them). Swift/MN: one task creates the actors and awaits one call on each (in both rows: its spawner is always inside its pool; so is Go's). Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive; FastMailbox event and sequential actors also once idle (after two walks of reclaimIdleMailboxes gave their mailbox rings back), and how long a walk took per actor: the one that asked them, and one over actors already idle (the recurring cost)."
         case .parallel:
             "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity). The pairs row (FastMailbox only) has no driver: 64 producer actors each feed their own worker actor, 64 messages per turn, all inside the pool."
         case .skynet:
@@ -110,7 +111,9 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .parallel: [Variant(name: "64 actors", parameter: 64), Variant(name: "64 pairs, no driver", parameter: -64)]
         case .threadring: [Variant(name: "503 actors", parameter: 503)]
         case .pingpong: [Variant(name: "1 pair", parameter: 1), Variant(name: "1 pair, fire-and-forget", parameter: PingPongWorkload.fireAndForget)]
-        case .spawn, .skynet: [Variant(name: "", parameter: 0)]
+        case .spawn: [Variant(name: "from outside the pool", parameter: 0),
+                      Variant(name: "from an actor", parameter: SpawnWorkload.insidePoolParameter)]
+        case .skynet: [Variant(name: "", parameter: 0)]
         case .chameneos: [Variant(name: "100 chameneos", parameter: 100)]
         case .yield: [Variant(name: "1000 units", parameter: 1000)]
         case .blocking: [Variant(name: "detection off", parameter: 0), Variant(name: "detection on (10 ms)", parameter: 1),

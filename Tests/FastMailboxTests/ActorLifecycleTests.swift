@@ -312,6 +312,34 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
         #expect(system.shutdown().isBalanced)
     }
 
+    @Test("an ignored event writes nothing: a stopped cell's phase read on another thread races with no turn (TSan)")
+    func ignoredEventWritesNothing() throws {
+        let deterministic = DeterministicScheduler(seed: 20)
+        let system = makeDeterministicSystem(deterministic)
+        let ref = try system.spawn { (_: Int, _) in }
+        ref.stop(.immediately)
+        try deterministic.runUntilQuiescent()
+        let cell = try cell(of: ref)
+        #expect(cell.phaseCode == .stopped)
+        // One thread raises the events a stopped cell ignores (as a later turn may, after its
+        // observers fired), the other reads the phase, with nothing ordering the two: under
+        // ThreadSanitizer a same-value store would be reported as a race (it was, for a
+        // sequential body's `ended`: "a sequential actor whose body returns" below).
+        let effects = Probe<String>()
+        runOnThreads(2) { index in
+            if index == 0 {
+                for event in [ActorLifecycle.Event.ended, .shutdown, .stopImmediately, .stopAfterDrain, .stopFromInside] {
+                    effects.record("\(cell.advance(event, .stopped))")
+                }
+            } else {
+                for _ in 0..<100 where cell.phaseCode != .stopped { effects.record("phase changed") }
+            }
+        }
+        #expect(effects.values == Array(repeating: "ignored", count: 5))
+        #expect(cell.phaseCode == .stopped && cell.termination?.reason == .stopped)
+        _ = system.shutdown()
+    }
+
     @Test("a sequential actor whose body returns: running → stopped (ended, .finished)")
     func sequentialEnds() async throws {
         let system = try makeSystem()
