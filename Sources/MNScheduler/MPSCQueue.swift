@@ -169,7 +169,9 @@
 // claim and commit: that case goes to goIdle, which waits for the commit a bounded time
 // — "Producers between claim and commit" — instead of lingering on it), so it never delays
 // other runnable work on its worker, and never runs with one worker (or off the pool,
-// or under the deterministic scheduler). It is a delay before `goIdle`, nothing else:
+// or under the deterministic scheduler, or in the turns of a unit its worker took from
+// another worker's next slot, until it goes idle: Worker.swift, "Long turns" — its
+// producer is inside one long turn, and draining in batches beats chasing it). It is a delay before `goIdle`, nothing else:
 // the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
 // during the lingering is taken in this turn, counted against the same `max`.
 //

@@ -88,8 +88,15 @@
 // NextSlotWatch). Taken at once every time, the sink ran beside its sender on the other
 // core and drained it message by message, each pulling the sender's lines over (5–7 M
 // msgs/s at 2 workers, against 22–30 M when it drains one batch after the turn); waiting,
-// it drains batches of up to 200 µs of the sender's output. The owner clears the mark at
-// its next turn like the monitor's; the hot path pays nothing more (it already clears `stalled`).
+// it drains batches of up to 200 µs of the sender's output. A unit taken from another
+// worker's next slot (this rule's, or a stalled worker's) also drains without lingering
+// (MPSCQueue.swift, "Lingering") until it goes idle on its thief, in every turn of it the
+// thief runs meanwhile (`lingerless`: one pointer compare per turn): lingering, the sink
+// kept up with its sender message by message, never ran dry, so the retake patience never
+// came into play, and fan-in with one sender ran at 20–27 M msgs/s on two workers against
+// 48–68 on one; without, 38–40 (Benchmarks/README.md, "Round `lingerless`"). The owner
+// clears the mark at its next turn like the monitor's; the hot path pays nothing more (it
+// already clears `stalled`).
 // Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
 // stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
 // so exactly one taker gets each unit and sees what was written before it was put (the
@@ -168,6 +175,12 @@ final class Worker: @unchecked Sendable {
     /// then keeps going past `spinCount` instead of parking.
     private var watchingNextSlot = false
     private var random: UInt64
+    /// The unit this worker took from another worker's next slot (a long turn's occupant, or
+    /// a stalled worker's), until it goes idle: its turns run with the linger thread-local
+    /// cleared, so its drains do not linger (file comment, "Long turns").
+    private var lingerless: UnsafeMutableRawPointer?
+    /// What `run` sets the linger thread-local to (MPSCQueue.swift, "Lingering").
+    private var lingerToken: UnsafeMutableRawPointer?
     private let paddingAfter = CacheLinePadding()
 
     /// A pool worker (`isSpare` false: worker `index` of the core, owning its run queue) or
@@ -250,7 +263,8 @@ final class Worker: @unchecked Sendable {
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         // MPSCQueue.swift, "Lingering": with two or more workers, drains on this thread may
         // linger, and find this worker's next slot through the thread-local.
-        ckshim_linger_set(core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil)
+        lingerToken = core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil
+        ckshim_linger_set(lingerToken)
         RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
         defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(nil) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
@@ -430,13 +444,14 @@ final class Worker: @unchecked Sendable {
                     if let unit = other.takeNextSlot() {
                         slotWatch[k].recordTake(unit, turns: turns)
                         countSteal()
+                        lingerless = unit
                         return unit
                     }
                     continue
                 }
                 // A retake: it waits its patience, as a long turn's occupant (below).
             }
-            if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); return unit }
+            if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); lingerless = unit; return unit }
         }
         return nil
     }
@@ -514,9 +529,15 @@ final class Worker: @unchecked Sendable {
         // Clears a stalled mark (file comment): a plain store every turn, next to the turn
         // count that the turn stores twice anyway, is cheaper than a load and a test first.
         shared.stalled.store(false, ordering: .relaxed)
+        let suppressLinger = pointer == lingerless
+        if _slowPath(suppressLinger) { ckshim_linger_set(nil) }
         let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
             let owner = unit.transitionToRunning()
             return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
+        }
+        if _slowPath(suppressLinger) {
+            ckshim_linger_set(lingerToken)
+            if case .requeue = after {} else { lingerless = nil }
         }
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil

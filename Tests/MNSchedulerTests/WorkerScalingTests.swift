@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import Synchronization
+import CConcurrencyKit
 @testable import MNScheduler
 
 /// The rules that keep 2 workers from being slower than 1 (issue 9, item 8): spare threads
@@ -135,6 +136,52 @@ import Synchronization
         return ranDuringTurn.load(ordering: .sequentiallyConsistent)
     }
 
+    @Test("a unit taken from a long turn's next slot drains without lingering until it goes idle; the thief lingers again after")
+    func unitTakenFromLongTurnDoesNotLinger() throws {
+        // As longTurnNextSlotIsTaken: the other worker takes `told` from this long turn's
+        // next slot. `told` records whether its drains could linger (the thread-local
+        // MPSCQueue's drain reads, "Lingering") in its first turn, in a second one (it asks
+        // for one: its re-queue runs on the thief, from its local queue) and, after it went
+        // idle, `later`'s turn on that same thread. Reverted, told's turns linger (2
+        // workers) and chase the long turn's sends one at a time (Worker.swift, "Long turns").
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 2, spinCount: 1_000_000, blockingThresholdMilliseconds: 0, readsEnvironment: false))
+        let lingerSeen = LingerRecord()  // told's first and second turn, then later's
+        let thief = Atomic<Int>(0)
+        let later = ClosureUnit { _, _ in
+            if Int(ckshim_gettid()) == thief.load(ordering: .sequentiallyConsistent) {
+                lingerSeen.record(ckshim_linger_get() != nil)
+            }
+            return .idle
+        }
+        let told = ClosureUnit { _, run in
+            lingerSeen.record(ckshim_linger_get() != nil)
+            if run == 1 {
+                thief.store(Int(ckshim_gettid()), ordering: .sequentiallyConsistent)
+                return .more
+            }
+            return .idle
+        }
+        let turnOver = Atomic<Bool>(false)
+        let long = ClosureUnit { _, _ in
+            scheduler.schedule(told)  // into this worker's next slot, behind this long turn
+            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 2 && lingerSeen.count == 2 }
+            turnOver.store(true, ordering: .sequentiallyConsistent)
+            return .idle
+        }
+        scheduler.schedule(long)
+        #expect(waitUntil(seconds: 60) { turnOver.load(ordering: .sequentiallyConsistent) })
+        // `later` until the thief runs it (the long turn's worker may take it first).
+        for _ in 0..<1_000 where lingerSeen.count < 3 {
+            let before = later.runs.load(ordering: .sequentiallyConsistent)
+            scheduler.schedule(later)
+            _ = waitUntil(seconds: 10) { later.runs.load(ordering: .sequentiallyConsistent) > before }
+        }
+        #expect(scheduler.metrics.longTurnSteals == 1, "\(scheduler.metrics)")
+        #expect(lingerSeen.values == [false, false, true], "linger enabled in told's two turns, then later's")
+        scheduler.shutdown()
+    }
+
     @Test("a token passed round a ring of units through the next slot never goes through a local queue, however long the other worker searches")
     func tokenIsNotStolenFromAnEmptyQueue() throws {
         // A huge spin count keeps the second worker searching (stealing) the whole time;
@@ -244,4 +291,12 @@ import Synchronization
         #expect(watch.patience(for: sink, turns: 9) == base)  // started again
         #expect(!NextSlotWatch().isRetake(nil, turns: 0))  // an empty slot is nobody's retake
     }
+}
+
+/// What unitTakenFromLongTurnDoesNotLinger's turns saw, in order (any thread).
+private final class LingerRecord: Sendable {
+    private let seen = Mutex<[Bool]>([])
+    func record(_ lingering: Bool) { seen.withLock { $0.append(lingering) } }
+    var values: [Bool] { seen.withLock { $0 } }
+    var count: Int { seen.withLock { $0.count } }
 }
