@@ -90,11 +90,14 @@
 // msgs/s at 2 workers, against 22–30 M when it drains one batch after the turn); waiting,
 // it drains batches of up to 200 µs of the sender's output. A unit taken from another
 // worker's next slot (this rule's, or a stalled worker's) also drains without lingering
-// (MPSCQueue.swift, "Lingering") until it goes idle on its thief, in every turn of it the
-// thief runs meanwhile (`lingerless`: one pointer compare per turn): lingering, the sink
-// kept up with its sender message by message, never ran dry, so the retake patience never
-// came into play, and fan-in with one sender ran at 20–27 M msgs/s on two workers against
-// 48–68 on one; without, 38–40 (Benchmarks/README.md, "Round `lingerless`"). The owner
+// (MPSCQueue.swift, "Lingering") until it goes idle on its thief (or the thief runs out of
+// work: someone took it back): the thief's linger thread-local stays cleared meanwhile
+// (`lingerless`; the turn's path pays one compare when a unit goes idle; other units the
+// thief runs meanwhile would not linger anyway: that unit waits in its local queue between
+// its turns). Lingering, the sink kept up with its sender message by message, never ran
+// dry, so the retake patience never came into play, and fan-in with one sender ran at
+// 22–29 M msgs/s on two workers against 48–68 on one; without, 38–48 (Benchmarks/README.md,
+// "Round `lingerless`"). The owner
 // clears the mark at its next turn like the monitor's; the hot path pays nothing more (it
 // already clears `stalled`).
 // Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
@@ -176,8 +179,9 @@ final class Worker: @unchecked Sendable {
     private var watchingNextSlot = false
     private var random: UInt64
     /// The unit this worker took from another worker's next slot (a long turn's occupant, or
-    /// a stalled worker's), until it goes idle: its turns run with the linger thread-local
-    /// cleared, so its drains do not linger (file comment, "Long turns").
+    /// a stalled worker's), until it goes idle here or this worker runs out of work: the
+    /// linger thread-local stays cleared meanwhile, so drains on this thread do not linger
+    /// (file comment, "Long turns").
     private var lingerless: UnsafeMutableRawPointer?
     /// What `run` sets the linger thread-local to (MPSCQueue.swift, "Lingering").
     private var lingerToken: UnsafeMutableRawPointer?
@@ -366,6 +370,7 @@ final class Worker: @unchecked Sendable {
 
     /// Step 4: search the injection queue and the other workers, spinning `spinCount` rounds.
     private func search() -> UnsafeMutableRawPointer? {
+        if _slowPath(lingerless != nil) { lingerAgain() }  // its unit left this worker's queues
         if !searching { searching = core.idle.transitionToSearching() }
         var round = 0
         while true {
@@ -444,14 +449,14 @@ final class Worker: @unchecked Sendable {
                     if let unit = other.takeNextSlot() {
                         slotWatch[k].recordTake(unit, turns: turns)
                         countSteal()
-                        lingerless = unit
+                        takenFromNextSlot(unit)
                         return unit
                     }
                     continue
                 }
                 // A retake: it waits its patience, as a long turn's occupant (below).
             }
-            if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); lingerless = unit; return unit }
+            if let unit = takeFromLongTurn(other, watch: &slotWatch[k]) { countLongTurnSteal(); takenFromNextSlot(unit); return unit }
         }
         return nil
     }
@@ -529,15 +534,9 @@ final class Worker: @unchecked Sendable {
         // Clears a stalled mark (file comment): a plain store every turn, next to the turn
         // count that the turn stores twice anyway, is cheaper than a load and a test first.
         shared.stalled.store(false, ordering: .relaxed)
-        let suppressLinger = pointer == lingerless
-        if _slowPath(suppressLinger) { ckshim_linger_set(nil) }
         let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
             let owner = unit.transitionToRunning()
             return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
-        }
-        if _slowPath(suppressLinger) {
-            ckshim_linger_set(lingerToken)
-            if case .requeue = after {} else { lingerless = nil }
         }
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil
@@ -547,10 +546,28 @@ final class Worker: @unchecked Sendable {
             pushLocal(pointer)
             if nextSlot != nil || local.count > 1 { core.notifyParkedFromWorker() }
         case .idleRelease:
+            if _slowPath(pointer == lingerless) { lingerAgain() }
             unit.release()
         case .idleOwned:
-            break  // idle with its owner's retain: none of this worker's business any more
+            // Idle with its owner's retain: none of this worker's business any more.
+            if _slowPath(pointer == lingerless) { lingerAgain() }
         }
+    }
+
+    /// A unit taken from another worker's next slot: until it goes idle here, this thread's
+    /// drains do not linger (file comment, "Long turns"). Owner only.
+    @inline(__always)
+    private func takenFromNextSlot(_ unit: UnsafeMutableRawPointer) {
+        lingerless = unit
+        ckshim_linger_set(nil)
+    }
+
+    /// The unit `takenFromNextSlot` recorded went idle, or this worker found its queues empty
+    /// (a thief took it back): drains linger again. Out of line: the turn's path only compares.
+    @inline(never)
+    private func lingerAgain() {
+        lingerless = nil
+        ckshim_linger_set(lingerToken)
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
