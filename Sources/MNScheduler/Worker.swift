@@ -97,9 +97,8 @@
 // its turns). Lingering, the sink kept up with its sender message by message, never ran
 // dry, so the retake patience never came into play, and fan-in with one sender ran at
 // 22–29 M msgs/s on two workers against 48–68 on one; without, 38–48 (Benchmarks/README.md,
-// "Round `lingerless`"). The owner
-// clears the mark at its next turn like the monitor's; the hot path pays nothing more (it
-// already clears `stalled`).
+// "Round `lingerless`"). The owner clears the mark at its next turn like the monitor's; the
+// hot path pays nothing more (it already clears `stalled`).
 // Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
 // stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
 // so exactly one taker gets each unit and sees what was written before it was put (the
