@@ -293,9 +293,11 @@ import CConcurrencyKit
     }
 }
 
-/// What unitTakenFromLongTurnDoesNotLinger's turns saw, in order (any thread).
+/// What unitTakenFromLongTurnDoesNotLinger's turns saw, in order (any thread). The runtime's
+/// `Lock` (a pthread mutex ThreadSanitizer sees), not Synchronization's `Mutex`, whose futex
+/// TSan does not see: it reported the test thread's read racing with a turn's append.
 private final class LingerRecord: Sendable {
-    private let seen = Mutex<[Bool]>([])
+    private let seen = Lock<[Bool]>([])
     func record(_ lingering: Bool) { seen.withLock { $0.append(lingering) } }
     var values: [Bool] { seen.withLock { $0 } }
     var count: Int { seen.withLock { $0.count } }
