@@ -90,8 +90,8 @@
 // still costs one plain load, and a send that wakes one a single CAS.
 // Consumer: a drain that finds nothing to take (`runDry`) returns `.empty` when nothing is
 // claimed (p_head == c_head), without any store and without a second look at
-// overflowActive (below): the turn ends
-// with T4, which fails if a producer's T2 came in between. Otherwise an item is certain to
+// overflowActive (below): the turn ends with T4, which fails if a producer's T2 came in
+// between. Otherwise an item is certain to
 // come whose producer may have found the unit due and left it alone (its claim is visible,
 // its commit perhaps not yet), so the turn waits for the commit (`waitForCommit`) and
 // returns `.more`: it is re-queued and the next turn takes the item. Why a producer whose
@@ -113,8 +113,8 @@
 // units"), so it reads running or idle and makes T2 or T1 (Models/unit_mailbox.pml checks
 // runDry without the test; -DDRY_TESTS_OVERFLOW keeps it, and passes too). A drain that
 // knows its queue signals its unit (`signallingUnit`, an event actor's pass) goes to
-// runDry without testing `signalsUnit`. No ring (given back): `.empty`; a producer that installs
-// one then claims, commits, fences and looks at the word. Lingering and the ring's give-
+// runDry without testing `signalsUnit`. No ring (given back): `.empty`; a producer that
+// installs one then claims, commits, fences and looks at the word. Lingering and the ring's give-
 // back are unchanged. (S1)–(S3) become ScheduledUnit's R1–R3; `hasPendingWork` reads the
 // word (not idle). A sequential actor's mailbox (its consumer is a task, not the unit),
 // a standalone Mailbox and MNSerialExecutor's jobs keep the flag.
@@ -171,8 +171,9 @@
 // other runnable work on its worker, and never runs with one worker (or off the pool,
 // or under the deterministic scheduler, or in the turns of a unit its worker took from
 // another worker's next slot, until it goes idle: Worker.swift, "Long turns" — its
-// producer is inside one long turn, and draining in batches beats chasing it). It is a delay before `goIdle`, nothing else:
-// the idle protocol above is unchanged, and so are (S1)–(S3). A message that arrives
+// producer is inside one long turn, and draining in batches beats chasing it). It is a
+// delay before `goIdle`, nothing else: the idle protocol above is unchanged, and so are
+// (S1)–(S3). A message that arrives
 // during the lingering is taken in this turn, counted against the same `max`.
 //
 // ## Giving the ring back (a reclaimable queue: an actor cell's lazily allocated mailbox)

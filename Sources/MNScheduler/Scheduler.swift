@@ -40,10 +40,11 @@
 //   such a scheduler) and shutdown() to the engine's. See DeterministicEngine.swift.
 // Lifetime: each worker thread retains the scheduler until it exits, so a scheduler lives
 // until shutdown() even if the program drops every reference. What schedule() needs (id,
-// core, the deterministic engine if any) lives in a SchedulerGate, which the Scheduler and its
-// MNTaskExecutor both hold strongly: a task may outlive its Scheduler (the runtime retains
-// a task's executor preference), and its late jobs then find the gate closed and take the
-// after-close path (to Swift's global executor). The gate references neither: no cycle.
+// core, the deterministic engine if any) lives in a SchedulerGate, which the Scheduler and
+// its MNTaskExecutor both hold strongly: a task may outlive its Scheduler (the runtime
+// retains a task's executor preference), and its late jobs then find the gate closed and
+// take the after-close path (to Swift's global executor). The gate references neither: no
+// cycle.
 
 import CConcurrencyKit
 import Synchronization

@@ -84,8 +84,9 @@ final class SchedulerCore: Sendable {
     /// After a shutdown in which every worker and spare exited and the monitor stopped, no
     /// thread can touch the run queues or the injection queues' rings again (late work takes
     /// the after-close path, which uses no ring: an outside schedule only takes a queue's
-    /// producer lock to read `closed`, InjectionQueue.pushUnlessClosed): free the rings now, so a shut-down
-    /// scheduler that something still references (an ActorRef → cell → system) is small.
+    /// producer lock to read `closed`, InjectionQueue.pushUnlessClosed): free the rings
+    /// now, so a shut-down scheduler that something still references (an ActorRef → cell →
+    /// system) is small.
     /// Readers of counts (metrics) check `ringsReleased` first. Idempotent.
     func releaseRings() {
         guard !ringsReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -182,8 +182,6 @@ final class Worker: @unchecked Sendable {
     /// linger thread-local stays cleared meanwhile, so drains on this thread do not linger
     /// (file comment, "Long turns").
     private var lingerless: UnsafeMutableRawPointer?
-    /// What `run` sets the linger thread-local to (MPSCQueue.swift, "Lingering").
-    private var lingerToken: UnsafeMutableRawPointer?
     private let paddingAfter = CacheLinePadding()
 
     /// A pool worker (`isSpare` false: worker `index` of the core, owning its run queue) or
@@ -266,8 +264,7 @@ final class Worker: @unchecked Sendable {
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         // MPSCQueue.swift, "Lingering": with two or more workers, drains on this thread may
         // linger, and find this worker's next slot through the thread-local.
-        lingerToken = core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil
-        ckshim_linger_set(lingerToken)
+        ckshim_linger_set(lingerSlot)
         RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
         defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(nil) }
         if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
@@ -566,7 +563,13 @@ final class Worker: @unchecked Sendable {
     @inline(never)
     private func lingerAgain() {
         lingerless = nil
-        ckshim_linger_set(lingerToken)
+        ckshim_linger_set(lingerSlot)
+    }
+
+    /// What a pool worker's linger thread-local holds while drains may linger (MPSCQueue.swift,
+    /// "Lingering"): its WorkerShared with two or more workers, else nil.
+    private var lingerSlot: UnsafeMutableRawPointer? {
+        core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.

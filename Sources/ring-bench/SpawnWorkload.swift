@@ -107,6 +107,15 @@ enum SpawnWorkload {
         var loopNanoseconds: UInt64 = 0
         var loopCPUNanoseconds: UInt64 = 0
         let done = Latch(1)
+
+        /// Spawns an actor for each of `values`, tells it its value and keeps its ref.
+        func spawnAndTell(_ values: Range<Int>, in system: ActorSystem, _ spawn: (ActorSystem) -> ActorRef<Int>) {
+            for i in values {
+                let ref = spawn(system)
+                ref.tell(i)
+                refs.append(ref)
+            }
+        }
     }
 
     /// FastMailbox event or sequential actors: `count` spawned by `spawn`, one tell each, all
@@ -124,14 +133,10 @@ enum SpawnWorkload {
         state.refs.reserveCapacity(count)
         let spawner = insidePool ? try! system.spawn { (first: Int, context: ActorContext<Int>) in
             let cpu0 = threadCPUNanoseconds()
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = Clock.now()  // after the driver's t0, which started the CPU meter
             let end = min(first + spawnsPerTurn, count)
-            for i in first..<end {
-                let ref = spawn(system)
-                ref.tell(i)
-                state.refs.append(ref)
-            }
-            state.loopNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+            state.spawnAndTell(first..<end, in: system, spawn)
+            state.loopNanoseconds += Clock.now() - start
             state.loopCPUNanoseconds += threadCPUNanoseconds() - cpu0
             if end < count { context.myself.tell(end) } else { state.done.countDown() }
         } : nil
@@ -141,11 +146,7 @@ enum SpawnWorkload {
         if let spawner {
             spawner.tell(0)
         } else {
-            for i in 0..<count {
-                let ref = spawn(system)
-                ref.tell(i)
-                state.refs.append(ref)
-            }
+            state.spawnAndTell(0..<count, in: system, spawn)
             state.loopNanoseconds = Clock.now() - t0
             state.loopCPUNanoseconds = threadCPUNanoseconds() - cpu0
         }
