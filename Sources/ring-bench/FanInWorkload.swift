@@ -108,10 +108,14 @@ enum FanInWorkload {
     /// What tells fan-in's two regimes apart (Benchmarks/README, "Round `layout`"): the
     /// share of messages that went to the sink's overflow chunks (near 100 %: the sink ran
     /// after the senders' turns, in a batch) and the steals (many: the sink ran beside the
-    /// senders, streaming, and was taken again each time it ran dry).
+    /// senders, streaming, and was taken again each time it ran dry); of those steals, the
+    /// ones from a sender's long turn (Worker.swift, "Long turns"), and how often the
+    /// workers parked (a second worker asleep while a long turn holds the sink).
     static func regime(_ metrics: ActorSystemMetrics, total: Int) -> [String: Double] {
         ["overflow_percent": 100 * Double(metrics.mailboxOverflows) / Double(max(total, 1)),
-         "steals": Double(metrics.scheduler.steals)]
+         "steals": Double(metrics.scheduler.steals),
+         "long_turn_steals": Double(metrics.scheduler.longTurnSteals),
+         "parks": Double(metrics.scheduler.parks)]
     }
 
     static func native<Sink: FanInSink>(_ sink: Sink, state: OrderCheck, senders: Int, each: Int, caller: (any TaskExecutor)?) -> RunOutcome {

@@ -112,7 +112,7 @@ struct ResultsTable {
                     ("heap_bytes_per_actor_reclaimed", "heap B/actor once idle"), ("reclaim_walk_ns_per_actor", "asking walk ns/actor"),
                     ("idle_walk_ns_per_actor", "idle walk ns/actor")]
             scale = 1
-        case .fanin: keys = [("overflow_percent", "overflow %"), ("steals", "steals")]; scale = 1
+        case .fanin: keys = [("overflow_percent", "overflow %"), ("steals", "steals"), ("long_turn_steals", "from a long turn"), ("parks", "parks")]; scale = 1
         default: return ""
         }
         var out = "\n| row | workers | runtime | " + keys.map(\.title).joined(separator: " | ") + " |\n|---|---|---|" + keys.map { _ in "---" }.joined(separator: "|") + "|\n"
