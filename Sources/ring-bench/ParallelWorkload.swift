@@ -1,7 +1,9 @@
 // parallel: Savina's fork-join throughput. One driver sends `size` messages to each of 64
 // actors, round-robin; each message costs a fixed compute (`Work.rounds` dependent
-// xorshift steps, about 100 ns). Check: every actor's checksum of its results equals the
-// one computed beforehand, so no message was lost, doubled or skipped.
+// xorshift steps, about 160 ns here: `Work.ceiling` times it alone, the rate no runtime
+// can pass). Check: every actor's checksum of its results equals the one computed
+// beforehand, so no message was lost, doubled or skipped. FastMailbox's driver is this
+// thread, or (row "driver in the pool") an actor, as the other runtimes' senders are.
 // The "64 pairs" row (FastMailbox only; a negative parameter) has no outside driver: 64
 // producer actors each feed their own worker actor, `chunk` messages per producer turn,
 // so all the work is inside the pool — independent work that should scale with workers
@@ -28,6 +30,21 @@ enum ParallelWorkload {
                 x ^= x << 17
             }
             return x
+        }
+        /// The most messages per second `workers` cores could process if a message cost
+        /// nothing but its compute: `compute` alone, timed on this thread (about 20 ms), times
+        /// the workers. Every runtime's rate in the row is bounded by it: the compute is one
+        /// chain of dependent steps, so the runtime's own instructions per message run in its
+        /// shadow and a faster runtime gains little (ring-bench's table prints it beside the
+        /// FastMailbox row).
+        static func ceiling(workers: Int) -> Double {
+            let calls = 100_000
+            var sum: UInt64 = 0
+            let t0 = Clock.now()
+            for seed in 0..<calls { sum &+= compute(seed) }
+            let nanoseconds = Double(max(Clock.now() - t0, 1)) / Double(calls)
+            if sum == 0 { print("parallel: a compute checksum of 0") }  // keeps the calls
+            return Double(workers) * 1e9 / nanoseconds
         }
         /// Checksum of messages 0..<n (what each actor must end with).
         static func expected(_ n: Int) -> UInt64 { (0..<n).reduce(0) { $0 &+ compute($1) } }
@@ -69,22 +86,35 @@ enum ParallelWorkload {
     /// budget at the default throughput).
     static let chunk = 64
 
+    /// The variant parameter of the row whose FastMailbox driver is an actor (64 actors).
+    static let driverActorParameter = 1
+
+    /// Seeds the driver actor sends each of the 64 actors per turn (`driverActorParameter`'s
+    /// row): 16 × 64 = 1,024 tells, then it tells itself to go on (with 4, the second worker
+    /// was idle a third of the time; 64 did no better than 16).
+    static let seedsPerDriverTurn = 16
+
+    /// The actors a row's parameter stands for (the driver-actor row has 64).
+    static func actors(_ parameter: Int) -> Int { parameter == driverActorParameter ? 64 : parameter }
+
     static func run(_ cell: Cell) -> RunOutcome {
         if cell.variant.parameter < 0 { return pairs(cell) }
-        let actors = cell.variant.parameter
+        let driverIsActor = cell.variant.parameter == driverActorParameter
+        let actors = actors(cell.variant.parameter)
         let each = cell.size
         let sums = Sums(actors: actors, each: each)
         let capacity = cell.capacity ?? ActorSystem.defaultMailboxCapacity
         switch cell.runtime {
         case .fastmailbox:
+            let ceiling = Work.ceiling(workers: cell.workers)
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
             let refs = (0..<actors).map { index in
                 try! system.spawn(mailboxCapacity: capacity) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
             }
-            let t0 = Clock.now()
-            for seed in 0..<each { for ref in refs { ref.tell(seed) } }
-            return .timed(since: t0, operations: actors * each, check: sums.check(finished: sums.latch.wait()))
+            var outcome = drive(refs, each: each, sums: sums, from: driverIsActor ? system : nil)
+            outcome.extras["compute_ceiling"] = ceiling
+            return outcome
         case .sequential:
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
@@ -93,9 +123,7 @@ enum ParallelWorkload {
                     for await seed in inbox { sums.receive(index, seed) }
                 }
             }
-            let t0 = Clock.now()
-            for seed in 0..<each { for ref in refs { ref.tell(seed) } }
-            return .timed(since: t0, operations: actors * each, check: sums.check(finished: sums.latch.wait()))
+            return drive(refs, each: each, sums: sums, from: driverIsActor ? system : nil)
         case .mnActor:
             let scheduler = Blocking.scheduler(workers: cell.workers)
             defer { scheduler.shutdown() }
@@ -111,6 +139,26 @@ enum ParallelWorkload {
         default:
             return .failed("parallel has no \(cell.runtime) implementation")
         }
+    }
+
+    /// Sends seeds 0..<each round-robin to `refs` and times until every actor counted its
+    /// last. The driver is this thread, or with `system` an actor in its pool that sends
+    /// `seedsPerDriverTurn` rounds per turn and then tells itself the next seed (inside the
+    /// pool, as Go's driver goroutine and Swift's tasks are).
+    static func drive(_ refs: [ActorRef<Int>], each: Int, sums: Sums, from system: ActorSystem?) -> RunOutcome {
+        guard let system else {
+            let t0 = Clock.now()
+            for seed in 0..<each { for ref in refs { ref.tell(seed) } }
+            return .timed(since: t0, operations: refs.count * each, check: sums.check(finished: sums.latch.wait()))
+        }
+        let driver = try! system.spawn { (from: Int, context: ActorContext<Int>) in
+            let end = min(from + seedsPerDriverTurn, each)
+            for seed in from..<end { for ref in refs { ref.tell(seed) } }
+            if end < each { context.myself.tell(end) }
+        }
+        let t0 = Clock.now()
+        driver.tell(0)
+        return .timed(since: t0, operations: refs.count * each, check: sums.check(finished: sums.latch.wait()))
     }
 
     /// The pairs row: producer i sends seeds `from..<from + chunk` to worker i, then tells

@@ -49,6 +49,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         if self == .blocking, variant.parameter != 1 { return runtime == .fastmailbox }
         if self == .pingpong, variant.parameter == PingPongWorkload.fireAndForget { return [.fastmailbox, .mnActor, .swift, .dispatch].contains(runtime) }
         if self == .parallel, variant.parameter < 0 { return runtime == .fastmailbox }
+        if self == .parallel, variant.parameter == ParallelWorkload.driverActorParameter { return runtime != .dispatch && runtimes.contains(runtime) }
         if self == .spawn, variant.parameter == SpawnWorkload.insidePoolParameter { return runtime != .dispatch && runtimes.contains(runtime) }
         return runtimes.contains(runtime)
     }
@@ -84,7 +85,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .spawn:
             "FastMailbox's spawner: row \"from outside the pool\", the benchmark's driver thread (each new actor's first turn is handed to a worker through the injection queue); row \"from an actor\", an actor that spawns and tells \(SpawnWorkload.spawnsPerTurn) per turn, then tells itself to go on (the new actors queue on its worker, others steal them). Swift/MN: one task creates the actors and awaits one call on each (in both rows: its spawner is always inside its pool; so is Go's). Dispatch: one serial queue per actor. Go: one goroutine blocked on its own channel per actor. Bytes per actor: heap (mallinfo2; Go: runtime.MemStats.Sys) and RSS growth while all are alive; FastMailbox event and sequential actors also once idle (after two walks of reclaimIdleMailboxes gave their mailbox rings back), and how long a walk took per actor: the one that asked them, and one over actors already idle (the recurring cost)."
         case .parallel:
-            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity). The pairs row (FastMailbox only) has no driver: 64 producer actors each feed their own worker actor, 64 messages per turn, all inside the pool."
+            "One driver sends round-robin to 64 workers (Swift/MN: 64 tasks each await their actor's calls). Go workers read buffered channels (--capacity). FastMailbox's driver: row \"64 actors\", the benchmark's thread, outside the pool (at W = CPUs it is one thread more than there are CPUs); row \"driver in the pool\", an actor that sends \(ParallelWorkload.seedsPerDriverTurn) seeds to each of the 64 per turn, then tells itself to go on (Swift's, MN's and Go's code is the same in both rows: their senders are always inside their pool). The pairs row (FastMailbox only) has no driver: 64 producer actors each feed their own worker actor, 64 messages per turn, all inside the pool."
         case .skynet:
             "Swift and MN columns are structured tasks (a task group per node), not actors; Go: a goroutine and a channel per node."
         case .mailbox:
@@ -108,7 +109,9 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
         case .mailbox: (producers ?? [1, 2, 4]).map { Variant(name: "P=\($0)", parameter: $0) }
         case .fanin: (producers ?? (scale == .full ? [1, 4, 16, 64] : [1, 64])).map { Variant(name: "P=\($0)", parameter: $0) }
         case .ask: [Variant(name: "caller outside pool", parameter: 0), Variant(name: "caller inside pool", parameter: 1)]
-        case .parallel: [Variant(name: "64 actors", parameter: 64), Variant(name: "64 pairs, no driver", parameter: -64)]
+        case .parallel: [Variant(name: "64 actors", parameter: 64),
+                         Variant(name: "64 actors, driver in the pool", parameter: ParallelWorkload.driverActorParameter),
+                         Variant(name: "64 pairs, no driver", parameter: -64)]
         case .threadring: [Variant(name: "503 actors", parameter: 503)]
         case .pingpong: [Variant(name: "1 pair", parameter: 1), Variant(name: "1 pair, fire-and-forget", parameter: PingPongWorkload.fireAndForget)]
         case .spawn: [Variant(name: "from outside the pool", parameter: 0),
