@@ -14,13 +14,15 @@
 # ask, mnactor, mnfloor (the Swift runtime's share of mnactor), swiftactor, swiftactorpool (a
 # default actor called from a task on the pool) and swiftactorpoolfloor (the runtime's share
 # of that) count an awaited call (a round trip) instead of a message;
-# mntell counts one MNActor.tell (a message).
+# mntell counts one MNActor.tell (a message); spawn and spawnactor (spawned from an actor's
+# turns) count an actor (its spawn, first tell, first turn and going idle, plus its share of
+# shutdown: see instruction-probe's header).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn spawnactor ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null
@@ -28,9 +30,9 @@ probe=${PROBE:-.build/release/instruction-probe}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# messages per unit of n: ping-pong and sequential send 2 per round (spawn: per actor)
+# messages per unit of n: ping-pong and sequential send 2 per round (spawn, spawnactor: per actor)
 per_n() { case $1 in pingpong|sequential|mntell) echo 2 ;; *) echo 1 ;; esac; }
-short_n() { case $1 in sequential|spawn) echo 20000 ;; *) echo 50000 ;; esac; }
+short_n() { case $1 in sequential|spawn|spawnactor) echo 20000 ;; *) echo 50000 ;; esac; }
 
 {
   echo "# Instructions per message"
