@@ -458,8 +458,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// Creates an empty queue of a validated shape: the designated initializer, which a
-    /// subclass that is its own queue (an actor cell: "One object") calls.
-    @usableFromInline
+    /// subclass that is its own queue (an actor cell: "One object") calls. Inlinable: a
+    /// spawn makes its cell inline in the caller's module (FastMailbox's ActorCellBase.init),
+    /// and this is four stores there.
+    @inlinable
     package init(shape: Shape) {
         self.capacity32 = shape.capacity32
         self.itemBytes32 = shape.itemBytes32
@@ -501,7 +503,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         /// This shape for a queue whose single consumer is the queue itself, scheduled as a
         /// unit (FastMailbox's event-actor cells): its state word stands in for the idle
         /// flag ("The unit as the idle flag", file comment).
-        package func signallingUnit() -> Shape {
+        @inlinable package func signallingUnit() -> Shape {
             var shape = self
             shape.signalsUnit = true
             return shape
