@@ -8,9 +8,12 @@
 # longer run would count ~50 times more walks per message than a real run does; ring-bench
 # spawn reports the walk's cost per actor instead (reclaim_walk_ns_per_actor).
 # PROBE=path: a prebuilt instruction-probe (default: built here, release).
+# --timed: count only up to ActorSystem.shutdown (callgrind's --dump-before on its symbol,
+# the first dump): shutdown's cost per actor (spawn, spawnactor: stopping and freeing each
+# actor) is then left out, everything else as above.
 #
-#   scripts/instructions.sh [--out FILE] [workload …]   (default: all of them; FILE default
-#                                                      Benchmarks/results/instructions.md)
+#   scripts/instructions.sh [--out FILE] [--timed] [workload …]   (default: all of them;
+#                                                  FILE default Benchmarks/results/instructions.md)
 # ask, mnactor, mnfloor (the Swift runtime's share of mnactor), swiftactor, swiftactorpool (a
 # default actor called from a task on the pool) and swiftactorpoolfloor (the runtime's share
 # of that) count an awaited call (a round trip) instead of a message;
@@ -21,6 +24,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
+timed=()
+part=""
+if [ "${1:-}" = "--timed" ]; then
+  timed=(--dump-before='$s11FastMailbox11ActorSystemC8shutdown7timeoutAA14ShutdownReportVs8DurationV_tF')
+  part=.1
+  shift
+fi
 workloads=("$@")
 [ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn spawnactor ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
@@ -38,7 +48,7 @@ short_n() { case $1 in sequential|spawn|spawnactor) echo 20000 ;; *) echo 50000 
   echo "# Instructions per message"
   echo
   echo "\`scripts/instructions.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'),"
-  echo "$(uname -m), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'). callgrind, MN_WORKERS=1: (Ir(2n) − Ir(n)) / extra messages."
+  echo "$(uname -m), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'). callgrind, MN_WORKERS=1: (Ir(2n) − Ir(n)) / extra messages${part:+, up to ActorSystem.shutdown (--timed)}."
   echo
   echo "| workload | n | instructions / message |"
   echo "|---|---:|---:|"
@@ -48,9 +58,10 @@ short_n() { case $1 in sequential|spawn|spawnactor) echo 20000 ;; *) echo 50000 
 for w in "${workloads[@]}"; do
   n=$(short_n "$w")
   for len in "$n" "$((2 * n))"; do
-    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 valgrind --tool=callgrind --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
+    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 valgrind --tool=callgrind "${timed[@]}" --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
       || { cat "$tmp/$w.$len.log" >&2; echo "instructions: $w $len failed" >&2; exit 1; }
-    callgrind_annotate --threshold=100 "$tmp/$w.$len" 2>/dev/null > "$tmp/$w.$len.txt"
+    [ -z "$part" ] || [ -f "$tmp/$w.$len$part" ] || { echo "instructions: $w $len: no dump before shutdown (symbol renamed?)" >&2; exit 1; }
+    callgrind_annotate --threshold=100 "$tmp/$w.$len$part" 2>/dev/null > "$tmp/$w.$len.txt"
   done
   extra=$(( n * $(per_n "$w") ))
   python3 - "$w" "$n" "$extra" "$tmp/$w.$n.txt" "$tmp/$w.$((2 * n)).txt" "$tmp" <<'PY'
