@@ -51,7 +51,8 @@
 //                 (SEQSPAWN_EXIT=1: exits with them alive, for valgrind's dhat)
 //
 // Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
-// extra messages, so set-up, shutdown and the tool's own start cancel out.
+// extra messages, so set-up, shutdown and the tool's own start cancel out — but for shutdown's
+// cost per actor in spawn and spawnactor, which scripts/instructions.sh --timed leaves out.
 
 import CConcurrencyKit
 import Dispatch
