@@ -2,25 +2,38 @@
 # Instructions per message on the hot path (issue 9), counted by callgrind: deterministic,
 # so this shared machine's noise does not move it. For each workload of instruction-probe,
 # at MN_WORKERS=1, two run lengths; (instructions(long) − instructions(short)) / extra
-# messages is the figure, so start-up and shutdown cancel out. The same difference, per
-# symbol, gives the top symbols per message. MN_IDLE_MAILBOX_RECLAIM_MS=0: the idle-mailbox
-# walk runs on a timer, once a second, and under callgrind (about 50 times slower) the
-# longer run would count ~50 times more walks per message than a real run does; ring-bench
-# spawn reports the walk's cost per actor instead (reclaim_walk_ns_per_actor).
+# messages is the figure, so start-up and shutdown's fixed cost cancel out (not its cost
+# per actor where actors are spawned per n: spawn, spawnactor; see --timed). The same
+# difference, per symbol, gives the top symbols per message. MN_IDLE_MAILBOX_RECLAIM_MS=0:
+# the idle-mailbox walk runs on a timer, once a second, and under callgrind (about 50 times
+# slower) the longer run would count ~50 times more walks per message than a real run
+# does; ring-bench spawn reports the walk's cost per actor instead (reclaim_walk_ns_per_actor).
 # PROBE=path: a prebuilt instruction-probe (default: built here, release).
+# --timed: count only up to ActorSystem.shutdown (callgrind's --dump-before on its symbol,
+# the first dump): shutdown's cost per actor (spawn, spawnactor: stopping and freeing each
+# actor) is then left out, everything else as above.
 #
-#   scripts/instructions.sh [--out FILE] [workload …]   (default: all of them; FILE default
-#                                                      Benchmarks/results/instructions.md)
+#   scripts/instructions.sh [--out FILE] [--timed] [workload …]   (default: all of them;
+#                                                  FILE default Benchmarks/results/instructions.md)
 # ask, mnactor, mnfloor (the Swift runtime's share of mnactor), swiftactor, swiftactorpool (a
 # default actor called from a task on the pool) and swiftactorpoolfloor (the runtime's share
 # of that) count an awaited call (a round trip) instead of a message;
-# mntell counts one MNActor.tell (a message).
+# mntell counts one MNActor.tell (a message); spawn and spawnactor (spawned from an actor's
+# turns) count an actor (its spawn, first tell, first turn and going idle, plus its share of
+# shutdown — stopping and freeing it, about 2,300 instructions — unless --timed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
+timed=()
+part=""
+if [ "${1:-}" = "--timed" ]; then
+  timed=(--dump-before='$s11FastMailbox11ActorSystemC8shutdown7timeoutAA14ShutdownReportVs8DurationV_tF')
+  part=.1
+  shift
+fi
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn spawnactor ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null
@@ -28,15 +41,15 @@ probe=${PROBE:-.build/release/instruction-probe}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# messages per unit of n: ping-pong and sequential send 2 per round (spawn: per actor)
+# messages per unit of n: ping-pong and sequential send 2 per round (spawn, spawnactor: per actor)
 per_n() { case $1 in pingpong|sequential|mntell) echo 2 ;; *) echo 1 ;; esac; }
-short_n() { case $1 in sequential|spawn) echo 20000 ;; *) echo 50000 ;; esac; }
+short_n() { case $1 in sequential|spawn|spawnactor) echo 20000 ;; *) echo 50000 ;; esac; }
 
 {
   echo "# Instructions per message"
   echo
   echo "\`scripts/instructions.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'),"
-  echo "$(uname -m), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'). callgrind, MN_WORKERS=1: (Ir(2n) − Ir(n)) / extra messages."
+  echo "$(uname -m), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'). callgrind, MN_WORKERS=1: (Ir(2n) − Ir(n)) / extra messages${part:+, up to ActorSystem.shutdown (--timed)}."
   echo
   echo "| workload | n | instructions / message |"
   echo "|---|---:|---:|"
@@ -46,9 +59,10 @@ short_n() { case $1 in sequential|spawn) echo 20000 ;; *) echo 50000 ;; esac; }
 for w in "${workloads[@]}"; do
   n=$(short_n "$w")
   for len in "$n" "$((2 * n))"; do
-    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 valgrind --tool=callgrind --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
+    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 valgrind --tool=callgrind "${timed[@]}" --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
       || { cat "$tmp/$w.$len.log" >&2; echo "instructions: $w $len failed" >&2; exit 1; }
-    callgrind_annotate --threshold=100 "$tmp/$w.$len" 2>/dev/null > "$tmp/$w.$len.txt"
+    [ -z "$part" ] || [ -f "$tmp/$w.$len$part" ] || { echo "instructions: $w $len: no dump before shutdown (symbol renamed?)" >&2; exit 1; }
+    callgrind_annotate --threshold=100 "$tmp/$w.$len$part" 2>/dev/null > "$tmp/$w.$len.txt"
   done
   extra=$(( n * $(per_n "$w") ))
   python3 - "$w" "$n" "$extra" "$tmp/$w.$n.txt" "$tmp/$w.$((2 * n)).txt" "$tmp" <<'PY'

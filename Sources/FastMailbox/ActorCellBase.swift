@@ -78,7 +78,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// is not inlined, forming the Mailbox costs a retain and a release of the cell.
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
-    let mailboxPass: MailboxPass?
+    @usableFromInline let mailboxPass: MailboxPass?
     /// Messages taken from the mailbox and not handed to the behaviour, less those handed
     /// to it from elsewhere (file comment, "Accounting"). Written only by the turn (a
     /// relaxed load and store), read by any thread through `deliveredCount`.
@@ -163,16 +163,31 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `mailbox`: the
     /// validated shape of the cell's own mailbox queue (ActorSystem.mailboxShape).
-    /// `@usableFromInline`: ClosureActorCell's inlinable init calls it.
-    @usableFromInline
+    /// Inlinable, so that a spawn (ClosureActorCell's inlinable init, in the caller's
+    /// module) makes its cell specialised for `Message`, its arguments mostly constants
+    /// there: the traits are a constant (no look-up of the message type's size), the
+    /// common spawn (nothing beyond the defaults) takes AnyActorCell's short inlinable init,
+    /// and a pass that captures nothing is stored without a retain of its (nil) context.
+    /// (Out of line, this init with AnyActorCell's and MPSCQueue's was ~110 instructions a
+    /// spawn: scripts/instructions.sh spawnactor.)
+    @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
         self.mailboxPass = mailboxPass
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox.signallingUnit(), traits: Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord,
-                   waiters: bounded ? BoundedMailboxWaiters<Message>() : nil)
+        let traits: Traits = Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord
+        if _fastPath(name == nil && parent == nil && supervisor == nil && !bounded) {
+            super.init(id: id, system: system, mailbox: mailbox.signallingUnit(), traits: traits)
+        } else {
+            super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+                       mailbox: mailbox.signallingUnit(), traits: traits,
+                       waiters: bounded ? ActorCellBase.makeWaiters() : nil)
+        }
     }
+
+    /// A bounded mailbox's waiting senders (out of line: the inlinable init's rare case).
+    @usableFromInline
+    static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
 
     // MARK: MessageRecipient (any thread)
 

@@ -394,6 +394,9 @@ public final class ActorSystem: Sendable {
         }
     }
 
+    /// Enters `cell` in the registry (and its name, if given). Inlined into its two callers
+    /// (enroll, a sequential actor's spawn), the table's insert with it.
+    @inline(__always)
     func register(_ cell: AnyActorCell, named name: String?) throws(ActorSystemError) {
         let error: ActorSystemError? = registry.withLock { registry in
             if isShuttingDown { return .shutDown }

@@ -51,10 +51,10 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         /// A bounded mailbox: `SpawnInfo.waiters` holds its waiting senders.
         @inlinable static var bounded: Traits { Traits(rawValue: 1 << 1) }  // computed: a constant in inlined code
         /// The user mailbox's messages travel boxed (MessageEncoding), computed once.
-        static let boxed = Traits(rawValue: 1 << 2)
+        @inlinable static var boxed: Traits { Traits(rawValue: 1 << 2) }
         /// `.stop` from outside may travel in `systemQueueStorage` itself (see StopWord):
         /// cells whose turns read the system queue through `drainSystem` only.
-        static let stopWord = Traits(rawValue: 1 << 3)
+        @inlinable static var stopWord: Traits { Traits(rawValue: 1 << 3) }
         /// Spawn was given a parent and nothing else beyond the defaults: `spawnStorage` is
         /// the parent cell itself, not a SpawnInfo (a child costs no extra allocation).
         static let parentOnly = Traits(rawValue: 1 << 4)
@@ -92,7 +92,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @exclusivity(unchecked) final var instanceStarted = false
     @usableFromInline let traits: Traits
 
-    let id: ActorID
+    @usableFromInline let id: ActorID
     @usableFromInline let system: ActorSystem
     /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue created by the first
     /// system message (most actors never get one: spawn needs none), installed by CAS
@@ -128,7 +128,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// nil (nothing beyond the defaults), the parent cell (trait `.parentOnly`: a child
     /// given nothing else, the common case, which then allocates no SpawnInfo), or a
     /// SpawnInfo. Immutable.
-    let spawnStorage: AnyObject?
+    @usableFromInline let spawnStorage: AnyObject?
     /// What spawn was given beyond the defaults, when more than a parent.
     @inline(__always) final var spawnInfo: SpawnInfo? {
         guard let storage = spawnStorage, !traits.contains(.parentOnly) else { return nil }
@@ -302,6 +302,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// Parameters are borrowed (`__shared`): a spawn passes references it holds anyway,
     /// and an owned parameter cost the caller a retain and this init a release of each
     /// besides the retain that stores it (spawn: about ten atomic operations).
+    @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, traits: Traits = [], waiters: AnyObject? = nil) {
         self.id = id
@@ -326,6 +327,21 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             }
             self.traits = traits
         }
+        super.init(shape: mailbox)
+    }
+
+    /// The common spawn's init: nothing beyond the defaults (no name, parent, supervisor or
+    /// waiters), so no SpawnInfo. Inlinable, so that ActorCellBase's init (inlinable too)
+    /// makes a spawn's cell in the caller's module with its traits and nil arguments as
+    /// constants: the tests of the init above, its call and the metadata look-up of the
+    /// message type's size (`Mailbox.isBoxed`) are gone (scripts/instructions.sh
+    /// spawnactor). `system` is borrowed, as above.
+    @inlinable
+    init(id: ActorID, system: __shared ActorSystem, mailbox: MPSCQueue.Shape, traits: Traits) {
+        self.id = id
+        self.system = system
+        spawnStorage = nil
+        self.traits = traits
         super.init(shape: mailbox)
     }
 

@@ -99,7 +99,9 @@ final class CellTable {
     func homeSlot(of id: ActorID) -> Int { home(id.rawValue) }
 
     /// Adds `cell` (not already present, T1; never scheduled yet) and retains it as its
-    /// owner (T4).
+    /// owner (T4). Inlined into the registration (one call a spawn fewer; `resize` stays
+    /// out of line).
+    @inline(__always)
     func insert(_ cell: AnyActorCell) {
         // Wrapping arithmetic: count < capacity ≤ 2^62 (no overflow checks to pay for).
         if (count &+ 1) &* 4 > capacity &* 3 { resize(bits: bits &+ 1) }
@@ -223,6 +225,7 @@ final class CellTable {
     /// id keeps its place in its group), so runs only get shorter.
     /// One pass over the old slots with the new table's pointer, mask and shift in locals
     /// (`place` reloads them from the object per entry), wrapping arithmetic.
+    @inline(never)
     private func resize(bits newBits: Int) {
         let old = slots
         let oldCapacity = capacity

@@ -458,8 +458,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// Creates an empty queue of a validated shape: the designated initializer, which a
-    /// subclass that is its own queue (an actor cell: "One object") calls.
-    @usableFromInline
+    /// subclass that is its own queue (an actor cell: "One object") calls. Inlinable: a
+    /// spawn makes its cell inline in the caller's module (FastMailbox's ActorCellBase.init),
+    /// and this is four stores there.
+    @inlinable
     package init(shape: Shape) {
         self.capacity32 = shape.capacity32
         self.itemBytes32 = shape.itemBytes32
@@ -501,7 +503,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         /// This shape for a queue whose single consumer is the queue itself, scheduled as a
         /// unit (FastMailbox's event-actor cells): its state word stands in for the idle
         /// flag ("The unit as the idle flag", file comment).
-        package func signallingUnit() -> Shape {
+        @inlinable package func signallingUnit() -> Shape {
             var shape = self
             shape.signalsUnit = true
             return shape
@@ -578,10 +580,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Allocates a ring, records the item type in it (nil for `UntypedItems`) and the
     /// taken count carried over from a ring given back, and publishes it; racing callers:
     /// one CAS wins, losers free theirs. Returns the ring installed (a racing winner's).
+    /// Inlined into its three callers (allocateRing, the first enqueue's, is one call less);
+    /// the shape was validated when the queue was made, so the ring's init does not check
+    /// it again.
+    @inline(__always)
     private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
         if let block = MPSCQueue.block(word) { return RawRing(block: block) }
-        let fresh = try RawRing(tryCapacity: capacity, slotBytes: slotBytes)
+        let fresh = try RawRing(tryValidatedCapacity: capacity, slotBytes: slotBytes)
         // Before the publishing CAS. (An identity test: a dynamic cast cost ~24 instructions a ring.)
         fresh.itemType = ObjectIdentifier(itemType) == ObjectIdentifier(UntypedItems.self) ? nil : itemType
         while true {

@@ -317,10 +317,16 @@ open class ScheduledUnit: @unchecked Sendable {
     /// scheduled, not reachable by another thread (an actor cell being registered, before
     /// spawn schedules it or returns its ref) — and at most once: O then exists before the
     /// first T1, and entries never mix retained and unretained for one unit (L1).
-    package func ownerArrives() {
+    /// Inlinable (its failure out of line): the registry's insert of every spawn calls it.
+    @inlinable package func ownerArrives() {
         let (exchanged, original) = state.compareExchange(
             expected: ScheduledUnit.idle, desired: ScheduledUnit.owner, ordering: .acquiringAndReleasing)
-        precondition(exchanged, "ScheduledUnit.ownerArrives: the unit is in state \(original), not a fresh idle unit without an owner")
+        if _slowPath(!exchanged) { ScheduledUnit.ownerArrivedTwice(original) }
+    }
+
+    @usableFromInline @inline(never)
+    static func ownerArrivedTwice(_ original: UInt8) -> Never {
+        preconditionFailure("ScheduledUnit.ownerArrives: the unit is in state \(original), not a fresh idle unit without an owner")
     }
 
     /// The owner gives up the retain it held (file comment, L4): clears O. Returns true

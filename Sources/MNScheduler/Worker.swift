@@ -391,7 +391,10 @@ final class Worker: @unchecked Sendable {
     private func pollInjection() -> UnsafeMutableRawPointer? {
         RingEpoch.refresh()  // lets the ring epoch advance past this worker (RingEpoch.swift)
         let unit = takeFromInjection()
-        let injected = core.injection.count
+        // Borrowed, as in takeFromInjection: `core.injection.count` retained and released the
+        // queue around the read (~40 instructions a poll; a poll every other tick while the
+        // injection queue holds more than the local one: ring-bench spawn's children).
+        let injected = Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { $0.count }
         var interval = Worker.injectionPollInterval
         if injected > 0 {
             let share = local.count * core.queues.count / injected + 1

@@ -15,6 +15,10 @@
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
+//     spawnactor  the same n closure actors spawned and told by an actor, in turns of 64
+//                 (each turn then tells the spawner to go on, as ring-bench spawn's
+//                 SpawnerState): n actors (spawn from a turn, first tell, the child's first
+//                 turn and its going idle)
 //     ask         a task on the scheduler's MNTaskExecutor makes n asks of an event actor
 //                 (each with the default timeout, so the ask timer's add and remove too):
 //                 n asks (each a round trip)
@@ -47,7 +51,8 @@
 //                 (SEQSPAWN_EXIT=1: exits with them alive, for valgrind's dhat)
 //
 // Run with MN_WORKERS=1; the script divides the difference between two run lengths by the
-// extra messages, so set-up, shutdown and the tool's own start cancel out.
+// extra messages, so set-up, shutdown and the tool's own start cancel out — but for shutdown's
+// cost per actor in spawn and spawnactor, which scripts/instructions.sh --timed leaves out.
 
 import CConcurrencyKit
 import Dispatch
@@ -243,7 +248,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|pool|sequential|spawn|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|pool|sequential|spawn|spawnactor|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
     exit(2)
 }
 let workload = arguments.first!
@@ -307,6 +312,20 @@ case "spawn":
         }
         ref.tell(1)
     }
+case "spawnactor":
+    let count = Atomic<Int>(0)
+    let spawnsPerTurn = 64
+    let spawner = try system.spawn { (first: Int, context: ActorContext<Int>) in
+        let end = min(first + spawnsPerTurn, n)
+        for _ in first..<end {
+            let ref = try! system.spawn { (_: Int, _) in
+                if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
+            }
+            ref.tell(1)
+        }
+        if end < n { context.myself.tell(end) }
+    }
+    spawner.tell(0)
 case "seqspawn":
     let count = Atomic<Int>(0)
     var refs: [ActorRef<Int>] = []
