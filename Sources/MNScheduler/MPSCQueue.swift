@@ -135,7 +135,7 @@
 // order: its private pending chain (OverflowList's `pendingChunk`), the ring, and only when the ring is *quiescent*
 // (p_head == c_head: nothing claimed and uncommitted) the overflow list, which it takes
 // whole (the chain's head) and clears the flag in the same critical section; it frees
-// each chunk as soon as its last item is moved out, so a drained burst keeps no memory (the
+// each chunk as soon as its last item is handed out, so a drained burst keeps no memory (the
 // largest chunks wait in OverflowChunkPool for reuse, at most two seconds). Why quiescent and not merely
 // "dequeue found nothing": a producer may have claimed a ring slot, then (after its commit)
 // appended its next message to the overflow; taking the overflow before that slot is
@@ -330,7 +330,9 @@ package enum UntypedItems: MPSCQueueItemType {
 ///
 /// Thread-safety: `enqueue`, `isClosed`, `approximateCount` and `markClosed` from any thread;
 /// `drain`, `close` and `closeAndTakeAll` only from the single consumer (one thread at a time, with a
-/// happens-before edge between successive consumers, as a scheduler's run queue gives).
+/// happens-before edge between successive consumers, as a scheduler's run queue gives), and
+/// never from inside a drain's `body`: drains do not nest (a drain keeps its place in the
+/// pending overflow chunk, and whether any chunk is pending, in locals: `drain`).
 ///
 /// A ``ScheduledUnit``, so that a unit that is the single consumer of one queue (an actor
 /// cell, in FastMailbox) can be that queue: one object, one allocation (file comment, "One
@@ -954,7 +956,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Hands up to `max` items, in FIFO order per producer, to `body`. `take` moves each
     /// item out of its `itemBytes` bytes (a ring slot, freed as soon as it returns, or an
-    /// overflow chunk's slot, freed with its chunk's last item); then `body` gets the item. Consumer only. No atomic
+    /// overflow chunk's slot, freed with its chunk once its last item was handed out); then
+    /// `body` gets the item. Consumer only, never from inside `body` (drains do not nest). No atomic
     /// read-modify-write per item: ring peeks and releases only, plus the idle protocol
     /// (one seq_cst store and a look) when the queue runs dry.
     @inlinable @inline(__always)
@@ -980,13 +983,27 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
-            let item: Item
-            if let list = overflowList(ring), let chunk = list.pendingChunk {
-                item = takePending(list, OverflowChunk(chunk), slotBytes: slotBytes, take)
-            } else if let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
-                item = take(slot)
+            // The consumer's pending overflow items first: every ring item still waiting was
+            // claimed after they were taken ("Ring, then overflow").
+            if let list = overflowList(ring), _slowPath(list.pendingChunk != nil) {
+                handOutPending(list, OverflowChunk(list.pendingChunk.unsafelyUnwrapped), ring: ring, taken: &taken,
+                               max: max, slotBytes: slotBytes, take, body)
+                continue
+            }
+            // Then the ring, with no look at the pending chain per item: it stays empty until
+            // this drain's own takeOverflowIfQuiescent fills it (only the consumer does, and
+            // `body` never drains this queue: its consumer's drains do not nest).
+            while let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
+                let item = take(slot)
                 ring.releaseSingleConsumer()
-            } else if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
+                // Counted before the hand-off (one writer: a relaxed load and store, no RMW),
+                // so a turn stuck inside `body` has its item counted as taken.
+                ring.takenCount = ring.takenCount &+ 1
+                body(item)
+                taken &+= 1  // ≤ max
+                if taken == max { return .more }
+            }
+            if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
                 continue
             } else if lingering, taken > 0, let worker = ckshim_linger_get(), WorkerShared.nextSlotIsEmpty(worker),
                       lingerForMore(ring) {
@@ -994,11 +1011,6 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             } else {
                 return signallingUnit ? runDry(ring) : goIdle(ring)
             }
-            // Counted before the hand-off (one writer: a relaxed load and store, no RMW), so
-            // a turn stuck inside `body` has its item counted as taken.
-            ring.takenCount = ring.takenCount &+ 1
-            body(item)
-            taken &+= 1  // ≤ max
         }
         return .more
     }
@@ -1031,16 +1043,48 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return false
     }
 
-    /// Moves the next pending overflow item out of `chunk` (the first pending chunk); frees
-    /// the chunk once its last item is out.
-    @inlinable
-    final func takePending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, slotBytes: Int,
-                           _ take: (UnsafeMutableRawPointer) -> Item) -> Item {
+    /// Hands out a run of pending items of `chunk` (the first pending chunk) from
+    /// `pendingIndex` on: the rest of the chunk, or `max` − `taken` items if fewer (≥ 1
+    /// either way), adding the run's length to `taken`; frees the chunk once its last item
+    /// is handed out (after that item's `body`: `endPendingRun`, one test per run instead
+    /// of one per item). The drain's inner loop over one chunk: the run's length is known
+    /// at its start (no `body` ends a drain early) and the chunk's count is final
+    /// (producers append only to chunks they still hold, "Ring, then overflow"), so the
+    /// loop keeps a slot pointer and the run's end where the drain's loop reloaded the
+    /// list, the chunk, its count and the index after every `body`. Each item is counted (`handedOut`,
+    /// `takenCount`: read by other threads) before its hand-off, as in the drain.
+    /// `pendingIndex`, read by this consumer's drains alone, is moved past the run when the
+    /// run starts: `body` never drains this queue (its consumer's drains do not nest), so
+    /// no reader sees it before the run's last item is out.
+    @inlinable @inline(__always)
+    final func handOutPending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, ring: RawRing, taken: inout Int,
+                              max: Int, slotBytes: Int, _ take: (UnsafeMutableRawPointer) -> Item,
+                              _ body: (Item) -> Void) {
         let index = list.pendingIndex
-        let item = take(chunk.slot(index, slotBytes: slotBytes))
-        list.handedOut = list.handedOut &+ 1
-        if index &+ 1 == chunk.count { releasePendingChunk(list, chunk) } else { list.pendingIndex = index &+ 1 }
-        return item
+        let run = Swift.min(chunk.count &- index, max &- taken)  // ≥ 1: a chunk is freed with its last item
+        list.pendingIndex = index &+ run
+        var slot = chunk.slot(index, slotBytes: slotBytes)
+        let end = taken &+ run  // ≤ max
+        repeat {
+            let item = take(slot)
+            slot += slotBytes
+            // The list from the ring again: one load, and no value of its own kept across `body`.
+            let list = overflowList(ring).unsafelyUnwrapped
+            list.handedOut = list.handedOut &+ 1
+            ring.takenCount = ring.takenCount &+ 1  // before the hand-off (see drain)
+            body(item)
+            taken &+= 1
+        } while taken != end
+        endPendingRun(ring)
+    }
+
+    /// After a run of `handOutPending`: frees the first pending chunk if the run handed out
+    /// its last item (`pendingIndex` at its count). Out of line (once per run). Consumer only.
+    @usableFromInline @inline(never)
+    final func endPendingRun(_ ring: RawRing) {
+        let list = overflowList(ring).unsafelyUnwrapped
+        let chunk = OverflowChunk(list.pendingChunk.unsafelyUnwrapped)
+        if list.pendingIndex == chunk.count { releasePendingChunk(list, chunk) }
     }
 
     /// Word form of `drain(max:taking:_:)` (a queue of 8-byte items).

@@ -52,9 +52,10 @@ struct OverflowChunk {
         nonmutating set { base.storeBytes(of: UInt32(newValue), toByteOffset: 12, as: UInt32.self) }
     }
 
-    /// The slot at `index`.
+    /// The slot at `index` (< capacity ≤ 1,024, slots of at most 64 bytes: wrapping
+    /// arithmetic, no overflow check on the drain's path).
     @inlinable func slot(_ index: Int, slotBytes: Int) -> UnsafeMutableRawPointer {
-        base + (OverflowChunk.headerBytes + index * slotBytes)
+        base + (OverflowChunk.headerBytes &+ index &* slotBytes)
     }
 
     /// Frees this chunk (its items must have been moved out, or need no release): into

@@ -7,8 +7,9 @@
 //
 // Layout (bytes): producers' part [0, 24): head, tail, appendCount; consumer's part
 // [112, 136): pendingChunk, pendingIndex, handedOut. During a burst both parts are written
-// per item by different threads; 88 bytes between them keep them on different cache lines
-// wherever the 16-byte-aligned block starts (a plain malloc, like RawRing's).
+// by different threads (appendCount and handedOut per item); 88 bytes between them keep
+// them on different cache lines wherever the 16-byte-aligned block starts (a plain
+// malloc, like RawRing's).
 // The two counts are read by other threads (statistics) and are accessed with relaxed
 // C11 atomics (ckshim_load_u64_relaxed / ckshim_store_u64_relaxed); the other fields are
 // confined (lock or consumer) and accessed plainly.
@@ -66,10 +67,14 @@ struct OverflowList {
             base.storeBytes(of: newValue, toByteOffset: OverflowList.consumerOffset, as: UnsafeMutableRawPointer?.self)
         }
     }
-    /// The next item to hand out of `pendingChunk`.
+    /// The next item to hand out of `pendingChunk`; while the drain hands out a run of that
+    /// chunk's items, already the one after the run (MPSCQueue.handOutPending).
     @inlinable var pendingIndex: Int {
         get { Int(base.load(fromByteOffset: OverflowList.consumerOffset + 8, as: UInt32.self)) }
-        nonmutating set { base.storeBytes(of: UInt32(newValue), toByteOffset: OverflowList.consumerOffset + 8, as: UInt32.self) }
+        nonmutating set {
+            // ≤ a chunk's capacity (≤ 1,024): no conversion check on the drain's path.
+            base.storeBytes(of: UInt32(truncatingIfNeeded: newValue), toByteOffset: OverflowList.consumerOffset + 8, as: UInt32.self)
+        }
     }
     /// Items handed out of the overflow so far (written by the consumer; read by anyone);
     /// `appendCount` minus this is what the overflow holds.

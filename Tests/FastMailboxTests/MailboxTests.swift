@@ -105,6 +105,25 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         #expect(batch == Array(0..<10))
     }
 
+    @Test("a drain resumes an overflow chunk where the last one stopped, counts each message before handing it out, and sends made inside it come after what it took")
+    func overflowRunsResumeInOrderAndCount() throws {
+        let mailbox = try Mailbox<Int>(capacity: 4)
+        let n = 100  // 3 in the ring, 97 in overflow chunks of 32, 64 and 1,024
+        for i in 0..<n { _ = mailbox.send(i) }
+        var out: [Int] = []
+        var sent = n
+        var countsExact = true
+        while mailbox.drain(max: 5, { value in
+            out.append(value)
+            // Counted before the hand-off: this one is taken, the rest still counted inside.
+            if mailbox.queue.dequeuedCount != out.count || mailbox.count != sent - out.count { countsExact = false }
+            if value < n { _ = mailbox.send(1_000 + value); sent += 1 }  // behind everything sent before
+        }) == .more {}
+        #expect(out == Array(0..<n) + Array(1_000..<1_000 + n), "one sender's order across ring, overflow runs and drains")
+        #expect(countsExact, "dequeuedCount and count exact at every hand-off")
+        #expect(mailbox.queue.overflowChunksHeld == 0, "every chunk freed once drained")
+    }
+
     @Test("class, trivial, enum, struct and big (boxed) messages round-trip and none leaks")
     func encodings() throws {
         #expect(MessageEncoding<Tracked>.itemBytes == 8 && !MessageEncoding<Tracked>.isBoxed)

@@ -54,6 +54,38 @@ import Testing
         #expect(report.deadLettered == 0 && report.isBalanced, "\(report)")
     }
 
+    /// Becomes a behaviour that records "b<n>" on 1 and on 5; that behaviour unbecomes on 3
+    /// and on 7.
+    final class Switcher: EventActor {
+        let record: Record
+        init(record: Record) { self.record = record }
+        func receive(_ n: Int, context: ActorContext<Int>) {
+            record.add("\(n)")
+            guard n == 1 || n == 5 else { return }
+            let record = self.record
+            context.become { m, context in
+                record.add("b\(m)")
+                if m == 3 || m == 7 { context.unbecome() }
+            }
+        }
+    }
+
+    @Test("become and unbecome, twice inside one many-message turn: each message goes to the behaviour on top when it is handled")
+    func becomeUnbecomeTwiceInOneTurn() throws {
+        let deterministic = DeterministicScheduler(seed: 5, throughput: 64)
+        let system = makeDeterministicSystem(deterministic)
+        let record = Record()
+        let ref = try system.spawn(name: "switcher") { Switcher(record: record) }
+        try deterministic.runUntilQuiescent()  // started: the next turn is a running cell's
+        for n in 0..<10 { ref.tell(n) }
+        try deterministic.step()  // one turn: 0…9 are all in the mailbox
+        try deterministic.runUntilQuiescent()
+        #expect(record.entries == ["0", "1", "b2", "b3", "4", "5", "b6", "b7", "8", "9"])
+        #expect(system.statistics.delivered == 10)
+        let report = system.shutdown()
+        #expect(report.deadLettered == 0 && report.isBalanced, "\(report)")
+    }
+
     /// Records each message; on `stopAt` stops itself, through the context or through its ref.
     final class Stopper: EventActor {
         let record: Record
