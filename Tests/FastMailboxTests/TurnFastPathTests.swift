@@ -37,21 +37,32 @@ import Testing
         }
     }
 
-    @Test("stash, unstashAll and become inside one many-message turn keep the order and the exact count")
-    func stashUnstashBecomeInOneTurn() throws {
-        let deterministic = DeterministicScheduler(seed: 3, throughput: 64)
+    /// Spawns `make(record)` as `name` on a deterministic system (throughput 64), lets it start, tells
+    /// it 0..<count, runs the one turn that finds them all in the mailbox, then the rest,
+    /// and checks that what it recorded is `expected`, that all `count` were delivered
+    /// once and that shutdown balances.
+    func expectInOneTurn<A: EventActor>(_ name: String, seed: UInt64, count: Int, _ expected: [String],
+                                        _ make: @escaping @Sendable (Record) -> A) throws where A.Message == Int, A: SendableMetatype {
+        let deterministic = DeterministicScheduler(seed: seed, throughput: 64)
         let system = makeDeterministicSystem(deterministic)
         let record = Record()
-        let ref = try system.spawn(name: "juggler") { Juggler(record: record) }
+        let ref = try system.spawn(name: name) { make(record) }
         try deterministic.runUntilQuiescent()  // started: the next turn is a running cell's
-        for n in 0..<12 { ref.tell(n) }
-        try deterministic.step()  // one turn: 0…11 are all in the mailbox
+        for n in 0..<count { ref.tell(n) }
+        try deterministic.step()  // one turn: all of them are in the mailbox
         try deterministic.runUntilQuiescent()
-        // Unstashed 2 and 3 go before what was still in the mailbox after 5.
-        #expect(record.entries == ["0", "1", "4", "5", "2", "3", "6", "7", "8", "b9", "b10", "b11"])
-        #expect(system.statistics.delivered == 12, "stashing gives a delivery back; handling it again counts it once")
+        #expect(record.entries == expected)
+        #expect(system.statistics.delivered == count, "each message delivered once (stashing gives a delivery back)")
         let report = system.shutdown()
         #expect(report.deadLettered == 0 && report.isBalanced, "\(report)")
+    }
+
+    @Test("stash, unstashAll and become inside one many-message turn keep the order and the exact count")
+    func stashUnstashBecomeInOneTurn() throws {
+        // Unstashed 2 and 3 go before what was still in the mailbox after 5.
+        try expectInOneTurn("juggler", seed: 3, count: 12, ["0", "1", "4", "5", "2", "3", "6", "7", "8", "b9", "b10", "b11"]) {
+            Juggler(record: $0)
+        }
     }
 
     /// Becomes a behaviour that records "b<n>" on 1 and on 5; that behaviour unbecomes on 3
@@ -72,18 +83,9 @@ import Testing
 
     @Test("become and unbecome, twice inside one many-message turn: each message goes to the behaviour on top when it is handled")
     func becomeUnbecomeTwiceInOneTurn() throws {
-        let deterministic = DeterministicScheduler(seed: 5, throughput: 64)
-        let system = makeDeterministicSystem(deterministic)
-        let record = Record()
-        let ref = try system.spawn(name: "switcher") { Switcher(record: record) }
-        try deterministic.runUntilQuiescent()  // started: the next turn is a running cell's
-        for n in 0..<10 { ref.tell(n) }
-        try deterministic.step()  // one turn: 0…9 are all in the mailbox
-        try deterministic.runUntilQuiescent()
-        #expect(record.entries == ["0", "1", "b2", "b3", "4", "5", "b6", "b7", "8", "9"])
-        #expect(system.statistics.delivered == 10)
-        let report = system.shutdown()
-        #expect(report.deadLettered == 0 && report.isBalanced, "\(report)")
+        try expectInOneTurn("switcher", seed: 5, count: 10, ["0", "1", "b2", "b3", "4", "5", "b6", "b7", "8", "9"]) {
+            Switcher(record: $0)
+        }
     }
 
     /// Records each message; on `stopAt` stops itself, through the context or through its ref.
