@@ -115,9 +115,13 @@ final class CellTable {
         if cell._withUnsafeGuaranteedRef({ $0.ownerLeaves() }) { cell.release() }  // idle: ours to release
     }
 
-    @inline(__always) private func place(_ slot: Slot) {
-        let slots = slots, mask = mask
-        var index = home(slot.id)
+    @inline(__always) private func place(_ slot: Slot) { CellTable.place(slot, in: slots, bits: bits) }
+
+    /// Puts `slot` at its home in a table of 2^`bits` slots at `slots`, or the first empty
+    /// slot after it (the table's pointer and geometry in locals, not reloaded per probe).
+    @inline(__always) private static func place(_ slot: Slot, in slots: UnsafeMutablePointer<Slot>, bits: Int) {
+        let mask = (1 &<< bits) &- 1
+        var index = home(slot.id, bits: bits)
         while slots[index].id != 0 { index = (index &+ 1) & mask }
         slots[index] = slot
     }
@@ -223,21 +227,13 @@ final class CellTable {
 
     /// Doubles the table (T3): every group g of four homes becomes group 2g or 2g + 1 (each
     /// id keeps its place in its group), so runs only get shorter.
-    /// One pass over the old slots with the new table's pointer, mask and shift in locals
-    /// (`place` reloads them from the object per entry), wrapping arithmetic.
+    /// One pass over the old slots into the new table, its pointer and geometry in locals.
     @inline(never)
     private func resize(bits newBits: Int) {
         let old = slots
         let oldCapacity = capacity
         let fresh = CellTable.allocateSlots(1 &<< newBits)
-        let newMask = (1 &<< newBits) &- 1
-        for index in 0..<oldCapacity {
-            let slot = old[index]
-            if slot.id == 0 { continue }
-            var to = CellTable.home(slot.id, bits: newBits)
-            while fresh[to].id != 0 { to = (to &+ 1) & newMask }
-            fresh[to] = slot
-        }
+        for index in 0..<oldCapacity where old[index].id != 0 { CellTable.place(old[index], in: fresh, bits: newBits) }
         bits = newBits
         slots = fresh
         CellTable.freeSlots(old)

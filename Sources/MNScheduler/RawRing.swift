@@ -122,10 +122,26 @@ package struct RawRing: @unchecked Sendable {
     package init(tryCapacity capacity: Int, slotBytes: Int = 8,
                  allocate: (_ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.allocateBlock)
     throws(RingAllocationError) {
-        precondition((try? RawRing.validate(capacity: capacity)) != nil,
-                     RingCapacityError(requested: capacity).description)
-        precondition(slotBytes >= 8 && slotBytes <= RawRing.maximumSlotBytes && slotBytes % 8 == 0,
-                     "RawRing: slot of \(slotBytes) bytes (must be a multiple of 8 up to \(RawRing.maximumSlotBytes))")
+        precondition(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
+        precondition(RawRing.isValid(slotBytes: slotBytes), RawRing.invalidSlotMessage(slotBytes))
+        try self.init(checkedCapacity: capacity, slotBytes: slotBytes, allocate: allocate)
+    }
+
+    /// `init(tryCapacity:slotBytes:)` for a capacity and a slot size validated before (an
+    /// MPSCQueue's Shape: its ring is allocated on a queue's first enqueue, an actor's first
+    /// message): the same ring from malloc, without checking them again (debug builds
+    /// still assert), ~10 instructions a ring.
+    @inline(__always)
+    init(tryValidatedCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
+        assert(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
+        assert(RawRing.isValid(slotBytes: slotBytes), RawRing.invalidSlotMessage(slotBytes))
+        try self.init(checkedCapacity: capacity, slotBytes: slotBytes, allocate: RawRing.allocateBlock)
+    }
+
+    /// Both inits' allocation, once their checks are done.
+    @inline(__always)
+    private init(checkedCapacity capacity: Int, slotBytes: Int, allocate: (_ bytes: Int) -> UnsafeMutableRawPointer?)
+    throws(RingAllocationError) {
         let size = RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
         guard let block = allocate(size) else {
             throw RingAllocationError(capacity: capacity, bytes: size)
@@ -137,21 +153,10 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
-    /// `init(tryCapacity:slotBytes:)` for a capacity and a slot size validated before (an
-    /// MPSCQueue's Shape: its ring is allocated on a queue's first enqueue, an actor's first
-    /// message): the same ring from malloc, without checking them again (debug builds
-    /// still assert), ~10 instructions a ring.
-    @inline(__always)
-    init(tryValidatedCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
-        assert((try? RawRing.validate(capacity: capacity)) != nil, RingCapacityError(requested: capacity).description)
-        assert(slotBytes >= 8 && slotBytes <= RawRing.maximumSlotBytes && slotBytes % 8 == 0,
-               "RawRing: slot of \(slotBytes) bytes (must be a multiple of 8 up to \(RawRing.maximumSlotBytes))")
-        let size = RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
-        guard let block = malloc(size) else { throw RingAllocationError(capacity: capacity, bytes: size) }
-        ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
-        // Slots untouched, as in init(tryCapacity:).
-        buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
-        ckshim_ring_init(ring, UInt32(capacity))
+    private static func isValid(capacity: Int) -> Bool { (try? validate(capacity: capacity)) != nil }
+    private static func isValid(slotBytes: Int) -> Bool { slotBytes >= 8 && slotBytes <= maximumSlotBytes && slotBytes % 8 == 0 }
+    private static func invalidSlotMessage(_ slotBytes: Int) -> String {
+        "RawRing: slot of \(slotBytes) bytes (must be a multiple of 8 up to \(maximumSlotBytes))"
     }
 
     /// malloc(bytes), nil when it fails.

@@ -9,9 +9,8 @@ enum GoPeer {
     nonisolated(unsafe) static var binary = "Benchmarks/peers/go/ring-bench-go"
 
     static func run(_ cell: Cell) -> RunOutcome {
-        // The parallel rows differ only in FastMailbox's driver: Go runs 64 actors in both.
-        let parameter = cell.workload == .parallel ? ParallelWorkload.actors(cell.variant.parameter) : cell.variant.parameter
-        var arguments = ["-workload", cell.workload.rawValue, "-param", "\(parameter)", "-size", "\(cell.size)"]
+        var arguments = ["-workload", cell.workload.rawValue, "-param", "\(cell.workload.peerParameter(cell.variant))",
+                         "-size", "\(cell.size)"]
         if let capacity = cell.capacity { arguments += ["-capacity", "\(capacity)"] }
         var environment = ProcessInfo.processInfo.environment
         environment["GOMAXPROCS"] = "\(cell.workers)"

@@ -153,10 +153,8 @@ enum ParallelWorkload {
             for seed in 0..<each { for ref in refs { ref.tell(seed) } }
             return .timed(since: t0, operations: refs.count * each, check: sums.check(finished: sums.latch.wait()))
         }
-        let driver = try! system.spawn { (from: Int, context: ActorContext<Int>) in
-            let end = min(from + seedsPerDriverTurn, each)
-            for seed in from..<end { for ref in refs { ref.tell(seed) } }
-            if end < each { context.myself.tell(end) }
+        let driver = ChunkedActor.spawn(in: system, total: each, perTurn: seedsPerDriverTurn) { seeds in
+            for seed in seeds { for ref in refs { ref.tell(seed) } }
         }
         let t0 = Clock.now()
         driver.tell(0)
@@ -175,10 +173,8 @@ enum ParallelWorkload {
         defer { _ = system.shutdown() }
         let producers = (0..<count).map { index in
             let worker = try! system.spawn(mailboxCapacity: capacity) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
-            return try! system.spawn { (from: Int, context: ActorContext<Int>) in
-                let end = min(from + chunk, each)
-                for seed in from..<end { worker.tell(seed) }
-                if end < each { context.myself.tell(end) }
+            return ChunkedActor.spawn(in: system, total: each, perTurn: chunk) { seeds in
+                for seed in seeds { worker.tell(seed) }
             }
         }
         let t0 = Clock.now()

@@ -94,9 +94,7 @@ enum SpawnWorkload {
     /// The variant parameter of the row whose FastMailbox spawner is an actor.
     static let insidePoolParameter = 1
 
-    /// Children the spawner actor makes per turn (`insidePool`); it then tells itself to go
-    /// on, so its turns stay short (one turn of a million spawns would be a long turn: the
-    /// blocking monitor would give its queued children to a spare thread).
+    /// Children the spawner actor makes per turn (`insidePool`: a ChunkedActor).
     static let spawnsPerTurn = 64
 
     /// What the spawner actor leaves for the driver: the refs (kept alive until measured),
@@ -131,14 +129,13 @@ enum SpawnWorkload {
         defer { _ = system.shutdown(timeout: .seconds(60)) }
         let state = SpawnerState()
         state.refs.reserveCapacity(count)
-        let spawner = insidePool ? try! system.spawn { (first: Int, context: ActorContext<Int>) in
+        let spawner = insidePool ? ChunkedActor.spawn(in: system, total: count, perTurn: spawnsPerTurn) { range in
             let cpu0 = threadCPUNanoseconds()
             let start = Clock.now()  // after the driver's t0, which started the CPU meter
-            let end = min(first + spawnsPerTurn, count)
-            state.spawnAndTell(first..<end, in: system, spawn)
+            state.spawnAndTell(range, in: system, spawn)
             state.loopNanoseconds += Clock.now() - start
             state.loopCPUNanoseconds += threadCPUNanoseconds() - cpu0
-            if end < count { context.myself.tell(end) } else { state.done.countDown() }
+            if range.upperBound == count { state.done.countDown() }
         } : nil
         let base = Baseline()
         let cpu0 = threadCPUNanoseconds()

@@ -42,6 +42,12 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
 
     var reference: Runtime { runtimes[0] }
 
+    /// The parameter a peer program (Go) gets for `variant`: the row's own, except where
+    /// rows differ only in FastMailbox's set-up (parallel's driver rows: 64 actors in both).
+    func peerParameter(_ variant: Variant) -> Int {
+        self == .parallel ? ParallelWorkload.actors(variant.parameter) : variant.parameter
+    }
+
     /// False where a row does not apply to a runtime: the ask caller's place means nothing
     /// to Swift's default pool, Dispatch or Go, which have one pool for callers and actors.
     func applies(to runtime: Runtime, variant: Variant) -> Bool {
