@@ -2,8 +2,9 @@
  * ckshim.h — Concurrency Kit for Swift, plus the thin shims Swift cannot write itself.
  *
  * What is here and why:
- *  - ck_ring's sized-slot reserve/commit and peek/release for mailboxes whose messages
- *    travel in place (ckshim_ring_reserve_mp_sized and friends, "Sized slots" below).
+ *  - The mailbox ring: ck_ring's claim with per-slot ready marks instead of its in-order
+ *    commit, so no producer waits for another, and messages that travel in place
+ *    (ckshim_ring_reserve_mp_sized and friends, "Ready marks" below).
  *  - ck_ring's pointer-sized operations (spsc, spmc, mpsc, mpmc) re-exported as
  *    `static inline` wrappers. Swift imports static inline C functions and clang inlines
  *    them into the Swift caller at -O. Checked with `objdump -d .build/release/ring-bench`
@@ -17,7 +18,7 @@
  *    does not see __has_feature(thread_sanitizer)) every enqueue publishes with
  *    __tsan_release(ring) and every successful dequeue ends with __tsan_acquire(ring):
  *    the happens-before edge the ring really provides (the sized-slot operations also
- *    order a slot's reuse after its last read; see "Sized slots" below).
+ *    order a slot's reuse after its last read; see "Ready marks" below).
  *  - Things Swift cannot call: the variadic syscall(2) (futex), the CPU_* macros of
  *    sched_getaffinity, ck_pr macros (we use the ck_pr_md_* functions underneath).
  *  - The current worker, a thread-local pointer with inline accessors ("current worker"
@@ -287,57 +288,89 @@ static inline bool ckshim_ring_dequeue_mpsc(ck_ring_t *r, const ck_ring_buffer_t
 }
 
 /*
- * Multi-producer enqueue that yields while it waits for its turn to commit.
+ * Multi-producer enqueue of a pointer that yields while it waits for its turn to commit:
+ * ck's _ck_ring_enqueue_mp (claim a ticket with a CAS on p_head, write the slot, wait
+ * until p_tail equals the ticket, store fence, publish p_tail = ticket + 1) with a wait
+ * that calls sched_yield() after 256 pauses instead of spinning forever. Only ring-bench's
+ * raw-ring rows use it, as the floor of ck's own in-order commit; mailboxes publish with
+ * ready marks instead ("Ready marks" below) and never wait for another producer.
+ */
+static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsigned int ticket) {
+    unsigned int spins = 0;
+    while (ck_pr_load_uint(&r->p_tail) != ticket) {
+        if (++spins < 256) {
+            ck_pr_stall();
+        } else {
+            spins = 0;
+            sched_yield();
+        }
+    }
+}
+
+/*
+ * Ready marks: the multi-producer, single-consumer protocol of mailbox rings.
+ * (Models/mailbox.pml, unit_mailbox.pml and ring_reclaim.pml check it with spin.)
  *
- * Same algorithm and memory ordering as ck's _ck_ring_enqueue_mp: claim a ticket with a
- * CAS on p_head (ck's _ck_ring_enqueue_reserve_mp), write the slot, wait until p_tail
- * equals the ticket, store fence, publish p_tail = ticket + 1. The only change is the
- * wait: ck spins with `pause` forever, so with more producers than cores a producer
- * preempted between claim and commit makes every later producer burn its whole time
- * slice, and throughput collapses to about one commit per scheduler tick (measured here:
- * 4 producers on 2 cores, a few hundred messages per second). After 256 pauses this wait
- * calls sched_yield(), handing the core to the preempted producer it is waiting for.
+ * A mailbox ring holds entries of `size` bytes (a multiple of 8, at most 64), so a message
+ * is written into its slot in place and moved out of it by the consumer: no box, no
+ * allocation. After the `capacity` slots the ring block holds `capacity` 32-bit ready
+ * marks, zeroed when the ring is made (RawRing.swift, "Layout"). ck's p_tail is not used:
+ * a producer publishes its own slot, so no producer ever waits for another.
+ *   producer: claim ticket t (CAS on p_head; refused when p_head − c_head ≥ mask, i.e.
+ *             full) → write slot t & mask → release store mark[t & mask] = t + 1;
+ *   consumer: at c, acquire load mark[c & mask]; equal to c + 1 → read (move out of)
+ *             slot c & mask → release fence → store c_head = c + 1.
+ * Invariants:
+ *  1. Slot i is written only by the producer holding a ticket t with t & mask == i, and
+ *     that ticket was claimed only after c_head passed t − capacity: the slot's previous
+ *     entry (ticket t − capacity) was read and released first.
+ *  2. mark[i] is t + 1 for the last ticket t published in slot i, or 0 before the first.
+ *     The consumer at c looks for c + 1. The slot's last publish is either ticket c (ready)
+ *     or ticket c − capacity (mark c + 1 − capacity ≠ c + 1): a stale mark never matches,
+ *     nor does the initial 0 (c + 1 = 0 needs c = 2^32 − 1, a slot already written at
+ *     ticket mask). Counters are 32 bits, like ck's, and wrap; nothing sleeps through 2^32
+ *     enqueues between its read and its use of them.
+ *  3. Only the consumer waits, and only for the one slot at c_head: a producer that claimed
+ *     c and has not published yet (it may be preempted). Its entry is certain to come
+ *     (p_head > c_head), so the consumer keeps its turn for it (MPSCQueue.swift,
+ *     "Producers between claim and publish") and everyone else goes on: later producers
+ *     publish their own slots, fill the ring, and then take the ordered overflow.
+ *  4. Quiescence (nothing claimed and not consumed) is p_head == c_head, as in ck.
+ * Orderings (the same on x86-64 and AArch64):
+ *  - Slot write before the consumer's read: the producer's release store of the mark
+ *    orders its slot write before it; the consumer's acquire load that reads that mark
+ *    orders its slot read after it. (x86-64: plain moves; AArch64: `stlr` / `ldar`.)
+ *  - Slot read before a producer's reuse: consumer: read slot → release fence → store
+ *    c_head; producer: load c_head (directly or through the cached copy below) → compare →
+ *    ticket CAS → (control dependency) write the slot. Neither x86-64 nor ARMv8 makes a
+ *    store visible before the branch it depends on resolves, and both keep loads before
+ *    later dependent stores (file comment).
+ *  - The Dekker pair with the idle flag uses the ticket CAS on p_head, not the mark
+ *    (MPSCQueue.swift, "Who runs the consumer"): a consumer that sees p_head moved keeps
+ *    its turn and waits for the mark (invariant 3).
+ * Under CKSHIM_TSAN the producer acquires on the ring after its claim (the consumer's reads
+ * of the slot's previous entry happen before this write) and releases before its publish;
+ * the consumer acquires after a ready peek and releases before freeing the slot.
  *
- * Sized slots (issue 9): a ring may hold entries of `size` bytes (a multiple of 8, at
- * most 64) instead of pointers, so a message is written into its slot in place, between
- * the reserve and the commit, and moved out of it by the consumer between the peek and
- * the release: no box, no allocation. The orderings are exactly the pointer versions':
- *   producer: reserve (ticket CAS) → write the slot → [wait p_tail == ticket] → store
- *             fence → publish p_tail;
- *   consumer: load p_tail → load fence → read (move out of) the slot → release fence →
- *             publish c_head.
- * Under CKSHIM_TSAN the producer acquires on the ring after its reserve (the consumer's
- * reads of the slot's previous entry happen before this write) and releases before the
- * commit; the consumer acquires after the peek and releases before freeing the slot.
- *
- * Cached c_head (the sized reserve below; rigtorp's and Vyukov's queues do the same).
+ * Cached c_head (the reserve below; rigtorp's and Vyukov's queues do the same).
  * ck's reserve reads c_head on every enqueue, but the consumer writes c_head on every
  * dequeue: with the consumer on one core and a producer on another, every message then
  * pulls the consumer's line over to the producer and back. So the producers keep a copy of
  * c_head in their own line (ckshim__cached_c_head, beside p_head, which they write anyway)
- * and read the real c_head only when the copy says "full". The consumer's c_head line then
- * stays in the consumer's cache, and a producer's enqueue touches one line of the header
- * instead of two. (The consumer keeps ck's direct p_tail read: one that keeps up with the
- * producers must read it per message anyway, and a cached copy measured +10 instructions
- * per ping-pong message.)
+ * and read the real c_head only when the copy says "full".
  *  - Any producer that read c_head stores what it read into the copy; all read it. c_head
  *    only grows, so any value read of it, however stale, is ≤ the real c_head:
  *    `producer − copy < mask` implies `producer − c_head < mask`. A stale copy can only
  *    make the ring look fuller (then the real c_head is read and the copy refreshed),
  *    never let a producer claim a slot the consumer has not freed. A producer that stores
- *    an older value over a newer one costs one more refresh. (Counters are 32 bits: like
- *    ck's own ticket CAS, this assumes no thread sleeps through 2^32 enqueues between its
- *    read and its store.)
+ *    an older value over a newer one costs one more refresh.
  *  - Slot reuse stays ordered after the consumer's read of the slot's previous entry:
  *    consumer: read slot → release fence → store c_head; the refreshing producer: load
  *    c_head → (data dependency) store the copy; the claiming producer: load the copy →
- *    compare and ticket CAS → (control dependency) write the slot. x86-64 keeps loads
- *    before later stores; ARMv8 is other-multi-copy-atomic and orders a store after the
- *    loads it depends on by data or control, so the chain (release fence, reads-from,
- *    dependency, reads-from, dependency) orders the write after the read, as the direct
- *    c_head read did (file comment).
- * Only this reserve reads the copy; every other ckshim/ck operation reads the real
- * c_head, so mixing operations on one ring is safe.
+ *    compare and ticket CAS → (control dependency) write the slot. ARMv8 is
+ *    other-multi-copy-atomic and orders a store after the loads it depends on by data or
+ *    control, so the chain orders the write after the read, as a direct c_head read does.
+ * Only this reserve reads the copy; every other operation reads the real c_head.
  */
 static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned int size,
                                                  unsigned int *ticket) {
@@ -361,7 +394,7 @@ static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned
         }
         ck_pr_fence_load();
         const unsigned int again = ck_pr_load_uint(&r->p_head);
-        if (again == producer) return NULL; /* really full */
+        if (again == producer) return NULL; /* really full (or sealed) */
         producer = again;
     }
     *ticket = producer;
@@ -369,71 +402,45 @@ static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned
     return (char *)b + size * (producer & mask);
 }
 
-/* The wait of a commit whose ticket is not next yet: out of line, so that the commit
- * itself (one load, one store) inlines into every send. */
-static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsigned int ticket) {
-    unsigned int spins = 0;
-    while (ck_pr_load_uint(&r->p_tail) != ticket) {
-        if (++spins < 256) {
-            ck_pr_stall();
-        } else {
-            /* The producer ahead is probably off-CPU: let it have this core. (Sleeping
-             * instead was measured far worse: every hand-off then waits for a timer.) */
-            spins = 0;
-            sched_yield();
-        }
-    }
-}
-
-static inline __attribute__((always_inline)) void ckshim_ring_commit_mp_yielding(ck_ring_t *r, unsigned int ticket) {
-    CKSHIM_TSAN_RELEASE(r);
-    if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_tail) != ticket)) ckshim_ring_commit_wait(r, ticket);
-    ck_pr_fence_store();
-    ck_pr_store_uint(&r->p_tail, ticket + 1);
-}
-
-/* True when `ticket` is the next to commit (no earlier claim is still uncommitted). */
-static inline bool ckshim_ring_commit_is_next(ck_ring_t *r, unsigned int ticket) {
-    return ck_pr_load_uint(&r->p_tail) == ticket;
-}
-
-/* ckshim_ring_commit_mp_yielding for a ticket that ckshim_ring_commit_is_next said is
- * next: the same fence and store, without the wait (so a send that inlines it has no
- * call on its common path). */
-static inline __attribute__((always_inline)) void ckshim_ring_commit_mp_next(ck_ring_t *r, unsigned int ticket) {
-    CKSHIM_TSAN_RELEASE(r);
-    ck_pr_fence_store();
-    ck_pr_store_uint(&r->p_tail, ticket + 1);
-}
-
+/* ck's in-order pointer enqueue with the yielding wait (see ckshim_ring_commit_wait):
+ * ring-bench's raw-ring floor. False when full. */
 static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_t *b, const void *e) {
     unsigned int ticket;
     void **slot = (void **)ckshim_ring_reserve_mp_sized(r, b, sizeof(void *), &ticket);
     if (slot == NULL) return false;
     *slot = (void *)e;
-    ckshim_ring_commit_mp_yielding(r, ticket);
+    CKSHIM_TSAN_RELEASE(r);
+    if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_tail) != ticket)) ckshim_ring_commit_wait(r, ticket);
+    ck_pr_fence_store();
+    ck_pr_store_uint(&r->p_tail, ticket + 1);
     return true;
 }
 
-/* The single consumer's view of the oldest committed slot (NULL when empty); the caller
- * moves the entry out, then calls ckshim_ring_release_sc. */
-static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned int size) {
-    const unsigned int consumer = r->c_head; /* only this consumer writes it */
-    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
-    if (CK_CC_UNLIKELY(consumer == producer)) return NULL;
-    ck_pr_fence_load(); /* the slot is read after the p_tail that published it */
-    CKSHIM_TSAN_ACQUIRE(r);
-    return (char *)b + size * (consumer & r->mask);
+/* The ready marks of a ring of `size`-byte slots: capacity 32-bit words after the slots. */
+static inline unsigned int *ckshim__ring_marks(const ck_ring_t *r, void *b, unsigned int size) {
+    return (unsigned int *)(void *)((char *)b + (size_t)size * (r->mask + 1));
 }
 
-/* The single consumer's look at the indices without taking anything (MPSCQueue's
- * lingering looks: "is there a committed entry past c_head?"): c_head, which only this
- * consumer writes, and p_tail, with ck's load fence after it as in the peek. */
-static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c_head; }
-static inline unsigned int ckshim_ring_tail_sc(ck_ring_t *r) {
-    const unsigned int producer = ck_pr_load_uint(&r->p_tail);
-    ck_pr_fence_load();
-    return producer;
+/* Publishes the slot claimed with `ticket`: one release store of its mark, no wait. */
+static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring_t *r, void *b, unsigned int size,
+                                                                         unsigned int ticket) {
+    CKSHIM_TSAN_RELEASE(r);
+    __atomic_store_n(&ckshim__ring_marks(r, b, size)[ticket & r->mask], ticket + 1, __ATOMIC_RELEASE);
+}
+
+/* True when the slot at c_head is published (single consumer; acquire). */
+static inline bool ckshim_ring_ready_sc(const ck_ring_t *r, void *b, unsigned int size) {
+    const unsigned int consumer = r->c_head; /* only this consumer writes it */
+    return __atomic_load_n(&ckshim__ring_marks(r, b, size)[consumer & r->mask], __ATOMIC_ACQUIRE) == consumer + 1;
+}
+
+/* The single consumer's view of the slot at c_head when it is published, else NULL (empty,
+ * or claimed and not yet published); the caller moves the entry out, then calls
+ * ckshim_ring_release_sc. */
+static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned int size) {
+    if (CK_CC_UNLIKELY(!ckshim_ring_ready_sc(r, b, size))) return NULL;
+    CKSHIM_TSAN_ACQUIRE(r);
+    return (char *)b + size * (r->c_head & r->mask);
 }
 
 /* Frees the slot ckshim_ring_peek_sc_sized returned. */
@@ -441,6 +448,15 @@ static inline void ckshim_ring_release_sc(ck_ring_t *r) {
     CKSHIM_FENCE_RELEASE(); /* the slot's reads before the publish that frees it */
     CKSHIM_TSAN_RELEASE(r);
     ck_pr_store_uint(&r->c_head, r->c_head + 1);
+}
+
+/* Entries claimed and not yet consumed, published or not (a snapshot): p_head − c_head,
+ * or 0 for a sealed ring (p_head − c_head = capacity, more than any ring holds). */
+static inline unsigned int ckshim_ring_claimed_count(const ck_ring_t *r) {
+    const unsigned int consumer = ck_pr_load_uint(&r->c_head);
+    ck_pr_fence_load();
+    const unsigned int claimed = ck_pr_load_uint(&r->p_head) - consumer;
+    return claimed > r->mask ? 0 : claimed;
 }
 
 /* Single producer, multi consumer (the owner pushes; owner and thieves pop). */
@@ -488,9 +504,10 @@ static inline bool ckshim_ring_is_quiescent(ck_ring_t *r) {
 
 /*
  * Seal and unseal (MPSCQueue.swift, "Giving the ring back"): the single consumer of an
- * empty ring moves p_head from c_head to c_head + mask with one CAS, which is ck's "full"
+ * empty ring moves p_head from c_head to c_head + capacity with one CAS, which is "full"
  * for every producer (the reserve compares p_head − c_head with mask, the cached c_head
- * too, which is ≤ c_head). A producer's claim is a CAS on the same p_head: exactly one of
+ * too, which is ≤ c_head) and, being more than a ring holds, tells a sealed ring from a
+ * full one (ckshim_ring_claimed_count). A producer's claim is a CAS on the same p_head: exactly one of
  * the two wins (atomicity of read-modify-writes on one location, x86-64 and AArch64 alike;
  * no other ordering is needed). Seal won: every claim fails until an unseal. Claim won:
  * the seal fails and the consumer keeps its ring. Unseal (the consumer gives up detaching)
@@ -498,7 +515,7 @@ static inline bool ckshim_ring_is_quiescent(ck_ring_t *r) {
  */
 static inline bool ckshim_ring_seal(ck_ring_t *r) {
     const unsigned int consumer = r->c_head; /* only this consumer writes it */
-    return ck_pr_cas_uint(&r->p_head, consumer, consumer + r->mask);
+    return ck_pr_cas_uint(&r->p_head, consumer, consumer + r->mask + 1);
 }
 static inline void ckshim_ring_unseal(ck_ring_t *r) { ck_pr_store_uint(&r->p_head, r->c_head); }
 

@@ -5,7 +5,7 @@
 // A message of at most RawRing.maximumSlotBytes (64) bytes (and at most 8-byte alignment)
 // travels *inside* the ring: the mailbox's queue is made with itemBytes = its size, the
 // sender's bytes are copied into the slot it reserved, and the consumer moves the message
-// out of the slot before freeing it (MPSCQueue, "Items"; ckshim.h, "Sized slots"). Enums
+// out of the slot before freeing it (MPSCQueue, "Items"; ckshim.h, "Ready marks"). Enums
 // with payloads, structs with a String, anything carrying ActorRefs: 0 allocations.
 // A bigger message is moved into one heap box (UnsafeMutablePointer.allocate) whose pointer
 // travels instead: exactly 1 allocation per message, freed when it is consumed.

@@ -7,7 +7,8 @@
 // Every item is `itemBytes` bytes (8 by default: a word, such as a retained object
 // pointer). A queue made with more (up to RawRing.maximumSlotBytes) keeps items of that
 // size in ring slots rounded up to a multiple of 8: a producer copies its item into the
-// slot it reserved and commits (ckshim.h, "Sized slots"); the consumer's `drain` hands out
+// slot it reserved and commits it: publishes the slot's own ready mark, without waiting
+// for any other producer (ckshim.h, "Ready marks"); the consumer's `drain` hands out
 // a pointer to the slot and frees the slot once the body moved the item out. No
 // allocation either way. An item that takes the overflow path (a full ring) is copied,
 // the same way, into the next free slot of an overflow chunk (see "Ring, then overflow"):
@@ -270,31 +271,23 @@
 //    (the consumer's per-item pending index shared a line with the producers' flags).
 //
 // ## Producers between claim and commit (and preempted ones)
-// ck_ring commits in ticket order: a producer between claim and commit (a few
-// instructions, or a cache miss on the slot's line, or — preempted — a scheduler tick)
-// hides its entry and later ones. The consumer then finds nothing committed while the
-// ring is not quiescent. goIdle sees the claim, keeps the turn (its CAS), and then waits
-// for that commit in the turn (`waitForCommit`): up to `commitPolls` looks a `pause` apart
-// (a microsecond or two), then, if the commit still has not landed (the producer was
+// A producer commits by publishing its own slot's ready mark (ckshim.h, "Ready marks"), so
+// no producer ever waits for another: one preempted between claim and commit delays only
+// the consumer, at that one slot. Later producers publish their own slots, fill the ring,
+// then append to the ordered overflow, and return. The consumer finds the slot at c_head
+// unpublished while the ring is not quiescent. goIdle sees the claim, keeps the turn (its
+// CAS), and then waits for that commit in the turn (`waitForCommit`): up to `commitPolls`
+// looks a `pause` apart, then, if the commit still has not landed (the producer was
 // preempted) and its pool worker has nothing else to run, one sched_yield() so the
 // producer can get a CPU back. Then drain returns `.more` and the caller runs it again
 // later (an actor yields its worker rather than spinning on it); that turn finds what
 // committed meanwhile. Rule: an item that is certain to come (its ticket is claimed) is
-// waited for, briefly, by the turn that owns the consumer before that turn ends. Before,
-// the turn ended at once and the next one, started a few hundred nanoseconds later, met
-// the same uncommitted slot: with the producer preempted, a consumer with nothing else to
-// run went round turn after turn — each paying two read-modify-writes on the idle flag's
-// line (goIdle's store and CAS, a line the producer reads on every send) — and kept a CPU
-// busy that the preempted producer was waiting for: 100,000–270,000 empty turns in one
-// fan-in run at 2 workers on a loaded machine (those runs took 0.10–0.13 s, 0.03 s
-// without). The wait changes nothing of the idle protocol: it runs only after the
+// waited for, briefly, by the turn that owns the consumer before that turn ends; a turn
+// that ended at once would be followed by another that meets the same slot, each paying
+// two read-modify-writes on the idle flag's line and keeping busy a CPU the preempted
+// producer needs. The wait changes nothing of the idle protocol: it runs only after the
 // consumer won the flag back (false: its turn runs), so (S1)–(S3) and the Dekker argument
-// above hold as they are, and Models/mailbox.pml (which abstracts time) needs no change.
-// The producers queued behind a preempted one wait in ckshim_ring_commit_mp_yielding,
-// which spins briefly and then sched_yield()s, so the preempted producer gets a core back
-// (ck's own commit spins with `pause` forever: with more producers than cores that
-// collapses to one commit per scheduler tick, and once stalled a ring-bench run for 120 s;
-// ring-bench's raw ring rows use this yielding commit too, RingWorkload.swift).
+// above hold as they are.
 //
 // ## Close
 // markClosed() sets the closed bit; an enqueue that sees it is refused with .closed and the
@@ -568,7 +561,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Allocates the ring now unless it exists, so that no later enqueue allocates (or can
     /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
-    /// when the memory cannot be had (the ring is capacity × 8 bytes plus a header).
+    /// when the memory cannot be had (the ring is capacity × (slot bytes + 4) plus a header).
     package final func reserveRing() throws(RingAllocationError) {
         try reserveRing(recording: UntypedItems.self)
     }
@@ -705,7 +698,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         if !overflowActive.load(ordering: .acquiring),
            let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-            ring.commitMultiProducer(ticket: ticket)
+            ring.publishMultiProducer(ticket: ticket, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes))
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
             // The append that set overflowActive (or used the ring): its Dekker fence. An
@@ -754,20 +747,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             return nil
         }
         MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-        // A producer ahead of us between claim and commit: wait out of line, and finish there.
-        guard ring.commitIsNext(ticket: ticket) else { return commitAfterWaitAndClaim(ring, ticket: ticket) }
-        ring.commitNext(ticket: ticket)
+        ring.publishMultiProducer(ticket: ticket, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes))
         ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         return claimConsumer(signallingUnit: signallingUnit)
-    }
-
-    /// The rest of `enqueueOnRing` when an earlier ticket is not committed yet: the commit
-    /// (after it), the fence and the idle-flag claim.
-    @usableFromInline @inline(never)
-    final func commitAfterWaitAndClaim(_ ring: RawRing, ticket: UInt32) -> Bool {
-        ring.commitMultiProducer(ticket: ticket)
-        ckshim_fence_atomic_load()
-        return claimConsumer()
     }
 
     /// The full-ring path, with its common case inline: the overflow is already in use
@@ -886,7 +868,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         guard !overflowActive.load(ordering: .acquiring),
               let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) else { return nil }
         MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-        ring.commitMultiProducer(ticket: ticket)
+        ring.publishMultiProducer(ticket: ticket, slotBytes: slotBytes)
         ckshim_fence_atomic_load()
         return .accepted(becameNonEmpty: claimConsumer())
     }
@@ -913,7 +895,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         if !overflowActive.load(ordering: .relaxed),
            let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-            ring.commitMultiProducer(ticket: ticket)
+            ring.publishMultiProducer(ticket: ticket, slotBytes: slotBytes)
             return
         }
         let list = overflowList(ring) ?? makeOverflowList(ring)
@@ -1035,7 +1017,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             MPSCQueueTestHook.lingerIfArmed(self)
             #endif
             ckshim_stall()
-            if ring.committedTailSingleConsumer() != ring.consumerHeadSingleConsumer
+            if ring.headIsReadySingleConsumer(slotBytes: slotBytes)
                 || overflowActive.load(ordering: .acquiring) {
                 return true
             }
@@ -1185,7 +1167,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             #if DEBUG
             MPSCQueueTestHook.commitWaitIfArmed(self)
             #endif
-            if ring.committedTailSingleConsumer() != ring.consumerHeadSingleConsumer { return }
+            if ring.headIsReadySingleConsumer(slotBytes: slotBytes) { return }
             ckshim_stall()
         }
         if Worker.currentHasNothingElseToRun() { sched_yield() }
@@ -1313,10 +1295,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     @usableFromInline package final var approximateCount: Int {
         readingRing { ring, _ in
             guard let ring else { return 0 }
-            guard let list = overflowList(ring) else { return ring.count }
+            guard let list = overflowList(ring) else { return ring.claimedCount }
             // Handed-out first: both only grow, so the difference never goes below zero.
             let handedOut = list.handedOut
-            return ring.count + Swift.max(list.appendCount - handedOut, 0)
+            return ring.claimedCount + Swift.max(list.appendCount - handedOut, 0)
         }
     }
 

@@ -1,36 +1,32 @@
 // RawRing — Concurrency Kit's ck_ring of raw pointers, in one cache-aligned allocation.
 //
 // Layout: [ struct ck_ring (136 bytes) + one cache line of padding, rounded up to 16 ]
-//         [ capacity × slot bytes ].
+//         [ capacity × slot bytes ][ capacity × 4 bytes of ready marks ].
 // ck_ring itself keeps c_head 64 bytes away from p_tail/p_head and those 64 bytes away
 // from size/mask, so no two of them can share a 64-byte line wherever the block starts;
 // the extra line keeps slot 0 off size/mask's line the same way. An MPSCQueue keeps a
 // few words of its own in the block, all outside ck's fields (ckshim.h, "What MPSCQueue
 // keeps in its ring block"): its consumer's count beside c_head, and its overflow list's
 // address and its items' type just past struct ck_ring. The block therefore
-// needs no cache-line alignment: it is a plain malloc (16-byte aligned). (posix_memalign
-// cost ~1,300 instructions per ring, a tenth of an actor's whole life, and fragmented
-// the heap.)
+// needs no cache-line alignment: it is a plain malloc (16-byte aligned).
 // Slots are 8 bytes (a pointer or a word) unless the ring was made with `slotBytes`
-// (a multiple of 8 up to 64): then entries are written in place between a reserve and a
-// commit and moved out between a peek and a release (see ckshim.h, "Sized slots").
-// Slots are never read before they are written, so a fresh ring's slots are left as malloc
-// returned them (only the header is initialised, ckshim_ring_init): every read of a slot —
-// a dequeue, a peek, a thief's speculative read before its CAS — is of an index below
-// p_tail, i.e. of a slot some producer wrote and committed (ck publishes p_tail only
-// after the slot's store, see the ordering below); counts and quiescence read only the
-// header. (Zeroing the 32 word slots of a mailbox's ring was ~30 instructions of a
-// spawned actor's first message.)
+// (a multiple of 8 up to 64). The ready marks serve the mailbox protocol (claim, write in
+// place, publish the slot's own mark; ckshim.h, "Ready marks"); ck's pointer operations
+// ignore them. Only the marks are zeroed when a ring is made: a slot is never read before
+// it is written (a mailbox reads slot c only once its mark says ticket c was published;
+// ck's dequeues and a thief's speculative read read only indices below p_tail, which ck
+// publishes after the slot's store), and counts and quiescence read only the header.
 // Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
 // RingAllocationError through init(tryCapacity:), so a caller can report it.
 //
 // ck_ring facts every caller must respect:
 //  - capacity is a power of two ≥ 4 and the ring holds at most capacity − 1 entries
 //    (one slot tells full from empty);
-//  - the multi-producer enqueue claims a ticket with a CAS on p_head, writes its slot,
-//    then spins until p_tail reaches its ticket before publishing: commits happen in
-//    ticket order, so a producer preempted between claim and commit stalls the producers
-//    behind it and hides their entries from the consumer until it runs again;
+//  - ck's multi-producer enqueue (enqueueMultiProducer, enqueueMultiProducerYielding)
+//    claims a ticket with a CAS on p_head, writes its slot, then waits until p_tail reaches
+//    its ticket: a producer preempted between claim and commit stalls the producers behind
+//    it. The mailbox protocol (reserveMultiProducer, publishMultiProducer) has no such
+//    wait: each producer publishes its own slot;
 //  - "sp"/"sc" operations assume exactly one thread on that side at a time; the caller
 //    guarantees it (the mailbox consumer is the one actor turn, a run queue's producer is
 //    its owning worker).
@@ -69,8 +65,9 @@ public struct RingAllocationError: Error, CustomStringConvertible, Equatable, Se
 ///
 /// A value type holding two pointers into one allocation: copying it copies the handle,
 /// not the ring. `deallocate()` must be called exactly once, when no thread uses it.
-/// Every operation is lock-free; `enqueueMultiProducer` may spin while an earlier producer
-/// finishes its commit (see the file comment).
+/// Every operation is lock-free; ck's `enqueueMultiProducer` may spin while an earlier
+/// producer finishes its commit, the mailbox protocol's publish never does (see the file
+/// comment).
 @usableFromInline
 package struct RawRing: @unchecked Sendable {
     /// Largest capacity accepted: 2^20 slots, an 8 MiB ring. A ring is only the lock-free
@@ -91,9 +88,10 @@ package struct RawRing: @unchecked Sendable {
     /// Largest sized slot: a message up to this many bytes travels inside the ring.
     @inlinable package static var maximumSlotBytes: Int { 64 }  // computed: a constant in inlined code
 
-    /// Bytes one ring of `capacity` slots of `slotBytes` each allocates.
+    /// Bytes one ring of `capacity` slots of `slotBytes` each allocates: the header, the
+    /// slots and a 4-byte ready mark per slot.
     package static func allocationSize(capacity: Int, slotBytes: Int = 8) -> Int {
-        headerBytes + capacity * slotBytes
+        headerBytes + capacity * (slotBytes + 4)
     }
 
     /// Checks a capacity: a power of two in 4...maximumCapacity. Inlinable, as
@@ -147,9 +145,10 @@ package struct RawRing: @unchecked Sendable {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
-        // The slots stay as malloc left them, whatever their size (file comment, "Slots are
-        // never read before they are written"): no memset of capacity × 8 bytes per ring.
+        // The slots stay as malloc left them (file comment: a slot is never read before it
+        // is written); the ready marks start at zero.
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
+        (block + RawRing.headerBytes + capacity * slotBytes).initializeMemory(as: UInt32.self, repeating: 0, count: capacity)
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
@@ -221,8 +220,8 @@ package struct RawRing: @unchecked Sendable {
     // MARK: sized slots (in place; see ckshim.h, "Sized slots")
 
     /// Claims the next slot for `slotBytes` bytes (multi-producer). Nil when full. The
-    /// caller writes the entry, then must `commitMultiProducer(ticket:)` at once: later
-    /// producers wait for that commit.
+    /// caller writes the entry, then must `publishMultiProducer(ticket:slotBytes:)` at
+    /// once: until then the consumer waits at this slot (other producers do not).
     @inlinable @inline(__always)
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
         // Unprotected: `&ticket` handed to C would otherwise make every caller (each send)
@@ -232,26 +231,32 @@ package struct RawRing: @unchecked Sendable {
         }
     }
 
-    /// Publishes the slot claimed with `ticket` (after the earlier tickets' commits).
+    /// Publishes the slot claimed with `ticket`: its ready mark, one release store. Never
+    /// waits for another producer (ckshim.h, "Ready marks").
     @inlinable @inline(__always)
-    package func commitMultiProducer(ticket: UInt32) {
-        ckshim_ring_commit_mp_yielding(ring, ticket)
+    package func publishMultiProducer(ticket: UInt32, slotBytes: Int) {
+        ckshim_ring_publish_mp(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), ticket)
     }
 
-    /// True when `ticket` is the next to commit: `commitNext(ticket:)` may publish it.
-    @inlinable @inline(__always)
-    package func commitIsNext(ticket: UInt32) -> Bool { ckshim_ring_commit_is_next(ring, ticket) }
-
-    /// `commitMultiProducer(ticket:)` for a ticket `commitIsNext` said is next (no wait).
-    @inlinable @inline(__always)
-    package func commitNext(ticket: UInt32) { ckshim_ring_commit_mp_next(ring, ticket) }
-
-    /// The oldest committed slot (single consumer), nil when empty. Move the entry out,
-    /// then `releaseSingleConsumer()`.
+    /// The slot at the consumer index when its entry is published (single consumer), nil
+    /// when empty or when its producer has claimed it and not yet published. Move the
+    /// entry out, then `releaseSingleConsumer()`.
     @inlinable @inline(__always)
     package func peekSingleConsumer(slotBytes: Int) -> UnsafeMutableRawPointer? {
         ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
     }
+
+    /// True when the slot at the consumer index is published: the next peek returns it
+    /// (single consumer; acquire).
+    @inlinable @inline(__always)
+    package func headIsReadySingleConsumer(slotBytes: Int) -> Bool {
+        ckshim_ring_ready_sc(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
+    }
+
+    /// Entries of the mailbox protocol claimed and not yet consumed, published or not (a
+    /// snapshot; 0 while the ring is sealed). `count` is ck's p_tail-based count, for rings
+    /// used with ck's operations.
+    @inlinable package var claimedCount: Int { Int(ckshim_ring_claimed_count(ring)) }
 
     /// The owning MPSCQueue's count of items taken, kept beside c_head (ckshim.h; relaxed:
     /// the consumer writes it, anyone reads it).
@@ -268,23 +273,13 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Seals an empty, quiescent ring (MPSCQueue.swift, "Giving the ring back"): a CAS of
-    /// p_head from c_head to c_head + mask, so every later claim sees it full. False when a
+    /// p_head from c_head to c_head + capacity, so every later claim sees it full. False when a
     /// producer claimed first. Single consumer.
     @inlinable package func seal() -> Bool { ckshim_ring_seal(ring) }
 
     /// Undoes `seal()` (the ring stays): p_head back to c_head. Single consumer, on a
     /// sealed ring.
     @inlinable package func unseal() { ckshim_ring_unseal(ring) }
-
-    /// The consumer index, c_head (single consumer; ckshim_ring_head_sc).
-    @inlinable @inline(__always)
-    package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
-
-    /// The committed end, p_tail, with a load fence after it (single consumer;
-    /// ckshim_ring_tail_sc): a value other than `consumerHeadSingleConsumer` means a
-    /// committed entry waits.
-    @inlinable @inline(__always)
-    package func committedTailSingleConsumer() -> UInt32 { ckshim_ring_tail_sc(ring) }
 
     /// Frees the slot `peekSingleConsumer` returned for reuse by producers.
     @inlinable @inline(__always)

@@ -462,7 +462,7 @@ extension ActorSystemTests {
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.deliveredCount == 1 })
-        // The ring (RawRing.headerBytes + 32 slots × 8 = 464 bytes requested; `ringBytes` is
+        // The ring (RawRing.headerBytes + 32 slots × (8 + 4) = 592 bytes requested; `ringBytes` is
         // the request) stays for the actor's life. The cell as in idleActorFootprint.
         let ring = RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity)
         #expect(cells.allSatisfy { $0.mailbox.ringBytes == ring })
