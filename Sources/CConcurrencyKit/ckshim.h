@@ -311,20 +311,21 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  * Ready marks: the multi-producer, single-consumer protocol of mailbox rings.
  * (Models/mailbox.pml, unit_mailbox.pml and ring_reclaim.pml check it with spin.)
  *
- * A mailbox ring holds entries of `size` bytes (a multiple of 8, at most 64), so a message
- * is written into its slot in place and moved out of it by the consumer: no box, no
- * allocation. After the `capacity` slots the ring block holds `capacity` 32-bit ready
- * marks, zeroed when the ring is made (RawRing.swift, "Layout"). ck's p_tail is not used:
- * a producer publishes its own slot, so no producer ever waits for another.
+ * A mailbox ring holds entries of `stride` bytes: an 8-byte ready mark (a 32-bit word and
+ * 4 bytes of padding), then a slot of `stride` − 8 bytes (a multiple of 8, at most 64), so
+ * a message is written into its slot in place and moved out of it by the consumer: no
+ * box, no allocation. The marks are zeroed when the ring is made (RawRing.swift,
+ * "Layout"); mark and slot share a cache line whenever the entry fits in one. ck's p_tail
+ * is not used: a producer publishes its own slot, so no producer ever waits for another.
  *   producer: claim ticket t (CAS on p_head; refused when p_head − c_head ≥ mask, i.e.
- *             full) → write slot t & mask → release store mark[t & mask] = t + 1;
- *   consumer: at c, acquire load mark[c & mask]; equal to c + 1 → read (move out of)
- *             slot c & mask → release fence → store c_head = c + 1.
+ *             full) → write the slot of entry t & mask → release store of its mark, t + 1;
+ *   consumer: at c, acquire load of entry c & mask's mark; equal to c + 1 → read (move
+ *             out of) its slot → release fence → store c_head = c + 1.
  * Invariants:
  *  1. Slot i is written only by the producer holding a ticket t with t & mask == i, and
  *     that ticket was claimed only after c_head passed t − capacity: the slot's previous
  *     entry (ticket t − capacity) was read and released first.
- *  2. mark[i] is t + 1 for the last ticket t published in slot i, or 0 before the first.
+ *  2. Entry i's mark is t + 1 for the last ticket t published there, or 0 before the first.
  *     The consumer at c looks for c + 1. The slot's last publish is either ticket c (ready)
  *     or ticket c − capacity (mark c + 1 − capacity ≠ c + 1): a stale mark never matches,
  *     nor does the initial 0 (c + 1 = 0 needs c = 2^32 − 1, a slot already written at
@@ -371,6 +372,9 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  *    other-multi-copy-atomic and orders a store after the loads it depends on by data or
  *    control, so the chain orders the write after the read, as a direct c_head read does.
  * Only this reserve reads the copy; every other operation reads the real c_head.
+ *
+ * The reserve claims a ticket and returns entry ticket & mask of a ring of `size`-byte
+ * entries: for a mailbox ring, the entry's mark, its slot CKSHIM_RING_MARK_BYTES after it.
  */
 static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned int size,
                                                  unsigned int *ticket) {
@@ -416,31 +420,37 @@ static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_
     return true;
 }
 
-/* The ready marks of a ring of `size`-byte slots: capacity 32-bit words after the slots. */
-static inline unsigned int *ckshim__ring_marks(const ck_ring_t *r, void *b, unsigned int size) {
-    return (unsigned int *)(void *)((char *)b + (size_t)size * (r->mask + 1));
-}
+/* Bytes of a mailbox entry's ready mark, before its slot. */
+#define CKSHIM_RING_MARK_BYTES 8
 
-/* Publishes the slot claimed with `ticket`: one release store of its mark, no wait. */
-static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring_t *r, void *b, unsigned int size,
-                                                                         unsigned int ticket) {
+/* Publishes the entry (as ckshim_ring_reserve_mp_sized returned it) claimed with `ticket`:
+ * one release store of its mark, no wait. */
+static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring_t *r, void *entry, unsigned int ticket) {
     CKSHIM_TSAN_RELEASE(r);
-    __atomic_store_n(&ckshim__ring_marks(r, b, size)[ticket & r->mask], ticket + 1, __ATOMIC_RELEASE);
+    (void)r;
+    __atomic_store_n((unsigned int *)entry, ticket + 1, __ATOMIC_RELEASE);
 }
 
-/* True when the slot at c_head is published (single consumer; acquire). */
-static inline bool ckshim_ring_ready_sc(const ck_ring_t *r, void *b, unsigned int size) {
+/* The entry at c_head (single consumer). */
+static inline char *ckshim__ring_head_entry(const ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
+    return (char *)b + (size_t)stride * (consumer & r->mask);
+}
+
+/* True when the entry at c_head is published (single consumer; acquire). */
+static inline bool ckshim_ring_ready_sc(const ck_ring_t *r, void *b, unsigned int stride) {
     const unsigned int consumer = r->c_head; /* only this consumer writes it */
-    return __atomic_load_n(&ckshim__ring_marks(r, b, size)[consumer & r->mask], __ATOMIC_ACQUIRE) == consumer + 1;
+    return __atomic_load_n((const unsigned int *)(void *)ckshim__ring_head_entry(r, b, stride, consumer),
+                           __ATOMIC_ACQUIRE) == consumer + 1;
 }
 
-/* The single consumer's view of the slot at c_head when it is published, else NULL (empty,
- * or claimed and not yet published); the caller moves the entry out, then calls
- * ckshim_ring_release_sc. */
-static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned int size) {
-    if (CK_CC_UNLIKELY(!ckshim_ring_ready_sc(r, b, size))) return NULL;
+/* The slot of the entry at c_head when it is published, else NULL (empty, or claimed and
+ * not yet published); the caller moves the item out, then calls ckshim_ring_release_sc. */
+static inline void *ckshim_ring_peek_sc_sized(ck_ring_t *r, void *b, unsigned int stride) {
+    const unsigned int consumer = r->c_head; /* only this consumer writes it */
+    char *entry = ckshim__ring_head_entry(r, b, stride, consumer);
+    if (CK_CC_UNLIKELY(__atomic_load_n((unsigned int *)(void *)entry, __ATOMIC_ACQUIRE) != consumer + 1)) return NULL;
     CKSHIM_TSAN_ACQUIRE(r);
-    return (char *)b + size * (r->c_head & r->mask);
+    return entry + CKSHIM_RING_MARK_BYTES;
 }
 
 /* Frees the slot ckshim_ring_peek_sc_sized returned. */

@@ -32,9 +32,9 @@
 //  - memory: an idle mailbox is one small object (the MPSCQueue), 40 heap bytes on x86_64
 //    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
 //    allocates the ring: RawRing.headerBytes (208: ck_ring keeps c_head, p_tail/p_head and
-//    size/mask 64 bytes apart, plus a line before the slots) + capacity × (the message's
-//    size rounded up to 8, or 8 for a boxed message over 64 bytes, plus a 4-byte ready
-//    mark), e.g. 3,280 bytes for Int messages at the default capacity of 256. It is kept until the mailbox is released: a
+//    size/mask 64 bytes apart, plus a line before the slots) + capacity × (an 8-byte ready
+//    mark + the message's size rounded up to 8, or 8 for a boxed message over 64 bytes),
+//    e.g. 4,304 bytes for Int messages at the default capacity of 256. It is kept until the mailbox is released: a
 //    producer may still hold a pointer to it, and freeing it safely would need hazard
 //    pointers or epochs on every send. A send cannot report a failed allocation (it
 //    traps); `reserveRing()` allocates it up front and throws instead. Capacities are
@@ -164,8 +164,9 @@ public struct Mailbox<Message: Sendable>: Sendable {
         }
     }
 
-    /// Sends only if the ring has room right now; never takes the overflow path. Wait-free
-    /// apart from ck_ring's in-order commit.
+    /// Sends only if the ring has room right now; never takes the overflow path. Lock-free
+    /// (the ring claim's compare-and-swap may retry under contention); never waits for
+    /// another sender.
     @inlinable
     public func trySend(_ message: consuming Message) -> TrySendResult {
         let (result, refused) = tryEnqueue(message)

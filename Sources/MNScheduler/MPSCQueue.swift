@@ -185,9 +185,9 @@
 // after a drain that returned `.empty` (the only consumer: ScheduledUnit runs one turn at
 // a time; for a sequential actor, its body's task). Three steps:
 //  1. Preconditions (consumer-local): a ring, no overflow active, no pending chunk.
-//  2. Seal: one CAS of p_head from c_head to c_head + mask (ckshim_ring_seal), ck's "full".
-//     It succeeds only if p_head == c_head, i.e. nothing claimed and nothing left (p_tail
-//     lies between them). A producer's claim is a CAS on the same p_head, so exactly one
+//  2. Seal: one CAS of p_head from c_head to c_head + capacity (ckshim_ring_seal), "full"
+//     for every claim. It succeeds only if p_head == c_head, i.e. nothing claimed and
+//     nothing left. A producer's claim is a CAS on the same p_head, so exactly one
 //     of the two wins (atomicity on one location: no fence needed, x86-64 or AArch64). A
 //     producer that lost (or loads the ring later) sees "full" — its cached c_head too,
 //     which is ≤ c_head — and takes the overflow path. The seal lost: a claim is in, its
@@ -561,7 +561,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Allocates the ring now unless it exists, so that no later enqueue allocates (or can
     /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
-    /// when the memory cannot be had (the ring is capacity × (slot bytes + 4) plus a header).
+    /// when the memory cannot be had (the ring is capacity × (slot bytes + 8) plus a header).
     package final func reserveRing() throws(RingAllocationError) {
         try reserveRing(recording: UntypedItems.self)
     }
@@ -582,7 +582,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
         if let block = MPSCQueue.block(word) { return RawRing(block: block) }
-        let fresh = try RawRing(tryValidatedCapacity: capacity, slotBytes: slotBytes)
+        let fresh = try RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes)
         // Before the publishing CAS. (An identity test: a dynamic cast cost ~24 instructions a ring.)
         fresh.itemType = ObjectIdentifier(itemType) == ObjectIdentifier(UntypedItems.self) ? nil : itemType
         while true {
@@ -698,7 +698,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         if !overflowActive.load(ordering: .acquiring),
            let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-            ring.publishMultiProducer(ticket: ticket, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes))
+            #if DEBUG
+            MPSCQueueTestHook.publishIfArmed(self)
+            #endif
+            ring.publishMultiProducer(slot: slot, ticket: ticket)
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
             // The append that set overflowActive (or used the ring): its Dekker fence. An
@@ -747,7 +750,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             return nil
         }
         MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-        ring.publishMultiProducer(ticket: ticket, slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes))
+        #if DEBUG
+        MPSCQueueTestHook.publishIfArmed(self)
+        #endif
+        ring.publishMultiProducer(slot: slot, ticket: ticket)
         ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         return claimConsumer(signallingUnit: signallingUnit)
     }
@@ -868,7 +874,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         guard !overflowActive.load(ordering: .acquiring),
               let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) else { return nil }
         MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-        ring.publishMultiProducer(ticket: ticket, slotBytes: slotBytes)
+        #if DEBUG
+        MPSCQueueTestHook.publishIfArmed(self)
+        #endif
+        ring.publishMultiProducer(slot: slot, ticket: ticket)
         ckshim_fence_atomic_load()
         return .accepted(becameNonEmpty: claimConsumer())
     }
@@ -895,7 +904,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         if !overflowActive.load(ordering: .relaxed),
            let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
             MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-            ring.publishMultiProducer(ticket: ticket, slotBytes: slotBytes)
+            ring.publishMultiProducer(slot: slot, ticket: ticket)
             return
         }
         let list = overflowList(ring) ?? makeOverflowList(ring)
@@ -1370,7 +1379,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Bytes the ring occupies once allocated (0 before the first enqueue).
     package final var ringBytes: Int {
-        ringBlock == nil ? 0 : RawRing.allocationSize(capacity: capacity, slotBytes: slotBytes)
+        ringBlock == nil ? 0 : RawRing.mailboxAllocationSize(capacity: capacity, slotBytes: slotBytes)
     }
 }
 
@@ -1398,6 +1407,7 @@ extension RawRing {
     @usableFromInline static let linger = QueueHookPoint()
     @usableFromInline static let commitWait = QueueHookPoint()
     @usableFromInline static let claim = QueueHookPoint()
+    @usableFromInline static let publish = QueueHookPoint()
     /// Makes `releaseIdleRing` skip its seal (checking quiescence instead): only for a
     /// test that shows the seal is needed.
     package static let skipSeal = Atomic<Bool>(false)
@@ -1410,6 +1420,16 @@ extension RawRing {
 
     @inlinable @inline(__always)
     package static func claimIfArmed(_ queue: MPSCQueue) { claim.fireIfArmed(queue) }
+
+    /// The next lock-free ring enqueue on `queue` (from any thread) runs `action` after it
+    /// claimed its slot and wrote the item, before it publishes the slot (a producer
+    /// preempted at the worst moment); then the hook disarms itself.
+    package static func armPublish(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        publish.arm(queue, action)
+    }
+
+    @inlinable @inline(__always)
+    package static func publishIfArmed(_ queue: MPSCQueue) { publish.fireIfArmed(queue) }
 
     /// The next enqueue on `queue` (from any thread) runs `action` after its closed check
     /// and before inserting; then the hook disarms itself.

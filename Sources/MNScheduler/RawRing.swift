@@ -1,7 +1,8 @@
 // RawRing — Concurrency Kit's ck_ring of raw pointers, in one cache-aligned allocation.
 //
 // Layout: [ struct ck_ring (136 bytes) + one cache line of padding, rounded up to 16 ]
-//         [ capacity × slot bytes ][ capacity × 4 bytes of ready marks ].
+//         [ capacity × slot bytes ]                     (ck's rings: pointers, words)
+//         [ capacity × (8-byte ready mark + slot bytes) ]  (mailbox rings)
 // ck_ring itself keeps c_head 64 bytes away from p_tail/p_head and those 64 bytes away
 // from size/mask, so no two of them can share a 64-byte line wherever the block starts;
 // the extra line keeps slot 0 off size/mask's line the same way. An MPSCQueue keeps a
@@ -9,13 +10,13 @@
 // keeps in its ring block"): its consumer's count beside c_head, and its overflow list's
 // address and its items' type just past struct ck_ring. The block therefore
 // needs no cache-line alignment: it is a plain malloc (16-byte aligned).
-// Slots are 8 bytes (a pointer or a word) unless the ring was made with `slotBytes`
-// (a multiple of 8 up to 64). The ready marks serve the mailbox protocol (claim, write in
-// place, publish the slot's own mark; ckshim.h, "Ready marks"); ck's pointer operations
-// ignore them. Only the marks are zeroed when a ring is made: a slot is never read before
-// it is written (a mailbox reads slot c only once its mark says ticket c was published;
-// ck's dequeues and a thief's speculative read read only indices below p_tail, which ck
-// publishes after the slot's store), and counts and quiescence read only the header.
+// A ck ring's slots are 8 bytes (a pointer or a word). A mailbox ring (init(tryMailbox…))
+// has entries: a ready mark, then a slot of `slotBytes` (a multiple of 8 up to 64), for
+// the mailbox protocol (claim, write in place, publish the entry's own mark; ckshim.h,
+// "Ready marks"). Only the marks are zeroed when a ring is made: a slot is never read
+// before it is written (a mailbox reads slot c only once its mark says ticket c was
+// published; ck's dequeues and a thief's speculative read read only indices below p_tail,
+// which ck publishes after the slot's store), and counts and quiescence read the header.
 // Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
 // RingAllocationError through init(tryCapacity:), so a caller can report it.
 //
@@ -30,7 +31,7 @@
 //  - "sp"/"sc" operations assume exactly one thread on that side at a time; the caller
 //    guarantees it (the mailbox consumer is the one actor turn, a run queue's producer is
 //    its owning worker).
-// Memory ordering is ck's (a store fence before the p_tail publish, a load fence after
+// Memory ordering of ck's operations is ck's (a store fence before the p_tail publish, a load fence after
 // reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible), plus
 // a release fence in ckshim's dequeues before c_head is published, so the slot is read
 // before a producer may reuse it (ck has only a store fence there; see ckshim.h).
@@ -88,10 +89,18 @@ package struct RawRing: @unchecked Sendable {
     /// Largest sized slot: a message up to this many bytes travels inside the ring.
     @inlinable package static var maximumSlotBytes: Int { 64 }  // computed: a constant in inlined code
 
-    /// Bytes one ring of `capacity` slots of `slotBytes` each allocates: the header, the
-    /// slots and a 4-byte ready mark per slot.
+    /// Bytes one ring of `capacity` slots of `slotBytes` each allocates.
     package static func allocationSize(capacity: Int, slotBytes: Int = 8) -> Int {
-        headerBytes + capacity * (slotBytes + 4)
+        headerBytes + capacity * slotBytes
+    }
+
+    /// Bytes of a mailbox ring's ready mark, before each slot (ckshim.h, "Ready marks").
+    @inlinable package static var markBytes: Int { Int(CKSHIM_RING_MARK_BYTES) }
+
+    /// Bytes one mailbox ring of `capacity` entries allocates: the header, and a ready
+    /// mark and a slot of `slotBytes` per entry.
+    package static func mailboxAllocationSize(capacity: Int, slotBytes: Int) -> Int {
+        allocationSize(capacity: capacity, slotBytes: markBytes + slotBytes)
     }
 
     /// Checks a capacity: a power of two in 4...maximumCapacity. Inlinable, as
@@ -125,15 +134,21 @@ package struct RawRing: @unchecked Sendable {
         try self.init(checkedCapacity: capacity, slotBytes: slotBytes, allocate: allocate)
     }
 
-    /// `init(tryCapacity:slotBytes:)` for a capacity and a slot size validated before (an
-    /// MPSCQueue's Shape: its ring is allocated on a queue's first enqueue, an actor's first
-    /// message): the same ring from malloc, without checking them again (debug builds
-    /// still assert), ~10 instructions a ring.
+    /// A mailbox ring (an entry per slot: a ready mark, then `slotBytes`; ckshim.h, "Ready
+    /// marks") for a capacity and a slot size validated before (an MPSCQueue's Shape: its
+    /// ring is allocated on a queue's first enqueue, an actor's first message), from malloc,
+    /// without checking them again (debug builds still assert). The marks start at zero.
     @inline(__always)
-    init(tryValidatedCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
+    init(tryMailboxCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
         assert(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
         assert(RawRing.isValid(slotBytes: slotBytes), RawRing.invalidSlotMessage(slotBytes))
-        try self.init(checkedCapacity: capacity, slotBytes: slotBytes, allocate: RawRing.allocateBlock)
+        let stride = RawRing.markBytes + slotBytes
+        try self.init(checkedCapacity: capacity, slotBytes: stride, allocate: RawRing.allocateBlock)
+        var entry = UnsafeMutableRawPointer(buffer)
+        for _ in 0..<capacity {
+            entry.storeBytes(of: 0, as: UInt32.self)
+            entry += stride
+        }
     }
 
     /// Both inits' allocation, once their checks are done.
@@ -146,9 +161,8 @@ package struct RawRing: @unchecked Sendable {
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
         // The slots stay as malloc left them (file comment: a slot is never read before it
-        // is written); the ready marks start at zero.
+        // is written): no memset of capacity × slot bytes per ring.
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
-        (block + RawRing.headerBytes + capacity * slotBytes).initializeMemory(as: UInt32.self, repeating: 0, count: capacity)
         ckshim_ring_init(ring, UInt32(capacity))
     }
 
@@ -219,38 +233,42 @@ package struct RawRing: @unchecked Sendable {
 
     // MARK: sized slots (in place; see ckshim.h, "Sized slots")
 
-    /// Claims the next slot for `slotBytes` bytes (multi-producer). Nil when full. The
-    /// caller writes the entry, then must `publishMultiProducer(ticket:slotBytes:)` at
-    /// once: until then the consumer waits at this slot (other producers do not).
+    /// Claims the next entry of a mailbox ring of `slotBytes` slots (multi-producer) and
+    /// returns its slot; nil when full. The caller writes the item into the slot, then must
+    /// `publishMultiProducer(slot:ticket:)` at once: until then the consumer waits at this
+    /// entry (other producers do not).
     @inlinable @inline(__always)
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
         // Unprotected: `&ticket` handed to C would otherwise make every caller (each send)
         // set up and check a stack canary; the C function only stores the ticket there.
-        _withUnprotectedUnsafeMutablePointer(to: &ticket) {
-            ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), $0)
+        let entry = _withUnprotectedUnsafeMutablePointer(to: &ticket) {
+            ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer),
+                                         UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), $0)
         }
+        return entry.map { $0 + RawRing.markBytes }
     }
 
-    /// Publishes the slot claimed with `ticket`: its ready mark, one release store. Never
-    /// waits for another producer (ckshim.h, "Ready marks").
+    /// Publishes `slot` (from `reserveMultiProducer`, claimed with `ticket`): its entry's
+    /// ready mark, one release store. Never waits for another producer (ckshim.h, "Ready
+    /// marks").
     @inlinable @inline(__always)
-    package func publishMultiProducer(ticket: UInt32, slotBytes: Int) {
-        ckshim_ring_publish_mp(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes), ticket)
+    package func publishMultiProducer(slot: UnsafeMutableRawPointer, ticket: UInt32) {
+        ckshim_ring_publish_mp(ring, slot - RawRing.markBytes, ticket)
     }
 
-    /// The slot at the consumer index when its entry is published (single consumer), nil
-    /// when empty or when its producer has claimed it and not yet published. Move the
-    /// entry out, then `releaseSingleConsumer()`.
+    /// The slot at the consumer index of a mailbox ring of `slotBytes` slots when its entry
+    /// is published (single consumer), nil when empty or when its producer has claimed it
+    /// and not yet published. Move the item out, then `releaseSingleConsumer()`.
     @inlinable @inline(__always)
     package func peekSingleConsumer(slotBytes: Int) -> UnsafeMutableRawPointer? {
-        ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
+        ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes))
     }
 
-    /// True when the slot at the consumer index is published: the next peek returns it
+    /// True when the entry at the consumer index is published: the next peek returns it
     /// (single consumer; acquire).
     @inlinable @inline(__always)
     package func headIsReadySingleConsumer(slotBytes: Int) -> Bool {
-        ckshim_ring_ready_sc(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: slotBytes))
+        ckshim_ring_ready_sc(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes))
     }
 
     /// Entries of the mailbox protocol claimed and not yet consumed, published or not (a

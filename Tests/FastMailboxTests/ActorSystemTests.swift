@@ -449,7 +449,7 @@ extension ActorSystemTests {
         refs[0].tell(1)
         try deterministic.runUntilQuiescent()
         #expect(cells[0].deliveredCount == 1)
-        #expect(cells[0].mailbox.ringBytes == RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity))
+        #expect(cells[0].mailbox.ringBytes == RawRing.mailboxAllocationSize(capacity: ActorSystem.defaultMailboxCapacity, slotBytes: 8))
         system.shutdown()
     }
 
@@ -462,9 +462,9 @@ extension ActorSystemTests {
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.deliveredCount == 1 })
-        // The ring (RawRing.headerBytes + 32 slots × (8 + 4) = 592 bytes requested; `ringBytes` is
+        // The ring (RawRing.headerBytes + 32 entries × (8 + 8) = 720 bytes requested; `ringBytes` is
         // the request) stays for the actor's life. The cell as in idleActorFootprint.
-        let ring = RawRing.allocationSize(capacity: ActorSystem.defaultMailboxCapacity)
+        let ring = RawRing.mailboxAllocationSize(capacity: ActorSystem.defaultMailboxCapacity, slotBytes: 8)
         #expect(cells.allSatisfy { $0.mailbox.ringBytes == ring })
         let cell = try smallestCellBlock(refs)
         #expect(cell + ring <= Self.idleCellBytes + ring, "cell + ring = \(cell + ring) bytes (cell \(cell), ring \(ring))")

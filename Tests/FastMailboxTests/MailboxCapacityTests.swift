@@ -33,7 +33,7 @@ import MNScheduler
         let mailbox = try Mailbox<Int>(capacity: 1 << 20)
         #expect(mailbox.ringBytes == 0)
         try mailbox.reserveRing()
-        #expect(mailbox.ringBytes == RawRing.allocationSize(capacity: 1 << 20))
+        #expect(mailbox.ringBytes == RawRing.mailboxAllocationSize(capacity: 1 << 20, slotBytes: 8))
         #expect(mailbox.send(42).becameNonEmpty)
         var seen: [Int] = []
         #expect(mailbox.drain(max: 10) { seen.append($0) } == .empty)

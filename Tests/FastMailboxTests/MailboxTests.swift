@@ -318,6 +318,6 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         // bytes while it carried its overflow fields and count.
         #expect(idleBytes <= 40, "idle mailbox costs \(idleBytes) bytes")
         _ = mailbox.send(1)
-        #expect(mailbox.ringBytes == RawRing.headerBytes + 1024 * (8 + 4))  // slots and ready marks
+        #expect(mailbox.ringBytes == RawRing.headerBytes + 1024 * (8 + 8))  // ready marks and slots
     }
 }

@@ -34,7 +34,7 @@ import Glibc
         #expect(queue.ringBytes == 0)
         try queue.reserveRing()
         let block = queue.ringBlock
-        #expect(block != nil && queue.ringBytes == RawRing.allocationSize(capacity: 16))
+        #expect(block != nil && queue.ringBytes == RawRing.mailboxAllocationSize(capacity: 16, slotBytes: 8))
         try queue.reserveRing()
         #expect(queue.ringBlock == block)
         #expect(queue.enqueue(word: 5) == .accepted(becameNonEmpty: true))

@@ -56,7 +56,7 @@ import Synchronization
         #expect(onWorker.withLock { $0 } == .more)
         #expect(queue.hasPendingWork)
         slot.storeBytes(of: UInt(2), as: UInt.self)
-        queue.ring.publishMultiProducer(ticket: ticket, slotBytes: 8)
+        queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
         #expect(queue.drain(max: 16) { taken.append($0) } == .empty)
         #expect(taken == [1, 2])
         #expect(!queue.hasPendingWork)

@@ -95,7 +95,7 @@ import Synchronization
             return outcome == .more ? taken : []
         }
         slot.storeBytes(of: UInt(5), as: UInt.self)
-        queue.ring.publishMultiProducer(ticket: ticket, slotBytes: 8)
+        queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
         // Before the fix the drain spun until this commit: the turn never came back in time.
         #expect(first == [1])
         #expect(result == [2, 3], "the drain returns .more with the overflow still waiting")

@@ -59,7 +59,7 @@ import Synchronization
         let slot = try #require(queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
         #expect(!queue.releaseIdleRing())
         slot.storeBytes(of: UInt(2), as: UInt.self)
-        queue.ring.publishMultiProducer(ticket: ticket, slotBytes: 8)
+        queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
         #expect(drainAll(queue, into: &got) == .empty)
         #expect(got == [1, 1, 2])
         #expect(queue.releaseIdleRing())  // and once it is idle again

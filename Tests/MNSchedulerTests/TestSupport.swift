@@ -114,7 +114,7 @@ func drainWithCommitDuringWait(_ queue: MPSCQueue, slot: UnsafeMutableRawPointer
     nonisolated(unsafe) let claimed = slot
     MPSCQueueTestHook.armCommitWait(queue) {
         claimed.storeBytes(of: value, as: UInt.self)
-        queue.ring.publishMultiProducer(ticket: ticket, slotBytes: 8)
+        queue.ring.publishMultiProducer(slot: claimed, ticket: ticket)
         committedInDrain.store(true, ordering: .sequentiallyConsistent)
     }
     defer { MPSCQueueTestHook.disarmCommitWait() }
@@ -123,7 +123,7 @@ func drainWithCommitDuringWait(_ queue: MPSCQueue, slot: UnsafeMutableRawPointer
     if !waited {
         MPSCQueueTestHook.disarmCommitWait()
         slot.storeBytes(of: value, as: UInt.self)
-        queue.ring.publishMultiProducer(ticket: ticket, slotBytes: 8)
+        queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
     }
     return (outcome, waited)
 }
