@@ -90,7 +90,7 @@ byte ovItems[TOTAL];   /* overflow list */
 byte ovCount;
 
 byte due;              /* consumer turns running or due (the token of S1) */
-byte accepted;         /* items inserted (ring commit or overflow append) */
+byte accepted;         /* items inserted (ring publish or overflow append) */
 byte refused;          /* enqueues refused with .closed */
 byte consumed;         /* items handed out by drain (delivered, or dead-lettered after close) */
 byte finished;         /* producers that are done */
