@@ -5,6 +5,10 @@
  * re-load of the current ring under the lock, the lazy install of a fresh ring by a CAS
  * on the ring word, and goIdle's second look at a queue that had no ring.
  *
+ * The ring as in Models/mailbox.pml: a producer claims ticket t by a CAS on p_head, then
+ * (a separate step) writes slot t % CAP and publishes it with mark = t + 1; the consumer
+ * takes the entry at c_head iff its mark is c_head + 1. A fresh ring's marks are 0.
+ *
  * What it leaves to Models/mailbox.pml: the ordered overflow list and its quiescence check
  * are modelled as there, in less detail (one list, taken whole); the idle flag is the same
  * hand-off. The grace period is abstracted: a producer's section holds every ring address
@@ -17,29 +21,36 @@
  * after any turn that ended idle.
  *
  * Memory model: sequential consistency (interleaved atomic statements). The pieces that
- * make that sound on x86-64 and AArch64 are argued in MPSCQueue.swift: the seal and a
- * claim are CASes on one location (p_head), so exactly one wins under any model; the
+ * make that sound on x86-64 and AArch64 are argued in MPSCQueue.swift: the seal (p_head
+ * from c_head to c_head + CAP: "full" for every claim, and told apart from a full ring by
+ * p_head - c_head > CAP - 1) and a claim are CASes on one location (p_head), so exactly
+ * one wins under any model; the
  * detach and every overflow-path load of the ring word are under the overflow lock; the
  * install is a CAS before the producer's claim, fence and flag load (the Dekker pair).
  *
  * Checked:
  *   S1   idle == (no turn running or due), at most one due                  (monitor)
- *   NOGHOST no item is ever committed into a ring that was given back        (assert)
- *   GRACE no producer claims in, commits into or appends through a ring that was freed:
+ *   NOGHOST no item is ever published into, or appended to the overflow of, a ring that
+ *        was given back                                                      (assert)
+ *   GRACE no producer claims in, publishes into or appends through a ring that was freed:
  *        a collector (ck_epoch_poll) frees a ring given back once no producer's section
  *        holds its address (ck_epoch's guarantee, argued in RingEpoch.swift)  (assert)
  *   FIFO per producer across rings and overflow                              (assert)
+ *   ONCE the consumer hands out only the item written for ticket c_head of that ring:
+ *        never a slot published in an older lap, never one not yet written   (assert)
  *   S2   at quiescence every accepted item was handed out exactly once       (timeout)
  *   LTL  no_lost_wakeup
  * Bug variants (each must produce a counterexample; scripts/model-check.sh):
  *   BUG_NO_SEAL          the consumer detaches after a plain quiescence check, no seal:
  *                        a producer holding the old ring claims in it between the check
- *                        and the detach, and its item is left behind (S2) or committed
+ *                        and the detach, and its item is left behind (S2) or published
  *                        into a ring given back (NOGHOST)
  *   BUG_STALE_UNDER_LOCK the overflow path appends/claims with the ring it loaded before
  *                        the lock instead of re-loading the current one (NOGHOST)
  *   BUG_NO_SECOND_LOOK   goIdle with no ring returns .empty without looking for a ring
  *                        installed since (a lost wake-up)
+ *   BUG_MARK_ANY_LAP     the consumer takes the entry at c_head on any nonzero mark (one
+ *                        left by the previous lap too): ONCE
  */
 
 #ifndef NPROD
@@ -58,9 +69,14 @@
 #define TOTAL (NPROD * NMSG)
 #define NONE 255
 
-/* Ring g: p_head (claimed), p_tail (committed), c_head (consumed); slots ring[g*CAP + i]. */
-byte ph[NGEN], pt[NGEN], chd[NGEN];
+/* Ring g: p_head (claimed), c_head (consumed); slot i is ring[g*CAP + i], its mark
+   mk[g*CAP + i] (t + 1 once ticket t is published there, 0 in a fresh ring) and the
+   model's record of which ticket's item it holds, holds[g*CAP + i] (t + 1). Tickets stay
+   below 256 in a run. */
+byte ph[NGEN], chd[NGEN];
 byte ring[NGEN * CAP];
+byte mk[NGEN * CAP];
+byte holds[NGEN * CAP];
 bool detached[NGEN];    /* taken out of the ring word: no new load can see it */
 bool gone[NGEN];        /* retired: the collector may free it once no section holds it */
 bool freed[NGEN];       /* freed: the grace period is over */
@@ -99,8 +115,9 @@ inline loadRing(g) {
 /* The section ends (end of the send): the addresses it loaded may be freed from now on. */
 inline dropRing(g) { holders[g]-- }
 
-/* A claim, the slot write and the in-order commit (the model of mailbox.pml). A sealed ring
-   (p_head - c_head == CAP - 1 with nothing committed past c_head) refuses every claim. */
+/* The claim, then (a separate step) the slot write and the publish of its mark, with no
+   guard (the model of mailbox.pml). A sealed ring (p_head == c_head + CAP) refuses every
+   claim. */
 inline ringEnqueue(g, item, ok) {
     atomic {
         assert(!freed[g]);                /* a claim reads and CASes the ring's header */
@@ -110,10 +127,23 @@ inline ringEnqueue(g, item, ok) {
         fi
     }
     if
-    :: ok -> atomic { pt[g] == t -> assert(!detached[g] && !freed[g]); ring[g * CAP + t % CAP] = item; pt[g] = t + 1; accepted++; t = 0 }
+    :: ok ->
+       atomic {
+           assert(!detached[g] && !freed[g]);
+           ring[g * CAP + t % CAP] = item; holds[g * CAP + t % CAP] = t + 1;
+           mk[g * CAP + t % CAP] = t + 1;
+           accepted++; t = 0
+       }
     :: else -> skip
     fi
 }
+
+/* The entry at ring g's c_head is published in this lap (the consumer's acquire load). */
+#ifdef BUG_MARK_ANY_LAP
+#define headReady(r) (mk[(r) * CAP + chd[r] % CAP] != 0)
+#else
+#define headReady(r) (mk[(r) * CAP + chd[r] % CAP] == chd[r] + 1)
+#endif
 
 inline claimConsumer() {
     if
@@ -192,7 +222,8 @@ end_wait:
              :: else -> skip
              fi;
              handOut(item); taken++
-          :: pendingIndex >= pendingCount && g != NONE && chd[g] != pt[g] ->
+          :: pendingIndex >= pendingCount && g != NONE && headReady(g) ->
+             assert(holds[g * CAP + chd[g] % CAP] == chd[g] + 1);   /* ONCE */
              item = ring[g * CAP + chd[g] % CAP]; chd[g]++;
              handOut(item); taken++
           :: else ->
@@ -255,7 +286,7 @@ end_wait:
 #else
           atomic {                        /* the seal: one CAS on p_head */
               if
-              :: ph[g] == chd[g] -> ph[g] = chd[g] + CAP - 1; more = true
+              :: ph[g] == chd[g] -> ph[g] = chd[g] + CAP; more = true
               :: else -> more = false
               fi
           };

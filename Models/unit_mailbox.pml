@@ -2,24 +2,28 @@
  * unit_mailbox.pml — "The unit as the idle flag" (Sources/MNScheduler/MPSCQueue.swift, that
  * section; ScheduledUnit.swift, Orderings, "Due units"): an event actor's mailbox queue
  * whose consumer is the queue's own ScheduledUnit, with no consumerIdle flag. The producer
- * inserts (ck_ring claim/commit, or the ordered overflow list) and then makes ONE load of
+ * inserts (a ring claim, then the publish of its slot's mark; or the ordered overflow list:
+ * the ring as in Models/mailbox.pml) and then makes ONE load of
  * the unit's state word: scheduled or notified -> nothing more; idle -> T1 (CAS idle ->
  * scheduled, and the unit is pushed to a run queue); running -> T2 (CAS running ->
  * notified); a failed CAS decides again on the value it read. The consumer is a worker that
  * runs the unit only when it was pushed: T3 (scheduled -> running, then the turn's fence),
- * the drain (pending overflow items, committed ring items, then, when the ring is
- * quiescent, the whole overflow list; at most BUDGET items), and when nothing is committed
+ * the drain (pending overflow items, published ring entries at c_head, then, when the ring
+ * is quiescent, the whole overflow list; at most BUDGET items), and when nothing is ready
  * `runDry`: `.empty` when p_head == c_head, else `.more` (keepUnitTurn); it does not look
- * at overflowActive again (the drain's look at it, in takeOverflowIfQuiescent, is enough). After the turn: `.empty` -> T4 (CAS running -> idle; on notified it fails
+ * at overflowActive again (the drain's look at it, in takeOverflowIfQuiescent, is
+ * enough). After the turn: `.empty` -> T4 (CAS running -> idle; on notified it fails
  * and T5 makes it scheduled, pushed again); `.more` -> T5 (scheduled), pushed again.
  * Close is optional (-DCLOSE: the turn may set `closed`, a producer that sees it refuses).
  *
  * Configuration (override with -D): NPROD producers each send NMSG messages (producer 1
- * sends NMSG1) into a ring of CAP slots (CAP-1 usable, as ck_ring), drain budget BUDGET.
+ * sends NMSG1) into a ring of CAP slots (CAP-1 usable), drain budget BUDGET. Tickets stay
+ * below 256 in a run, so mark arithmetic is exact. -DPARKED adds a producer that claims one
+ * ticket and never publishes it (NOWAIT below).
  * Not modelled: the ring given back (Models/ring_reclaim.pml; with no ring runDry returns
- * `.empty` and a producer that installs one then claims, commits and looks at the word),
+ * `.empty` and a producer that installs one then claims, publishes and looks at the word),
  * lingering (a delay before runDry), waitForCommit (a delay before `.more`: time is
- * abstracted), more than one worker and the owner bit (Models/scheduled_unit.pml: the
+ * abstracted; -DPARKED lets it wait for the slot without bound), more than one worker and the owner bit (Models/scheduled_unit.pml: the
  * state word's own transitions are the same here).
  *
  * Memory model: spin interleaves atomic statements, i.e. sequential consistency, made
@@ -28,19 +32,19 @@
  * (or falls back to the ring under the lock) is followed by a seq_cst fence before its
  * load. Two places have weaker producer-side ordering, and the model makes each reordering
  * explicit as an early load (the value is read at the early point and acted on later):
- *  - a ring insert: ck's claim (the ticket CAS on p_head) then the slot write and the
- *    commit (a store to p_tail), then ckshim_fence_atomic_load, then the load. On x86-64
- *    that fence is a compiler barrier: the claim's locked CAS is the full barrier, and the
- *    commit store may still sit in the store buffer when the load is satisfied. So the
- *    load may happen anywhere after the claim: before the commit (early) or after it.
- *    (AArch64's `dmb ish` orders the commit too: a subset.)
+ *  - a ring insert: the claim (the ticket CAS on p_head), the slot write and the publish
+ *    (a release store of the slot's mark), then ckshim_fence_atomic_load, then the load.
+ *    On x86-64 that fence is a compiler barrier: the claim's locked CAS is the full
+ *    barrier, and the mark store may still sit in the store buffer when the load is
+ *    satisfied. So the load may happen anywhere after the claim: before the publish
+ *    (early) or after it. (AArch64's `dmb ish` orders the publish too: a subset.)
  *  - an append behind an overflow already active under the lock: no fence at all, so the
  *    load may be satisfied as early as right after the lock's acquiring CAS (as
  *    Models/mailbox.pml): early (after lock) or at its place (after unlock).
  * With -DDRY_TESTS_OVERFLOW runDry also tests overflowActive (as the code did before):
  * its two loads (p_head for the quiescence test, overflowActive) are then done in either
  * order (an acquire load does not order an earlier plain one on AArch64).
- -DLOAD_AFTER_COMMIT drops the early ring load (the load after the commit, as AArch64's
+ * -DLOAD_AFTER_PUBLISH drops the early ring load (the load after the publish, as AArch64's
  * `dmb ish` orders it): BUG_IDLE_ON_CLAIM then passes, i.e. runDry's claim check is needed
  * for x86-64's free fence (Models/README.md, Memory model).
  * Why runDry needs no overflowActive test (the code's runDry, the default here): an
@@ -57,14 +61,23 @@
  *       the unit idle and not queued (timeout assertion), and the LTL property
  *       no_lost_wakeup under weak fairness
  *   FIFO per producer across ring and overflow (consumer assertion)
+ *   ONCE the worker hands out only the item written for ticket c_head: never a slot
+ *       published in an older lap, never one not yet written                 (assert)
+ *   NOWAIT (-DPARKED) a producer that claimed and never publishes stops no other
+ *       producer: when nothing can move, every other producer has completed all its sends
+ *       and the worker stopped at the parked slot only (timeout assertion)
  * Bug variants (each must produce a counterexample, scripts/model-check.sh checks it):
  *   BUG_SKIP_RUNNING    a producer that reads running does nothing (no T2)
- *   BUG_IDLE_ON_CLAIM   runDry returns .empty although a slot is claimed, uncommitted
+ *   BUG_IDLE_ON_CLAIM   runDry returns .empty although a slot is claimed, unpublished
  *                       (it looks at overflowActive only)
  *   BUG_STALE_LOAD      the ring producer's load is satisfied before its claim is visible
  *                       (the missing store->load fence: the load before the claim)
  *   BUG_SET_NO_FENCE    the append that sets overflowActive also loads the word early
- *   BUG_NO_QUIESCENCE   the overflow is taken although a ring slot is claimed, uncommitted
+ *   BUG_NO_QUIESCENCE   the overflow is taken although a ring slot is claimed, unpublished
+ *   BUG_MARK_ANY_LAP    the drain takes the entry at c_head on any nonzero mark (one left
+ *                       by the previous lap too): ONCE
+ *   BUG_IN_ORDER_COMMIT a producer publishes only after ticket t - 1 did: with -DPARKED,
+ *                       NOWAIT
  */
 
 #ifndef NPROD
@@ -95,9 +108,16 @@ byte state = IDLE;
 byte pushed;           /* run-queue entries holding the unit (R1: at most one) */
 byte inTurn;           /* turns between T3 and T4/T5 (R2: at most one) */
 
-/* ck_ring: p_head = claimed tickets, p_tail = committed, c_head = consumed. */
+/* The ring: p_head = tickets claimed, c_head = tickets consumed; mark[i] = t + 1 once
+   ticket t's item is in slot i (0: never published). `holds`: which ticket's item a slot
+   holds (t + 1), the model's record, written with the item. */
 byte ring[CAP];
-byte p_head, p_tail, c_head;
+byte mark[CAP];
+byte holds[CAP];
+byte p_head, c_head;
+#ifdef BUG_IN_ORDER_COMMIT
+byte p_tail;           /* tickets published, in order */
+#endif
 
 bool closed;           /* closed bit */
 bool ovActive;         /* overflowActive */
@@ -105,12 +125,18 @@ bool ovLock;           /* the overflow spin lock */
 byte ovItems[TOTAL];   /* overflow list */
 byte ovCount;
 
-byte accepted;         /* items inserted (ring commit or overflow append) */
+byte accepted;         /* items inserted (ring publish or overflow append) */
 byte refused;          /* enqueues refused with .closed */
 byte consumed;         /* items handed out by a turn */
 byte finished;         /* producers that are done */
 
 #define quiescent (p_head == c_head)
+/* The entry at c_head is published in this lap (the drain's acquire load of the mark). */
+#ifdef BUG_MARK_ANY_LAP
+#define headReady (mark[c_head % CAP] != 0)
+#else
+#define headReady (mark[c_head % CAP] == c_head + 1)
+#endif
 
 /* R1 as a state invariant: checked in every reachable state. T1/T5 and their push are one
    step (only the worker's pop observes the push). */
@@ -145,9 +171,25 @@ inline scheduleUnit(v) {
     v = 0
 }
 
-/* ck_ring_enqueue_reserve_mpmc + slot write + in-order commit. `mayLoadEarly`: the insert
-   is followed only by ckshim_fence_atomic_load (x86-64: the claim's locked CAS is the
-   barrier), so the word load may be satisfied before the commit is visible. */
+/* The claim: one CAS on p_head, "full" judged with the cached c_head. */
+#define CLAIM (p_head - c_head < CAP - 1)
+
+/* Publish ticket t: the slot write and the release store of its mark, one step. No guard:
+   a producer never waits for another. */
+inline publish(item) {
+    atomic {
+#ifdef BUG_IN_ORDER_COMMIT
+        p_tail == t -> p_tail = t + 1;
+#endif
+        ring[t % CAP] = item; holds[t % CAP] = t + 1; mark[t % CAP] = t + 1;
+        accepted++; t = 0
+    }
+}
+
+/* The claim, then (a separate step: the producer may be preempted in between) the
+   publish. `mayLoadEarly`: the insert is followed only by ckshim_fence_atomic_load
+   (x86-64: the claim's locked CAS is the barrier), so the word load may be satisfied
+   before the publish is visible. */
 inline ringEnqueue(item, ok, mayLoadEarly) {
 #ifdef BUG_STALE_LOAD
     if
@@ -157,21 +199,19 @@ inline ringEnqueue(item, ok, mayLoadEarly) {
 #endif
     atomic {
         if
-        :: p_head - c_head < CAP - 1 -> t = p_head; p_head++; ok = true
+        :: CLAIM -> t = p_head; p_head++; ok = true
         :: else -> ok = false
         fi
     }
     if
     :: ok ->
-#if !defined(BUG_STALE_LOAD) && !defined(LOAD_AFTER_COMMIT)
+#if !defined(BUG_STALE_LOAD) && !defined(LOAD_AFTER_PUBLISH)
        if
-       :: mayLoadEarly -> v = state; loaded = true   /* after the claim, before the commit */
-       :: true -> skip                               /* or at its place, after the commit */
+       :: mayLoadEarly -> v = state; loaded = true   /* after the claim, before the publish */
+       :: true -> skip                               /* or at its place, after the publish */
        fi;
 #endif
-       /* slot write and in-order commit: one step (the consumer reads a slot only after
-          its commit, so the write's position before it is invisible) */
-       atomic { p_tail == t -> ring[t % CAP] = item; p_tail = t + 1; accepted++; t = 0 }
+       publish(item)
     :: else ->
        if
        :: mayLoadEarly -> loaded = false     /* full: the overflow path decides */
@@ -285,7 +325,8 @@ end_wait:
              :: else -> skip
              fi;
              handOut(item); taken++
-          :: pendingIndex >= pendingCount && c_head != p_tail ->
+          :: pendingIndex >= pendingCount && headReady ->
+             assert(holds[c_head % CAP] == c_head + 1);   /* ONCE: ticket c_head's item */
              item = ring[c_head % CAP]; c_head++;
              handOut(item); taken++
           :: else ->
@@ -328,13 +369,22 @@ end_wait:
                 q = quiescent;
 #endif
 #ifdef BUG_IDLE_ON_CLAIM
-                more = ov;                    /* a claimed, uncommitted slot ignored */
+                more = ov;                    /* a claimed, unpublished slot ignored */
 #elif defined(DRY_TESTS_OVERFLOW)
                 more = !(q && !ov);           /* .more: keepUnitTurn (the old runDry) */
 #else
                 more = !q;                    /* .more: keepUnitTurn */
 #endif
                 q = false; ov = false;
+#ifdef PARKED
+                /* .more on a claimed slot: waitForCommit may wait for the one slot the
+                   next turn reads (here without a bound), or the turn ends at once */
+                if
+                :: more && !quiescent && !headReady ->
+end_slot:          headReady
+                :: true
+                fi;
+#endif
                 break
              fi
           fi
@@ -353,10 +403,28 @@ end_wait:
     od
 }
 
+#ifdef PARKED
+/* A producer that claims one ticket on the ring's fast path and is never scheduled again
+   (preempted for good between its claim and its publish). It may claim at any moment the
+   ring has room; ending before the claim is a valid end too. */
+byte parkedT = 255;
+active proctype parked() {
+end_unclaimed:
+    atomic { CLAIM -> parkedT = p_head; p_head++ }
+}
+
+/* NOWAIT at quiescence: every other producer completed all its sends (into the ring
+   behind the parked slot, or the overflow), and the drain stopped at the parked slot. */
+active proctype quiescence() {
+end_check:
+    timeout ->
+    assert(finished == NPROD && accepted + refused == TOTAL);
+    assert(parkedT != 255 && c_head == parkedT)
+}
+#elif !defined(NO_END_CHECK)
 /* R3 at quiescence: when nothing can move, every accepted item was handed out and the
    unit is idle, not queued. (NO_END_CHECK leaves it out, to show that the LTL property
    alone catches a lost wake-up.) */
-#ifndef NO_END_CHECK
 active proctype quiescence() {
 end_check:
     timeout ->

@@ -48,7 +48,7 @@ check() {
   fi
 }
 
-echo "== mailbox.pml (MPSCQueue idle-flag hand-off, overflow, quiescence, close)"
+echo "== mailbox.pml (MPSCQueue idle-flag hand-off, ring claim and mark publish, overflow, quiescence, close)"
 # 3 producers sending 3+1+1 messages into a ring of 4 (3 usable): the overflow path is taken.
 check mailbox-3p-3.1.1-ring4 pass safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3
 check mailbox-3p-2.1.1-ring4-close pass safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DCLOSE
@@ -61,6 +61,11 @@ check mailbox-BUG_NO_QUIESCENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMS
 check mailbox-BUG_NO_CAS fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_NO_CAS
 check mailbox-BUG_SET_NO_FENCE fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=3 -DBUG_SET_NO_FENCE
 check mailbox-BUG_SET_NO_FENCE-ltl fail ltl mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_SET_NO_FENCE -DNO_END_CHECK
+check mailbox-BUG_MARK_ANY_LAP fail safety mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DBUG_MARK_ANY_LAP
+# A producer parked for good between its claim and its publish, and 2 x 2 besides it into
+# a ring of 4: every other producer completes its sends (NOWAIT); not so with in-order commits.
+check mailbox-2p-2.2-ring4-parked pass safety mailbox.pml -DNPROD=2 -DNMSG=2 -DPARKED
+check mailbox-BUG_IN_ORDER_COMMIT-parked fail safety mailbox.pml -DNPROD=2 -DNMSG=2 -DPARKED -DBUG_IN_ORDER_COMMIT
 
 echo "== unit_mailbox.pml (the unit as the idle flag: one state-word load per send, T1/T2, runDry, T4/T5)"
 # 3 producers sending 2+1+1 into a ring of 4 (3 usable: the overflow path is taken); 2 x 2
@@ -77,6 +82,11 @@ for bug in BUG_SKIP_RUNNING BUG_IDLE_ON_CLAIM BUG_STALE_LOAD BUG_SET_NO_FENCE; d
   check "unitmb-$bug-ltl" fail ltl unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 "-D$bug" -DNO_END_CHECK
 done
 check unitmb-BUG_NO_QUIESCENCE fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2 -DBUG_NO_QUIESCENCE
+check unitmb-BUG_MARK_ANY_LAP fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2 -DBUG_MARK_ANY_LAP
+# A parked producer and 1+2 besides it into a ring of 4 (3 usable: a ring of 2 leaves no
+# slot behind the parked one).
+check unitmb-2p-1.2-ring4-parked pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=4 -DPARKED
+check unitmb-BUG_IN_ORDER_COMMIT-parked fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=4 -DPARKED -DBUG_IN_ORDER_COMMIT
 
 echo "== ring_reclaim.pml (MPSCQueue giving its ring back: seal, detach under the lock, stale producers, re-install, grace period)"
 # 2 producers sending 2 each into rings of 2 slots (1 usable: every other send overflows),
@@ -88,6 +98,7 @@ check reclaim-BUG_NO_SEAL fail safety ring_reclaim.pml -DBUG_NO_SEAL
 check reclaim-BUG_STALE_UNDER_LOCK fail safety ring_reclaim.pml -DBUG_STALE_UNDER_LOCK
 check reclaim-BUG_NO_SECOND_LOOK fail safety ring_reclaim.pml -DBUG_NO_SECOND_LOOK
 check reclaim-BUG_NO_SECOND_LOOK-ltl fail ltl ring_reclaim.pml -DBUG_NO_SECOND_LOOK -DNO_END_CHECK
+check reclaim-BUG_MARK_ANY_LAP fail safety ring_reclaim.pml -DBUG_MARK_ANY_LAP
 
 echo "== scheduled_unit.pml (ScheduledUnit state word, owner bit and retains, scheduler, shutdown and after-close path)"
 # With an owner that leaves at any moment (2 producers: 3 take ~5 minutes, run by hand, see
