@@ -984,9 +984,11 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             // Then the ring, with no look at the pending chain per item: it stays empty until
             // this drain's own takeOverflowIfQuiescent fills it (only the consumer does, and
             // `body` never drains this queue: its consumer's drains do not nest).
-            while let slot = ring.peekSingleConsumer(slotBytes: slotBytes) {
+            var head = ring.consumerHeadSingleConsumer  // this consumer's own index
+            while let slot = ring.peekSingleConsumer(at: head, slotBytes: slotBytes) {
                 let item = take(slot)
-                ring.releaseSingleConsumer()
+                head &+= 1
+                ring.releaseSingleConsumer(to: head)
                 // Counted before the hand-off (one writer: a relaxed load and store, no RMW),
                 // so a turn stuck inside `body` has its item counted as taken.
                 ring.takenCount = ring.takenCount &+ 1

@@ -137,7 +137,8 @@ package struct RawRing: @unchecked Sendable {
     /// A mailbox ring (an entry per slot: a ready mark, then `slotBytes`; ckshim.h, "Ready
     /// marks") for a capacity and a slot size validated before (an MPSCQueue's Shape: its
     /// ring is allocated on a queue's first enqueue, an actor's first message), from malloc,
-    /// without checking them again (debug builds still assert). The marks start at zero.
+    /// without checking them again (debug builds still assert). Entry i's mark starts at
+    /// i − capacity: "published in lap −1".
     @inline(__always)
     init(tryMailboxCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
         assert(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
@@ -145,8 +146,8 @@ package struct RawRing: @unchecked Sendable {
         let stride = RawRing.markBytes + slotBytes
         try self.init(checkedCapacity: capacity, slotBytes: stride, allocate: RawRing.allocateBlock)
         var entry = UnsafeMutableRawPointer(buffer)
-        for _ in 0..<capacity {
-            entry.storeBytes(of: 0, as: UInt32.self)
+        for index in 0..<capacity {
+            entry.storeBytes(of: UInt32(truncatingIfNeeded: index &- capacity), as: UInt32.self)
             entry += stride
         }
     }
@@ -256,12 +257,19 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_publish_mp(ring, slot - RawRing.markBytes, ticket)
     }
 
-    /// The slot at the consumer index of a mailbox ring of `slotBytes` slots when its entry
-    /// is published (single consumer), nil when empty or when its producer has claimed it
-    /// and not yet published. Move the item out, then `releaseSingleConsumer()`.
+    /// The consumer index, c_head (single consumer). Only the consumer writes it, so a
+    /// drain reads it once and carries it through `peekSingleConsumer(at:slotBytes:)` and
+    /// `releaseSingleConsumer(to:)`.
     @inlinable @inline(__always)
-    package func peekSingleConsumer(slotBytes: Int) -> UnsafeMutableRawPointer? {
-        ckshim_ring_peek_sc_sized(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes))
+    package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
+
+    /// The slot of mailbox entry `head` (the consumer index) of a ring of `slotBytes` slots
+    /// when it is published (single consumer), nil when empty or when its producer has
+    /// claimed it and not yet published. Move the item out, then
+    /// `releaseSingleConsumer(to: head &+ 1)`.
+    @inlinable @inline(__always)
+    package func peekSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
+        ckshim_ring_peek_sc_at(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), head)
     }
 
     /// True when the entry at the consumer index is published: the next peek returns it
@@ -299,10 +307,11 @@ package struct RawRing: @unchecked Sendable {
     /// sealed ring.
     @inlinable package func unseal() { ckshim_ring_unseal(ring) }
 
-    /// Frees the slot `peekSingleConsumer` returned for reuse by producers.
+    /// Frees the slot `peekSingleConsumer(at:slotBytes:)` returned for reuse by producers:
+    /// the consumer index becomes `next`, that entry's ticket + 1.
     @inlinable @inline(__always)
-    package func releaseSingleConsumer() {
-        ckshim_ring_release_sc(ring)
+    package func releaseSingleConsumer(to next: UInt32) {
+        ckshim_ring_release_sc_to(ring, next)
     }
 
     // MARK: single producer
