@@ -14,7 +14,9 @@
 // removed entry's: a wasted fire). Thread-safety: every method from any thread.
 // Clock: the system's scheduler's (SchedulerClock). On a DeterministicScheduler there is
 // no Dispatch timer: arming adds a timer to its VirtualClock, which fires when the test
-// advances virtual time past the deadline (a stale one finds nothing expired).
+// advances virtual time past the deadline (a stale one finds nothing expired). Deadlines
+// saturate at `UInt64.max`, which a virtual clock can reach (VirtualClock, V4): such a
+// deadline is armed and fires like any other, so an ask with a timer always ends.
 
 import Dispatch
 import MNScheduler
@@ -82,8 +84,11 @@ extension AskTimer {
         private struct State {
             var pending: [RequestID: AskPromiseBase] = [:]
             var heap: [(deadline: UInt64, id: UInt64)] = []
-            /// The deadline the Dispatch timer is set for (`.max`: not armed).
-            var armedFor: UInt64 = .max
+            /// The deadline the timer is set for; nil when it is not armed. (Not a `.max`
+            /// sentinel: `.max` is a real deadline on a virtual clock — every deadline
+            /// saturates to it once the clock has reached it, see VirtualClock's V4 — and
+            /// must be armed like any other.)
+            var armedFor: UInt64?
         }
 
         private let state = FutexLock<State>(State())
@@ -113,7 +118,7 @@ extension AskTimer {
                 state.pending[RequestID(id)] = promise
                 state.heap.append((deadline, id))
                 siftUp(&state.heap, state.heap.count - 1)
-                guard deadline < state.armedFor else { return }
+                if let armed = state.armedFor, armed <= deadline { return }
                 state.armedFor = deadline
                 arm(deadline)
             }
@@ -149,8 +154,8 @@ extension AskTimer {
                     popMin(&state.heap)
                     if let promise = state.pending.removeValue(forKey: RequestID(top.id)) { expired.append(promise) }
                 }
-                state.armedFor = state.heap.first?.deadline ?? .max
-                if let next = state.heap.first?.deadline { arm(next) }
+                state.armedFor = state.heap.first?.deadline
+                if let next = state.armedFor { arm(next) }
                 return expired
             }
             for promise in expired { promise.timeOut() }

@@ -98,7 +98,14 @@ public final class DeterministicScheduler: Sendable {
     /// deadline order (each sees the clock at its own deadline). Runs no turns: work the
     /// timers make runnable (a timed-out ask's task, say) waits for the next
     /// ``step()`` or ``runUntilQuiescent(maxTurns:)``.
-    /// - Parameter duration: any `Duration`; negative means zero, a huge one saturates.
+    /// - Parameter duration: any `Duration`; negative means zero. Time saturates: the clock
+    ///   stops at its maximum, `UInt64.max` nanoseconds (about 584 years), and every
+    ///   deadline computed from then on is that maximum too. A timer therefore always
+    ///   fires: one due at or past the maximum fires in the advance that reaches it, and
+    ///   one armed once the clock is there (an ask with a timeout, say) fires in the next
+    ///   advance, even `advanceTime(by: .zero)` — its own duration cannot be represented
+    ///   any more, so it ends early rather than never. (An ask whose timeout is itself
+    ///   about 292 years or more has no timer at all: it means "no timeout".)
     /// - Returns: the number of timers fired.
     /// - Throws: ``DeterministicSchedulerError/alreadyDriving(seed:)``.
     @discardableResult
@@ -113,8 +120,14 @@ public final class DeterministicScheduler: Sendable {
     /// to `await` an actor's reply in a deterministic test).
     public var taskExecutor: MNTaskExecutor { scheduler.taskExecutor }
 
-    /// Virtual time elapsed since this scheduler was created.
-    public var now: Duration { .nanoseconds(Int64(clamping: engine.clock.nanoseconds)) }
+    /// Virtual time elapsed since this scheduler was created (at most `UInt64.max`
+    /// nanoseconds: see ``advanceTime(by:)``).
+    public var now: Duration {
+        let nanoseconds = engine.clock.nanoseconds
+        // Exact over the clock's whole range (`.nanoseconds(_:)` takes an Int64, half of it).
+        return Duration(secondsComponent: Int64(nanoseconds / 1_000_000_000),
+                        attosecondsComponent: Int64(nanoseconds % 1_000_000_000) * 1_000_000_000)
+    }
 
     /// Units waiting for a turn (a snapshot).
     public var runnableCount: Int { engine.runnableCount }

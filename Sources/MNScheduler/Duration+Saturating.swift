@@ -32,6 +32,8 @@ extension Duration {
 
     /// `now + nanoseconds`, clamped to `UInt64.max` ("never"): the deadline for a caller
     /// that already has the duration in nanoseconds (from `saturatingNanoseconds`).
+    /// ("Never" on the monotonic clock only: a deterministic scheduler's virtual clock can
+    /// reach `UInt64.max`, and its timers due then fire — VirtualClock, V4.)
     package static func saturatingDeadline(afterNanoseconds nanoseconds: UInt64, from now: UInt64) -> UInt64 {
         let (sum, overflow) = now.addingReportingOverflow(nanoseconds)
         return overflow ? .max : sum

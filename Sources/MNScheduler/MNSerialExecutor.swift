@@ -105,7 +105,10 @@
 // its own tracking cannot tell (a told closure, assumeIsolated in synchronous code); we
 // answer from the worker's "current unit" (set by the worker around runTurn, and by an
 // inline run around its drain), so assumeIsolated/preconditionIsolated succeed inside
-// this executor's drains and fail, naming the executor and thread, anywhere else.
+// this executor's drains and fail anywhere else. Elsewhere the answer is nil, not false:
+// the runtime then calls checkIsolated(), whose trap names this executor and what the
+// thread runs instead (isolationFailureMessage); after a false it traps with its own
+// message, which names neither.
 //
 // After shutdown: the scheduler's workers are gone, so an executor that still gets jobs or
 // told closures (or was handed back with some queued) drains them on a private serial
@@ -114,6 +117,7 @@
 // under `offPoolKey`, as is a DeterministicScheduler's driving thread during a turn).
 // Nothing enqueued is ever dropped.
 
+import CConcurrencyKit
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -433,26 +437,106 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         UnownedSerialExecutor(ordinary: self)
     }
 
-    /// True exactly when the calling thread is draining this executor: a worker inside its
+    /// `true` exactly when the calling thread is draining this executor: a worker inside its
     /// turn or inline run, the fallback thread after shutdown, or the thread driving a
-    /// DeterministicScheduler's turn of it.
+    /// DeterministicScheduler's turn of it; `nil` anywhere else — never `false`, so test
+    /// `!= true` for "not isolated".
+    ///
+    /// Why `nil`: Swift's runtime takes a `false` as final and traps (in `assumeIsolated`,
+    /// `preconditionIsolated`, `assertIsolated`) with its own message, which names neither
+    /// this executor nor what runs instead (Swift 6.3: "Expected same executor as
+    /// Counter.", or "Expected 'UnownedSerialExecutor(executor: (Opaque Value))'
+    /// executor."). For `nil` ("cannot tell") it asks ``checkIsolated()`` in those
+    /// checks, whose message does (``isolationFailureMessage()``), and in its checks that
+    /// must not trap (isolated conformances, warnings) it takes `nil` as "not isolated",
+    /// as it took `false`. The answer is exact either way.
     public func isIsolatingCurrentContext() -> Bool? {
-        guard let worker = Worker.currentUnmanaged else {
-            return pthread_getspecific(MNSerialExecutor.offPoolKey) == Unmanaged.passUnretained(self).toOpaque()
-        }
+        isolatesCurrentThread ? true : nil
+    }
+
+    /// True exactly when the calling thread is draining this executor (see
+    /// `isIsolatingCurrentContext()`).
+    var isolatesCurrentThread: Bool {
         let me = Unmanaged.passUnretained(self).toOpaque()
+        guard let worker = Worker.currentUnmanaged else {
+            return pthread_getspecific(MNSerialExecutor.offPoolKey) == me
+        }
         return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }
     }
 
-    /// Traps unless the caller runs inside this executor's drain, naming where it is instead.
+    /// Traps unless the caller runs inside this executor's drain, with
+    /// ``isolationFailureMessage()``: the executor expected and what the calling thread
+    /// runs instead. Swift's runtime calls it when `assumeIsolated`, `preconditionIsolated`
+    /// or `assertIsolated` of an actor on this executor runs elsewhere. A `fatalError`, not
+    /// a `preconditionFailure`: an optimised build prints the latter's message not at all.
     public func checkIsolated() {
-        if isIsolatingCurrentContext() == true { return }
-        let location: String
-        if let index = Scheduler.currentWorkerIndex {
-            location = "MNScheduler worker \(index) running another unit"
-        } else {
-            location = "a thread outside every MNScheduler pool"
+        if isolatesCurrentThread { return }
+        fatalError(isolationFailureMessage())
+    }
+
+    /// What ``checkIsolated()`` traps with when called on the current thread: this executor
+    /// (its address and scheduler), then where the caller runs instead — the scheduler
+    /// worker and its thread, with the unit whose turn it is in (another actor's executor,
+    /// a FastMailbox actor's cell with the actor's type, a task executor's lane); the
+    /// thread that drains another executor off the pool or drives a DeterministicScheduler;
+    /// or a thread outside every scheduler. Threads are given by kernel id and name.
+    /// Any thread; allocates (a trap's path, or a test's).
+    public func isolationFailureMessage() -> String {
+        "Incorrect actor executor assumption: expected \(MNSerialExecutor.describe(self)), "
+            + "but the caller runs on \(MNSerialExecutor.describeCurrentContext())"
+    }
+
+    /// "MNSerialExecutor 0x… on scheduler N" for messages.
+    static func describe(_ executor: MNSerialExecutor) -> String {
+        "MNSerialExecutor \(address(of: executor)) on scheduler \(executor.scheduler.id)"
+    }
+
+    /// Where the calling thread runs, for isolation failure messages.
+    static func describeCurrentContext() -> String {
+        let thread = currentThreadDescription()
+        if let worker = Worker.currentUnmanaged {
+            return worker._withUnsafeGuaranteedRef { worker in
+                let place = (worker.isSpare ? "spare thread \(worker.index - worker.core.queues.count)" : "worker \(worker.index)")
+                    + " of scheduler \(worker.schedulerID) (\(thread))"
+                // The unit whose turn this is: alive until the turn ends, and the caller is in it.
+                guard let unit = worker.currentUnit else { return "\(place), between turns" }
+                return "\(place), in a turn of \(describeUnit(unit))"
+            }
         }
-        preconditionFailure("Incorrect actor executor assumption: expected MNSerialExecutor \(ObjectIdentifier(self)), but the caller runs on \(location)")
+        if let draining = pthread_getspecific(offPoolKey) {
+            let executor = Unmanaged<MNSerialExecutor>.fromOpaque(draining).takeUnretainedValue()
+            return "\(thread), off the pool, draining \(describe(executor))"
+        }
+        if SchedulerClock.currentTurn.virtual != nil {
+            return "\(thread), driving a DeterministicScheduler (a turn of another unit, or between turns)"
+        }
+        return "\(thread), outside every MNScheduler pool"
+    }
+
+    /// A running unit for messages: its kind, type and address.
+    private static func describeUnit(_ raw: UnsafeMutableRawPointer) -> String {
+        let unit = Unmanaged<ScheduledUnit>.fromOpaque(raw).takeUnretainedValue()
+        if let executor = unit as? MNSerialExecutor { return describe(executor) }
+        if MNTaskExecutor.Lane.ifLane(unit) != nil { return "MNTaskExecutor lane \(address(of: unit)) (a task's job)" }
+        return "\(String(reflecting: type(of: unit))) \(address(of: unit))"  // an actor cell: ActorCell<TheActor>
+    }
+
+    private static func address(of object: AnyObject) -> String {
+        "0x" + String(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), radix: 16)
+    }
+
+    /// The calling thread for messages: its name (`mn-worker-N`, a Dispatch thread's, the
+    /// program's) and its kernel thread id.
+    private static func currentThreadDescription() -> String {
+        let tid = ckshim_gettid()
+        var name = ""
+        let fd = open("/proc/thread-self/comm", O_RDONLY)
+        if fd >= 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            if count > 0 { name = String(decoding: buffer[..<count].prefix { $0 != 0x0A && $0 != 0 }, as: UTF8.self) }
+        }
+        return name.isEmpty ? "thread \(tid)" : "thread \(tid) '\(name)'"
     }
 }

@@ -8,6 +8,14 @@
 //       an action for a deadline within the target fires in the same advance.
 //  (V3) actions run outside the lock, on the advancing thread, one at a time (the caller
 //       holds the scheduler's drive guard), so they may add timers or schedule units.
+//  (V4) time saturates: an advance past `UInt64.max` nanoseconds (about 584 years) stops
+//       the clock there, and deadlines computed from it saturate to the same value
+//       (Duration.saturatingDeadline). `UInt64.max` is therefore a deadline like any
+//       other, reached by the clock: a timer at it fires in the advance that reaches the
+//       maximum, or, added once the clock is there, in the next advance (even by zero), as
+//       any timer in the past does. So a timeout armed on a saturated clock still ends —
+//       early, as the time it should have waited for cannot be represented — instead of
+//       never. (Callers must not use `.max` as "no deadline" on a virtual clock.)
 // Thread-safety: every member may be called from any thread (one lock).
 
 /// Virtual nanoseconds and the timers due on them (see the file comment).
@@ -42,7 +50,8 @@ package final class VirtualClock: Sendable {
         }
     }
 
-    /// Moves the clock `nanoseconds` forward (saturating), firing the timers due (V2).
+    /// Moves the clock `nanoseconds` forward (saturating at `UInt64.max`, V4), firing the
+    /// timers due (V2).
     /// Returns the number of timers fired.
     @discardableResult
     package func advance(by nanoseconds: UInt64) -> Int {

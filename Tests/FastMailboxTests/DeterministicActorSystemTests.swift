@@ -105,6 +105,57 @@ final class DeterministicCounter: EventActor {
         #expect(system.shutdown().isBalanced)
     }
 
+    @Test("once virtual time saturates, an ask's deadline saturates too and it still times out at the next advance")
+    func askTimesOutOnASaturatedClock() throws {
+        let deterministic = DeterministicScheduler(seed: 12)
+        let system = makeDeterministicSystem(deterministic)
+        let counter = try system.spawn { DeterministicCounter() }
+        try deterministic.runUntilQuiescent()
+        try deterministic.advanceTime(by: .seconds(Int64.max))
+        try deterministic.advanceTime(by: .seconds(Int64.max))  // already at the maximum: stays there
+        let maximum = Duration(secondsComponent: Int64(UInt64.max / 1_000_000_000),
+                               attosecondsComponent: Int64(UInt64.max % 1_000_000_000) * 1_000_000_000)
+        #expect(deterministic.now == maximum)  // the clock's true value, not clamped to Int64 nanoseconds
+        let outcomes = Probe<(tag: Int, outcome: AskOutcome)>()
+        startAsk(counter, on: deterministic, timeout: .seconds(1), tag: 0, into: outcomes) { .ignore(replyTo: $0) }
+        try deterministic.runUntilQuiescent()
+        #expect(deterministic.pendingTimerCount == 1, "the ask armed no timer")
+        #expect(try deterministic.advanceTime(by: .seconds(1)) == 1)
+        try deterministic.runUntilQuiescent()
+        #expect(outcomes.values.map(\.outcome) == [.timedOut])
+        // Several asks made at the maximum all end, each at the next advance after it.
+        for tag in 1...3 {
+            startAsk(counter, on: deterministic, timeout: .milliseconds(tag), tag: tag, into: outcomes) { .ignore(replyTo: $0) }
+        }
+        try deterministic.runUntilQuiescent()
+        try deterministic.advanceTime(by: .zero)
+        try deterministic.runUntilQuiescent()
+        #expect(outcomes.values.map(\.outcome) == Array(repeating: .timedOut, count: 4))
+        #expect(deterministic.pendingTimerCount == 0)
+        #expect(system.shutdown().isBalanced)
+    }
+
+    @Test("an ask whose deadline saturates before the clock does times out at the advance that reaches the maximum")
+    func askWithASaturatedDeadlineTimesOut() throws {
+        let deterministic = DeterministicScheduler(seed: 13)
+        let system = makeDeterministicSystem(deterministic)
+        let counter = try system.spawn { DeterministicCounter() }
+        try deterministic.advanceTime(by: .nanoseconds(Int64.max))
+        try deterministic.advanceTime(by: .nanoseconds(Int64.max - 1))  // 2 ns short of the maximum
+        #expect(deterministic.scheduler.clock.nanoseconds() == UInt64.max - 2)
+        let outcomes = Probe<(tag: Int, outcome: AskOutcome)>()
+        startAsk(counter, on: deterministic, timeout: .seconds(1), tag: 0, into: outcomes) { .ignore(replyTo: $0) }
+        try deterministic.runUntilQuiescent()
+        #expect(deterministic.pendingTimerCount == 1)
+        #expect(try deterministic.advanceTime(by: .nanoseconds(1)) == 0)  // 1 ns short: not yet
+        try deterministic.runUntilQuiescent()
+        #expect(outcomes.count == 0)
+        #expect(try deterministic.advanceTime(by: .seconds(1)) == 1)  // reaches the maximum
+        try deterministic.runUntilQuiescent()
+        #expect(outcomes.values.map(\.outcome) == [.timedOut])
+        #expect(system.shutdown().isBalanced)
+    }
+
     @Test("a reply that loses the race with the timeout is a dead letter, never a second outcome")
     func lateReplyIsDeadLettered() throws {
         let deterministic = DeterministicScheduler(seed: 4)

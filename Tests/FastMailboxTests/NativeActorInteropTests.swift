@@ -32,6 +32,8 @@ private actor Registry {
 
     init(scheduler: Scheduler) { executor = MNSerialExecutor(scheduler: scheduler) }
 
+    nonisolated var executorForTests: MNSerialExecutor { executor }
+
     func register(_ caller: ActorRef<RegistryClientMessage>) {
         preconditionIsolated()   // traps unless this runs inside the executor's turn
         if !executor.scheduler.isCurrentThreadWorker { callsOffPool += 1 }
@@ -88,7 +90,36 @@ private enum RegistryClientMessage: Sendable {
     return (count, Scheduler.currentWorkerIndex)
 }
 
+/// An event actor that records what an MNSerialExecutor's isolation failure would say in its turn.
+final class IsolationReporter: EventActor {
+    let executor: MNSerialExecutor
+    let messages: SignalingProbe<String>
+    init(executor: MNSerialExecutor, messages: SignalingProbe<String>) {
+        self.executor = executor
+        self.messages = messages
+    }
+    func receive(_ message: Int, context: ActorContext<Int>) {
+        messages.record(executor.isolationFailureMessage())
+    }
+}
+
 @Suite("Native Swift actors beside ours", .serialized) struct NativeActorInteropTests {
+    @Test("in an event actor's turn, a native actor's isolation failure message names that actor's cell and type")
+    func isolationFailureMessageInAnEventActor() async throws {
+        let system = try makeSystem(workers: 1)
+        let registry = Registry(scheduler: system.scheduler)
+        let messages = SignalingProbe<String>()
+        let ref = try system.spawn { IsolationReporter(executor: registry.executorForTests, messages: messages) }
+        ref.tell(1)
+        #expect(messages.waitForCount(1))
+        let message = try #require(messages.values.first)
+        #expect(message.hasPrefix("Incorrect actor executor assumption: expected MNSerialExecutor 0x"), "\(message)")
+        #expect(message.contains("but the caller runs on worker 0 of scheduler "), "\(message)")
+        #expect(message.contains(", in a turn of FastMailbox.ActorCell<FastMailboxTests.IsolationReporter> 0x"), "\(message)")
+        system.shutdown()
+    }
+
+
     @Test("a native actor on the system's executor, called from event actors, counts every call exactly and can tell the refs it holds")
     func nativeActorHoldsRefs() async throws {
         let system = try makeSystem(workers: 2)
@@ -154,8 +185,9 @@ private enum RegistryClientMessage: Sendable {
         #expect(worker != nil)
         #expect(onShared)
         #expect(isolated)
-        // Off the executor the isolation check answers no (so assumeIsolated would trap).
-        #expect(MNGlobalActor.shared.executor.isIsolatingCurrentContext() == false)
+        // Off the executor the isolation check answers "not here": nil, so that the runtime's
+        // trap is checkIsolated()'s, which names the executor (assumeIsolated would trap).
+        #expect(MNGlobalActor.shared.executor.isIsolatingCurrentContext() == nil)
     }
 
     @Test("a custom global actor's code runs on a scheduler worker where assumeIsolated on its shared instance succeeds")
@@ -164,7 +196,7 @@ private enum RegistryClientMessage: Sendable {
         let (count, worker) = await testDatabaseCountOnWorker()
         #expect(count == 10)
         #expect(worker != nil)
-        #expect(TestDatabase.shared.executor.isIsolatingCurrentContext() == false)
+        #expect(TestDatabase.shared.executor.isIsolatingCurrentContext() == nil)
     }
 
     @Test("event actors of a system on the shared scheduler call a global-actor cache and every call is counted on the pool")

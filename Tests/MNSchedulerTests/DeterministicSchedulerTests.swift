@@ -117,6 +117,27 @@ import Glibc
         #expect(try deterministic.runUntilQuiescent() == 0)  // the guard was released
     }
 
+    /// V4: virtual time saturates at UInt64.max nanoseconds, `now` reports it exactly, and a
+    /// deadline that saturated to it is still reached: its timer fires at the next advance.
+    @Test("V4: once virtual time saturates, a deadline armed then fires at the next advance; now is exact")
+    func saturatedClockStillFiresTimers() throws {
+        let deterministic = DeterministicScheduler(seed: 14)
+        try deterministic.advanceTime(by: .seconds(Int64.max))
+        try deterministic.advanceTime(by: .seconds(Int64.max))
+        let clock = deterministic.scheduler.clock
+        #expect(clock.nanoseconds() == .max)
+        #expect(deterministic.now == .seconds(18_446_744_073) + .nanoseconds(709_551_615))
+        #expect(deterministic.now > .nanoseconds(Int64.max))
+        let deadline = clock.deadline(after: .seconds(1))
+        #expect(deadline == .max)  // saturated: the clock is already there
+        let fired = Lock<Int>(0)
+        deterministic.engine.clock.addTimer(at: deadline) { fired.withLock { $0 += 1 } }
+        #expect(deterministic.pendingTimerCount == 1)
+        #expect(try deterministic.advanceTime(by: .seconds(1)) == 1)
+        #expect(fired.withLock { $0 } == 1)
+        #expect(deterministic.pendingTimerCount == 0)
+    }
+
     /// Shutdown: runnable units go through runAfterShutdown; later schedules too (D4); a
     /// second shutdown returns nothing.
     @Test("D4: shutdown hands queued and later work to the after-shutdown hook")

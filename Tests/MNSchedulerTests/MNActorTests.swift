@@ -185,7 +185,7 @@ actor ExecutorOwner: MNActor {
         #expect(inline == 1_000)
         #expect(isolated == 1_000)
         // Off the actor, the executor says no.
-        #expect(recorder.executor.isIsolatingCurrentContext() == false)
+        #expect(recorder.executor.isIsolatingCurrentContext() == nil)
     }
 
     @Test("an actor calling an idle actor runs it inline too, and both stay isolated")
@@ -232,7 +232,7 @@ actor ExecutorOwner: MNActor {
         #expect(deterministic.runnableCount == 1)   // one schedule for the whole batch
         try deterministic.runUntilQuiescent()
         #expect(ran.withLock { $0 } == Array(0..<200))
-        #expect(recorder.executor.isIsolatingCurrentContext() == false)   // no longer driving it
+        #expect(recorder.executor.isIsolatingCurrentContext() == nil)   // no longer driving it
     }
 
     @Test("MNGlobalActor.shared.tell runs the closure once, on Scheduler.shared's workers, isolated to the global actor")

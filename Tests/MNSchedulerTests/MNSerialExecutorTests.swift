@@ -34,6 +34,27 @@ func assumeIsolationOffThePool() {
     counter.assumeIsolated { _ in }
 }
 
+extension MNCounter {
+    /// From inside this actor's turn: what `other`'s isolation failure would say here.
+    func isolationFailureMessage(of other: MNSerialExecutor) -> String { other.isolationFailureMessage() }
+
+    /// From inside this actor's turn: asserts `other`'s isolation (traps: wrong executor).
+    func preconditionIsolated(to other: MNCounter) { other.preconditionIsolated() }
+}
+
+/// An exit test's body: one actor asserts another's isolation from inside its own turn.
+func preconditionIsolationInAnotherActorsTurn() async {
+    let scheduler = try! Scheduler(configuration: SchedulerConfiguration(workers: 1, readsEnvironment: false))
+    let expected = MNCounter(scheduler: scheduler), running = MNCounter(scheduler: scheduler)
+    print("expected \(MNSerialExecutor.describe(expected.executor)); running \(MNSerialExecutor.describe(running.executor))")
+    await running.preconditionIsolated(to: expected)
+}
+
+/// "0x…" as the isolation failure message writes an object's address.
+func hexAddress(_ object: AnyObject) -> String {
+    "0x" + String(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), radix: 16)
+}
+
 @Suite struct MNSerialExecutorTests {
     @Test("a native actor on MNSerialExecutor counts 1M awaited calls from a task on MNTaskExecutor exactly")
     func millionCalls() async throws {
@@ -85,22 +106,91 @@ func assumeIsolationOffThePool() {
         let facts = await counter.isolationFacts()
         #expect(facts.onWorker)
         #expect(facts.executorSays == true)
-        #expect(counter.executor.isIsolatingCurrentContext() == false)  // here: not on the pool
+        #expect(counter.executor.isIsolatingCurrentContext() == nil)  // here: not on the pool (nil, never false)
         // On a worker, but inside another unit's turn: not isolated either.
         let other = MNCounter(scheduler: scheduler)
         let crossCheck = await Task(executorPreference: scheduler.taskExecutor) {
             (Scheduler.currentWorkerIndex != nil, counter.executor.isIsolatingCurrentContext())
         }.value
         #expect(crossCheck.0)
-        #expect(crossCheck.1 == false)
+        #expect(crossCheck.1 == nil)
         _ = await other.increment()
     }
 
-    @Test("assumeIsolated off the actor's executor stops the process with a clear message")
+    @Test("assumeIsolated off the actor's executor stops the process with a message naming the executor and the thread")
     func assumeIsolatedFailsElsewhere() async throws {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             assumeIsolationOffThePool()
         }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Incorrect actor executor assumption: expected MNSerialExecutor 0x"), "\(output)")
+        #expect(output.contains(" on scheduler "), "\(output)")
+        #expect(output.contains("but the caller runs on thread "), "\(output)")
+        #expect(output.contains("outside every MNScheduler pool"), "\(output)")
+    }
+
+    @Test("preconditionIsolated in another actor's turn stops the process naming both executors and the worker")
+    func preconditionIsolatedFailsInAnotherActor() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardOutputContent, \.standardErrorContent]) {
+            await preconditionIsolationInAnotherActorsTurn()
+        }
+        let printed = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        // The child printed both executors' descriptions before the trap.
+        let names = try #require(printed.split(separator: "\n").first { $0.hasPrefix("expected ") })
+        let parts = names.dropFirst("expected ".count).split(separator: "; running ", maxSplits: 1).map(String.init)
+        try #require(parts.count == 2, "\(printed)")
+        #expect(output.contains("expected \(parts[0]), but the caller runs on worker 0 of scheduler "), "\(output)")
+        #expect(output.contains("'mn-worker-0'"), "\(output)")
+        #expect(output.contains("in a turn of \(parts[1])"), "\(output)")
+    }
+
+    @Test("the isolation failure message names the executor expected and what the thread runs instead, wherever it is")
+    func isolationFailureMessageNamesBothSides() async throws {
+        let scheduler = try makeScheduler(workers: 2)
+        defer { scheduler.shutdown() }
+        let expected = MNCounter(scheduler: scheduler), other = MNCounter(scheduler: scheduler)
+        let expectedName = "expected MNSerialExecutor \(hexAddress(expected.executor)) on scheduler \(scheduler.id), "
+        // A thread outside every pool (this test's).
+        let outside = expected.executor.isolationFailureMessage()
+        #expect(outside.hasPrefix("Incorrect actor executor assumption: " + expectedName), "\(outside)")
+        #expect(outside.contains("but the caller runs on thread "), "\(outside)")
+        #expect(outside.hasSuffix("outside every MNScheduler pool"), "\(outside)")
+        // A task on the scheduler's task executor: a worker, in a lane's turn.
+        let inTask = await Task(executorPreference: scheduler.taskExecutor) {
+            (Scheduler.currentWorkerIndex, expected.executor.isolationFailureMessage())
+        }.value
+        let worker = try #require(inTask.0)
+        #expect(inTask.1.contains(expectedName + "but the caller runs on worker \(worker) of scheduler \(scheduler.id) (thread "), "\(inTask.1)")
+        #expect(inTask.1.contains("'mn-worker-\(worker)'), in a turn of MNTaskExecutor lane 0x"), "\(inTask.1)")
+        // Another actor on the same scheduler: in that executor's turn (or inline run).
+        let inOther = await other.isolationFailureMessage(of: expected.executor)
+        #expect(inOther.contains(expectedName + "but the caller runs on worker "), "\(inOther)")
+        #expect(inOther.hasSuffix("in a turn of MNSerialExecutor \(hexAddress(other.executor)) on scheduler \(scheduler.id)"), "\(inOther)")
+        // Inside the expected executor there is nothing to report: the check passes.
+        let facts = await expected.isolationFacts()
+        #expect(facts.executorSays == true)
+    }
+
+    @Test("off the pool the message names the executor being drained, or the deterministic scheduler being driven")
+    func isolationFailureMessageOffThePool() async throws {
+        let deterministic = DeterministicScheduler(seed: 1)
+        let expected = MNCounter(scheduler: deterministic.scheduler), other = MNCounter(scheduler: deterministic.scheduler)
+        // In the other actor's drain on the driving thread, and in a plain unit's turn there.
+        let inOther = Task(executorPreference: deterministic.taskExecutor) {
+            await other.isolationFailureMessage(of: expected.executor)
+        }
+        let inUnit = Mutex<String?>(nil)
+        deterministic.scheduler.schedule(ClosureUnit { _, _ in
+            inUnit.withLock { $0 = expected.executor.isolationFailureMessage() }
+            return .idle
+        })
+        try deterministic.runUntilQuiescent()
+        let drained = await inOther.value  // finished already: the drive ran it
+        #expect(drained.contains("but the caller runs on thread "), "\(drained)")
+        #expect(drained.hasSuffix("off the pool, draining MNSerialExecutor \(hexAddress(other.executor)) on scheduler \(deterministic.scheduler.id)"), "\(drained)")
+        let unit = try #require(inUnit.withLock { $0 })
+        #expect(unit.hasSuffix("driving a DeterministicScheduler (a turn of another unit, or between turns)"), "\(unit)")
     }
 
     @Test("Task(executorPreference:) and withTaskExecutorPreference run task code on the scheduler's workers")

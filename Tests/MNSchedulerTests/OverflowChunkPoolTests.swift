@@ -57,4 +57,44 @@ import Glibc
         while OverflowChunkPool.contains(chunk.base), monotonicNanoseconds() < deadline { usleep(10_000) }
         #expect(!OverflowChunkPool.contains(chunk.base), "the pool kept a chunk long after the last scheduler's shutdown")
     }
+
+    /// What Guarantees.md ("Idle actors are small") promises of a drained burst, exactly: no
+    /// chunk stays with the queue once its last item is out; the small first links of the
+    /// chain go back to malloc then, the maximum-size ones into this pool, which frees them
+    /// only at its second aging after that (between one and two intervals later).
+    @Test("a drained burst's chunks leave the queue as their last item is taken: small ones to malloc, full ones to the pool until aged")
+    func drainedBurstChunksArePooledThenFreed() throws {
+        let queue = try MPSCQueue(capacity: 8, itemBytes: 56)  // a slot size no other suite's messages use
+        var item = [UInt8](repeating: 0, count: 56)
+        let burst = 7 + 32 + 64 + 128 + 256 + 512 + 3 * OverflowChunk.maximumCapacity  // 7 in the ring
+        for n in 0..<burst {
+            item.withUnsafeMutableBytes { $0.storeBytes(of: n, as: Int.self) }
+            _ = item.withUnsafeBytes { queue.enqueue(moving: $0.baseAddress!) }
+        }
+        // The producers' chain, in order: 32, 64, …, 512, then three of the maximum.
+        let list = try #require(queue.ringBlock.flatMap { queue.overflowList(RawRing(block: $0)) })
+        var chunks: [OverflowChunk] = []
+        var next = list.head
+        while let base = next { chunks.append(OverflowChunk(base)); next = OverflowChunk(base).next }
+        #expect(chunks.map(\.capacity) == [32, 64, 128, 256, 512] + Array(repeating: OverflowChunk.maximumCapacity, count: 3))
+        let full = chunks.filter { $0.capacity == OverflowChunk.maximumCapacity }.map(\.base)
+        let small = chunks.filter { $0.capacity != OverflowChunk.maximumCapacity }.map(\.base)
+        // Drain it all, in order.
+        var expected = 0
+        while queue.drain(max: 1_000, taking: { $0.load(as: Int.self) }, { n in
+            #expect(n == expected)
+            expected += 1
+        }) == .more {}
+        #expect(expected == burst)
+        // The queue holds no chunk any more (the list itself, 136 bytes, stays with the ring).
+        #expect(list.head == nil && list.pendingChunk == nil)
+        #expect(!small.contains { OverflowChunkPool.contains($0) }, "a small chunk was pooled, not freed")
+        #expect(full.allSatisfy { OverflowChunkPool.contains($0) }, "a full chunk was freed at once (or reused by another test)")
+        // Two agings an interval apart free them (the monitor's tick, the reclaim timer, the
+        // next give or take of a chunk, or a scheduler's shutdown would age the pool).
+        let next1 = max(OverflowChunkPool.agedAt, monotonicNanoseconds()) &+ OverflowChunkPool.intervalNanoseconds
+        OverflowChunkPool.trimIfDue(now: next1)
+        OverflowChunkPool.trimIfDue(now: next1 &+ OverflowChunkPool.intervalNanoseconds)
+        #expect(!full.contains { OverflowChunkPool.contains($0) }, "a pooled chunk outlived two agings")
+    }
 }
