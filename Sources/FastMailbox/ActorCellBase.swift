@@ -319,9 +319,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// `.immediately`: the mailbox closes now (later sends are dead letters) and the turn
     /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
-    /// what it holds is handled first.
+    /// what it holds is handled first. Either way senders waiting for room in a bounded
+    /// mailbox get their messages back now (`closeMailbox`: BoundedMailboxWaiters W4), not
+    /// when the turn in hand ends: their messages were never in the mailbox.
     override final func stop(_ mode: StopMode) {
-        markClosed()
+        closeMailbox()
         sendSystem(.stop(mode, .stopped))
     }
 
@@ -568,9 +570,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     override final func closeMailbox() {
         markClosed()
-        waiters?.failAll()  // senders waiting for room get their messages back
+        waiters?.failAll()  // after the close (W4): senders waiting for room get their messages back
     }
-    override final var userMailboxDepth: Int { approximateCount }
 
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
@@ -592,7 +593,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func handleTerminated(_ t: Terminated) {
         guard watching.remove(t.id) != nil else { return }
         if let message = watchMessages.removeValue(forKey: t.id) {
-            system.unqueuedSent.wrappingAdd(1, ordering: .relaxed)  // sent by the runtime
+            system.runtimeSent.wrappingAdd(1, ordering: .relaxed)  // sent by the runtime
             countUndelivered(-1)  // handed over, not taken from the mailbox
             invoke(message)
         } else {

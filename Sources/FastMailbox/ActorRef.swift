@@ -159,7 +159,9 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// go to dead letters. `.immediately` (default): the actor finishes the message in hand,
     /// the rest goes to dead letters (asks among them fail at once with
     /// ``AskError/recipientStopped(requestID:recipient:)``). `.afterDrainingMailbox`: those
-    /// already queued are processed first. Idempotent; any thread.
+    /// already queued are processed first. Either way senders waiting in ``send(_:)`` for
+    /// room in a bounded mailbox get ``SendError/stopped(_:)`` with their messages before
+    /// this returns, even while the actor is still inside a turn. Idempotent; any thread.
     public func stop(_ mode: StopMode = .immediately) { identity.stop(mode) }
 
     /// Messages waiting in the actor's mailbox, plus one while the actor is in a turn (the

@@ -10,6 +10,11 @@
 //                 closed mailbox, a late ask reply) + watch messages the runtime sent.
 // So delivered + deadLettered + left == sent is a check, not an identity: a message that
 // sits in a mailbox no one will drain, or is taken out and dropped, breaks it.
+// A cell's counts move into the system's retired totals when it leaves the registry
+// (cellTerminated), or, for a cell still running when shutdown empties the registry (a
+// straggler), then, with what changes afterwards added when it does leave: statistics
+// and metrics after a shutdown include every cell ever registered, and agree with the
+// report. How the report reads these counters while tells race it: `accountingReport`.
 // Shutdown: stop accepting spawns; close every mailbox (later tells → dead letters with
 // reason .systemShutDown) and let each actor process what it already has, then stop;
 // wait until every actor stopped or the timeout passed; tell the stragglers to stop; shut
@@ -126,9 +131,16 @@ public final class ActorSystem: Sendable {
     private let retiredDelivered = Atomic<Int>(0)
     /// Accepted counts (taken out + still queued) of cells that already left the registry.
     private let retiredAccepted = Atomic<Int>(0)
-    /// Dead letters of messages that were never queued (refused tells, late replies) and
-    /// watch messages the runtime sent: the part of `sent` no mailbox counts.
-    let unqueuedSent = Atomic<Int>(0)
+    /// Dead letters of messages that had been accepted into a mailbox (already part of its
+    /// cell's accepted count).
+    let queuedDeadLetters = Atomic<Int>(0)
+    /// Dead letters of messages that were never queued (refused tells, late replies, a
+    /// late arrival at a cell that left): each is also a message sent that no mailbox
+    /// counts. With `queuedDeadLetters`, the report's `deadLettered` (accountingReport).
+    let unqueuedDeadLetters = Atomic<Int>(0)
+    /// Watch messages the runtime sent (handed to the behaviour without passing a mailbox):
+    /// the other part of `sent` no mailbox counts.
+    let runtimeSent = Atomic<Int>(0)
     /// Messages taken out of mailboxes and held by their actors (stash, unstashed and not
     /// yet handled): part of `left` at shutdown. Changed by turns (rarely), relaxed.
     let heldBack = Atomic<Int>(0)
@@ -163,6 +175,17 @@ public final class ActorSystem: Sendable {
         /// Set with the system's `shuttingDown`, in the same critical section: what the
         /// idle-mailbox walk, which holds the registry and not the system, stops at.
         var shuttingDown = false
+        /// Cells shutdown took out of `cells` while they still ran (stragglers), with the
+        /// counts it retired for them then: when one leaves, only what changed since is
+        /// retired (cellTerminated). Ids and counts only: no cell is kept alive here.
+        var stragglers: [ActorID: RetiredCounts] = [:]
+    }
+
+    /// A cell's counts as moved into the retired totals.
+    struct RetiredCounts {
+        var delivered: Int
+        var accepted: Int
+        var overflows: Int
     }
 
     /// Actor ids are process-wide so refs of different systems never compare equal.
@@ -414,14 +437,48 @@ public final class ActorSystem: Sendable {
     /// Called by a cell's last turn.
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
-            // Under the lock, so statistics never count a cell twice or not at all.
-            guard registry.cells.remove(cell) else { return }
-            retiredDelivered.wrappingAdd(cell.deliveredCount, ordering: .relaxed)
-            // The cell's own mailbox queue (retiredAcceptedCount, overflowCount; a router's is unused: 0).
-            retiredAccepted.wrappingAdd(cell.dequeuedCount, ordering: .relaxed)
-            counters.retiredOverflows.wrappingAdd(cell.overflowAppends, ordering: .relaxed)
+            // Under the lock, so statistics and reports never count a cell twice or not at all.
+            // The cell's own mailbox queue (retiredAcceptedCount, overflowCount; a router's
+            // is unused: 0). Drained: what is accepted is what was taken out (a message
+            // still being inserted is counted as sent when it is dead-lettered).
+            let now = RetiredCounts(delivered: cell.deliveredCount, accepted: cell.retiredAcceptedCount,
+                                    overflows: cell.overflowCount)
+            if registry.cells.remove(cell) {
+                retire(now)
+            } else if let before = registry.stragglers.removeValue(forKey: cell.id) {
+                // Shutdown retired the counts of this straggler as they were then: add what
+                // changed since (wrapping: a difference may be negative, e.g. the queued
+                // messages counted as accepted then, which are taken out by now).
+                retire(RetiredCounts(delivered: now.delivered &- before.delivered,
+                                     accepted: now.accepted &- before.accepted,
+                                     overflows: now.overflows &- before.overflows))
+            } else {
+                return
+            }
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
         }
+    }
+
+    /// Adds a cell's counts to the retired totals (under the registry lock).
+    private func retire(_ counts: RetiredCounts) {
+        retiredDelivered.wrappingAdd(counts.delivered, ordering: .relaxed)
+        retiredAccepted.wrappingAdd(counts.accepted, ordering: .relaxed)
+        counters.retiredOverflows.wrappingAdd(counts.overflows, ordering: .relaxed)
+    }
+
+    /// Shutdown empties the registry: the counts of every cell still in it (stragglers,
+    /// still running) are retired as they are now, queued messages included in
+    /// `accepted` (they are `left`, and become dead letters when the straggler's turn
+    /// ends), and the straggler is remembered so that its leaving retires only the change.
+    private func retireStragglers(_ registry: inout Registry) {
+        registry.cells.forEach { cell in
+            let figures = cell.reportFigures
+            let counts = RetiredCounts(delivered: figures.delivered, accepted: figures.accepted,
+                                       overflows: cell.overflowCount)
+            retire(counts)
+            registry.stragglers[cell.id] = counts
+        }
+        registry.cells.removeAll()
     }
 
     /// Takes `name` for a pool before its routees exist (a placeholder until
@@ -469,7 +526,11 @@ public final class ActorSystem: Sendable {
     /// of a pending `ask`, that ask fails at once (nobody will answer it).
     func publishDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                         reason: DeadLetterReason? = nil, wasQueued: Bool) {
-        if !wasQueued { unqueuedSent.wrappingAdd(1, ordering: .relaxed) }
+        if wasQueued {
+            queuedDeadLetters.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            unqueuedDeadLetters.wrappingAdd(1, ordering: .relaxed)
+        }
         let letter = DeadLetter(message: message, recipient: recipient, recipientName: recipientName,
                                 reason: reason ?? (isShuttingDown ? .systemShutDown : .recipientStopped))
         deadLetters.publish(letter)
@@ -504,20 +565,64 @@ public final class ActorSystem: Sendable {
     private func startShutdownFromTurn(timeout: Duration) -> ShutdownReport {
         registry.withLock { registry in registry.shuttingDown = true; shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
         DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
-        let stats = statistics
-        let (live, left) = liveCellsAndLeft()
-        return ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered, left: left,
-                              actorsNotStopped: live.count, sent: acceptedTotal, workersNotStopped: 0,
-                              actorsNotStoppedNames: live.prefix(20).map(\.name).sorted())
+        return accountingReport(workersNotStopped: 0)
     }
 
-    /// The cells still registered, and the messages they hold (queued, stashed, unstashed):
-    /// a shutdown report's `actorsNotStopped` and `left`.
-    private func liveCellsAndLeft() -> (cells: [AnyActorCell], left: Int) {
-        registry.withLock { registry in
-            let cells = registry.cells.values
-            return (cells, cells.reduce(0) { $0 + $1.userMailboxDepth } + heldBack.load(ordering: .relaxed))
+    /// A shutdown report from the counters now: delivered, dead-lettered, left (messages
+    /// the cells still registered hold: queued, stashed, unstashed, buffered) and sent,
+    /// with those cells as `actorsNotStopped`.
+    private func accountingReport(workersNotStopped: Int) -> ShutdownReport {
+        // The order of the reads, and why `delivered + deadLettered + left == sent` is then
+        // exact whenever nothing is lost, even while tells race the shutdown (a tell
+        // refused at a closed mailbox between two reads used to count on one side only):
+        // 1. The cells and the retired totals in one pass under the registry lock, which a
+        //    cell's leaving takes to retire its counts: each cell is counted once, live or
+        //    retired. A cell's queued count is read once, for `left` and for `sent` alike,
+        //    so a tell landing in a live cell meanwhile is on both sides or on neither.
+        // 2. `runtimeSent` and `queuedDeadLetters`: changed only by the turns of cells still
+        //    running (a watch message handed over; a queued message dead-lettered).
+        // 3. `unqueuedDeadLetters`, read once and added to both `deadLettered` and `sent`.
+        //    A tell that races these reads ends there and nowhere else: refused at a closed
+        //    mailbox, or landing in a cell that left (its late turn dead-letters it as never
+        //    queued), it changes no figure of 1 or 2. Two separate reads of it, however
+        //    ordered (the dead-letter office's total, then `sent`, as before), can fall on
+        //    either side of one refusal.
+        // What this cannot freeze is a cell whose turn runs during the reads (a straggler
+        // whose stuck turn ends now): it moves its messages from `left` to dead letters
+        // between 1 and 2. Nothing is lost; its figures settle when the turn ends.
+        // ShutdownAccountingTests runs a refused tell between each two reads
+        // (ShutdownReportTestHook).
+        let (cells, delivered, accepted, left) = registry.withLock { registry in
+            var delivered = retiredDelivered.load(ordering: .relaxed)
+            var accepted = retiredAccepted.load(ordering: .relaxed)
+            var left = heldBack.load(ordering: .relaxed)
+            registry.cells.forEach { cell in
+                let figures = cell.reportFigures
+                delivered &+= figures.delivered
+                accepted &+= figures.accepted
+                left &+= figures.left
+            }
+            return (registry.cells.values, delivered, accepted, left)
         }
+        #if DEBUG
+        ShutdownReportTestHook.betweenReads(of: self)
+        #endif
+        let runtime = runtimeSent.load(ordering: .relaxed)
+        #if DEBUG
+        ShutdownReportTestHook.betweenReads(of: self)
+        #endif
+        let queuedDead = queuedDeadLetters.load(ordering: .relaxed)
+        #if DEBUG
+        ShutdownReportTestHook.betweenReads(of: self)
+        #endif
+        let unqueuedDead = unqueuedDeadLetters.load(ordering: .relaxed)
+        #if DEBUG
+        ShutdownReportTestHook.betweenReads(of: self)
+        #endif
+        return ShutdownReport(delivered: delivered, deadLettered: queuedDead &+ unqueuedDead, left: left,
+                              actorsNotStopped: cells.count, sent: accepted &+ runtime &+ unqueuedDead,
+                              workersNotStopped: workersNotStopped,
+                              actorsNotStoppedNames: cells.prefix(20).map(\.name).sorted())
     }
 
     /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
@@ -550,9 +655,15 @@ public final class ActorSystem: Sendable {
         let (liveDelivered, live) = registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
             registry.cells.forEach { delivered += $0.deliveredCount }
-            return (delivered, registry.cells.count)
+            return (delivered, ActorSystem.liveActors(registry))
         }
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
+    }
+
+    /// Actors not yet stopped: the registered cells, and after a shutdown the stragglers
+    /// it took out of the registry while they still ran (until each leaves).
+    private static func liveActors(_ registry: borrowing Registry) -> Int {
+        registry.cells.count + registry.stragglers.count
     }
 
     /// Live actors, delivered messages and mailbox overflows, from one pass over the
@@ -565,7 +676,7 @@ public final class ActorSystem: Sendable {
                 delivered += cell.deliveredCount
                 overflows += cell.overflowCount
             }
-            return (registry.cells.count, delivered, overflows)
+            return (ActorSystem.liveActors(registry), delivered, overflows)
         }
     }
 
@@ -575,7 +686,7 @@ public final class ActorSystem: Sendable {
             var accepted = retiredAccepted.load(ordering: .relaxed)
             registry.cells.forEach { accepted += $0.acceptedCount }
             return accepted
-        } + unqueuedSent.load(ordering: .relaxed)
+        } + runtimeSent.load(ordering: .relaxed) + unqueuedDeadLetters.load(ordering: .relaxed)
     }
 
     /// Shuts the system down gracefully and reports the accounting.
@@ -651,13 +762,8 @@ public final class ActorSystem: Sendable {
             }
             // Every cell the scheduler handed back has dead-lettered its work by now; the
             // cells still registered are running (a stuck turn, a body that ignores its stop).
-            let (remaining, left) = liveCellsAndLeft()
             deadLetters.finishSubscribers()
-            let stats = statistics
-            var report = ShutdownReport(delivered: stats.delivered, deadLettered: stats.deadLettered,
-                                        left: left, actorsNotStopped: remaining.count, sent: acceptedTotal,
-                                        workersNotStopped: workersNotStopped,
-                                        actorsNotStoppedNames: remaining.prefix(20).map(\.name).sorted())
+            var report = accountingReport(workersNotStopped: workersNotStopped)
             // Dedicated actors' private systems: same deadline, figures added.
             for system in dedicated {
                 let now = clock.nanoseconds()
@@ -667,9 +773,10 @@ public final class ActorSystem: Sendable {
             // Break the cycles system → registry → cells → system, and the singleton table.
             // Stragglers keep themselves alive until their turn ends (removeAll hands the
             // registry's retain of a cell that is not idle to the worker running or holding
-            // it: CellTable T4) and dead-letter what they hold then.
+            // it: CellTable T4) and dead-letter what they hold then. Their counts are
+            // retired first, so statistics go on agreeing with the report.
             registry.withLock { registry in
-                registry.cells.removeAll()
+                retireStragglers(&registry)
                 registry.names = [:]
                 registry.singletons = [:]
             }
@@ -690,3 +797,26 @@ protocol ReplyRefCarrier {
 }
 
 extension ActorRef: ReplyRefCarrier {}
+
+#if DEBUG
+/// Debug builds only: runs an action between each two of a shutdown report's reads of the
+/// counters (ShutdownAccountingTests runs a refused tell there), for one system.
+enum ShutdownReportTestHook {
+    private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable () -> Void)?>(nil)
+
+    /// `action` runs between each two reads of `system`'s next reports, until `disarm()`.
+    static func arm(for system: ActorSystem, _ action: @escaping @Sendable () -> Void) {
+        armed.withLock { $0 = (ObjectIdentifier(system), action) }
+    }
+
+    static func disarm() { armed.withLock { $0 = nil } }
+
+    static func betweenReads(of system: ActorSystem) {
+        let action = armed.withLock { armed -> (@Sendable () -> Void)? in
+            guard let hook = armed, hook.system == ObjectIdentifier(system) else { return nil }
+            return hook.action
+        }
+        action?()
+    }
+}
+#endif

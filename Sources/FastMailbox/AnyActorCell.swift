@@ -673,7 +673,9 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         system.releaseName(of: self)
         closeMailbox()
         if let extras = extrasStorage {
-            for child in extras.children.values { child.sendSystem(.stop(.immediately, .stopped)) }
+            // As `ref.stop()` (children are event actors): the mailbox closes and waiting
+            // senders get their messages back now, not when the child's turn in hand ends.
+            for child in extras.children.values { child.stopImmediately() }
         }
         if postStop { stopInstance() }
         resetBehaviourState()
@@ -718,6 +720,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     final var retiredAcceptedCount: Int { dequeuedCount }
     /// Sends that went to the user mailbox's overflow list.
     final var overflowCount: Int { overflowAppends }
+    /// This cell's part of a shutdown report (ActorSystem.accountingReport): messages
+    /// delivered, accepted (taken out + still queued) and left (still queued, or held
+    /// outside the queue). The queued count is read once, for `accepted` and `left`: a
+    /// message inserted meanwhile is in both or in neither. (Its stash is in the system's
+    /// `heldBack`.)
+    final var reportFigures: (delivered: Int, accepted: Int, left: Int) {
+        let queued = approximateCount
+        return (deliveredCount, dequeuedCount &+ queued, queued &+ heldOutsideQueue)
+    }
 
     /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
     /// the cell's turns have ended). Kept by the subclasses (file comment); 0 for a cell
@@ -739,9 +750,12 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
 
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
-    /// Messages accepted and not yet delivered or dead-lettered: the mailbox, plus stashed
-    /// or buffered ones (a snapshot; shutdown reports it as `left`).
-    var userMailboxDepth: Int { 0 }
+    /// Messages in the user mailbox, plus those the cell took out and holds outside it
+    /// (a snapshot). The stash is not here: it is in the system's `heldBack`.
+    final var userMailboxDepth: Int { approximateCount &+ heldOutsideQueue }
+    /// Messages taken out of the user mailbox and held outside it, neither delivered nor
+    /// dead-lettered yet: a sequential actor's Inbox buffer (0 for others).
+    var heldOutsideQueue: Int { 0 }
     /// preStart on a (fresh) instance.
     func startInstance() throws {}
     /// postStop on the current instance.

@@ -21,6 +21,16 @@
 //  (W3) nothing lost: a waiting message is owned by its record until exactly one of
 //       admit (into the ring; the sender's `send` returns), cancel (back to the sender in
 //       `SendError.cancelled`) or failAll (the actor stopped: `SendError.stopped`) takes it.
+//  (W4) a stop fails every waiter at once, and no sender waits after it: every stop closes
+//       the mailbox and then calls failAll (ActorCellBase.closeMailbox, from `ref.stop`, a
+//       parent's stop, shutdown, and the turn's own stop), without waiting for the turn in
+//       hand. A sender records itself only under the lock, after finding the mailbox open
+//       there (tryEnqueue's closed check, or `isClosed`). So either it holds the lock
+//       before failAll does, and failAll takes its record; or failAll's lock comes first,
+//       and then so does the close (before failAll, on the stopping thread): the sender's
+//       check, after the lock, sees it and refuses at once. BoundedMailboxTests replays
+//       both orders with `BoundedMailboxWaitersTestHook`. (A turn's admit after the close
+//       meets it too: `.closed`, and the rest fail.)
 // `count` mirrors the list's length (written under the lock, read without it: a hint).
 
 import MNScheduler
@@ -59,6 +69,9 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 
     private func enqueueOrWait(id: UInt64, message: Message, mailbox: Mailbox<Message>, cell: AnyActorCell,
                                continuation: Continuation) {
+        #if DEBUG
+        BoundedMailboxWaitersTestHook.pauseIfArmed(at: .beforeLock)
+        #endif
         let now: Now = state.withLock { state in
             if state.waiters.isEmpty {
                 let (result, refused) = mailbox.tryEnqueue(message)
@@ -71,7 +84,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
                 return .stopped(message)
             }
             #if DEBUG
-            BoundedMailboxWaitersTestHook.pauseIfArmed()
+            BoundedMailboxWaitersTestHook.pauseIfArmed(at: .beforeRecord)
             #endif
             state.waiters.append(Waiter(id: id, message: message, continuation: continuation))
             count.store(state.waiters.count, ordering: .relaxed)
@@ -128,7 +141,8 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         return becameNonEmpty
     }
 
-    /// The actor stopped: every waiting sender gets its message back.
+    /// The actor stopped: every waiting sender gets its message back. Called after the
+    /// mailbox closed (W4), so nobody records itself afterwards.
     func failAll() {
         let all: [Waiter] = state.withLock { state in
             defer { state.waiters = []; count.store(0, ordering: .relaxed) }
@@ -139,17 +153,31 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 }
 
 #if DEBUG
-/// Debug builds only: pauses the next sender that is about to record itself as waiting
-/// (after it found the mailbox full, under the waiters' lock), so a test can run the
-/// actor's last drain in that gap (W2 in the file comment).
+/// Debug builds only: pauses the next sender that found the mailbox full at one of two
+/// points, so a test can run the actor's last drain (W2 in the file comment) or a stop (W4)
+/// in that gap.
 enum BoundedMailboxWaitersTestHook {
-    private static let action = Lock<(@Sendable () -> Void)?>(nil)
+    enum Point: Equatable, Sendable {
+        /// Before it takes the waiters' lock: a stop can run to its end here.
+        case beforeLock
+        /// Under the waiters' lock, about to record itself: the actor's last drain can run
+        /// here (W2), and a stop can close the mailbox and then wait for the lock (W4).
+        case beforeRecord
+    }
+    private static let armed = Lock<(point: Point, action: @Sendable () -> Void)?>(nil)
 
-    /// The next sender about to wait runs `action` first; then the hook disarms itself.
-    static func arm(_ action: @escaping @Sendable () -> Void) { Self.action.withLock { $0 = action } }
+    /// The next sender to reach `point` runs `action` there; then the hook disarms itself.
+    static func arm(at point: Point = .beforeRecord, _ action: @escaping @Sendable () -> Void) {
+        armed.withLock { $0 = (point, action) }
+    }
 
-    static func pauseIfArmed() {
-        if let action = action.withLock({ body -> (@Sendable () -> Void)? in defer { body = nil }; return body }) { action() }
+    static func pauseIfArmed(at point: Point) {
+        let action = armed.withLock { armed -> (@Sendable () -> Void)? in
+            guard let hook = armed, hook.point == point else { return nil }
+            armed = nil
+            return hook.action
+        }
+        action?()
     }
 }
 #endif

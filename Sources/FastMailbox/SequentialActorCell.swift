@@ -559,7 +559,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// system message ever finalizes the cell first, the body is stopped as well.
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
-    override var userMailboxDepth: Int { mailboxDepth }
+    override var heldOutsideQueue: Int { buffered.load(ordering: .relaxed) }
     override func stopImmediately() { stop(.immediately) }
 }
 

@@ -30,6 +30,24 @@ import TestSupport
         return condition()
     }
 
+    /// `settled` with a shorter bound, for what must happen "at once" (a failure then costs
+    /// seconds, not the 20 s of `settled`).
+    func settled(within limit: Duration, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+
+    /// A `send` in a task of its own whose outcome goes to `outcomes` (nil: it got in).
+    func sendRecording(_ value: Int, to ref: ActorRef<Int>, into outcomes: Probe<SendError<Int>?>) -> Task<Void, Never> {
+        Task.detached {
+            do throws(SendError<Int>) { try await ref.send(value); outcomes.record(nil) } catch { outcomes.record(error) }
+        }
+    }
+
     /// A bounded actor of capacity 4 blocked in message 0 with 1, 2, 3 queued: full.
     func fullBoundedActor() async throws -> (ActorSystem, ActorRef<Int>, DispatchSemaphore, Lock<[Int]>) {
         let system = try makeSystem()
@@ -223,5 +241,144 @@ import TestSupport
         gate.signal()
         #expect(eventually { terminated.withLock { $0 } == 1 })
         #expect(system.shutdown().isBalanced)
+    }
+
+    // MARK: a stop and the waiting senders (N1)
+
+    @Test("stop hands every waiting sender its message back at once (.stopped), while the turn in hand still runs; a send after the stop is refused at once")
+    func stopFailsWaitersAtOnce() async throws {
+        // The tester's reproduction: an actor blocked in a turn, 7 queued, 20 senders waiting
+        // in send. Before the fix none of them returned until the turn ended (never, here).
+        for mode in [StopMode.immediately, .afterDrainingMailbox] {
+            let system = try makeSystem()
+            let gate = DispatchSemaphore(value: 0)
+            let seen = Lock<[Int]>([])
+            let ref = try system.spawn(mailboxCapacity: 8, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+            ref.tell(0)
+            #expect(await settled { inHandWithNothingQueued(ref) })
+            for i in 1...7 { #expect(ref.trySend(i).isAccepted, "room for capacity − 1 = 7") }
+            let outcomes = Probe<SendError<Int>?>()
+            let senders = (100..<120).map { sendRecording($0, to: ref, into: outcomes) }
+            #expect(await settled { waiters(of: ref) == 20 }, "\(mode): 20 senders waiting")
+            ref.stop(mode)
+            // The gate is still shut: the turn holds message 0 for as long as this test likes.
+            let returned = await settled(within: .seconds(5)) { outcomes.count == 20 }
+            #expect(returned, "\(mode): \(outcomes.count) of 20 waiting senders returned while the turn ran")
+            #expect(ref.mailboxDepth == 1 + 7, "\(mode): the turn is still in message 0, 1-7 still queued")
+            var handedBack: [Int] = []
+            for outcome in outcomes.values {
+                guard case .stopped(let message)? = outcome else { Issue.record("\(mode): \(String(describing: outcome))"); continue }
+                handedBack.append(message)
+            }
+            #expect(handedBack.sorted() == Array(100..<120), "\(mode): every waiting message handed back, once")
+            #expect(waiters(of: ref) == 0)
+            let late = Probe<SendError<Int>?>()
+            _ = sendRecording(200, to: ref, into: late)
+            #expect(await settled(within: .seconds(5)) { late.count == 1 }, "\(mode): a send after the stop waited")
+            if case .stopped(200)? = late.values.first {} else { Issue.record("\(mode): \(late.values)") }
+            gate.signal()
+            for sender in senders { await sender.value }
+            let report = system.shutdown()
+            #expect(report.isBalanced, "\(mode): \(report)")
+            if mode == .immediately {
+                #expect(seen.withLock { $0 } == [0])
+                #expect(report.delivered == 1 && report.deadLettered == 7, "\(mode): \(report)")
+            } else {
+                #expect(seen.withLock { $0 } == Array(0...7))
+                #expect(report.delivered == 8 && report.deadLettered == 0, "\(mode): \(report)")
+            }
+        }
+    }
+
+    @Test("a sender recording itself as a waiter while a stop runs is handed its message back by that stop, not left for the turn")
+    func senderRecordingItselfDuringTheStop() async throws {
+        // The interleaving: the sender found the ring full and holds the waiters' lock,
+        // about to record itself (the hook); a stop on another thread closes the mailbox
+        // (and its failAll then waits for the lock); the sender records itself after the
+        // close; the stop's failAll takes the record. (The hook waits for the close itself,
+        // a few instructions, instead of blocking a thread of Swift's pool on the test.)
+        let (system, ref, gate, _) = try await fullBoundedActor()
+        let cell = try #require(ref.identity as? ActorCellBase<Int>)
+        let closedBeforeRecord = Atomic<Bool>(false)
+        let stopped = DispatchSemaphore(value: 0)
+        BoundedMailboxWaitersTestHook.arm(at: .beforeRecord) {
+            Thread { ref.stop(); stopped.signal() }.start()
+            // Bounded: a stop that waited for this lock before closing would never close.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !cell.isClosed, ContinuousClock.now < deadline { sched_yield() }
+            closedBeforeRecord.store(cell.isClosed, ordering: .releasing)
+        }
+        let outcomes = Probe<SendError<Int>?>()
+        let sender = sendRecording(30, to: ref, into: outcomes)
+        #expect(await settled(within: .seconds(5)) { outcomes.count == 1 }, "the waiter was left for the turn")
+        let hookRan = closedBeforeRecord.load(ordering: .acquiring)
+        #expect(hookRan, "the hook ran: the close came between the check and the record")
+        if case .stopped(30)? = outcomes.values.first {} else { Issue.record("\(outcomes.values)") }
+        #expect(stopped.wait(timeout: .now() + 5) == .success)
+        #expect(waiters(of: ref) == 0)
+        gate.signal()
+        await sender.value
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.delivered == 1 && report.deadLettered == 3, "\(report)")
+    }
+
+    @Test("a sender that found the mailbox full and asks to wait after a stop ran is refused at once")
+    func senderWaitingAfterTheStop() async throws {
+        // The other interleaving: the sender found the ring full; before it takes the
+        // waiters' lock (the hook) a stop runs to its end, nobody waiting yet; then the
+        // sender goes on.
+        let (system, ref, gate, _) = try await fullBoundedActor()
+        let stoppedInTheGap = Atomic<Bool>(false)
+        BoundedMailboxWaitersTestHook.arm(at: .beforeLock) {
+            ref.stop()
+            stoppedInTheGap.store(true, ordering: .releasing)
+        }
+        let outcomes = Probe<SendError<Int>?>()
+        let sender = sendRecording(31, to: ref, into: outcomes)
+        #expect(await settled(within: .seconds(5)) { outcomes.count == 1 }, "the late waiter was left for the turn")
+        let hookRan = stoppedInTheGap.load(ordering: .acquiring)
+        #expect(hookRan, "the hook ran: the stop came between the full ring and the waiters' lock")
+        if case .stopped(31)? = outcomes.values.first {} else { Issue.record("\(outcomes.values)") }
+        #expect(waiters(of: ref) == 0)
+        gate.signal()
+        await sender.value
+        let report = system.shutdown()
+        #expect(report.isBalanced && report.delivered == 1 && report.deadLettered == 3, "\(report)")
+    }
+
+    @Test("a parent's stop hands its bounded child's waiting senders their messages back at once")
+    func parentStopFailsChildWaiters() async throws {
+        let system = try makeSystem()
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Lock<[Int]>([])
+        let children = Probe<ActorRef<Int>>()
+        final class Parent: EventActor {
+            let gate: DispatchSemaphore, seen: Lock<[Int]>, children: Probe<ActorRef<Int>>
+            init(gate: DispatchSemaphore, seen: Lock<[Int]>, children: Probe<ActorRef<Int>>) {
+                self.gate = gate; self.seen = seen; self.children = children
+            }
+            func preStart(context: ActorContext<Int>) throws {
+                let (gate, seen) = (gate, seen)
+                children.record(try context.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) })
+            }
+            func receive(_ message: Int, context: ActorContext<Int>) {}
+        }
+        let parent = try system.spawn { Parent(gate: gate, seen: seen, children: children) }
+        #expect(await settled { children.count == 1 })
+        let child = try #require(children.values.first)
+        child.tell(0)
+        #expect(await settled { inHandWithNothingQueued(child) })
+        for i in 1...3 { #expect(child.trySend(i).isAccepted) }
+        let outcomes = Probe<SendError<Int>?>()
+        let senders = (40..<45).map { sendRecording($0, to: child, into: outcomes) }
+        #expect(await settled { waiters(of: child) == 5 })
+        parent.stop()
+        let returned = await settled(within: .seconds(5)) { outcomes.count == 5 }
+        #expect(returned, "\(outcomes.count) of 5 waiting senders returned while the child's turn ran")
+        #expect(outcomes.values.compactMap { if case .stopped(let m)? = $0 { m } else { nil } }.sorted() == Array(40..<45))
+        gate.signal()
+        for sender in senders { await sender.value }
+        let report = system.shutdown()
+        #expect(report.isBalanced, "\(report)")
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Foundation
 import Synchronization
 @testable import FastMailbox
@@ -124,9 +125,9 @@ final class TestGate: Sendable {
             go.store(true, ordering: .releasing)
             let report = system.shutdown(timeout: .seconds(10))
             #expect(finished.wait(timeout: .now() + 20) == .success)
-            // The report is a snapshot taken while senders still send (a dead letter in
-            // flight may be counted on one side only); the books must balance once they stop.
-            #expect(report.left == 0 && report.actorsNotStopped == 0, "\(report)")
+            // The report is a snapshot taken while senders still send, and balances even
+            // so (ActorSystem.accountingReport); the books balance once they stop too.
+            #expect(report.left == 0 && report.actorsNotStopped == 0 && report.isBalanced, "\(report)")
             let total = system.statistics.delivered + system.deadLetters.count
             #expect(total == sent.load(ordering: .relaxed), "delivered+dead \(total) of \(sent.load(ordering: .relaxed)) sent")
         }
@@ -264,5 +265,92 @@ final class TestGate: Sendable {
             #expect(report.isBalanced, "\(report)")
         }
         #expect(eventually { weakSystem == nil && weakCell == nil }, "the system or a cell is still alive after shutdown")
+    }
+
+    // MARK: the report against tells racing it (N3), statistics after it (N2)
+
+    @Test("a tell refused between any two of the report's reads leaves the report balanced (deterministic)")
+    func refusedTellBetweenTheReportsReads() throws {
+        let system = try makeSystem()
+        let ref = try system.spawn(name: "target") { (_: Int, _) in }
+        for i in 0..<10 { ref.tell(i) }
+        let refused = Atomic<Int>(0)
+        // Every mailbox is closed by the time the report is read: each tell here is refused
+        // (a dead letter never queued), on the thread that builds the report, between reads.
+        ShutdownReportTestHook.arm(for: system) {
+            ref.tell(-1)
+            refused.wrappingAdd(1, ordering: .relaxed)
+        }
+        defer { ShutdownReportTestHook.disarm() }
+        let report = system.shutdown()
+        #expect(refused.load(ordering: .relaxed) >= 2, "the hook ran between the reads")
+        #expect(report.isBalanced, "\(report)")
+        #expect(report.delivered == 10 && report.left == 0, "\(report)")
+        let afterwards = system.statistics
+        #expect(afterwards.delivered + afterwards.deadLettered == system.acceptedTotal)
+        #expect(afterwards.deadLettered == refused.load(ordering: .relaxed))
+    }
+
+    @Test("senders that keep telling through the whole shutdown: every report is balanced")
+    func reportsBalanceWhileSendersTellThroughShutdown() throws {
+        let rounds = runningUnderSanitizer() ? 10 : 40
+        var unbalanced: [String] = []
+        for round in 0..<rounds {
+            let system = try makeSystem()
+            let refs = try (0..<4).map { i in try system.spawn(name: "r\(i)") { (_: Int, _) in } }
+            let sent = Atomic<Int>(0)
+            let go = Atomic<Bool>(false)
+            let done = Atomic<Bool>(false)
+            let finished = DispatchGroup()
+            let senders = (0..<4).map { t in
+                Thread {
+                    while !go.load(ordering: .acquiring) {}
+                    var i = 0
+                    // Until shutdown has returned, and a little beyond: every read of the
+                    // report races tells, delivered ones first, then refused ones.
+                    while !done.load(ordering: .acquiring) || i % 1_000 != 0 {
+                        refs[(t + i) % 4].tell(i)
+                        sent.wrappingAdd(1, ordering: .relaxed)
+                        i += 1
+                    }
+                    finished.leave()
+                }
+            }
+            senders.forEach { _ in finished.enter() }
+            senders.forEach { $0.start() }
+            go.store(true, ordering: .releasing)
+            usleep(UInt32(round % 5) * 200)  // shutdown at different points of the flood
+            let report = system.shutdown(timeout: .seconds(10))
+            done.store(true, ordering: .releasing)
+            #expect(finished.wait(timeout: .now() + 20) == .success)
+            if !report.isBalanced || report.left != 0 || report.actorsNotStopped != 0 { unbalanced.append("round \(round): \(report)") }
+            let total = system.statistics.delivered + system.deadLetters.count
+            #expect(total == sent.load(ordering: .relaxed), "round \(round): delivered+dead \(total) of \(sent.load(ordering: .relaxed)) sent")
+        }
+        #expect(unbalanced.isEmpty, "\(unbalanced.count) of \(rounds) reports off: \(unbalanced.prefix(5))")
+    }
+
+    @Test("statistics read after a shutdown agree with its report, an actor stuck in a turn included, and stay exact once that turn ends")
+    func statisticsAfterShutdownAgreeWithTheReport() throws {
+        let system = try makeSystem()
+        let gate = TestGate()
+        let ref = try system.spawn(name: "stuck") { (m: Int, _) in if m == 0 { gate.pass() } }
+        for i in 0..<11 { ref.tell(i) }
+        #expect(gate.waitForArrival())
+        let report = system.shutdown(timeout: .milliseconds(100))
+        #expect(report.delivered == 1 && report.left == 10 && report.deadLettered == 0 && report.sent == 11, "\(report)")
+        #expect(report.actorsNotStopped == 1 && report.isBalanced, "\(report)")
+        let statistics = system.statistics
+        #expect(statistics.delivered == report.delivered, "\(statistics) after \(report)")
+        #expect(statistics.deadLettered == report.deadLettered, "\(statistics) after \(report)")
+        #expect(statistics.liveActors == report.actorsNotStopped, "\(statistics) after \(report)")
+        #expect(system.acceptedTotal == report.sent)
+        let metrics = system.metrics
+        #expect(metrics.delivered == report.delivered && metrics.liveActors == report.actorsNotStopped, "\(metrics)")
+        gate.open()  // the turn ends: the 10 left become dead letters, the actor stops
+        #expect(eventually { system.statistics.liveActors == 0 })
+        let final = system.statistics
+        #expect(final.delivered == 1 && final.deadLettered == 10, "\(final)")
+        #expect(system.acceptedTotal == 11 && system.metrics.delivered == 1)
     }
 }
