@@ -374,8 +374,9 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  *    control, so the chain orders the write after the read, as a direct c_head read does.
  * Only this reserve reads the copy; every other operation reads the real c_head.
  *
- * The reserve claims a ticket and returns entry ticket & mask of a ring of `size`-byte
- * entries: for a mailbox ring, the entry's mark, its slot CKSHIM_RING_MARK_BYTES after it.
+ * The reserve claims a ticket and returns b + size × (ticket & mask): ck's slot for a
+ * pointer ring; for a mailbox ring, called with b + CKSHIM_RING_MARK_BYTES and the entry
+ * stride, the claimed entry's slot, its mark CKSHIM_RING_MARK_BYTES before it.
  */
 static inline void *ckshim_ring_reserve_mp_sized(ck_ring_t *r, void *b, unsigned int size,
                                                  unsigned int *ticket) {
@@ -424,12 +425,12 @@ static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_
 /* Bytes of a mailbox entry's ready mark, before its slot. */
 #define CKSHIM_RING_MARK_BYTES 8
 
-/* Publishes the entry (as ckshim_ring_reserve_mp_sized returned it) claimed with `ticket`:
- * one release store of its mark, no wait. */
-static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring_t *r, void *entry, unsigned int ticket) {
+/* Publishes the slot claimed with `ticket`: one release store of its entry's mark, just
+ * before it; no wait. */
+static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring_t *r, void *slot, unsigned int ticket) {
     CKSHIM_TSAN_RELEASE(r);
     (void)r;
-    __atomic_store_n((unsigned int *)entry, ticket, __ATOMIC_RELEASE);
+    __atomic_store_n((unsigned int *)(void *)((char *)slot - CKSHIM_RING_MARK_BYTES), ticket, __ATOMIC_RELEASE);
 }
 
 /* The entry of ticket `consumer` (c_head, for the single consumer). */

@@ -95,7 +95,7 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Bytes of a mailbox ring's ready mark, before each slot (ckshim.h, "Ready marks").
-    @inlinable package static var markBytes: Int { Int(CKSHIM_RING_MARK_BYTES) }
+    @inlinable package static var markBytes: Int { 8 }  // CKSHIM_RING_MARK_BYTES; a constant where inlined
 
     /// Bytes one mailbox ring of `capacity` entries allocates: the header, and a ready
     /// mark and a slot of `slotBytes` per entry.
@@ -242,11 +242,11 @@ package struct RawRing: @unchecked Sendable {
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
         // Unprotected: `&ticket` handed to C would otherwise make every caller (each send)
         // set up and check a stack canary; the C function only stores the ticket there.
-        let entry = _withUnprotectedUnsafeMutablePointer(to: &ticket) {
-            ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer),
+        // The slots as the entries shifted by a mark: the reserve returns the claimed slot.
+        _withUnprotectedUnsafeMutablePointer(to: &ticket) {
+            ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer) + RawRing.markBytes,
                                          UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), $0)
         }
-        return entry.map { $0 + RawRing.markBytes }
     }
 
     /// Publishes `slot` (from `reserveMultiProducer`, claimed with `ticket`): its entry's
@@ -254,7 +254,7 @@ package struct RawRing: @unchecked Sendable {
     /// marks").
     @inlinable @inline(__always)
     package func publishMultiProducer(slot: UnsafeMutableRawPointer, ticket: UInt32) {
-        ckshim_ring_publish_mp(ring, slot - RawRing.markBytes, ticket)
+        ckshim_ring_publish_mp(ring, slot, ticket)
     }
 
     /// The consumer index, c_head (single consumer). Only the consumer writes it, so a
