@@ -451,8 +451,11 @@ static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c
 
 /* The slot of the entry of ticket `consumer` (the current c_head) when it is published,
  * else NULL (empty, or claimed and not yet published); the caller moves the item out, then
- * calls ckshim_ring_release_sc_to(r, consumer + 1). */
+ * calls ckshim_ring_release_sc_to(r, consumer + 1). Nothing claimed (p_head == c_head)
+ * answers first, from the producers' line, as ck's p_tail look did: a drain's last look
+ * then costs no entry address and does not touch the entry a producer writes next. */
 static inline void *ckshim_ring_peek_sc_at(ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
+    if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_head) == consumer)) return NULL; /* nothing claimed */
     char *entry = ckshim__ring_entry(r, b, stride, consumer);
     if (CK_CC_UNLIKELY(__atomic_load_n((unsigned int *)(void *)entry, __ATOMIC_ACQUIRE) != consumer)) return NULL;
     CKSHIM_TSAN_ACQUIRE(r);
