@@ -136,8 +136,9 @@
 // order: its private pending chain (OverflowList's `pendingChunk`), the ring, and only when the ring is *quiescent*
 // (p_head == c_head: nothing claimed and uncommitted) the overflow list, which it takes
 // whole (the chain's head) and clears the flag in the same critical section; it frees
-// each chunk as soon as its last item is handed out, so a drained burst keeps no memory (the
-// largest chunks wait in OverflowChunkPool for reuse, at most two seconds). Why quiescent and not merely
+// each chunk as soon as its last item is handed out: small chunks go back to malloc, full-size
+// ones to OverflowChunkPool, which frees them at its second aging after (OverflowChunkPool.swift:
+// one to two seconds while a scheduler's monitor runs). Why quiescent and not merely
 // "dequeue found nothing": a producer may have claimed a ring slot, then (after its commit)
 // appended its next message to the overflow; taking the overflow before that slot is
 // committed would deliver the two out of order. With the quiescence check under the lock,
@@ -1086,10 +1087,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         drain(max: max, taking: { $0.load(as: UInt.self) }, body)
     }
 
-    /// A pending chunk is used up: free it at once (a burst of millions of messages must
-    /// not keep megabytes after the mailbox drained; the largest chunks go to
-    /// OverflowChunkPool, which gives them back within two seconds) and go on with the
-    /// next. Consumer only.
+    /// A pending chunk is used up: give it up at once and go on with the next. A small
+    /// chunk goes back to malloc; a full-size one to OverflowChunkPool, which frees it at
+    /// its second aging after (one to two seconds while a scheduler's monitor runs).
+    /// Consumer only.
     @usableFromInline @inline(never)
     final func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
         list.pendingChunk = chunk.next
