@@ -314,24 +314,24 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  * A mailbox ring holds entries of `stride` bytes: an 8-byte ready mark (a 32-bit word and
  * 4 bytes of padding), then a slot of `stride` − 8 bytes (a multiple of 8, at most 64), so
  * a message is written into its slot in place and moved out of it by the consumer: no
- * box, no allocation. Entry i's mark starts at i − capacity, "published in lap −1", when
- * the ring is made (RawRing.swift, "Layout"); mark and slot share a cache line whenever
- * the entry fits in one. ck's p_tail is not used: a producer publishes its own slot, so
+ * box, no allocation. The entries are zeroed when the ring is made (RawRing.swift,
+ * "Layout"); mark and slot share a cache line whenever the entry fits in one. ck's p_tail is not used: a producer publishes its own slot, so
  * no producer ever waits for another.
  *   producer: claim ticket t (CAS on p_head; refused when p_head − c_head ≥ mask, i.e.
- *             full) → write the slot of entry t & mask → release store of its mark, t;
- *   consumer: at c, acquire load of entry c & mask's mark; equal to c → read (move out
- *             of) its slot → release fence → store c_head = c + 1.
+ *             full) → write the slot of entry t & mask → release store of its mark, t + 1;
+ *   consumer: at c, acquire load of entry c & mask's mark; equal to c + 1 → read (move
+ *             out of) its slot → release fence → store c_head = c + 1.
  * Invariants:
  *  1. Slot i is written only by the producer holding a ticket t with t & mask == i, and
  *     that ticket was claimed only after c_head passed t − capacity: the slot's previous
  *     entry (ticket t − capacity) was read and released first.
- *  2. Entry i's mark is the last ticket t published there, or i − capacity before the
- *     first. The consumer at c looks for c. The entry's last publish is either ticket c
- *     (ready) or ticket c − capacity (or the initial value, the same number): a stale mark
- *     never matches. Counters are 32 bits, like ck's, and wrap (capacity divides 2^32, so
- *     entry indices survive the wrap); nothing sleeps through 2^32 enqueues between its
- *     read and its use of them.
+ *  2. Entry i's mark is t + 1 for the last ticket t published there, or 0 before the
+ *     first. The consumer at c looks for c + 1. The entry's last publish is either ticket
+ *     c (ready) or ticket c − capacity (mark c + 1 − capacity): a stale mark never
+ *     matches, nor does the initial 0 (c + 1 = 0 needs c = 2^32 − 1, an entry already
+ *     published at ticket mask). Counters are 32 bits, like ck's, and wrap (capacity
+ *     divides 2^32, so entry indices survive the wrap); nothing sleeps through 2^32
+ *     enqueues between its read and its use of them.
  *  3. Only the consumer waits, and only for the one slot at c_head: a producer that claimed
  *     c and has not published yet (it may be preempted). Its entry is certain to come
  *     (p_head > c_head), so the consumer keeps its turn for it (MPSCQueue.swift,
@@ -430,7 +430,7 @@ static inline bool ckshim_ring_enqueue_mp_yielding(ck_ring_t *r, ck_ring_buffer_
 static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring_t *r, void *slot, unsigned int ticket) {
     CKSHIM_TSAN_RELEASE(r);
     (void)r;
-    __atomic_store_n((unsigned int *)(void *)((char *)slot - CKSHIM_RING_MARK_BYTES), ticket, __ATOMIC_RELEASE);
+    __atomic_store_n((unsigned int *)(void *)((char *)slot - CKSHIM_RING_MARK_BYTES), ticket + 1, __ATOMIC_RELEASE);
 }
 
 /* The entry of ticket `consumer` (c_head, for the single consumer). */
@@ -442,7 +442,7 @@ static inline char *ckshim__ring_entry(const ck_ring_t *r, void *b, unsigned int
 static inline bool ckshim_ring_ready_sc(const ck_ring_t *r, void *b, unsigned int stride) {
     const unsigned int consumer = r->c_head; /* only this consumer writes it */
     return __atomic_load_n((const unsigned int *)(void *)ckshim__ring_entry(r, b, stride, consumer),
-                           __ATOMIC_ACQUIRE) == consumer;
+                           __ATOMIC_ACQUIRE) == consumer + 1;
 }
 
 /* c_head, for the single consumer's loop (only it writes c_head, so it keeps the value in a
@@ -457,7 +457,7 @@ static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c
 static inline void *ckshim_ring_peek_sc_at(ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
     if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_head) == consumer)) return NULL; /* nothing claimed */
     char *entry = ckshim__ring_entry(r, b, stride, consumer);
-    if (CK_CC_UNLIKELY(__atomic_load_n((unsigned int *)(void *)entry, __ATOMIC_ACQUIRE) != consumer)) return NULL;
+    if (CK_CC_UNLIKELY(__atomic_load_n((unsigned int *)(void *)entry, __ATOMIC_ACQUIRE) != consumer + 1)) return NULL;
     CKSHIM_TSAN_ACQUIRE(r);
     return entry + CKSHIM_RING_MARK_BYTES;
 }

@@ -137,19 +137,15 @@ package struct RawRing: @unchecked Sendable {
     /// A mailbox ring (an entry per slot: a ready mark, then `slotBytes`; ckshim.h, "Ready
     /// marks") for a capacity and a slot size validated before (an MPSCQueue's Shape: its
     /// ring is allocated on a queue's first enqueue, an actor's first message), from malloc,
-    /// without checking them again (debug builds still assert). Entry i's mark starts at
-    /// i − capacity: "published in lap −1".
+    /// without checking them again (debug builds still assert). The entries start zeroed:
+    /// every mark says "never published" (one memset, cheaper than a store per mark).
     @inline(__always)
     init(tryMailboxCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
         assert(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
         assert(RawRing.isValid(slotBytes: slotBytes), RawRing.invalidSlotMessage(slotBytes))
         let stride = RawRing.markBytes + slotBytes
         try self.init(checkedCapacity: capacity, slotBytes: stride, allocate: RawRing.allocateBlock)
-        var entry = UnsafeMutableRawPointer(buffer)
-        for index in 0..<capacity {
-            entry.storeBytes(of: UInt32(truncatingIfNeeded: index &- capacity), as: UInt32.self)
-            entry += stride
-        }
+        UnsafeMutableRawPointer(buffer).initializeMemory(as: UInt8.self, repeating: 0, count: capacity * stride)
     }
 
     /// Both inits' allocation, once their checks are done.
