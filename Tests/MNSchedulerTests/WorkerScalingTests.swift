@@ -149,7 +149,7 @@ import CConcurrencyKit
         let lingerSeen = LingerRecord()  // told's first and second turn, then later's
         let thief = Atomic<Int>(0)
         let later = ClosureUnit { _, _ in
-            if Int(ckshim_gettid()) == thief.load(ordering: .sequentiallyConsistent) {
+            if Int(ckplat_thread_id()) == thief.load(ordering: .sequentiallyConsistent) {
                 lingerSeen.record(ckshim_linger_get() != nil)
             }
             return .idle
@@ -157,7 +157,7 @@ import CConcurrencyKit
         let told = ClosureUnit { _, run in
             lingerSeen.record(ckshim_linger_get() != nil)
             if run == 1 {
-                thief.store(Int(ckshim_gettid()), ordering: .sequentiallyConsistent)
+                thief.store(Int(ckplat_thread_id()), ordering: .sequentiallyConsistent)
                 return .more
             }
             return .idle
