@@ -49,8 +49,14 @@ struct ckplat_wait_bucket {
 };
 
 /* Weak and hidden: one table per linked image, whichever object emits it (ckshim.h,
- * "current worker", has the storage rules). Initialised once by ckplat__wait_init. */
-__attribute__((weak, visibility("hidden"))) struct ckplat_wait_bucket ckplat_wait_buckets[CKPLAT_WAIT_BUCKETS];
+ * "current worker", has the storage rules). It needs an initializer to be a definition
+ * in every object that uses it (without one, a weak reference may resolve to address 0).
+ * Initialised once by ckplat__wait_init. */
+struct ckplat_wait_table {
+    int unused;
+    struct ckplat_wait_bucket buckets[CKPLAT_WAIT_BUCKETS];
+};
+__attribute__((weak, visibility("hidden"))) struct ckplat_wait_table ckplat_wait_table = { 0 };
 __attribute__((weak, visibility("hidden"))) pthread_once_t ckplat_wait_once = PTHREAD_ONCE_INIT;
 
 static void ckplat__wait_init(void) {
@@ -60,8 +66,8 @@ static void ckplat__wait_init(void) {
     (void)pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
 #endif
     for (int i = 0; i < CKPLAT_WAIT_BUCKETS; i++) {
-        pthread_mutex_init(&ckplat_wait_buckets[i].lock, NULL);
-        pthread_cond_init(&ckplat_wait_buckets[i].cond, &attributes);
+        pthread_mutex_init(&ckplat_wait_table.buckets[i].lock, NULL);
+        pthread_cond_init(&ckplat_wait_table.buckets[i].cond, &attributes);
     }
     pthread_condattr_destroy(&attributes);
 }
@@ -69,7 +75,7 @@ static void ckplat__wait_init(void) {
 static inline struct ckplat_wait_bucket *ckplat__wait_bucket(const void *addr) {
     (void)pthread_once(&ckplat_wait_once, ckplat__wait_init);
     uint64_t h = (uint64_t)(uintptr_t)addr * 0x9E3779B97F4A7C15ULL;  /* Fibonacci hashing */
-    return &ckplat_wait_buckets[h >> 58];  /* the top 6 bits: 64 buckets */
+    return &ckplat_wait_table.buckets[h >> 58];  /* the top 6 bits: 64 buckets */
 }
 
 static inline int ckplat_wait(uint32_t *addr, uint32_t expected, int64_t timeout_ns) {

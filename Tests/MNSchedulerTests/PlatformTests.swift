@@ -31,6 +31,19 @@ import Darwin
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
+    @Test("portable build: the platform layer is ckplatform_posix.h (.ci/run checks this passes)",
+          .enabled(if: ckplat_portable() != 0))
+    func portableLayer() {
+        #expect(ckplat_thread_is_runnable(ckplat_thread_id()) == -1)
+        #expect(ckplat_has_cgroups() == 0)
+    }
+
+    @Test("Linux build: the platform layer is ckplatform_linux.h", .enabled(if: ckplat_portable() == 0))
+    func linuxLayer() {
+        #expect(ckplat_thread_is_runnable(ckplat_thread_id()) == 1)  // this thread is running
+        #expect(ckplat_has_cgroups() == 1)
+    }
+
     @Test("a wait whose word already differs returns EAGAIN at once")
     func waitOnChangedWord() {
         let word = Word(1)
