@@ -11,6 +11,12 @@ import PackageDescription
 // `.package(url: ..., from: ..., traits: ["ServiceLifecycleSupport"])`, or
 // `swift build --traits ServiceLifecycleSupport` here. swift-docc-plugin is a command
 // plugin, built only by `swift package generate-documentation`.
+#if os(Linux)
+let concurrencyKitPkgConfig = Context.environment["FASTMAILBOX_CK_PKGCONFIG"]
+#else
+let concurrencyKitPkgConfig: String? = Context.environment["FASTMAILBOX_CK_PKGCONFIG"] ?? "ck"
+#endif
+
 let package = Package(
     name: "FastMailbox",
     products: [
@@ -34,12 +40,17 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
+        // Linux packages (Debian's libck-dev, Fedora's ck-devel) install into the default
+        // include and library paths, so Linux uses no pkg-config by default: Debian's
+        // ck.pc's Cflags carry -D__x86_64__, which SwiftPM rejects with a warning on every
+        // build. Elsewhere (Homebrew's concurrencykit under /opt/homebrew) pkg-config finds
+        // it. FASTMAILBOX_CK_PKGCONFIG=<name of a .pc> asks pkg-config on any system (with
+        // PKG_CONFIG_PATH for a Concurrency Kit installed elsewhere; README, "Platforms").
         .systemLibrary(
             name: "CConcurrencyKit",
-            path: "Sources/CConcurrencyKit"
-            // Debian's libck-dev installs into /usr/include and the default library path,
-            // so no pkgConfig: "ck" here: ck.pc's Cflags carry -D__x86_64__, which SwiftPM
-            // rejects with a warning on every build. scripts/bootstrap installs libck-dev.
+            path: "Sources/CConcurrencyKit",
+            pkgConfig: concurrencyKitPkgConfig,
+            providers: [.apt(["libck-dev"]), .yum(["ck-devel"]), .brew(["concurrencykit"])]
         ),
         .target(name: "MallocCounter", path: "Sources/MallocCounter"),
         .target(name: "MNScheduler", dependencies: ["CConcurrencyKit"]),

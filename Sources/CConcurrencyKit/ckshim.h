@@ -19,8 +19,9 @@
  *    __tsan_release(ring) and every successful dequeue ends with __tsan_acquire(ring):
  *    the happens-before edge the ring really provides (the sized-slot operations also
  *    order a slot's reuse after its last read; see "Ready marks" below).
- *  - Things Swift cannot call: the variadic syscall(2) (futex), the CPU_* macros of
- *    sched_getaffinity, ck_pr macros (we use the ck_pr_md_* functions underneath).
+ *  - Things Swift cannot call: ck_pr macros (we use the ck_pr_md_* functions underneath).
+ *  - The platform layer (ckplatform.h: futex, membarrier, threads, CPUs), included here so
+ *    one module carries it; this file itself includes no operating-system header.
  *  - The current worker, a thread-local pointer with inline accessors ("current worker"
  *    below), so the lookup is a load, not pthread_getspecific's call.
  *  - Our own single- and multi-consumer dequeues (ckshim__dequeue_sc/_mc/_trydequeue_mc),
@@ -71,7 +72,7 @@
 
 /* Without Concurrency Kit's headers, say what to install instead of "file not found". */
 #if defined(__has_include) && !__has_include(<ck_ring.h>)
-#error "FastMailbox needs Concurrency Kit: install it with `sudo apt-get install libck-dev` (Debian/Ubuntu), then build again"
+#error "FastMailbox needs Concurrency Kit: `sudo apt-get install libck-dev` (Debian/Ubuntu), `sudo dnf install ck-devel` (Fedora), `brew install concurrencykit` (macOS), or scripts/bootstrap.sh; elsewhere see the README, Platforms"
 #endif
 #include <ck_ring.h>
 #include <ck_pr.h>
@@ -85,24 +86,10 @@
 #include <strings.h>
 #include <errno.h>
 #include <pthread.h>
-
-/* glibc declares pthread_setname_np only under _GNU_SOURCE; the prototype is stable. */
-extern int pthread_setname_np(pthread_t thread, const char *name);
-
-/* Names the calling thread (top -H, gdb, perf show it). Linux keeps 15 bytes + NUL. */
-static inline int ckshim_set_thread_name(const char *name) {
-    char buffer[16];
-    strncpy(buffer, name, sizeof buffer - 1);
-    buffer[sizeof buffer - 1] = '\0';
-    return pthread_setname_np(pthread_self(), buffer);
-}
 #include <unistd.h>
 #include <time.h>
-#include <pthread.h>
 #include <sched.h>
-#include <malloc.h>
-#include <sys/syscall.h>
-#include <linux/futex.h>
+#include "ckplatform.h"
 
 /* ---------------------------------------------------------------- TSan */
 
@@ -546,83 +533,6 @@ static inline void ckshim_stall(void) { ck_pr_stall(); }
  *  x86 (locked instructions are full barriers), a real fence where they are not. */
 static inline void ckshim_fence_atomic_load(void) { ck_pr_fence_atomic_load(); }
 
-/* ---------------------------------------------------------------- futex */
-
-/**
- * Sleep while *addr == expected (FUTEX_WAIT_PRIVATE). timeout_ns < 0 waits forever.
- * Returns 0 when woken (or spuriously), else errno (EAGAIN: value differed, ETIMEDOUT, EINTR).
- */
-static inline int ckshim_futex_wait(uint32_t *addr, uint32_t expected, int64_t timeout_ns) {
-    struct timespec ts, *tp = NULL;
-    if (timeout_ns >= 0) {
-        ts.tv_sec = (time_t)(timeout_ns / 1000000000LL);
-        ts.tv_nsec = (long)(timeout_ns % 1000000000LL);
-        tp = &ts;
-    }
-    long r = syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, tp, NULL, 0);
-    return r == 0 ? 0 : errno;
-}
-
-/** Wake up to `count` threads sleeping on addr. Returns how many were woken. */
-static inline int ckshim_futex_wake(uint32_t *addr, int count) {
-    long r = syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
-    return r < 0 ? 0 : (int)r;
-}
-
-/* ---------------------------------------------------------------- CPUs */
-
-/*
- * Affinity through the raw syscalls with our own mask: the glibc CPU_* macros and
- * pthread_setaffinity_np need _GNU_SOURCE, which clashes with Swift's Glibc module.
- */
-#define CKSHIM_CPU_WORDS 64 /* 4096 CPUs */
-
-static inline int ckshim__affinity_mask(unsigned long *mask) {
-    for (int i = 0; i < CKSHIM_CPU_WORDS; i++) mask[i] = 0;
-    long r = syscall(SYS_sched_getaffinity, 0, sizeof(unsigned long) * CKSHIM_CPU_WORDS, mask);
-    return r < 0 ? -1 : 0;
-}
-
-/** Number of CPUs in this thread's affinity mask (taskset), or -1 on error. */
-static inline int ckshim_affinity_cpu_count(void) {
-    unsigned long mask[CKSHIM_CPU_WORDS];
-    if (ckshim__affinity_mask(mask) != 0) return -1;
-    int n = 0;
-    for (int i = 0; i < CKSHIM_CPU_WORDS; i++) n += __builtin_popcountl(mask[i]);
-    return n;
-}
-
-/** The index of the n-th CPU (0-based) in this thread's affinity mask, or -1. */
-static inline int ckshim_affinity_nth_cpu(int n) {
-    unsigned long mask[CKSHIM_CPU_WORDS];
-    if (ckshim__affinity_mask(mask) != 0) return -1;
-    const int bits = (int)(sizeof(unsigned long) * 8);
-    for (int cpu = 0, seen = 0; cpu < CKSHIM_CPU_WORDS * bits; cpu++) {
-        if (mask[cpu / bits] & (1UL << (cpu % bits))) {
-            if (seen == n) return cpu;
-            seen++;
-        }
-    }
-    return -1;
-}
-
-/** Pin the calling thread to one CPU. Returns 0 or an errno value. */
-static inline int ckshim_pin_current_thread(int cpu) {
-    unsigned long mask[CKSHIM_CPU_WORDS];
-    const int bits = (int)(sizeof(unsigned long) * 8);
-    if (cpu < 0 || cpu >= CKSHIM_CPU_WORDS * bits) return EINVAL;
-    for (int i = 0; i < CKSHIM_CPU_WORDS; i++) mask[i] = 0;
-    mask[cpu / bits] = 1UL << (cpu % bits);
-    long r = syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
-    return r == 0 ? 0 : errno;
-}
-
-/** Bytes the allocator reserved for a live heap block (malloc_usable_size). */
-static inline size_t ckshim_heap_block_size(void *p) { return malloc_usable_size(p); }
-
-/** The kernel thread id of the caller. */
-static inline int64_t ckshim_gettid(void) { return (int64_t)syscall(SYS_gettid); }
-
 /* ---------------------------------------------------------------- current worker */
 
 /*
@@ -712,7 +622,6 @@ static inline void ckshim_linger_set(void *shared) { ckshim_linger_slot = shared
  * that saw the block happens before its free), which TSan cannot see in ck's assembly.
  */
 #include <ck_epoch.h>
-#include <linux/membarrier.h>
 
 __attribute__((weak, visibility("hidden"))) ck_epoch_t ckshim_ring_epoch = { .epoch = 1 };
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
@@ -726,7 +635,8 @@ __attribute__((weak, visibility("hidden"))) ck_epoch_record_t *ckshim_epoch_recl
 /* Blocks retired and not yet freed (written under the lock, read relaxed by anyone). */
 __attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_limbo = 0;
 /* Asymmetric mode (RingEpoch.swift, "Asymmetric fences"): 1 once the process registered
- * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it or
+ * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it (always
+ * in the portable platform layer, which has no membarrier) or
  * MN_RING_EPOCH asks for the fenced mode (RingEpoch.swift, "Choosing the mode"). Decided
  * once (ckshim_epoch_mode_once), before the first section begins and before the first
  * retire or collection, and never changed after. */
@@ -741,10 +651,7 @@ static void ckshim__epoch_decide_mode(void) {
      * other value counts as `auto`; SchedulerConfiguration reports a bad one (Swift). */
     const char *requested = getenv("MN_RING_EPOCH");
     if (requested != NULL && strcasecmp(requested, "fenced") == 0) return;
-    long commands = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (commands < 0 || !(commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
-    if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return;
-    ckshim_epoch_asymmetric_mode = 1;
+    ckshim_epoch_asymmetric_mode = ckplat_membarrier_register();
 }
 /* The mode, deciding it on first use (every section's first use and every retire and
  * collection pass through here before they depend on it). */
@@ -883,10 +790,9 @@ static inline unsigned long ckshim_epoch_collect(bool wait) {
     if (ckshim_epoch_pending != NULL) {
         /* Asymmetric mode: one membarrier for every block retired since the last collection:
          * each detach before it, each ck_epoch_call's epoch load and this poll's scan after
-         * it (RingEpoch.swift, "Asymmetric fences"). It cannot fail here: membarrier(2)'s
-         * errors are EINVAL, ENOSYS and EPERM (not registered), which the mode's decision
-         * ruled out before any section began. */
-        (void)syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+         * it (RingEpoch.swift, "Asymmetric fences"). It cannot fail here: the mode's
+         * decision registered for it before any section began. */
+        ckplat_membarrier();
         if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
         while (ckshim_epoch_pending != NULL) {
             ck_epoch_entry_t *entry = ckshim_epoch_pending;

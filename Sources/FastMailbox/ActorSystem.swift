@@ -30,6 +30,8 @@
 import Dispatch
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Logging
 import MNScheduler

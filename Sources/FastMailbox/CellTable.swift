@@ -37,6 +37,8 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif

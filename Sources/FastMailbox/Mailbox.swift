@@ -48,6 +48,8 @@
 import MNScheduler
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Why a mailbox could not be created.

@@ -143,6 +143,8 @@ import MNScheduler
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 @usableFromInline

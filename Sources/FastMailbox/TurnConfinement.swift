@@ -29,6 +29,8 @@
 import MNScheduler
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 enum TurnConfinement {

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// One incarnation of a node: its ``Endpoint`` and a random 64-bit incarnation number

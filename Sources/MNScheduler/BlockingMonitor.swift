@@ -24,6 +24,8 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -55,7 +57,7 @@ enum BlockingMonitor {
     /// The monitor thread's entry point (takes the context's retain).
     fileprivate static func threadMain(_ raw: UnsafeMutableRawPointer) {
         let context = Unmanaged<Context>.fromOpaque(raw).takeRetainedValue()
-        _ = ckshim_set_thread_name("mn-monitor")
+        _ = ckplat_set_thread_name("mn-monitor")
         run(core: context.core)
         context.core.monitorRunning.store(false, ordering: .releasing)  // shutdown may free the rings now
     }

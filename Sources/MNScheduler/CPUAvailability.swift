@@ -7,7 +7,9 @@
 //      (quota −1 means unlimited). The cgroup directory is taken from /proc/self/cgroup,
 //      falling back to the mount root /sys/fs/cgroup;
 //   3. the CPUs online (sysconf), used when neither of the above is known;
-// and at least 1. Parsing is split into pure functions so tests cover every format.
+// and at least 1. The platform layer (CConcurrencyKit's ckplatform.h) gives the mask and
+// the online count, and says whether cgroups exist: the portable layer has no mask and no
+// cgroups, so there the count is sysconf's. Parsing is split into pure functions so tests cover every format.
 // The kernel writes quota and period as decimal integers, so the parsers accept exactly
 // that: anything else ("1e400", "inf", "nan", a negative or fractional number, a zero
 // period) and quotas above `maximumQuotaCPUs` are treated as unknown (nil), and the
@@ -16,6 +18,8 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -65,9 +69,9 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads the current process's affinity mask, cgroup quota and online CPUs.
     public static func current() -> CPUAvailability {
-        let affinity = Int(ckshim_affinity_cpu_count())
-        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        let (quota, source) = readCgroupQuota()
+        let affinity = Int(ckplat_affinity_cpu_count())
+        let online = Int(ckplat_online_cpus())
+        let (quota, source) = ckplat_has_cgroups() != 0 ? readCgroupQuota() : (nil, nil)
         return CPUAvailability(
             affinityCPUs: affinity > 0 ? affinity : nil,
             cgroupQuotaCPUs: quota, cgroupQuotaSource: source,

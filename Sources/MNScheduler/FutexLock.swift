@@ -10,14 +10,16 @@
 // Algorithm (Drepper, "Futexes Are Tricky", mutex 3): word 0 free, 1 held, 2 held and
 // perhaps waited for.
 //   lock:   CAS 0 → 1 (acquire); on failure, loop { exchange(2) (acquire); old 0 → held,
-//           return; else futex_wait(word, 2) }.
-//   unlock: exchange(0) (release); old 2 → futex_wake(word, 1).
+//           return; else ckplat_wait(word, 2) }.
+//   unlock: exchange(0) (release); old 2 → ckplat_wake(word, 1).
 // Invariants:
 //   (F1) mutual exclusion: the holder is the thread whose CAS or exchange read 0, and the
 //        word is nonzero until its unlock's exchange; every acquisition reads 0 by an
 //        atomic read-modify-write of the one word, so two cannot both read the same 0.
-//   (F2) no lost wake-up: a thread sleeps only in futex_wait(word, 2), which the kernel
-//        checks against the word atomically with going to sleep. A waiter stores 2 before
+//   (F2) no lost wake-up: a thread sleeps only in ckplat_wait(word, 2), which checks the
+//        word atomically with going to sleep, as far as ckplat_wake can tell (the kernel's
+//        futex on Linux; a mutex and condition variable in the portable layer:
+//        CConcurrencyKit's ckplatform.h states the contract, ckplatform_posix.h argues it). A waiter stores 2 before
 //        it sleeps, so an unlock after that store reads 2 and wakes one sleeper; an unlock
 //        between the store and the wait leaves 0, the wait returns at once (EAGAIN) and the
 //        waiter's next exchange takes the lock. A woken waiter stores 2 again, not 1 (others
@@ -28,8 +30,8 @@
 // section happens-before everything the next holder does. x86-64: `lock cmpxchg` and
 // `xchg`, both full barriers. AArch64: the acquire CAS / swap are `casa` / `swpa` (or an
 // ldaxr/stxr pair), the release swap `swpl` (or ldxr/stlxr): acquire keeps the critical
-// section's accesses after the lock, release keeps them before the unlock. The futex
-// calls carry no ordering of their own and need none (the word's atomics do it).
+// section's accesses after the lock, release keeps them before the unlock. The wait
+// and wake calls carry no ordering of their own and need none (the word's atomics do it).
 // ThreadSanitizer sees the word's atomics (a Swift `Atomic`, in its own allocation so the
 // kernel gets a stable address, as Parker's; a cache line of its own, so no neighbour's
 // writes bounce the line a lock writes twice), so it sees the lock's happens-before edges.
@@ -84,14 +86,14 @@ package final class FutexLock<State>: @unchecked Sendable {
     @usableFromInline @inline(never)
     func lockContended() {
         while word.pointee.exchange(2, ordering: .acquiring) != 0 {
-            _ = ckshim_futex_wait(futexAddress, 2, -1)
+            _ = ckplat_wait(futexAddress, 2, -1)
         }
     }
 
     /// The unlock's slow path: a waiter may sleep; wake one.
     @usableFromInline @inline(never)
     func wakeOne() {
-        _ = ckshim_futex_wake(futexAddress, 1)
+        _ = ckplat_wake(futexAddress, 1)
     }
 
     private var futexAddress: UnsafeMutablePointer<UInt32> {

@@ -122,6 +122,8 @@ import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A serial executor on an MNScheduler, for native Swift actors:
@@ -526,17 +528,12 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// The calling thread for messages: its name (`mn-worker-N`, a Dispatch thread's, the
-    /// program's) and its kernel thread id.
+    /// program's) and its id (ckplat_thread_id: the kernel thread id on Linux).
     private static func currentThreadDescription() -> String {
-        let tid = ckshim_gettid()
-        var name = ""
-        let fd = open("/proc/thread-self/comm", O_RDONLY)
-        if fd >= 0 {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = read(fd, &buffer, buffer.count)
-            close(fd)
-            if count > 0 { name = String(decoding: buffer[..<count].prefix { $0 != 0x0A && $0 != 0 }, as: UTF8.self) }
-        }
+        let tid = ckplat_thread_id()
+        var buffer = [CChar](repeating: 0, count: 64)
+        let name = ckplat_get_thread_name(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         return name.isEmpty ? "thread \(tid)" : "thread \(tid) '\(name)'"
     }
 }

@@ -83,6 +83,8 @@ import CConcurrencyKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`

@@ -300,6 +300,8 @@ import CConcurrencyKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The type of a queue's items, as a typed owner (FastMailbox's message encoding) records

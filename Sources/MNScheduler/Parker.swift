@@ -1,15 +1,20 @@
-// Parker — puts one worker thread to sleep on a futex and wakes it.
+// Parker — puts one worker thread to sleep and wakes it.
 //
 // Algorithm (the classic three-state futex parker, as in Rust's std and tokio):
 //   word: 0 EMPTY, 1 PARKED, 2 NOTIFIED.
 //   park():   NOTIFIED → EMPTY and return (a wake-up arrived first); else EMPTY → PARKED,
-//             then futex_wait(word, PARKED) until the word is NOTIFIED, then → EMPTY.
-//   unpark(): exchange(NOTIFIED); if the old value was PARKED, futex_wake(word, 1).
-// No lost wake-up: an unpark before park leaves NOTIFIED, which park consumes without
-// sleeping; an unpark after the EMPTY → PARKED CAS either makes futex_wait return EAGAIN
-// (the word is no longer PARKED) or wakes the sleeper. Spurious futex returns loop.
+//             then ckplat_wait(word, PARKED) until the word is NOTIFIED, then → EMPTY.
+//   unpark(): exchange(NOTIFIED); if the old value was PARKED, ckplat_wake(word, 1).
+// The sleep is the platform layer's wait on an address (CConcurrencyKit's ckplatform.h): a
+// futex on Linux; in the portable layer a mutex and condition variable per hash bucket,
+// whose check of the word happens under the mutex the wake takes (ckplatform_posix.h).
+// No lost wake-up, on either: an unpark before park leaves NOTIFIED, which park consumes
+// without sleeping; an unpark after the EMPTY → PARKED CAS changes the word before it
+// wakes, and ckplat_wait checks the word and sleeps atomically with respect to the wake,
+// so the wait either sees NOTIFIED and returns EAGAIN or is asleep when the wake comes.
+// Spurious returns (and the portable layer's broadcasts to a shared bucket) loop.
 // The word is a Swift `Atomic<UInt32>` in its own allocation so ThreadSanitizer sees the
-// release (unpark) / acquire (park) edge, and the kernel gets its stable address.
+// release (unpark) / acquire (park) edge, and the wait gets its stable address.
 
 import CConcurrencyKit
 import Synchronization
@@ -22,7 +27,7 @@ final class Parker: @unchecked Sendable {
     static let parked: UInt32 = 1
     static let notified: UInt32 = 2
 
-    /// The futex word. Written by the owner (EMPTY ↔ PARKED, NOTIFIED → EMPTY with acquire)
+    /// The wait word. Written by the owner (EMPTY ↔ PARKED, NOTIFIED → EMPTY with acquire)
     /// and by wakers (→ NOTIFIED with release), so whatever the waker did before unpark
     /// happens-before the owner's return from park.
     private let word: UnsafeMutablePointer<Atomic<UInt32>>
@@ -37,7 +42,7 @@ final class Parker: @unchecked Sendable {
         word.deallocate()
     }
 
-    private var futexAddress: UnsafeMutablePointer<UInt32> {
+    private var waitAddress: UnsafeMutablePointer<UInt32> {
         UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self)
     }
 
@@ -52,7 +57,7 @@ final class Parker: @unchecked Sendable {
             return
         }
         while true {
-            _ = ckshim_futex_wait(futexAddress, Parker.parked, -1)
+            _ = ckplat_wait(waitAddress, Parker.parked, -1)
             if word.pointee.compareExchange(expected: Parker.notified, desired: Parker.empty, ordering: .acquiring).exchanged {
                 return
             }
@@ -62,7 +67,7 @@ final class Parker: @unchecked Sendable {
     /// Wakes the owner if it sleeps, or makes its next `park` return at once. Any thread.
     func unpark() {
         if word.pointee.exchange(Parker.notified, ordering: .releasing) == Parker.parked {
-            _ = ckshim_futex_wake(futexAddress, 1)
+            _ = ckplat_wake(waitAddress, 1)
         }
     }
 }

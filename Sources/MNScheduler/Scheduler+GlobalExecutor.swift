@@ -22,6 +22,8 @@ import CConcurrencyKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -119,7 +121,7 @@ final class DelayedJobTimer: @unchecked Sendable {
         }
         if earliest {
             wakeWord.pointee.wrappingAdd(1, ordering: .releasing)
-            _ = ckshim_futex_wake(UnsafeMutableRawPointer(wakeWord).assumingMemoryBound(to: UInt32.self), 1)
+            _ = ckplat_wake(UnsafeMutableRawPointer(wakeWord).assumingMemoryBound(to: UInt32.self), 1)
         }
     }
 
@@ -137,7 +139,7 @@ final class DelayedJobTimer: @unchecked Sendable {
             for bits in due { target.enqueue(unsafeBitCast(bits, to: UnownedJob.self)) }
             if !due.isEmpty { continue }
             let timeout = next.map { Int64($0 - now) } ?? -1
-            _ = ckshim_futex_wait(futex, seen, timeout)
+            _ = ckplat_wait(futex, seen, timeout)
         }
     }
 }

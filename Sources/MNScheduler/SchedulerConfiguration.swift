@@ -30,6 +30,8 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif

@@ -10,6 +10,8 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif

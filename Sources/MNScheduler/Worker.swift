@@ -115,6 +115,8 @@ import CConcurrencyKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -260,19 +262,19 @@ final class Worker: @unchecked Sendable {
     /// `nameThread: false` for a donated thread (the main thread keeps its name: it is the
     /// process's name in `ps`).
     func run(pin: Bool, nameThread: Bool = true) {
-        shared.threadID.store(ckshim_gettid(), ordering: .relaxed)
+        shared.threadID.store(ckplat_thread_id(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         // MPSCQueue.swift, "Lingering": with two or more workers, drains on this thread may
         // linger, and find this worker's next slot through the thread-local.
         ckshim_linger_set(lingerSlot)
         RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
         defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(nil) }
-        if nameThread { _ = ckshim_set_thread_name("mn-worker-\(index)") }
+        if nameThread { _ = ckplat_set_thread_name("mn-worker-\(index)") }
         if pin {
-            let count = Int(ckshim_affinity_cpu_count())
+            let count = Int(ckplat_affinity_cpu_count())
             if count > 0 {
-                let cpu = ckshim_affinity_nth_cpu(Int32(index % count))
-                if cpu >= 0 { _ = ckshim_pin_current_thread(cpu) }
+                let cpu = ckplat_affinity_nth_cpu(Int32(index % count))
+                if cpu >= 0 { _ = ckplat_pin_current_thread(cpu) }
             }
         }
         while !core.closed.load(ordering: .acquiring) {
@@ -304,7 +306,7 @@ final class Worker: @unchecked Sendable {
     func runSpare(idleLimit: UInt64) {
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         defer { ckshim_current_worker_set(nil) }
-        _ = ckshim_set_thread_name("mn-blocking-\(index - core.queues.count)")
+        _ = ckplat_set_thread_name("mn-blocking-\(index - core.queues.count)")
         var idleSince: UInt64 = 0
         while !core.closed.load(ordering: .acquiring) {
             if let unit = localWork() ?? core.resumed.pop() ?? takeFromInjection() ?? steal() {
@@ -682,27 +684,18 @@ final class WorkerShared: @unchecked Sendable {
     /// Metrics, written by the monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
     let busySamples = Atomic<Int>(0)
-    /// The worker thread's kernel id (gettid), stored by the owner when its loop starts;
-    /// read by the monitor (relaxed: it only names a /proc file; 0 = not started yet).
+    /// The worker thread's id (ckplat_thread_id: the kernel tid on Linux), stored by the
+    /// owner when its loop starts; read by the monitor (relaxed: it only names the thread
+    /// to ask about; 0 = not started yet).
     let threadID = Atomic<Int64>(0)
     private let paddingAfter = CacheLinePadding()
 
     /// True when the worker's thread is runnable — running, or waiting for a CPU — rather
-    /// than asleep in the kernel: state R in /proc/self/task/TID/stat. False when it sleeps
-    /// or cannot be read. For the monitor only (a file read: call it on a stall, not per turn).
+    /// than asleep in the kernel (ckplat_thread_is_runnable). False when it sleeps or the
+    /// platform cannot tell (the portable layer never can). For the monitor only (a file
+    /// read on Linux: call it on a stall, not per turn).
     func threadIsRunnable() -> Bool {
-        let tid = threadID.load(ordering: .relaxed)
-        guard tid > 0 else { return false }
-        let fd = open("/proc/self/task/\(tid)/stat", O_RDONLY)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return false }
-        // "tid (comm) S ...": the command may hold spaces and parentheses, so the state is
-        // the character after the last ") ".
-        guard let paren = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), paren + 2 < n else { return false }
-        return buffer[paren + 2] == UInt8(ascii: "R")
+        ckplat_thread_is_runnable(threadID.load(ordering: .relaxed)) == 1
     }
 
     /// Whether the worker whose WorkerShared is `shared` (ckshim_linger_get(): the calling

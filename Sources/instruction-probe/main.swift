@@ -60,6 +60,8 @@ import FastMailbox
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 enum Ping: Sendable { case ping(Int, replyTo: ActorRef<Ping>) }

@@ -11,6 +11,8 @@ import MNScheduler
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 enum BlockingWorkload {

@@ -10,6 +10,8 @@ import MNScheduler
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 enum SpawnWorkload {

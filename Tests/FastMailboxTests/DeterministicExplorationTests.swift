@@ -20,6 +20,8 @@ import Testing
 @testable import FastMailbox
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Seeds per exploration test.

@@ -2,6 +2,8 @@ import Testing
 import TestSupport
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 @testable import FastMailbox
 import MNScheduler

@@ -6,6 +6,8 @@ import Synchronization
 import MallocCounter
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // Soak (issue 11, item 4): many actors with tiny mailboxes (capacity 4, so the overflow path

@@ -3,6 +3,8 @@ import Synchronization
 @testable import MNScheduler
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 @Suite struct FutexLockTests {

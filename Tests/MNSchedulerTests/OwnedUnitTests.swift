@@ -8,6 +8,8 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Testing
 @testable import MNScheduler

@@ -2,6 +2,8 @@ import Testing
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 @testable import MNScheduler
 

@@ -3,6 +3,8 @@ import TestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 @testable import MNScheduler
 import CConcurrencyKit

@@ -3,6 +3,8 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// True under ASan or TSan (their runtimes export these symbols): they own the allocator
