@@ -13,8 +13,11 @@
 # the first dump): shutdown's cost per actor (spawn, spawnactor: stopping and freeing each
 # actor) is then left out, everything else as above.
 #
-#   scripts/instructions.sh [--out FILE] [--timed] [workload …]   (default: all of them;
-#                                                  FILE default Benchmarks/results/instructions.md)
+#   scripts/instructions.sh [--out FILE] [--timed] [--check THRESHOLDS] [workload …]
+#     (default: all of them; FILE default Benchmarks/results/instructions.md)
+# --check THRESHOLDS: the instruction gate (.ci/run): exits 1 when a measured workload's
+# instructions per message exceed its figure in THRESHOLDS (JSON: workload → instructions)
+# by more than 3 %.
 # ask, mnactor, mnfloor (the Swift runtime's share of mnactor), swiftactor, swiftactorpool (a
 # default actor called from a task on the pool) and swiftactorpoolfloor (the runtime's share
 # of that) count an awaited call (a round trip) instead of a message;
@@ -24,14 +27,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Benchmarks/results/instructions.md
-if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 timed=()
 part=""
-if [ "${1:-}" = "--timed" ]; then
-  timed=(--dump-before='$s11FastMailbox11ActorSystemC8shutdown7timeoutAA14ShutdownReportVs8DurationV_tF')
-  part=.1
-  shift
-fi
+check=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) out=$2; shift 2 ;;
+    --check) check=$2; shift 2 ;;
+    --timed)
+      timed=(--dump-before='$s11FastMailbox11ActorSystemC8shutdown7timeoutAA14ShutdownReportVs8DurationV_tF')
+      part=.1
+      shift ;;
+    *) break ;;
+  esac
+done
 workloads=("$@")
 [ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor pool sequential spawn spawnactor ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
@@ -82,6 +91,8 @@ ta, sa = parse(a); tb, sb = parse(b)
 per = (tb - ta) / extra
 with open(os.path.join(tmp, 'head.md'), 'a') as f:
     f.write(f"| {w} | {n} | {per:,.0f} |\n")
+with open(os.path.join(tmp, 'measured.tsv'), 'a') as f:
+    f.write(f"{w}\t{per:.1f}\n")
 def demangle(names):
     import subprocess
     try:
@@ -104,3 +115,23 @@ mkdir -p "$(dirname "$out")"
 cat "$tmp/head.md" "$tmp/tops.md" > "$out"
 cat "$tmp/head.md"
 echo "(top symbols in $out)"
+[ -z "$check" ] && exit 0
+# The gate: every measured workload that has a threshold must stay within 3 % of it.
+python3 - "$check" "$tmp/measured.tsv" <<'PY'
+import json, sys
+thresholds = json.load(open(sys.argv[1]))
+failed = []
+print("| workload | instructions / message | threshold | limit (+3 %) | result |")
+print("|---|---:|---:|---:|---|")
+for line in open(sys.argv[2]):
+    w, per = line.split("\t"); per = float(per)
+    if w not in thresholds:
+        print(f"| {w} | {per:,.0f} | – | – | no threshold |"); continue
+    limit = thresholds[w] * 1.03
+    ok = per <= limit
+    if not ok: failed.append(w)
+    print(f"| {w} | {per:,.0f} | {thresholds[w]:,} | {limit:,.0f} | {'ok' if ok else 'REGRESSION'} |")
+if failed:
+    print(f"instructions: {', '.join(failed)} rose more than 3 % over {sys.argv[1]}", file=sys.stderr)
+    sys.exit(1)
+PY
