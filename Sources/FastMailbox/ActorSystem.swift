@@ -606,18 +606,9 @@ public final class ActorSystem: Sendable {
             }
             return (registry.cells.values, delivered, accepted, left)
         }
-        #if DEBUG
-        ShutdownReportTestHook.betweenReads(of: self)
-        #endif
-        let runtime = runtimeSent.load(ordering: .relaxed)
-        #if DEBUG
-        ShutdownReportTestHook.betweenReads(of: self)
-        #endif
-        let queuedDead = queuedDeadLetters.load(ordering: .relaxed)
-        #if DEBUG
-        ShutdownReportTestHook.betweenReads(of: self)
-        #endif
-        let unqueuedDead = unqueuedDeadLetters.load(ordering: .relaxed)
+        let runtime = readForReport(runtimeSent)
+        let queuedDead = readForReport(queuedDeadLetters)
+        let unqueuedDead = readForReport(unqueuedDeadLetters)
         #if DEBUG
         ShutdownReportTestHook.betweenReads(of: self)
         #endif
@@ -625,6 +616,15 @@ public final class ActorSystem: Sendable {
                               actorsNotStopped: cells.count, sent: accepted &+ runtime &+ unqueuedDead,
                               workersNotStopped: workersNotStopped,
                               actorsNotStoppedNames: cells.prefix(20).map(\.name).sorted())
+    }
+
+    /// One of `accountingReport`'s reads after the registry pass: `counter` (relaxed), with
+    /// the debug builds' test hook run first (ShutdownAccountingTests puts a refused tell there).
+    private func readForReport(_ counter: borrowing Atomic<Int>) -> Int {
+        #if DEBUG
+        ShutdownReportTestHook.betweenReads(of: self)
+        #endif
+        return counter.load(ordering: .relaxed)
     }
 
     /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
