@@ -1,7 +1,7 @@
 /*
  * ckplatform.h — the platform layer: everything operating-system specific, behind one
  * small API of `ckplat_*` inline functions. Two implementations, chosen at compile time:
- *  - ckplatform_linux.h: futex, membarrier, gettid, sched_{get,set}affinity, /proc;
+ *  - ckplatform_linux.h: futex, membarrier, gettid, sched_{get,set}affinity, /proc, cgroups;
  *  - ckplatform_posix.h: POSIX threads and C11-model atomics only (the portable mode).
  * Linux builds take the first unless CKSHIM_PORTABLE=1 (`swift build -Xcc -DCKSHIM_PORTABLE=1`);
  * every other system takes the second. No other file of the package includes an OS header
@@ -34,8 +34,21 @@
  *  ckplat_online_cpus()                 CPUs online (sysconf), at least 1.
  *  ckplat_page_size()                   the page size in bytes.
  *  ckplat_heap_block_size(p)            bytes malloc reserved for p, 0 if it cannot tell.
- *  ckplat_has_cgroups()                 1 where /proc/self/cgroup and /sys/fs/cgroup may
- *                                       hold a CPU quota (CPUAvailability reads them).
+ *  ckplat_limit_affinity(count)         keeps the first count CPUs of the calling thread's
+ *                                       mask (threads it starts later inherit it); 0, or an
+ *                                       errno value (ENOTSUP: no pinning here).
+ *  ckplat_has_cgroups()                 1 where cgroups may hold a CPU quota.
+ *  ckplat_cgroup_root()                 the cgroup mount root, NULL without cgroups.
+ *  ckplat_read_cgroup_membership(b, c)  this process's cgroup list (Linux: /proc/self/cgroup)
+ *                                       into b, NUL-terminated: its length, -1 if unreadable.
+ *  ckplat_read_cgroup_file(rel, b, c)   the file at root + rel ("/cpu.max") likewise.
+ *                                       CPUAvailability parses both; without cgroups, -1.
+ *  ckplat_cpu_model(buf, cap)           the CPU's model name; 0 or an errno value.
+ *  ckplat_memory_total()                physical memory in bytes, 0 if unknown.
+ *  ckplat_resident_bytes()              the resident set in bytes (the portable side: its
+ *                                       peak, getrusage), 0 if unknown.
+ *  ckplat_heap_in_use()                 bytes malloc has handed out, 0 if it cannot tell.
+ *  ckplat_executable_path(buf, cap)     this program's file; 0 or an errno value (ENOTSUP).
  */
 #ifndef CKPLATFORM_H
 #define CKPLATFORM_H

@@ -132,12 +132,114 @@ static inline int ckplat_pin_current_thread(int cpu) {
     return r == 0 ? 0 : errno;
 }
 
+/* Keeps the first count CPUs of the calling thread's mask; threads it starts later inherit
+ * the narrower mask (sched_setaffinity acts on the calling thread only). */
+static inline int ckplat_limit_affinity(int count) {
+    unsigned long mask[CKPLAT_CPU_WORDS];
+    const int bits = (int)(sizeof(unsigned long) * 8);
+    if (count < 1) return EINVAL;
+    if (ckplat__affinity_mask(mask) != 0) return errno;
+    for (int cpu = 0, kept = 0; cpu < CKPLAT_CPU_WORDS * bits; cpu++) {
+        if (!(mask[cpu / bits] & (1UL << (cpu % bits)))) continue;
+        if (kept < count) kept++;
+        else mask[cpu / bits] &= ~(1UL << (cpu % bits));
+    }
+    long r = syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+    return r == 0 ? 0 : errno;
+}
+
 static inline int ckplat_online_cpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (int)n;
 }
 
 static inline int ckplat_has_cgroups(void) { return 1; }
+
+/* ---------------------------------------------------------------- files the kernel writes */
+
+/* Up to capacity - 1 bytes of a small file, NUL-terminated: the byte count, or -1 when it
+ * cannot be read. One read(2): /proc and cgroup files give their text in one go. */
+static inline long ckplat__read_file(const char *path, char *buffer, size_t capacity) {
+    if (capacity == 0) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buffer, capacity - 1);
+    close(fd);
+    if (n < 0) return -1;
+    buffer[n] = '\0';
+    return (long)n;
+}
+
+/* The cgroup v1 and v2 mount root; the quota files' paths are relative to it. */
+static inline const char *ckplat_cgroup_root(void) { return "/sys/fs/cgroup"; }
+
+static inline long ckplat_read_cgroup_membership(char *buffer, size_t capacity) {
+    return ckplat__read_file("/proc/self/cgroup", buffer, capacity);
+}
+
+static inline long ckplat_read_cgroup_file(const char *relative, char *buffer, size_t capacity) {
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s%s", ckplat_cgroup_root(), relative);
+    if (n < 0 || (size_t)n >= sizeof path) return -1;
+    return ckplat__read_file(path, buffer, capacity);
+}
+
+/* ---------------------------------------------------------------- this machine, this process */
+
+/* The first "model name" line of /proc/cpuinfo (x86; other architectures may have none). */
+static inline int ckplat_cpu_model(char *buffer, size_t capacity) {
+    char text[8192];
+    if (capacity == 0) return ERANGE;
+    if (ckplat__read_file("/proc/cpuinfo", text, sizeof text) < 0) return ENOENT;
+    for (char *line = text; *line; ) {
+        char *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        char *value = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && value) {
+            value++;
+            while (*value == ' ' || *value == '\t') value++;
+            size_t length = strlen(value);
+            while (length > 0 && (value[length - 1] == ' ' || value[length - 1] == '\t')) length--;
+            if (length >= capacity) length = capacity - 1;
+            memcpy(buffer, value, length);
+            buffer[length] = '\0';
+            return 0;
+        }
+        if (!end) break;
+        line = end + 1;
+    }
+    return ENOENT;
+}
+
+/* Physical memory: /proc/meminfo's MemTotal (glibc's sysconf and it both report sysinfo(2)'s
+ * total). */
+static inline int64_t ckplat_memory_total(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (int64_t)pages * page : 0;
+}
+
+/* The resident set now: the second field of /proc/self/statm, in pages. */
+static inline int64_t ckplat_resident_bytes(void) {
+    char text[256];
+    long long size = 0, resident = 0;
+    if (ckplat__read_file("/proc/self/statm", text, sizeof text) < 0) return 0;
+    if (sscanf(text, "%lld %lld", &size, &resident) != 2) return 0;
+    return (int64_t)resident * sysconf(_SC_PAGESIZE);
+}
+
+static inline int64_t ckplat_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (int64_t)(info.uordblks + info.hblkhd);
+}
+
+static inline int ckplat_executable_path(char *buffer, size_t capacity) {
+    if (capacity < 2) return ERANGE;
+    ssize_t n = readlink("/proc/self/exe", buffer, capacity - 1);
+    if (n < 0) return errno;
+    if ((size_t)n == capacity - 1) return ERANGE;  /* may be cut short */
+    buffer[n] = '\0';
+    return 0;
+}
 
 /* ---------------------------------------------------------------- memory */
 

@@ -2,7 +2,7 @@
  * ckplatform_posix.h — the platform layer with POSIX threads and C11-model atomics only
  * (the API is in ckplatform.h): macOS, the BSDs, and Linux built with CKSHIM_PORTABLE=1.
  * No pinning, no CPU quota, no membarrier (the ring epoch runs its fenced mode), CPUs from
- * sysconf. Where the C library offers a thread name or a heap block's size it is used;
+ * sysconf, the peak resident set for the current one. Where the C library offers a thread name or a heap block's size it is used;
  * everything else stands on pthread and __atomic builtins. Included only through
  * ckplatform.h.
  *
@@ -28,8 +28,11 @@
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #if defined(__APPLE__)
 #include <malloc/malloc.h>
+#include <mach-o/dyld.h>
+#include <sys/sysctl.h>
 #elif defined(__GLIBC__)
 #include <malloc.h>
 extern int pthread_setname_np(pthread_t thread, const char *name);
@@ -165,12 +168,89 @@ static inline int ckplat_affinity_cpu_count(void) { return -1; }
 static inline int ckplat_affinity_nth_cpu(int n) { (void)n; return -1; }
 static inline int ckplat_pin_current_thread(int cpu) { (void)cpu; return ENOTSUP; }
 
+static inline int ckplat_limit_affinity(int count) { (void)count; return ENOTSUP; }
+
 static inline int ckplat_online_cpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (int)n;
 }
 
 static inline int ckplat_has_cgroups(void) { return 0; }
+
+/* No cgroups: no root, and every read fails (CPUAvailability then reports no quota). */
+static inline const char *ckplat_cgroup_root(void) { return NULL; }
+
+static inline long ckplat_read_cgroup_membership(char *buffer, size_t capacity) {
+    (void)buffer; (void)capacity;
+    return -1;
+}
+
+static inline long ckplat_read_cgroup_file(const char *relative, char *buffer, size_t capacity) {
+    (void)relative; (void)buffer; (void)capacity;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- this machine, this process */
+
+/* Darwin names the CPU through sysctl; elsewhere it is unknown here. */
+static inline int ckplat_cpu_model(char *buffer, size_t capacity) {
+    if (capacity == 0) return ERANGE;
+#if defined(__APPLE__)
+    size_t length = capacity;
+    if (sysctlbyname("machdep.cpu.brand_string", buffer, &length, NULL, 0) != 0) return errno;
+    buffer[capacity - 1] = '\0';
+    return 0;
+#else
+    (void)buffer;
+    return ENOTSUP;
+#endif
+}
+
+/* _SC_PHYS_PAGES is not POSIX, but glibc, Darwin and the BSDs have it. */
+static inline int64_t ckplat_memory_total(void) {
+#if defined(_SC_PHYS_PAGES)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (int64_t)pages * page : 0;
+#else
+    return 0;
+#endif
+}
+
+/* POSIX has no current resident set size: this is the peak (getrusage's ru_maxrss, which
+ * Darwin counts in bytes and the others in KiB). It never falls, so a growth measured with
+ * it is a lower bound. */
+static inline int64_t ckplat_resident_bytes(void) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+#if defined(__APPLE__)
+    return (int64_t)usage.ru_maxrss;
+#else
+    return (int64_t)usage.ru_maxrss * 1024;
+#endif
+}
+
+/* Bytes malloc has handed out and not taken back, 0 where the C library cannot tell. */
+static inline int64_t ckplat_heap_in_use(void) {
+#if defined(__APPLE__)
+    return (int64_t)mstats().bytes_used;
+#elif defined(__GLIBC__)
+    struct mallinfo2 info = mallinfo2();
+    return (int64_t)(info.uordblks + info.hblkhd);
+#else
+    return 0;
+#endif
+}
+
+/* Darwin's dyld knows the path; elsewhere ENOTSUP (callers fall back to argv[0]). */
+static inline int ckplat_executable_path(char *buffer, size_t capacity) {
+#if defined(__APPLE__)
+    uint32_t size = (uint32_t)capacity;
+    return _NSGetExecutablePath(buffer, &size) == 0 ? 0 : ERANGE;
+#else
+    (void)buffer; (void)capacity;
+    return ENOTSUP;
+#endif
+}
 
 /* ---------------------------------------------------------------- memory */
 

@@ -7,22 +7,16 @@
 //      (quota −1 means unlimited). The cgroup directory is taken from /proc/self/cgroup,
 //      falling back to the mount root /sys/fs/cgroup;
 //   3. the CPUs online (sysconf), used when neither of the above is known;
-// and at least 1. The platform layer (CConcurrencyKit's ckplatform.h) gives the mask and
-// the online count, and says whether cgroups exist: the portable layer has no mask and no
-// cgroups, so there the count is sysconf's. Parsing is split into pure functions so tests cover every format.
+// and at least 1. The platform layer (CConcurrencyKit's ckplatform.h) gives the mask, the
+// online count and the cgroup files' raw text; the portable layer has no mask and no
+// cgroups, so there the count is sysconf's. Parsing stays here, in pure functions, so tests
+// cover every format on any platform.
 // The kernel writes quota and period as decimal integers, so the parsers accept exactly
 // that: anything else ("1e400", "inf", "nan", a negative or fractional number, a zero
 // period) and quotas above `maximumQuotaCPUs` are treated as unknown (nil), and the
 // worker count falls back to the affinity mask. `usableCPUs` likewise ignores a quota
 // that is not a finite positive number, so no input can make it trap.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 import CConcurrencyKit
 
 /// The CPUs available to this process, and where the number came from.
@@ -127,38 +121,42 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
     // MARK: reading
 
     static func readCgroupQuota() -> (Double?, String?) {
-        let membership = readSmallFile("/proc/self/cgroup").map(parseProcSelfCgroup)
+        guard let root = ckplat_cgroup_root().map({ String(cString: $0) }) else { return (nil, nil) }
+        let membership = readText { ckplat_read_cgroup_membership($0, $1) }.map(parseProcSelfCgroup)
+        // Paths below the cgroup root, each starting with "/".
         var v2Candidates: [String] = []
-        if let path = membership?.v2, path != "/" { v2Candidates.append("/sys/fs/cgroup\(path)/cpu.max") }
-        v2Candidates.append("/sys/fs/cgroup/cpu.max")
+        if let path = membership?.v2, path != "/" { v2Candidates.append("\(path)/cpu.max") }
+        v2Candidates.append("/cpu.max")
         for file in v2Candidates {
-            if let text = readSmallFile(file) {
-                return (parseCgroupV2CPUMax(text), file)
+            if let text = readCgroupFile(file) {
+                return (parseCgroupV2CPUMax(text), root + file)
             }
         }
         var v1Dirs: [String] = []
         if let v1 = membership?.v1CPU {
-            v1Dirs.append("/sys/fs/cgroup/\(v1.controllers)\(v1.path)")
-            v1Dirs.append("/sys/fs/cgroup/cpu\(v1.path)")
+            v1Dirs.append("/\(v1.controllers)\(v1.path)")
+            v1Dirs.append("/cpu\(v1.path)")
         }
-        v1Dirs += ["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"]
+        v1Dirs += ["/cpu,cpuacct", "/cpu"]
         for dir in v1Dirs {
-            if let quota = readSmallFile("\(dir)/cpu.cfs_quota_us"),
-               let period = readSmallFile("\(dir)/cpu.cfs_period_us") {
-                return (parseCgroupV1(quota: quota, period: period), "\(dir)/cpu.cfs_quota_us")
+            if let quota = readCgroupFile("\(dir)/cpu.cfs_quota_us"),
+               let period = readCgroupFile("\(dir)/cpu.cfs_period_us") {
+                return (parseCgroupV1(quota: quota, period: period), "\(root)\(dir)/cpu.cfs_quota_us")
             }
         }
         return (nil, nil)
     }
 
-    /// The first 4 KiB of a small text file, nil when it cannot be read.
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    /// A cgroup file below the platform layer's cgroup root, nil when it cannot be read.
+    static func readCgroupFile(_ relative: String) -> String? {
+        readText { ckplat_read_cgroup_file(relative, $0, $1) }
+    }
+
+    /// The first 4 KiB a platform read gives (its length, or -1), nil when it fails.
+    static func readText(_ read: (UnsafeMutablePointer<CChar>, Int) -> Int) -> String? {
+        var bytes = [CChar](repeating: 0, count: 4096)
+        let n = bytes.withUnsafeMutableBufferPointer { read($0.baseAddress!, $0.count) }
         guard n >= 0 else { return nil }
-        return String(decoding: bytes[0..<n], as: UTF8.self)
+        return String(decoding: bytes[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

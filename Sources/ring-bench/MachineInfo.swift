@@ -1,3 +1,4 @@
+import CConcurrencyKit
 import Foundation
 import MNScheduler
 
@@ -15,12 +16,7 @@ struct MachineInfo: Codable, Sendable {
     var gitDirty: Bool
 
     static func current(includeGo: Bool) -> MachineInfo {
-        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "unknown"
-        let meminfo = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? ""
-        let memKiB = meminfo.split(separator: "\n").first { $0.hasPrefix("MemTotal:") }
-            .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        let model = platformString { ckplat_cpu_model($0, $1) } ?? "unknown"
         var name = utsname()
         uname(&name)
         let kernel = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -31,9 +27,19 @@ struct MachineInfo: Codable, Sendable {
             && !(firstLine(of: ["git", "status", "--porcelain", "--untracked-files=no"]) ?? "").isEmpty
         return MachineInfo(
             cpuModel: model, cpusAllowed: availability.usableCPUs, cpusOnline: availability.onlineCPUs,
-            cpuAvailability: availability.description, memoryBytes: memKiB * 1024, kernel: kernel,
+            cpuAvailability: availability.description, memoryBytes: Int(ckplat_memory_total()), kernel: kernel,
             swiftVersion: firstLine(of: ["swift", "--version"]) ?? "unknown (no toolchain on PATH; static binary)",
             goVersion: includeGo ? GoPeer.version : nil, gitCommit: commit, gitDirty: dirty)
+    }
+
+    /// The text a platform call (buffer, capacity → 0 or an errno value) writes, nil when
+    /// it fails or writes nothing.
+    static func platformString(_ call: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let status = buffer.withUnsafeMutableBufferPointer { call($0.baseAddress!, $0.count) }
+        guard status == 0 else { return nil }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? nil : text
     }
 
     /// The first line a command prints, or nil when it cannot run.

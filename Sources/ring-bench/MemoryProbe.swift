@@ -1,19 +1,11 @@
 import CConcurrencyKit
-import Foundation
 
-/// Process memory readings for the spawn workload.
+/// Process memory readings for the spawn workload, from the platform layer.
 enum MemoryProbe {
-    /// Heap bytes in use (glibc mallinfo2, every arena).
-    static func heapBytes() -> Int {
-        let info = mallinfo2()
-        return Int(info.uordblks + info.hblkhd)
-    }
+    /// Heap bytes in use (glibc: mallinfo2, every arena); 0 where the C library cannot tell.
+    static func heapBytes() -> Int { Int(ckplat_heap_in_use()) }
 
-    /// Resident set size in bytes (/proc/self/statm).
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
+    /// Resident set size in bytes (Linux: now; the portable layer: the peak, which never
+    /// falls); 0 when unknown.
+    static func residentBytes() -> Int { Int(ckplat_resident_bytes()) }
 }

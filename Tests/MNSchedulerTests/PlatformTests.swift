@@ -36,12 +36,21 @@ import Darwin
     func portableLayer() {
         #expect(ckplat_thread_is_runnable(ckplat_thread_id()) == -1)
         #expect(ckplat_has_cgroups() == 0)
+        #expect(ckplat_cgroup_root() == nil)
+        var buffer = [CChar](repeating: 0, count: 256)
+        #expect(ckplat_read_cgroup_membership(&buffer, buffer.count) == -1)
+        #expect(ckplat_read_cgroup_file("/cpu.max", &buffer, buffer.count) == -1)
+        #expect(ckplat_limit_affinity(1) == ENOTSUP)
     }
 
     @Test("Linux build: the platform layer is ckplatform_linux.h", .enabled(if: ckplat_portable() == 0))
     func linuxLayer() {
         #expect(ckplat_thread_is_runnable(ckplat_thread_id()) == 1)  // this thread is running
         #expect(ckplat_has_cgroups() == 1)
+        var buffer = [CChar](repeating: 0, count: 4096)
+        #expect(ckplat_read_cgroup_membership(&buffer, buffer.count) > 0)  // every process has one
+        #expect(ckplat_executable_path(&buffer, buffer.count) == 0 && buffer[0] == 0x2F)  // "/..."
+        #expect(ckplat_resident_bytes() > 0)
     }
 
     @Test("a wait whose word already differs returns EAGAIN at once")
@@ -146,6 +155,17 @@ import Darwin
             #expect(ckplat_affinity_nth_cpu(0) >= 0)
             #expect(ckplat_affinity_nth_cpu(ckplat_affinity_cpu_count()) == -1)
         }
+    }
+
+    @Test("machine and process figures: memory and resident set known on Linux and glibc")
+    func machineFigures() {
+        #expect(ckplat_memory_total() > 0)  // sysconf on both sides here
+        #expect(ckplat_resident_bytes() > 0)  // Linux: statm; portable: getrusage's peak
+        #expect(ckplat_heap_in_use() > 0)  // glibc's mallinfo2 on both sides here
+        var buffer = [CChar](repeating: 0, count: 8)
+        let model = ckplat_cpu_model(&buffer, buffer.count)  // cut to 7 bytes if longer
+        #expect(model == 0 || model == ENOENT || model == ENOTSUP)
+        if model == 0 { #expect(strlen(buffer) < 8) }
     }
 
     @Test("the ring epoch's mode: fenced in the portable layer (no membarrier)")

@@ -9,6 +9,12 @@
  *
  * Under ThreadSanitizer (CKSHIM_TSAN) TSan owns malloc, so the interposer is compiled
  * out and malloc_counter_active() returns 0: callers must skip their assertion then.
+ *
+ * It stays OS-specific, outside CConcurrencyKit's platform layer, because interposing
+ * malloc is: it needs glibc's __libc_* entry points (and mallinfo2 from <malloc.h>). On any
+ * other C library (Darwin, musl, the BSDs) it compiles to the stubs, so it builds on every
+ * platform and malloc_counter_active() says whether it counts. The portable platform layer
+ * (CKSHIM_PORTABLE=1) does not change it: glibc is still there on Linux.
  */
 #ifndef MALLOC_COUNTER_H
 #define MALLOC_COUNTER_H
