@@ -1,71 +1,24 @@
 /*
  * ckshim.h — Concurrency Kit for Swift, plus the thin shims Swift cannot write itself.
+ * Everything here is `static inline` (Swift imports it and clang inlines it into the Swift
+ * caller at -O, so a send calls no ckshim or ck symbol) and neither allocates nor locks,
+ * except the ring epoch's cold paths (a thread's first section allocates its record;
+ * retiring and collecting rings take a mutex and may make one membarrier call).
  *
- * What is here and why:
- *  - The mailbox ring: ck_ring's claim with per-slot ready marks instead of its in-order
- *    commit, so no producer waits for another, and messages that travel in place
- *    (ckshim_ring_reserve_mp_sized and friends, "Ready marks" below).
- *  - ck_ring's pointer-sized operations (spsc, spmc, mpsc, mpmc) re-exported as
- *    `static inline` wrappers. Swift imports static inline C functions and clang inlines
- *    them into the Swift caller at -O. Checked with `objdump -d .build/release/ring-bench`
- *    (2026-11-22, again after the idle-flag change): in ring-bench's Mailbox.send producer
- *    closure, ck's p_head ticket CAS (`lock cmpxchg %esi,0x44(...)`: p_head sits at offset
- *    0x44 of struct ck_ring) and the idle-flag CAS sit directly in the Swift function body;
- *    there is no call to any ckshim_* or _ck_ring_* symbol, and none exists in the binary.
- *  - ThreadSanitizer annotations. TSan cannot see ck's x86 inline-assembly atomics, so a
- *    correct ring looks racy to it. When built with -DCKSHIM_TSAN=1 (pass
- *    `-Xcc -DCKSHIM_TSAN=1` to SwiftPM together with --sanitize=thread; the Swift importer
- *    does not see __has_feature(thread_sanitizer)) every enqueue publishes with
- *    __tsan_release(ring) and every successful dequeue ends with __tsan_acquire(ring):
- *    the happens-before edge the ring really provides (the sized-slot operations also
- *    order a slot's reuse after its last read; see "Ready marks" below).
- *  - Things Swift cannot call: ck_pr macros (we use the ck_pr_md_* functions underneath).
- *  - The platform layer (ckplatform.h: futex, membarrier, threads, CPUs), included here so
- *    one module carries it; this file itself includes no operating-system header.
- *  - The current worker, a thread-local pointer with inline accessors ("current worker"
- *    below), so the lookup is a load, not pthread_getspecific's call.
- *  - Our own single- and multi-consumer dequeues (ckshim__dequeue_sc/_mc/_trydequeue_mc),
- *    because of the ordering problem below.
- *  - The ring epoch domain (ck_epoch) that lets an idle mailbox give its ring back: the
- *    per-thread record and the reclaimer ("ring epoch" at the end; the protocol is argued
- *    in MNScheduler/RingEpoch.swift).
- *
- * Memory ordering of the consumers (why they are re-implemented here):
- * A consumer reads the slot at c_head and then publishes c_head + 1, which tells producers
- * the slot is free to overwrite. The slot *load* must therefore be ordered before the
- * c_head *store* (load→store ordering). Concurrency Kit 0.7.1 puts only a store fence
- * there (ck_pr_fence_store in _ck_ring_dequeue_sc, ck_pr_fence_store_atomic before the
- * CAS in _ck_ring_dequeue_mc / _ck_ring_trydequeue_mc), which orders stores, not that
- * load: on AArch64 it is `dmb ishst`, and the CPU may satisfy the slot load after the new
- * c_head is visible, so a producer that read it can overwrite the slot first and the
- * consumer returns the newer entry (one message lost, one duplicated). Our dequeues are
- * ck's code with that fence replaced by a release fence (CKSHIM_FENCE_RELEASE:
- * __atomic_thread_fence(__ATOMIC_RELEASE)), which orders every earlier load and store
- * before the publish. On the producer side the slot write is control-dependent on the
- * c_head read (the full check, then the ticket CAS; in the sized reserve, on a cached copy
- * of c_head that depends on it: "Cached c_head" below), and neither x86 nor ARMv8 makes a
- * store visible before the branch it depends on is resolved, so no fence is needed there.
- *  - x86-64 (TSO): loads are never reordered with later stores; the release fence is a
- *    compiler barrier only and the generated code is unchanged (same as ck's).
- *  - AArch64: the release fence is `dmb ish` before the c_head store (or the CAS).
- * The fence is chosen by the compiler's target, not by ck_md.h, so it is right even with
- * a ck_md.h configured for another architecture. ck's own fences (the store fence before
- * a producer's p_tail publish, the load fences after a consumer's p_tail read) come from
- * ck_md.h, which must match the target: Debian's libck-dev on x86-64 says CK_MD_TSO
- * (fences become compiler barriers); a build for AArch64 must use ck's AArch64
- * configuration (CK_MD_RMO), where they are `dmb ishst` / `dmb ishld`.
- * Checked 2026-11-23 by compiling a file that calls these shims with
- * `clang --target=aarch64-linux-gnu -O2 -S -DCK_MD_RMO` (CK_MD_RMO: the installed ck_md.h
- * is the x86-64 one and says CK_MD_TSO; glibc's x86-64 headers stood in for an AArch64
- * sysroot): the sc dequeue is `ldr` slot, `dmb ish`, `str` c_head (ck's own:
- * `ldr` slot, `dmb ishst`, `str` c_head); the mc dequeues are `ldr` slot, `dmb ish`,
- * `ldxr`/`stxr` on c_head; the producer is `ldxr`/`stxr` on p_head, ..., `dmb ishst`,
- * `str` p_tail, `dmb ish` (ckshim_fence_atomic_load), `ldr` of the idle flag.
+ * What is here, each with its invariants and orderings in its own section below:
+ *  - "Ready marks": the mailbox ring. ck_ring's claim with a ready mark per entry instead
+ *    of ck's in-order commit, so no producer waits for another; messages travel in place.
+ *  - "ck_ring": ck's pointer operations (spsc, spmc, mpsc, mpmc) as wrappers, with our own
+ *    consumers, which order the slot's read before the c_head publish (ck's do not on
+ *    AArch64: "Consumer ordering").
+ *  - "TSan": happens-before annotations for ThreadSanitizer, which cannot see ck's inline
+ *    assembly (built in with -DCKSHIM_TSAN=1 beside --sanitize=thread).
+ *  - "current worker": the worker's thread-local pointer, read with one load.
+ *  - "ring epoch": the ck_epoch domain that lets an idle mailbox give its ring back (the
+ *    protocol is argued in MNScheduler/RingEpoch.swift).
+ *  - The platform layer (ckplatform.h: waiting, membarrier, threads, CPUs), included here
+ *    so one module carries it; this file includes no operating-system header itself.
  * The idle-flag Dekker pair built on top of the ring is argued in MPSCQueue.swift.
- *
- * Nothing here allocates or takes a lock, except the ring epoch's cold paths (a thread's
- * first section allocates its record; retiring and collecting rings take a mutex, and a
- * collection with retired rings pending makes one membarrier system call).
  */
 #ifndef CKSHIM_H
 #define CKSHIM_H
@@ -194,8 +147,29 @@ static inline bool ckshim_ring_is_empty(const ck_ring_t *ring) {
 static inline unsigned int ckshim_ring_capacity(const ck_ring_t *ring) { return ck_ring_capacity(ring); }
 
 /*
+ * Consumer ordering (why the consumers are re-implemented here). A consumer reads the slot
+ * at c_head, then publishes c_head + 1, which tells producers the slot may be overwritten:
+ * the slot's load must come before the c_head store. Concurrency Kit 0.7.1 puts only a
+ * store fence there, which on AArch64 (`dmb ishst`) lets the load be satisfied after the
+ * publish: a producer could overwrite the slot first, losing one message and duplicating
+ * another. Our dequeues are ck's with a release fence there instead (CKSHIM_FENCE_RELEASE),
+ * which orders every earlier load and store before the publish.
+ *  - x86-64 (TSO): loads are never reordered with later stores; the fence is a compiler
+ *    barrier, and the code is ck's.
+ *  - AArch64: `dmb ish` before the c_head store (or the CAS).
+ * The producer's slot write is control-dependent on its c_head read (the full check, then
+ * the ticket CAS), and neither x86-64 nor ARMv8 makes a store visible before the branch it
+ * depends on resolves, so the producer needs no fence. The fence is chosen by the
+ * compiler's target; ck's own fences come from ck_md.h, which must match the target
+ * (Debian's x86-64 libck-dev says CK_MD_TSO; an AArch64 build needs CK_MD_RMO). To check
+ * the generated fences: compile a caller of these shims with
+ * `clang --target=aarch64-linux-gnu -O2 -S -DCK_MD_RMO` and read the barriers around the
+ * slot load and the c_head store.
+ */
+
+/*
  * Orders every earlier load and store before the next store: the slot load before the
- * c_head publish (see the file comment). A compiler barrier on x86-64, `dmb ish` on
+ * c_head publish ("Consumer ordering"). A compiler barrier on x86-64, `dmb ish` on
  * AArch64.
  */
 #define CKSHIM_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
@@ -333,7 +307,7 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  *    c_head; producer: load c_head (directly or through the cached copy below) → compare →
  *    ticket CAS → (control dependency) write the slot. Neither x86-64 nor ARMv8 makes a
  *    store visible before the branch it depends on resolves, and both keep loads before
- *    later dependent stores (file comment).
+ *    later dependent stores ("Consumer ordering").
  *  - The Dekker pair with the idle flag uses the ticket CAS on p_head, not the mark
  *    (MPSCQueue.swift, "Who runs the consumer"): a consumer that sees p_head moved keeps
  *    its turn and waits for the mark (invariant 3).
