@@ -407,23 +407,29 @@ static inline bool ckshim_ring_ready_sc(const ck_ring_t *r, void *b, unsigned in
 }
 
 /* c_head, for the single consumer's loop (only it writes c_head, so it keeps the value in a
- * register across a drain: ckshim_ring_peek_sc_at, ckshim_ring_release_sc_to). */
+ * register across a drain: ckshim_ring_peek_sc_at/_next, ckshim_ring_release_sc_to). */
 static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c_head; }
 
 /* The slot of the entry of ticket `consumer` (the current c_head) when it is published,
  * else NULL (empty, or claimed and not yet published); the caller moves the item out, then
- * calls ckshim_ring_release_sc_to(r, consumer + 1). Nothing claimed (p_head == c_head)
- * answers first, from the producers' line, as ck's p_tail look did: a drain's last look
- * then costs no entry address and does not touch the entry a producer writes next. */
+ * calls ckshim_ring_release_sc_to(r, consumer + 1). A drain's first look: its turn was
+ * scheduled for an item, so the entry's mark is read at once. */
 static inline void *ckshim_ring_peek_sc_at(ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
-    if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_head) == consumer)) return NULL; /* nothing claimed */
     char *entry = ckshim__ring_entry(r, b, stride, consumer);
     if (CK_CC_UNLIKELY(__atomic_load_n((unsigned int *)(void *)entry, __ATOMIC_ACQUIRE) != consumer + 1)) return NULL;
     CKSHIM_TSAN_ACQUIRE(r);
     return entry + CKSHIM_RING_MARK_BYTES;
 }
 
-/* Frees the slot ckshim_ring_peek_sc_at returned: c_head = `next` (its ticket + 1). */
+/* ckshim_ring_peek_sc_at for a drain's later looks, one of which finds the ring empty:
+ * nothing claimed (p_head == c_head) answers first, from the producers' line, without the
+ * entry's address and without touching the entry a producer writes next. */
+static inline void *ckshim_ring_peek_sc_next(ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
+    if (CK_CC_UNLIKELY(ck_pr_load_uint(&r->p_head) == consumer)) return NULL; /* nothing claimed */
+    return ckshim_ring_peek_sc_at(r, b, stride, consumer);
+}
+
+/* Frees the slot a peek returned: c_head = `next` (its ticket + 1). */
 static inline void ckshim_ring_release_sc_to(ck_ring_t *r, unsigned int next) {
     CKSHIM_FENCE_RELEASE(); /* the slot's reads before the publish that frees it */
     CKSHIM_TSAN_RELEASE(r);

@@ -988,7 +988,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             // this drain's own takeOverflowIfQuiescent fills it (only the consumer does, and
             // `body` never drains this queue: its consumer's drains do not nest).
             var head = ring.consumerHeadSingleConsumer  // this consumer's own index
-            while let slot = ring.peekSingleConsumer(at: head, slotBytes: slotBytes) {
+            var next = ring.peekSingleConsumer(at: head, slotBytes: slotBytes)
+            while let slot = next {
                 let item = take(slot)
                 head &+= 1
                 ring.releaseSingleConsumer(to: head)
@@ -998,6 +999,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
                 body(item)
                 taken &+= 1  // ≤ max
                 if taken == max { return .more }
+                next = ring.peekNextSingleConsumer(at: head, slotBytes: slotBytes)
             }
             if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
                 continue

@@ -268,6 +268,13 @@ package struct RawRing: @unchecked Sendable {
         ckshim_ring_peek_sc_at(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), head)
     }
 
+    /// `peekSingleConsumer(at:slotBytes:)` for a drain's looks after its first: when nothing
+    /// is claimed it answers from the producer index, without reading the entry.
+    @inlinable @inline(__always)
+    package func peekNextSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
+        ckshim_ring_peek_sc_next(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), head)
+    }
+
     /// True when the entry at the consumer index is published: the next peek returns it
     /// (single consumer; acquire).
     @inlinable @inline(__always)
