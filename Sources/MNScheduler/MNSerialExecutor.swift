@@ -370,7 +370,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
         let executor = asUnownedSerialExecutor()
         let inlineMark = host.map { UInt(bitPattern: $0) | 1 } ?? 0
-        return jobs.drain(max: max, taking: MNSerialExecutor.take) { entry in
+        return jobs.drain(max: max, itemBytes: MNSerialExecutor.entryBytes, taking: MNSerialExecutor.take) { entry in
             drainMark = inlineMark
             switch entry {
             case .job(let raw):
