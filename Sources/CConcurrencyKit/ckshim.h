@@ -394,18 +394,6 @@ static inline __attribute__((always_inline)) void ckshim_ring_publish_mp(ck_ring
     __atomic_store_n((unsigned int *)(void *)((char *)slot - CKSHIM_RING_MARK_BYTES), ticket + 1, __ATOMIC_RELEASE);
 }
 
-/* The entry of ticket `consumer` (c_head, for the single consumer). */
-static inline char *ckshim__ring_entry(const ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
-    return (char *)b + (size_t)stride * (consumer & r->mask);
-}
-
-/* True when the entry at c_head is published (single consumer; acquire). */
-static inline bool ckshim_ring_ready_sc(const ck_ring_t *r, void *b, unsigned int stride) {
-    const unsigned int consumer = r->c_head; /* only this consumer writes it */
-    return __atomic_load_n((const unsigned int *)(void *)ckshim__ring_entry(r, b, stride, consumer),
-                           __ATOMIC_ACQUIRE) == consumer + 1;
-}
-
 /* c_head, for the single consumer's loop (only it writes c_head, so it keeps the value in a
  * register across a drain: ckshim_ring_peek_sc_at/_next, ckshim_ring_release_sc_to). */
 static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c_head; }
@@ -415,7 +403,7 @@ static inline unsigned int ckshim_ring_head_sc(const ck_ring_t *r) { return r->c
  * calls ckshim_ring_release_sc_to(r, consumer + 1). A drain's first look: its turn was
  * scheduled for an item, so the entry's mark is read at once. */
 static inline void *ckshim_ring_peek_sc_at(ck_ring_t *r, void *b, unsigned int stride, unsigned int consumer) {
-    char *entry = ckshim__ring_entry(r, b, stride, consumer);
+    char *entry = (char *)b + (size_t)stride * (consumer & r->mask);
     if (CK_CC_UNLIKELY(__atomic_load_n((unsigned int *)(void *)entry, __ATOMIC_ACQUIRE) != consumer + 1)) return NULL;
     CKSHIM_TSAN_ACQUIRE(r);
     return entry + CKSHIM_RING_MARK_BYTES;

@@ -697,14 +697,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         #if DEBUG
         MPSCQueueTestHook.claimIfArmed(self)
         #endif
-        var ticket: UInt32 = 0
-        if !overflowActive.load(ordering: .acquiring),
-           let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) {
-            MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-            #if DEBUG
-            MPSCQueueTestHook.publishIfArmed(self)
-            #endif
-            ring.publishMultiProducer(slot: slot, ticket: ticket)
+        if !overflowActive.load(ordering: .acquiring), ringInsert(moving: source, itemBytes: itemBytes, into: ring) {
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
             // The append that set overflowActive (or used the ring): its Dekker fence. An
@@ -748,17 +741,26 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             // Behind an active overflow: no fence before the flag load ("Who runs the consumer").
             return appended ? claimConsumer(signallingUnit: signallingUnit) : nil
         }
+        guard ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }
+        ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
+        return claimConsumer(signallingUnit: signallingUnit)
+    }
+
+    /// The ring half of every insert: claims a slot of `ring`, copies the item in and
+    /// publishes it (ckshim.h, "Ready marks"). False, with nothing copied, when the ring is
+    /// full (or sealed). The caller owes the fence before its idle-flag load.
+    @inlinable @inline(__always)
+    final func ringInsert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> Bool {
         var ticket: UInt32 = 0
         guard let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) else {
-            return nil
+            return false
         }
         MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
         #if DEBUG
         MPSCQueueTestHook.publishIfArmed(self)
         #endif
         ring.publishMultiProducer(slot: slot, ticket: ticket)
-        ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        return claimConsumer(signallingUnit: signallingUnit)
+        return true
     }
 
     /// The full-ring path, with its common case inline: the overflow is already in use
@@ -873,14 +875,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     @inlinable @inline(__always)
     final func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         let ring = self.ring(recording: items)
-        var ticket: UInt32 = 0
         guard !overflowActive.load(ordering: .acquiring),
-              let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) else { return nil }
-        MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-        #if DEBUG
-        MPSCQueueTestHook.publishIfArmed(self)
-        #endif
-        ring.publishMultiProducer(slot: slot, ticket: ticket)
+              ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }
         ckshim_fence_atomic_load()
         return .accepted(becameNonEmpty: claimConsumer())
     }
@@ -903,13 +899,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         // The ring the producer loaded may have been given back (sealed: its claim failed
         // as "full"): the lock orders this load after the detach ("Giving the ring back").
         let ring = reclaimable ? currentRingUnderLock(replacing: loaded) : loaded
-        var ticket: UInt32 = 0
-        if !overflowActive.load(ordering: .relaxed),
-           let slot = ring.reserveMultiProducer(slotBytes: slotBytes, ticket: &ticket) {
-            MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
-            ring.publishMultiProducer(slot: slot, ticket: ticket)
-            return
-        }
+        if !overflowActive.load(ordering: .relaxed), ringInsert(moving: source, itemBytes: itemBytes, into: ring) { return }
         let list = overflowList(ring) ?? makeOverflowList(ring)
         overflowActive.store(true, ordering: .releasing)
         var chunk = list.tail.map(OverflowChunk.init)
@@ -1428,9 +1418,10 @@ extension RawRing {
     @inlinable @inline(__always)
     package static func claimIfArmed(_ queue: MPSCQueue) { claim.fireIfArmed(queue) }
 
-    /// The next lock-free ring enqueue on `queue` (from any thread) runs `action` after it
-    /// claimed its slot and wrote the item, before it publishes the slot (a producer
-    /// preempted at the worst moment); then the hook disarms itself.
+    /// The next ring enqueue on `queue` (from any thread) runs `action` after it claimed its
+    /// slot and wrote the item, before it publishes the slot (a producer preempted at the
+    /// worst moment); then the hook disarms itself. (One made under the overflow lock, when
+    /// the ring has room again, holds that lock meanwhile.)
     package static func armPublish(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
         publish.arm(queue, action)
     }

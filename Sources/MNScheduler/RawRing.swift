@@ -13,10 +13,12 @@
 // A ck ring's slots are 8 bytes (a pointer or a word). A mailbox ring (init(tryMailbox…))
 // has entries: a ready mark, then a slot of `slotBytes` (a multiple of 8 up to 64), for
 // the mailbox protocol (claim, write in place, publish the entry's own mark; ckshim.h,
-// "Ready marks"). Only the marks are zeroed when a ring is made: a slot is never read
-// before it is written (a mailbox reads slot c only once its mark says ticket c was
-// published; ck's dequeues and a thief's speculative read read only indices below p_tail,
-// which ck publishes after the slot's store), and counts and quiescence read the header.
+// "Ready marks"). A mailbox ring's entries are zeroed when it is made (one memset), so
+// every mark says "never published"; a ck ring's slots are left as malloc returned them.
+// No slot is read before it is written: a mailbox reads slot c only once its mark says
+// ticket c was published; ck's dequeues and a thief's speculative read read only indices
+// below p_tail, which ck publishes after the slot's store. Counts and quiescence read the
+// header.
 // Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
 // RingAllocationError through init(tryCapacity:), so a caller can report it.
 //
@@ -95,7 +97,12 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Bytes of a mailbox ring's ready mark, before each slot (ckshim.h, "Ready marks").
-    @inlinable package static var markBytes: Int { 8 }  // CKSHIM_RING_MARK_BYTES; a constant where inlined
+    @inlinable package static var markBytes: Int { Int(CKSHIM_RING_MARK_BYTES) }
+
+    /// Bytes of one mailbox entry with a slot of `slotBytes`: its mark, then the slot.
+    @inlinable package static func entryStride(slotBytes: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: markBytes + slotBytes)
+    }
 
     /// Bytes one mailbox ring of `capacity` entries allocates: the header, and a ready
     /// mark and a slot of `slotBytes` per entry.
@@ -228,7 +235,7 @@ package struct RawRing: @unchecked Sendable {
         withUnsafeMutablePointer(to: &word) { ckshim_ring_dequeue_spsc(ring, buffer, $0) }
     }
 
-    // MARK: sized slots (in place; see ckshim.h, "Sized slots")
+    // MARK: mailbox entries (in place; see ckshim.h, "Ready marks")
 
     /// Claims the next entry of a mailbox ring of `slotBytes` slots (multi-producer) and
     /// returns its slot; nil when full. The caller writes the item into the slot, then must
@@ -241,7 +248,7 @@ package struct RawRing: @unchecked Sendable {
         // The slots as the entries shifted by a mark: the reserve returns the claimed slot.
         _withUnprotectedUnsafeMutablePointer(to: &ticket) {
             ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer) + RawRing.markBytes,
-                                         UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), $0)
+                                         RawRing.entryStride(slotBytes: slotBytes), $0)
         }
     }
 
@@ -265,21 +272,21 @@ package struct RawRing: @unchecked Sendable {
     /// `releaseSingleConsumer(to: head &+ 1)`.
     @inlinable @inline(__always)
     package func peekSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
-        ckshim_ring_peek_sc_at(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), head)
+        ckshim_ring_peek_sc_at(ring, UnsafeMutableRawPointer(buffer), RawRing.entryStride(slotBytes: slotBytes), head)
     }
 
     /// `peekSingleConsumer(at:slotBytes:)` for a drain's looks after its first: when nothing
     /// is claimed it answers from the producer index, without reading the entry.
     @inlinable @inline(__always)
     package func peekNextSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
-        ckshim_ring_peek_sc_next(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes), head)
+        ckshim_ring_peek_sc_next(ring, UnsafeMutableRawPointer(buffer), RawRing.entryStride(slotBytes: slotBytes), head)
     }
 
     /// True when the entry at the consumer index is published: the next peek returns it
     /// (single consumer; acquire).
     @inlinable @inline(__always)
     package func headIsReadySingleConsumer(slotBytes: Int) -> Bool {
-        ckshim_ring_ready_sc(ring, UnsafeMutableRawPointer(buffer), UInt32(truncatingIfNeeded: RawRing.markBytes + slotBytes))
+        peekSingleConsumer(at: consumerHeadSingleConsumer, slotBytes: slotBytes) != nil
     }
 
     /// Entries of the mailbox protocol claimed and not yet consumed, published or not (a
