@@ -752,9 +752,6 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
 
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
-    /// Messages in the user mailbox, plus those the cell took out and holds outside it
-    /// (a snapshot). The stash is not here: it is in the system's `heldBack`.
-    final var userMailboxDepth: Int { approximateCount &+ heldOutsideQueue }
     /// Messages taken out of the user mailbox and held outside it, neither delivered nor
     /// dead-lettered yet: a sequential actor's Inbox buffer (0 for others).
     var heldOutsideQueue: Int { 0 }

@@ -47,11 +47,11 @@ struct CellMailboxTests {
         #expect(cell.mailbox.queue === cell, "one object: the cell is the queue (MPSCQueue, \"One object\")")
         #expect(!cell.hasRing, "the ring is lazy")
         for i in 0..<5 { #expect(cell.mailbox.send(i).isAccepted) }  // 3 in the ring, 2 overflowed
-        #expect(cell.acceptedCount == 5 && cell.overflowCount == 2 && cell.userMailboxDepth == 5)
+        #expect(cell.acceptedCount == 5 && cell.overflowCount == 2 && cell.reportFigures.left == 5)
         var taken: [Int] = []
         while cell.mailbox.drain(max: 10, { taken.append($0) }) == .more {}
         #expect(taken == [0, 1, 2, 3, 4])
-        #expect(cell.acceptedCount == 5 && cell.retiredAcceptedCount == 5 && cell.userMailboxDepth == 0)
+        #expect(cell.acceptedCount == 5 && cell.retiredAcceptedCount == 5 && cell.reportFigures.left == 0)
         // A spawned event actor's queue may give its ring back (the idle-mailbox walk asks the cell itself).
         let spawned = try system.spawn { (_: Int, _) in }
         guard case .cell(let spawnedCell) = spawned.target else { Issue.record("an event actor's ref is its cell"); return }
