@@ -804,21 +804,13 @@ extension ActorRef: ReplyRefCarrier {}
 /// Debug builds only: runs an action between each two of a shutdown report's reads of the
 /// counters (ShutdownAccountingTests runs a refused tell there), for one system.
 enum ShutdownReportTestHook {
-    private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable () -> Void)?>(nil)
+    private static let point = SystemHookPoint()
 
     /// `action` runs between each two reads of `system`'s next reports, until `disarm()`.
-    static func arm(for system: ActorSystem, _ action: @escaping @Sendable () -> Void) {
-        armed.withLock { $0 = (ObjectIdentifier(system), action) }
-    }
+    static func arm(for system: ActorSystem, _ action: @escaping @Sendable () -> Void) { point.arm(system, action) }
 
-    static func disarm() { armed.withLock { $0 = nil } }
+    static func disarm() { point.disarm() }
 
-    static func betweenReads(of system: ActorSystem) {
-        let action = armed.withLock { armed -> (@Sendable () -> Void)? in
-            guard let hook = armed, hook.system == ObjectIdentifier(system) else { return nil }
-            return hook.action
-        }
-        action?()
-    }
+    static func betweenReads(of system: ActorSystem) { point.fire(for: system) }
 }
 #endif

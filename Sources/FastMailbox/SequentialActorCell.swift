@@ -613,20 +613,14 @@ enum SequentialWake {
 /// reaches its `await`, so a test can resume the wait early (park(isolation:)'s ThreadSanitizer
 /// acquire). Stays armed until disarmed.
 enum SequentialSuspendTestHook {
-    private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable () -> Void)?>(nil)
+    private static let point = SystemHookPoint()
 
     /// Every wait published by a body of `system` runs `action` there, until `disarm()`.
-    static func arm(_ system: ActorSystem, _ action: @escaping @Sendable () -> Void) {
-        armed.withLock { $0 = (ObjectIdentifier(system), action) }
-    }
+    static func arm(_ system: ActorSystem, _ action: @escaping @Sendable () -> Void) { point.arm(system, action) }
 
-    static func disarm() { armed.withLock { $0 = nil } }
+    static func disarm() { point.disarm() }
 
-    static func pauseIfArmed(_ cell: AnyActorCell) {
-        let system = ObjectIdentifier(cell.system)
-        let action = armed.withLock { armed in armed?.system == system ? armed?.action : nil }
-        action?()
-    }
+    static func pauseIfArmed(_ cell: AnyActorCell) { point.fire(for: cell.system) }
 }
 
 /// Debug builds only: pauses the next first turn of a sequential actor of one system
