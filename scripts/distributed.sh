@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gRPC half of FastMailboxDistributed (issue 13): builds the nested package Distributed/
+# The gRPC half of FastMailboxDistributed: builds the nested package Distributed/
 # (FastMailboxGRPC, example-cluster; SwiftNIO and grpc-swift-2 — the root package never
 # builds them), runs its tests (gRPC's in-process transport), then example-cluster once:
 # 3 node processes on 127.0.0.1, one killed; it exits non-zero on any violation.

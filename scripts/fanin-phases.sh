@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Where fan-in's time goes, per worker and over the run (Benchmarks/README.md, "Round
-# `fanin2w`"): samples one FastMailbox fan-in run with `perf record -e cpu-clock` and splits
-# each pool worker's samples into equal time buckets, each counted as
+# Where fan-in's time goes, per worker and over the run: samples one FastMailbox fan-in
+# run with `perf record -e cpu-clock` and splits each pool worker's samples into equal
+# time buckets, each counted as
 #   send  a sender's turn (ActorCellBase.deliver*, the sender's closure),
 #   spin  the overflow lock's wait (MPSCQueue.lockOverflowContended),
 #   sink  the receiver's turn (its specialised pass, its closure, OrderCheck.receive),

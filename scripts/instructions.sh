@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per message on the hot path (issue 9), counted by callgrind: deterministic,
+# Instructions per message on the hot path, counted by callgrind: deterministic,
 # so this shared machine's noise does not move it. For each workload of instruction-probe,
 # at MN_WORKERS=1, two run lengths; (instructions(long) − instructions(short)) / extra
 # messages is the figure, so start-up and shutdown's fixed cost cancel out (not its cost

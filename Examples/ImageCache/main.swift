@@ -200,7 +200,7 @@ for _ in 0..<rounds {
 }
 let expected = viewerCount * names.count * rounds
 var shownTotal = 0
-for _ in 0..<2_000 {   // wait (at most ~2 s) until every viewer has shown every picture
+for _ in 0..<2_000 {   // poll (at most 2,000 times, 1 ms apart) until every viewer has shown every picture
     shownTotal = 0
     for viewer in viewers { shownTotal += try await viewer.ask { .shownCount(replyTo: $0) } }
     if shownTotal == expected { break }

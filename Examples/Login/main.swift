@@ -252,7 +252,7 @@ for _ in 0..<1_000 where summary.logins < clients.count {
 }
 print("  audit log (a sequential actor): \(summary.logins) logins, \(summary.text)")
 
-// The slow backend's replies arrive ~100 ms after their asks gave up: dead letters.
+// The slow backend replies after the session's ask has timed out: those replies are dead letters.
 let lateDeadline = clock.now + .seconds(2)
 while system.deadLetters.count < timedOut, clock.now < lateDeadline { try await Task.sleep(for: .milliseconds(5)) }
 print("  late backend replies dead-lettered: \(system.deadLetters.count)")

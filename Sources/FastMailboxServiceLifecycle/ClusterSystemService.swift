@@ -1,5 +1,5 @@
 // ClusterSystemService — a FastMailboxDistributed node as a swift-service-lifecycle
-// Service (issue 13, "Operations"): it serves until the ServiceGroup shuts down gracefully
+// Service: it serves until the ServiceGroup shuts down gracefully
 // (SIGTERM, a trigger, another service ending), then leaves the cluster
 // (ClusterSystem.shutdown: pending calls fail with shutDown, unacknowledged tells become
 // dead letters, links close) and drains the node's actors (ActorSystem.gracefulShutdown).

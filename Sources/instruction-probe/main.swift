@@ -1,5 +1,5 @@
 // instruction-probe — the fixed workloads scripts/instructions.sh runs under callgrind to
-// count instructions per message (issue 9). Actors are written as a user writes them: event
+// count instructions per message. Actors are written as a user writes them: event
 // actors, an enum message carrying a reply-to ActorRef. Each run checks its own result and
 // exits non-zero when the check fails, so a count is never taken of a broken run.
 //
@@ -67,9 +67,8 @@ import Darwin
 enum Ping: Sendable { case ping(Int, replyTo: ActorRef<Ping>) }
 
 // The actors bind a message's payload with `switch`, as the README's examples do: with
-// `if case` / `guard case` the Swift 6.3 optimizer copies the bound `replyTo` (a
-// retain/release pair, 48 more instructions per ping-pong message; Guarantees, "Writing
-// receive").
+// `if case` / `guard case` the optimizer copies the bound `replyTo` (a retain/release
+// pair per message; Guarantees, "Writing receive").
 final class Ponger: EventActor {
     func receive(_ message: Ping, context: ActorContext<Ping>) {
         switch message { case .ping(let k, let replyTo): replyTo.tell(.ping(k, replyTo: context.myself)) }
