@@ -217,8 +217,10 @@ func substring(_ s: String, _ r: NSRange) -> String {
 }
 
 func checkComment(_ file: String, _ line: Int, _ text: String, figures: Bool) {
+    var seen: [NSRange] = []
     for re in issueRules {
-        for m in matches(re, text) {
+        for m in matches(re, text) where !seen.contains(where: { NSIntersectionRange($0, m.range).length > 0 }) {
+            seen.append(m.range)
             report(file, line, "issue-reference", "'\(substring(text, m.range).trimmingCharacters(in: .whitespaces))': history lives in git")
         }
     }
@@ -485,7 +487,11 @@ func checkSymbols(_ dir: String, inScope: (String) -> Bool, root: String) {
             seen.insert(id)
             if s["docComment"] != nil { continue }  // its own, or inherited from the requirement it implements
             var path = uri.hasPrefix("file://") ? String(uri.dropFirst(7)) : uri
-            if path.hasPrefix(root + "/") { path = String(path.dropFirst(root.count + 1)) }
+            if path.hasPrefix(root + "/") {
+                path = String(path.dropFirst(root.count + 1))
+            } else if let r = path.range(of: "/Sources/", options: .backwards) {
+                path = String(path[path.index(after: r.lowerBound)...])  // graphs from another checkout
+            }
             guard inScope(path) else { continue }
             let line = (((location["position"] as? [String: Any])?["line"] as? Int) ?? 0) + 1
             let kind = ((s["kind"] as? [String: Any])?["displayName"] as? String) ?? "symbol"

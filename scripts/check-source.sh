@@ -101,6 +101,7 @@ symbols=()
 if [ ${#modules[@]} -gt 0 ]; then
   graphs="$out/symbolgraph"
   if [ $build = 1 ]; then
+    scripts/bootstrap.sh  # Concurrency Kit, which the modules build against
     targets=()
     for m in "${modules[@]}"; do targets+=(--target "$m"); done
     swift build "${targets[@]}" >"$out/build.log" 2>&1 \

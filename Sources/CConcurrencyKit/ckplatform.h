@@ -25,7 +25,7 @@
  *  ckplat_membarrier()                  a full fence on every running thread of the process.
  *  ckplat_thread_id()                   a number naming the calling thread, nonzero, unique
  *                                       among live threads (Linux: the kernel tid).
- *  ckplat_set_thread_name(name)         names the calling thread (15 bytes kept).
+ *  ckplat_set_thread_name(name)         names the calling thread (Linux keeps at most 15 bytes).
  *  ckplat_get_thread_name(buf, cap)     the calling thread's name; 0 or an errno value.
  *  ckplat_thread_is_runnable(tid)       1 running or waiting for a CPU, 0 asleep, -1 unknown.
  *  ckplat_affinity_cpu_count()          CPUs in the affinity mask, -1 if unknown.

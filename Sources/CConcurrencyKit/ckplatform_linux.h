@@ -62,7 +62,7 @@ static inline void ckplat_membarrier(void) {
 
 static inline int64_t ckplat_thread_id(void) { return (int64_t)syscall(SYS_gettid); }
 
-/* Linux keeps 15 bytes + NUL (top -H, gdb and perf show it). */
+/* Linux keeps at most 15 bytes + NUL (top -H, gdb and perf show it). */
 static inline int ckplat_set_thread_name(const char *name) {
     char buffer[16];
     strncpy(buffer, name, sizeof buffer - 1);

@@ -506,9 +506,8 @@ static inline void ckshim_fence_atomic_load(void) { ck_pr_fence_atomic_load(); }
 /*
  * The calling thread's MNScheduler Worker (an unretained pointer), NULL on every other
  * thread: MNScheduler's Worker.run/runSpare set it on entry and clear it on exit; schedule()
- * and the executors read it on every call. It replaced a pthread key, whose
- * pthread_getspecific was a call of ~17 instructions per message; once inlined this is a
- * load relative to the thread pointer: one `mov %fs:OFFSET` on x86-64 (local-exec, in an
+ * and the executors read it on every call. A pthread key would cost a pthread_getspecific
+ * call per message; once inlined this is a load relative to the thread pointer: one `mov %fs:OFFSET` on x86-64 (local-exec, in an
  * executable), `mrs tpidr_el0` plus a load or two on AArch64.
  *
  * Why `weak` and not `static`: this header has no .c file (CConcurrencyKit is a system
@@ -525,11 +524,11 @@ static inline void ckshim_fence_atomic_load(void) { ck_pr_fence_atomic_load(); }
  * bytes of glibc's static TLS surplus.
  * Threads: each thread reads and writes only its own copy, so no ordering is involved
  * (and ThreadSanitizer has nothing to report). A new thread starts with NULL.
- * Checked 2026-11-23 (objdump -d, nm of .build/release/instruction-probe): Scheduler.schedule
+ * To verify (objdump -d, nm of .build/release/instruction-probe): Scheduler.schedule
  * reads it with one `mov %fs:(%rax)`, no ckshim_current_worker_get symbol exists (inlined
- * everywhere), and `nm` lists one ckshim_current_worker_slot. Under callgrind,
- * pthread_getspecific left the ping-pong profile (it remains for SchedulerClock's virtual
- * clock and MNSerialExecutor's off-pool drainer, both off the hot path). The executors
+ * everywhere), and `nm` lists one ckshim_current_worker_slot. The ping-pong profile has no
+ * pthread_getspecific (it remains for SchedulerClock's virtual clock and
+ * MNSerialExecutor's off-pool drainer, both off the hot path). The executors
  * read it through Worker.currentUnmanaged too.
  */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
@@ -544,7 +543,7 @@ static inline void ckshim_current_worker_set(void *worker) { ckshim_current_work
 /*
  * The task running on this thread (unretained), or NULL: the Swift runtime's
  * swift_task_getCurrent, which withUnsafeCurrentTask calls too (minus that function's
- * unspecialised generic closure, ~200 instructions). Declared here because Swift code may
+ * unspecialised generic closure). Declared here because Swift code may
  * not name a runtime symbol. Swift's calling convention and C's agree for a function with
  * no arguments that returns one pointer (x86-64: rax; AArch64: x0). For MNTaskExecutor's
  * hop test (MNTaskExecutor.swift, H2 and H3).
