@@ -2,7 +2,7 @@
 // the rules. Arguments: [--report] --paths P... --scan S... [--symbols DIR] [--no-unused]
 //   --paths   files or folders whose findings count (the enforced scope);
 //   --scan    folders whose Swift files count as references for the unused-declaration scan;
-//   --symbols folder of symbol graphs (*.symbols.json) for the documentation rule.
+//   --symbols folder of symbol graphs (*.symbols.json) for the documentation rule (repeatable).
 // Prints `file:line: rule: message` per finding and a summary per rule and per folder.
 // Exit status: 1 when a finding exists and --report is absent, else 0.
 import Foundation
@@ -28,6 +28,8 @@ func report(_ file: String, _ line: Int, _ rule: String, _ message: String) {
 /// contents blanked (interpolations stay code).
 struct Lexed {
     var comments: [(line: Int, text: String)] = []
+    /// The text of string literals that name a test or suite: `@Suite("…")`, `@Test("…")`.
+    var testNames: [(line: Int, text: String)] = []
     var code: [Character] = []
     /// The number of leading lines that are blank or comment.
     var headerLines = 0
@@ -52,6 +54,9 @@ func lex(_ text: String, nestedBlocks: Bool) -> Lexed {
     var stack: [Mode] = [.code(parens: 0)]
     var blockDepth = 0
     var lineComment = false
+    var naming = false
+    var nameText = ""
+    var nameLine = 0
 
     func newline() {
         if lineComment || blockDepth > 0 { flushComment() }
@@ -100,6 +105,10 @@ func lex(_ text: String, nestedBlocks: Bool) -> Lexed {
             if j < chars.count && chars[j] == "\"" {
                 let multi = j + 2 < chars.count && chars[j + 1] == "\"" && chars[j + 2] == "\""
                 let width = (j - i) + (multi ? 3 : 1)
+                let before = String(out.code.suffix(16)).filter { !$0.isWhitespace }
+                naming = before.hasSuffix("@Suite(") || before.hasSuffix("@Test(")
+                nameText = ""
+                nameLine = line
                 out.code.append(contentsOf: Array(repeating: " ", count: width - 1))
                 out.code.append("\"")
                 stack.append(.string(hashes: hashes, multi: multi))
@@ -139,6 +148,7 @@ func lex(_ text: String, nestedBlocks: Bool) -> Lexed {
                     var h = 0
                     while h < hashes && i + closeLen + h < chars.count && chars[i + closeLen + h] == "#" { h += 1 }
                     if h == hashes {
+                        if naming { out.testNames.append((nameLine, nameText)); naming = false }
                         stack.removeLast()
                         out.code.append("\"")
                         out.code.append(contentsOf: Array(repeating: " ", count: closeLen - 1 + hashes))
@@ -147,6 +157,7 @@ func lex(_ text: String, nestedBlocks: Bool) -> Lexed {
                     }
                 }
             }
+            if naming { nameText.append(c) }
             out.code.append(" ")
             i += 1
         }
@@ -216,7 +227,7 @@ func substring(_ s: String, _ r: NSRange) -> String {
     return String(s[range])
 }
 
-func checkComment(_ file: String, _ line: Int, _ text: String, figures: Bool) {
+func checkComment(_ file: String, _ line: Int, _ text: String, figures: Bool, names: Bool = false) {
     var seen: [NSRange] = []
     for re in issueRules {
         for m in matches(re, text) where !seen.contains(where: { NSIntersectionRange($0, m.range).length > 0 }) {
@@ -227,10 +238,11 @@ func checkComment(_ file: String, _ line: Int, _ text: String, figures: Bool) {
     for re in dateRules {
         for m in matches(re, text) { report(file, line, "date", "'\(substring(text, m.range))': history lives in git") }
     }
-    guard figures else { return }
+    guard figures || names else { return }
     for re in roundRules {
         for m in matches(re, text) { report(file, line, "round-name", "'\(substring(text, m.range))': name what is true, not when") }
     }
+    guard figures else { return }
     for (re, what) in figureRules {
         for m in matches(re, text) {
             if what == "a byte count" {
@@ -506,7 +518,7 @@ func checkSymbols(_ dir: String, inScope: (String) -> Bool, root: String) {
 var reportOnly = false
 var paths: [String] = []
 var scan: [String] = []
-var symbolsDir: String? = nil
+var symbolsDirs: [String] = []
 var unusedScan = true
 do {
     var args = Array(CommandLine.arguments.dropFirst())
@@ -517,7 +529,7 @@ do {
         case "--report": reportOnly = true
         case "--paths": mode = "paths"
         case "--scan": mode = "scan"
-        case "--symbols": symbolsDir = args.isEmpty ? nil : args.removeFirst()
+        case "--symbols": if !args.isEmpty { symbolsDirs.append(args.removeFirst()) }
         case "--no-unused": unusedScan = false
         default:
             if mode == "paths" { paths.append(a) } else if mode == "scan" { scan.append(a) } else {
@@ -553,13 +565,14 @@ for path in paths {
         let lexed = lex(text, nestedBlocks: ext == "swift")
         if ext == "swift" { lexedSwift[file] = lexed }
         for c in lexed.comments { checkComment(file, c.line, c.text, figures: true) }
+        for n in lexed.testNames { checkComment(file, n.line, n.text, figures: false, names: true) }
         if lexed.headerLines > 60 {
             report(file, 1, "long-header", "the opening comment runs \(lexed.headerLines) lines (at most 60)")
         }
     }
 }
 
-if let dir = symbolsDir { checkSymbols(dir, inScope: inScope, root: root) }
+for dir in symbolsDirs { checkSymbols(dir, inScope: inScope, root: root) }
 
 if unusedScan {
     var counts: [String: Int] = [:]           // identifier -> occurrences in all scanned code

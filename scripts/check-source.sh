@@ -106,15 +106,18 @@ if [ ${#modules[@]} -gt 0 ]; then
     for m in "${modules[@]}"; do targets+=(--target "$m"); done
     swift build "${targets[@]}" >"$out/build.log" 2>&1 \
       || { cat "$out/build.log" >&2; echo "check-source: swift build failed" >&2; exit 2; }
-    rm -rf "$graphs"; mkdir -p "$graphs"
     bin=$(swift build --show-bin-path)
     triple=$(swiftc -print-target-info | sed -n 's/.*"triple": "\(.*\)".*/\1/p' | head -n 1)
     for m in "${modules[@]}"; do
+      rm -rf "${graphs:?}/$m"; mkdir -p "$graphs/$m"
       swift symbolgraph-extract -module-name "$m" -target "$triple" -I "$bin/Modules" \
-        -I Sources/CConcurrencyKit -minimum-access-level public -output-dir "$graphs"
+        -I Sources/CConcurrencyKit -minimum-access-level public -output-dir "$graphs/$m"
     done
   fi
-  symbols=(--symbols "$graphs")
+  for m in "${modules[@]}"; do
+    [ -d "$graphs/$m" ] || { echo "check-source: no symbol graph of $m (run without --no-build)" >&2; exit 2; }
+    symbols+=(--symbols "$graphs/$m")
+  done
 fi
 
 "$checker" "${report[@]}" "${symbols[@]}" --paths "${paths[@]}" \
