@@ -8,7 +8,8 @@
 #   --no-build  reuse the symbol graphs of the last run instead of building
 #
 # Rules. Comments are `//`, `///` and block comments in .swift, .h and .c files; DocC
-# articles (.md) get the issue-reference and date rules only.
+# articles (.md) get the issue-reference and date rules only; test and suite names
+# (`@Suite("…")`, `@Test("…")`) the issue-reference, date and round-name rules.
 #   issue-reference  "issue 12", "issues 9 and 12", "issue #12", "PR 7", a lone "#12",
 #                    and .../issues/12 or .../pull/12 links.
 #   date             2025-11-03, 2025-11, "Nov 2025", "3 November 2025", 11/03/2025,
@@ -39,6 +40,8 @@
 #                    (synthesized: ==, !=, hashValue, implicit initialisers), and symbols
 #                    that implement a protocol requirement and inherit its documentation
 #                    (the graph then carries the requirement's doc comment).
+#                    FastMailboxServiceLifecycle is empty without its package trait, so
+#                    its comments are checked and its symbols are not.
 #   unused-declaration
 #                    a non-public member or file-level declaration (func, var, let, case,
 #                    struct, class, enum, actor, protocol, typealias, associatedtype) in the
@@ -48,14 +51,18 @@
 #                    or fileprivate name counts its own file only. Not candidates: public and
 #                    open declarations, locals, operators, init, deinit, subscripts,
 #                    `override`s, @main, @_cdecl, @_silgen_name, ArgumentParser's property
-#                    wrappers, CodingKeys, and the names of requirements of outside
-#                    protocols (description, hash, encode, run, enqueue, the Distributed
-#                    and Metrics/Logging handler requirements; witnessNames in
-#                    CheckSource.swift) — the language calls those by conformance.
+#                    wrappers, @Test/@Suite, CodingKeys, stored properties and cases of
+#                    Codable types, cases of raw-value and CaseIterable enums, layout
+#                    padding (a stored CacheLinePadding or tuple of zeros), and the names
+#                    of requirements of outside protocols (description, hash, encode,
+#                    run, enqueue, the Distributed and Metrics/Logging handler
+#                    requirements; witnessNames in CheckSource.swift): the language
+#                    reaches those by conformance, not by name.
 #                    It can miss: any name that also occurs elsewhere (overloads, a same-
 #                    named member of another type, a parameter label of that name), a
 #                    property only ever assigned (`self.x = x` counts as a use), code used
-#                    only by other unused code, and C declarations.
+#                    only by tests or by other unused code, and C declarations.
+# Prints `file:line: rule: message` for each finding, then the counts per rule and folder.
 # The allow-list is empty: fix the finding.
 # The checker is scripts/CheckSource.swift, compiled into .build/check-source on first use
 # (and when it changes); the symbol graphs need `swift build --target` of the modules
@@ -102,10 +109,10 @@ if [ ${#modules[@]} -gt 0 ]; then
   graphs="$out/symbolgraph"
   if [ $build = 1 ]; then
     scripts/bootstrap.sh  # Concurrency Kit, which the modules build against
-    targets=()
-    for m in "${modules[@]}"; do targets+=(--target "$m"); done
-    swift build "${targets[@]}" >"$out/build.log" 2>&1 \
-      || { cat "$out/build.log" >&2; echo "check-source: swift build failed" >&2; exit 2; }
+    for m in "${modules[@]}"; do  # one at a time: --target takes one module
+      swift build --target "$m" >"$out/build.log" 2>&1 \
+        || { cat "$out/build.log" >&2; echo "check-source: swift build --target $m failed" >&2; exit 2; }
+    done
     bin=$(swift build --show-bin-path)
     triple=$(swiftc -print-target-info | sed -n 's/.*"triple": "\(.*\)".*/\1/p' | head -n 1)
     for m in "${modules[@]}"; do
