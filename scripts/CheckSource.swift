@@ -248,9 +248,9 @@ func checkComment(_ file: String, _ line: Int, _ text: String, figures: Bool, na
             if what == "a byte count" {
                 let n = substring(text, m.range(at: 1))
                 if isStructuralSize(n) { continue }
-                // A limit is a rule, not a measurement: "at most 15 bytes".
+                // A limit is a rule, not a measurement: "at most 15 bytes", "cut to 7 bytes".
                 let before = substring(text, NSRange(location: 0, length: m.range.location)).lowercased()
-                if ["at most", "up to", "maximum", "limit of", "limited to", "≤", "<="].contains(where: { before.hasSuffix($0 + " ") || before.hasSuffix($0) }) { continue }
+                if ["at most", "up to", "maximum", "limit of", "limited to", "cut to", "truncated to", "≤", "<="].contains(where: { before.hasSuffix($0 + " ") || before.hasSuffix($0) }) { continue }
             }
             report(file, line, "measured-figure", "'\(substring(text, m.range))' reads as \(what): figures live in generated results")
         }

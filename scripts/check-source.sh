@@ -19,7 +19,8 @@
 #                    - instructions or cycles: "314 instructions", "a 12-cycle load";
 #                    - bytes (B, KB, KiB, MB, MiB, GB, GiB): "136 bytes", "1.5 MB", unless
 #                      the number is a power of two: sizes like "8-byte mark", "64-byte
-#                      cache line", "4 KiB page" are structure, not measurements;
+#                      cache line", "4 KiB page" are structure, not measurements, and
+#                      so is a limit ("at most", "up to", "maximum", "cut to" N bytes);
 #                    - time after "~", "≈", "about", "around", "roughly", "nearly",
 #                      "almost", "some", "approx(imately)": "~40 ns", "about 2 ms";
 #                    - time per operation: "9 ns a send", "40 ns per message";
