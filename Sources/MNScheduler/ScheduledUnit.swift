@@ -1,107 +1,43 @@
-// ScheduledUnit — anything the M:N scheduler runs one turn at a time (an actor with
+// ScheduledUnit: anything the M:N scheduler runs one turn at a time (an actor with
 // messages, a native actor's job queue, a lane of task jobs).
-// model: Models/scheduled_unit.pml (spin; scripts/model-check.sh checks it, Models/README.md)
+// The full protocol and its orderings: MNScheduler.docc/SchedulerProtocols.md ("The state
+// word", "Lifetime", "Orderings"). Model: Models/scheduled_unit.pml (Models/README.md).
 //
-// ## The state word
-// Each unit carries one atomic byte, `state`: two bits of run state with four values,
-//
+// The state word: one atomic byte, two bits of run state and the owner bit O.
 //   idle       not queued, not running. The only state from which a unit is queued.
-//   scheduled  in exactly one run queue / next slot / injection queue; a worker will run it.
+//   scheduled  in exactly one run queue, next slot or injection queue.
 //   running    a worker is inside runTurn.
-//   notified   running, and schedule() was called during the turn: run it again after.
+//   notified   running, and schedule() came during the turn: run it again after.
+// Only ownerArrives and ownerLeaves change O (set once, cleared at most once).
 //
-// and the owner bit O (see Lifetime below). Every transition preserves O; only `ownerLeaves`
-// changes it (set → clear, once).
+// Transitions:
+//   (T1) idle → scheduled        schedule(), CAS. Only the winner pushes an entry.
+//   (T2) running → notified      schedule(), CAS. Nothing is pushed.
+//   (T3) scheduled → running     the worker that popped it, fetch-add (checks "queued twice").
+//   (T4) running → idle          the worker, after a turn that returned .idle (CAS).
+//   (T5) running|notified → scheduled   the worker, after .more or a failed T4; re-queues.
+//   schedule() on scheduled or notified writes the same value back (a CAS): see Orderings.
+//   After shutdown the same transitions run around runAfterShutdown() instead of runTurn.
 //
-// Transitions (who performs each, in parentheses):
-//   (T1) idle      → scheduled  schedule(): CAS. The winner (and only the winner) pushes an
-//                               entry for the unit onto a queue; the CAS returns O, which
-//                               says whether that entry holds a retain (Lifetime).
-//   (T2) running   → notified   schedule(): CAS. Nothing is pushed; the worker re-queues.
-//   (T3) scheduled → running    the worker that popped the unit: a fetch-add (it is the only
-//                               holder of the entry, so nobody else can move it out of
-//                               scheduled; the old value doubles as a "queued twice" check,
-//                               and tells the worker O).
-//   (T4) running   → idle       worker after a turn that returned .idle: CAS from
-//                               running|O-as-T3-read; retried if only O changed meanwhile.
-//                               What it read of O decides the release (Lifetime).
-//   (T5) running|notified → scheduled  worker after a turn that returned .more (CAS), or
-//                               whose T4 CAS failed because of T2 (from notified: a
-//                               fetch-subtract of 2, O untouched); the worker re-queues
-//                               the entry it holds.
-//   schedule() on scheduled or notified changes nothing (the pending run will see the new
-//   work; see Orderings for why it still writes the word).
-//   After the scheduler shut down, a unit that would be queued goes through the same T1,
-//   T3 and T4/T5 transitions around `runAfterShutdown()` instead of `runTurn` (see
-//   "After close" in Scheduler.swift), so R1–R3 and L1–L4 hold for it too.
+// Rules:
+//   (R1) Never queued twice: only T1 pushes, and T1 needs idle.
+//   (R2) Never on two workers at once: only T3 enters running, from scheduled.
+//   (R3) No missed work: work published before schedule() is seen by a turn that starts
+//        after it (T2 makes T4 fail, so T5 re-queues; after T4, T1 succeeds).
 //
-// Rules that follow:
-//   (R1) never queued twice: only T1 pushes, and T1 needs idle; idle is left only by T1.
-//   (R2) never on two workers at once: only T3 enters running, from scheduled, which is
-//        held by one queue entry; the next T1 needs idle, reached only after the turn (T4).
-//   (R3) no missed work: a producer makes its work visible, then calls schedule(). If the
-//        unit is running, T2 records it and T4 fails, so T5 re-queues it; if the turn
-//        already ended with T4, the producer's T1 succeeds and queues it. Either way a
-//        turn starts after the work was published.
+// Lifetime: an entry is a raw pointer; it holds a retain only when no owner does.
+//   (L1) While not idle, exactly one scheduler-side retain exists: the owner's if O is
+//        set, else the entry's. While idle: the owner's if O is set, else none.
+//   (L2) T1's winner retains exactly when its CAS read O clear.
+//   (L3) A runner whose T4 read O clear releases; one whose T4 read O set never touches
+//        the unit again; T5 re-queues the entry as it is.
+//   (L4) ownerLeaves clears O by a CAS: on an idle unit the owner releases; otherwise
+//        its retain passes to the entry or runner, whose T4 then reads O clear.
 //
-// ## Lifetime: who holds the unit alive (issue 9, items 3/4)
-// A queue entry is a raw pointer. It holds a retain only when no owner does:
-//   O set    an owner (FastMailbox's registry, CellTable) holds one retain that keeps the
-//            unit alive; entries hold none. Set by `ownerArrives()` when the owner takes
-//            its retain, which must happen before anything can schedule the unit (a cell
-//            is registered before spawn schedules it or hands out its ref), so O is there
-//            before the first T1. A cell whose registration fails never gets O. Set once,
-//            cleared at most once (`ownerLeaves()`), never set again.
-//   O clear  no owner: the entry (or the worker / abandoner holding the popped entry)
-//            holds one retain. MNSerialExecutor and MNTaskExecutor lanes never set O.
-// Invariant (L1): while the unit is not idle, exactly one scheduler-side retain exists —
-// the owner's if O is set, else the entry's; while it is idle, the owner's if O is set,
-// else none. So:
-//   (L2) T1: the winner retains (Unmanaged.passRetained) iff the CAS read O clear; it holds
-//        its own reference to the unit meanwhile (a caller of schedule() must). Entries
-//        re-queued by T5 are carried as they are (still owned as O says).
-//   (L3) after the turn, the runner (Worker.runUnit, SchedulerCore.abandon,
-//        DeterministicEngine) learns O from its T4/T5 CAS: T4 read O clear → it owns a
-//        retain and releases it; T4 read O set → it owns nothing and must not touch the
-//        unit again (the owner may free it at once: no metrics, no currentUnit read
-//        through it, no hand-over); T5 → it re-queues the entry it holds.
-//   (L4) `ownerLeaves()` (the owner gives up its retain: the cell's final turn
-//        deregistering it, shutdown's removeAll) clears O with a CAS. If the unit was idle,
-//        no entry exists: the owner releases its retain. Otherwise the retain is handed
-//        over, not released: the entry, or the runner holding it, now owns it, and its T4
-//        reads O clear (L3). The final turn clears O on a worker that popped an unretained
-//        entry; from that CAS on the worker owns a retain, so the cell stays alive to the
-//        end of the turn and the worker's T4 releases it.
-// Why it pays: an actor cell is registered while it lives, so a message's schedule() and
-// turn cost no retain/release (two atomic RMWs on the cell's header line) — only the
-// state-word RMWs they needed anyway.
-//
-// ## Orderings (x86 and ARM)
-// Every RMW on the word is acquiring-and-releasing (C11 RMWs on one location are totally
-// ordered, so each reads the latest value), so the turn's writes happen-before the next
-// schedule() that observes idle, and a producer's writes happen-before the turn that
-// follows its T2 (the queue push/pop adds its own release/acquire edge on top). schedule()
-// on scheduled/notified also writes the word (a CAS to the same value) for the same reason:
-// the worker's next T3/T4 RMW reads from that write, so the producer's work is visible to
-// the turn it relies on; a plain load would leave a store-buffer window (Dekker).
-// Due units: a producer whose work is an enqueue into a queue this unit drains, followed
-// by a seq_cst fence (MPSCQueue's enqueue makes one: "Who runs the consumer", "The unit as
-// the idle flag"), may read the word with a plain load and leave a unit it finds scheduled
-// or notified alone (`isDue`, read by MPSCQueue.claimConsumer): no RMW. Why
-// the turn that is due still sees the work: every turn begins with T3 and then a seq_cst
-// fence (the locked xadd on x86-64; `dmb ish` after it on AArch64, transitionToRunning)
-// before it reads the queue. The producer's load read a value that T3's write follows in
-// the word's order (scheduled and notified are left only through T3, or T5 then T3). Had
-// T3's fence come before the producer's fence in the fences' total order, the producer's
-// load would have had to see T3's write or a later one; so the producer's fence comes
-// first, and the turn's reads after its own fence see everything before it: the enqueue.
-// A producer that finds the unit idle or running makes T1 or T2 as before (R3).
-// Lifetime: a release (swift_release: a releasing decrement, the last one acquiring before
-// deinit) happens after the releaser's RMW on the word, which read-from (or follows in the
-// word's order) every earlier turn's T4 and the owner's clear, so the deinit sees the last
-// turn's writes. A runner whose T4 read O set does no access after that RMW, so the owner's
-// later clear-and-release (which reads from that T4) cannot free memory the runner still
-// uses.
+// Orderings (x86 and ARM): every write of the word is an acquire-release RMW, so each
+// turn sees the work of every schedule() it answers. A producer that enqueued and fenced
+// may read the word with a plain load (`isDue`): every turn fences after T3 before it
+// reads its queue ("Due units").
 
 import Synchronization
 
@@ -118,8 +54,8 @@ public enum TurnOutcome: Sendable {
 /// Subclass it and override `runTurn(budget:)`. Thread-safety: `Scheduler.schedule(_:)`
 /// may be called for the same unit from any number of threads at once; the scheduler
 /// guarantees `runTurn` is never called concurrently with itself, and that a `schedule`
-/// that happens during a turn causes another turn (see the file comment for the
-/// transitions). A unit must be scheduled on one scheduler at a time.
+/// that happens during a turn causes another turn (R1–R3 in the file comment). A unit
+/// must be scheduled on one scheduler at a time.
 open class ScheduledUnit: @unchecked Sendable {
     // @unchecked: the only shared mutable state is `state`, an Atomic; subclasses own the
     // safety of their own fields (runTurn is never concurrent with itself).
@@ -130,7 +66,7 @@ open class ScheduledUnit: @unchecked Sendable {
     @usableFromInline static let notified: UInt8 = 3
     /// The run-state bits (idle, scheduled, running, notified).
     @usableFromInline static let runMask: UInt8 = 3
-    /// O: an owner holds a retain that keeps the unit alive (file comment, Lifetime).
+    /// O: an owner holds a retain that keeps the unit alive (L1–L4).
     @usableFromInline static let owner: UInt8 = 4
 
     /// The state word: run state and O. Written by schedule() (T1, T2 from any thread), by
@@ -138,8 +74,7 @@ open class ScheduledUnit: @unchecked Sendable {
     /// write is an RMW with acquire-release ordering, see the file comment.
     @usableFromInline let state: Atomic<UInt8>
 
-    /// A unit without an owner (queue entries hold its retains; file comment, Lifetime),
-    /// idle.
+    /// An idle unit without an owner (queue entries hold its retains).
     public init() { state = Atomic(ScheduledUnit.idle) }
 
     /// Called on a worker, never concurrently with itself. Process at most `budget` items.
@@ -188,7 +123,7 @@ open class ScheduledUnit: @unchecked Sendable {
     /// what the CAS read: the guess (`owner` if `expectingOwner`, else `idle`) iff it won
     /// T1 (push an entry retained iff `expectingOwner` is false, L2); anything else means
     /// nothing changed, and the caller goes on with `transitionToScheduledSlow(seen)`.
-    /// For a schedule() fast path that keeps the loop out of line (SchedulerGate.scheduleOwned).
+    /// For a schedule() fast path that keeps the loop out of line.
     @inlinable @inline(__always)
     package func transitionToScheduledBlind(expectingOwner: Bool) -> UInt8 {
         let guess = expectingOwner ? ScheduledUnit.owner : ScheduledUnit.idle
@@ -206,10 +141,8 @@ open class ScheduledUnit: @unchecked Sendable {
             switch current & ScheduledUnit.runMask {
             case ScheduledUnit.idle: desired = owner | ScheduledUnit.scheduled
             case ScheduledUnit.running: desired = owner | ScheduledUnit.notified
-            // scheduled or notified: a run is already due. Still write the word (same value):
-            // a read alone would not order the caller's work before that run (R3), since
-            // the caller's earlier stores may not be visible yet; a release RMW does, because
-            // the worker's next RMW on the word reads from it.
+            // A run is already due. Still write the same value: the worker's next RMW
+            // reads from it, which orders the caller's work before that run (R3).
             default: desired = current
             }
             let (exchanged, original) = state.compareExchange(
@@ -234,7 +167,7 @@ open class ScheduledUnit: @unchecked Sendable {
     }
 
     /// True when the unit is scheduled or notified (a turn is due), by one plain load: for a
-    /// caller that published its work and then fenced (file comment, Orderings, "Due units").
+    /// caller that published its work and then fenced ("Due units").
     @inlinable @inline(__always)
     package final var isDue: Bool { state.load(ordering: .relaxed) & ScheduledUnit.scheduled != 0 }
 
@@ -257,7 +190,7 @@ open class ScheduledUnit: @unchecked Sendable {
         return original & ScheduledUnit.owner
     }
 
-    /// What the runner holds after T4/T5 (file comment, L3).
+    /// What the runner holds after T4/T5 (L3).
     @usableFromInline package enum AfterTurn {
         /// T5: scheduled again; re-queue the entry held (retained as it was).
         case requeue
@@ -276,7 +209,7 @@ open class ScheduledUnit: @unchecked Sendable {
             let (exchanged, original) = state.compareExchange(
                 expected: expected, desired: owner, ordering: .acquiringAndReleasing)
             if exchanged { return owner != 0 ? .idleOwned : .idleRelease }
-            return transitionAfterTurnSlow(.idle, seen: original)  // out of line: keeps the worker's loop small
+            return transitionAfterTurnSlow(.idle, seen: original)
         }
         let (exchanged, original) = state.compareExchange(
             expected: expected, desired: owner | ScheduledUnit.scheduled, ordering: .acquiringAndReleasing)
@@ -289,11 +222,8 @@ open class ScheduledUnit: @unchecked Sendable {
     @usableFromInline @inline(never)
     package func transitionAfterTurnSlow(_ outcome: TurnOutcome, seen: UInt8) -> AfterTurn {
         if seen & ScheduledUnit.runMask == ScheduledUnit.notified {
-            // T5 from notified (a T2 came): only this runner moves the unit out of notified
-            // (a T2 on notified rewrites it, ownerLeaves changes only O), so notified − 2 =
-            // scheduled is T5 whatever O is by now, in one RMW. An RMW, not a store: it
-            // reads (acquires) a producer's T2 write, so that producer's work is visible to
-            // whoever runs the next turn.
+            // T5 from notified: only this runner leaves notified, so notified − 2 =
+            // scheduled whatever O is now. An RMW, not a store: it acquires the T2 write.
             state.wrappingSubtract(ScheduledUnit.running, ordering: .acquiringAndReleasing)
             return .requeue
         }
@@ -303,8 +233,7 @@ open class ScheduledUnit: @unchecked Sendable {
             // T4 only from running (notified: a schedule() came, T5 instead, R3).
             let toIdle = outcome == .idle && current & ScheduledUnit.runMask == ScheduledUnit.running
             let desired = toIdle ? owner : owner | ScheduledUnit.scheduled
-            // A CAS, not a store: it reads (acquires) a producer's T2 write, so that
-            // producer's work is visible to whoever runs the next turn.
+            // A CAS, not a store: it acquires a producer's T2 write.
             let (exchanged, original) = state.compareExchange(
                 expected: current, desired: desired, ordering: .acquiringAndReleasing)
             if exchanged { return toIdle ? (owner != 0 ? .idleOwned : .idleRelease) : .requeue }
@@ -312,12 +241,10 @@ open class ScheduledUnit: @unchecked Sendable {
         }
     }
 
-    /// An owner took one retain of the unit and keeps it until ``ownerLeaves()``: sets O
-    /// (file comment, Lifetime). Only on a unit no scheduler has seen yet — idle, never
-    /// scheduled, not reachable by another thread (an actor cell being registered, before
-    /// spawn schedules it or returns its ref) — and at most once: O then exists before the
-    /// first T1, and entries never mix retained and unretained for one unit (L1).
-    /// Inlinable (its failure out of line): the registry's insert of every spawn calls it.
+    /// An owner took one retain of the unit and keeps it until ``ownerLeaves()``: sets O.
+    /// Only on a fresh unit no other thread can reach (an actor cell being registered),
+    /// and at most once: O then exists before the first T1, and entries never mix
+    /// retained and unretained for one unit (L1).
     @inlinable package func ownerArrives() {
         let (exchanged, original) = state.compareExchange(
             expected: ScheduledUnit.idle, desired: ScheduledUnit.owner, ordering: .acquiringAndReleasing)
@@ -329,7 +256,7 @@ open class ScheduledUnit: @unchecked Sendable {
         preconditionFailure("ScheduledUnit.ownerArrives: the unit is in state \(original), not a fresh idle unit without an owner")
     }
 
-    /// The owner gives up the retain it held (file comment, L4): clears O. Returns true
+    /// The owner gives up the retain it held (L4): clears O. Returns true
     /// when the unit was idle — the caller must then release its retain itself (after this
     /// returns; the unit may be freed by it); false when the retain was handed to the entry
     /// or runner holding the unit (do not release it). Called at most once, after

@@ -1,115 +1,46 @@
-// Worker — one OS thread of the pool: where units run, in what order, and when it sleeps.
+// Worker: one OS thread of the pool. Where units run, in what order, and when it sleeps.
+// The full rules and their reasons: MNScheduler.docc/SchedulerProtocols.md ("The worker
+// loop", "Blocked workers", "Long turns").
 //
-// Each worker owns a *next slot*, a bounded *local run queue* (RunQueue) and a *parker*.
-// One iteration of its loop ("a tick"):
-//   0. Every other tick, a task resumed or started from outside the pool
-//      (SchedulerCore.resumed: MNTaskExecutor's lanes enqueued from another thread, e.g. an
-//      ask whose timeout fired). Such a task otherwise waited behind the injection queue
-//      (step 1): seconds under load when that was polled for one unit per 61 turns. Every
-//      other tick at most, so a flood of resumes leaves the worker's own queues at least
-//      half the turns.
-//   1. When the poll is due, the injection queue (outside work, and local queues'
-//      overflow): its oldest unit, plus a batch into the local queue as in step 4. The
-//      next poll is then due 1 + ⌊L·W / I⌋ ticks on (L: this worker's local queue length,
-//      I: the injection queue's, W: workers; I/W is this worker's share of it), at least 2
-//      and at most 61 (Go's and tokio's fixed interval, a prime: it does not fall into
-//      step with other periodic patterns; an empty injection queue costs one compare per
-//      tick). Rule: an injected unit gets turns at about the rate a local one does, so a
-//      runnable unit waits about L + I/W turns wherever it is queued (at most twice that
-//      while injected units outnumber local ones: the floor of 2 leaves the next slot and
-//      the local queue at least every other tick; an overflow sending the local queue's
-//      older half to the back of the injection queue adds up to a local queue's length).
-//      A fixed 1-in-61 poll did not: with more runnable units than a local queue holds,
-//      the injected ones got one turn per 61 between them, tens of thousands of turns of
-//      waiting (InjectionFairnessTests). Ticks taken by step 0 do not count toward the
-//      interval.
-//   2. The next slot: the unit most recently made runnable by this worker's running unit
-//      (request–reply stays on this core, in cache). At most 3 consecutive runs come from
-//      the next slot while the local queue holds anything; then its occupant goes to the
-//      back of the local queue, so a ping-pong pair cannot starve the queue (tokio's
-//      MAX_LIFO_POLLS_PER_TICK). With the local queue empty the occupant runs on: nothing
-//      waits, and a push-then-pop would let a searching worker steal it in between.
-//   3. The local queue, FIFO.
-//   4. Search (IdleWorkers W2): the resumed queue, the injection queue (its oldest unit,
-//      and a batch of 1/W of the rest into the local queue, filling it at most half), then
-//      steal half of another worker's local queue, victims visited from a random start,
-//      then another worker's next slot if it is stalled (below) or its occupant is
-//      *waiting out a long turn* (below). Repeated `spinCount` rounds with a short pause
-//      between rounds.
-//   5. Park on the futex (IdleWorkers W2), until a producer wakes this worker (W1).
-// Ring epoch (RingEpoch.swift): the loop holds a ring epoch section while it runs units,
-// ends and re-enters it at each step-1 poll (so the epoch advances past this worker,
-// nothing per turn), ends it before parking (and collects given-back rings), enters it
-// again on waking; a spare holds one around each unit. Producers on a worker thus need no
-// section of their own.
-// Running a unit: pop (owning the entry: retained iff the unit has no owner, ScheduledUnit's
-// Lifetime) → T3 scheduled→running → runTurn(budget: throughput) → T4/T5 (T4 releases the
-// entry's retain iff it read the owner bit clear); a unit that must run again goes to the back of the local queue
-// (and, if this worker now holds more than one runnable unit, a sleeper is woken to steal).
-// schedule() from this worker's thread puts the unit in the next slot; a previous occupant
-// moves to the back of the local queue and a sleeper is woken (there is stealable work).
-// Nobody is woken for a unit that only fills an empty next slot — this worker runs it
-// right after the turn — unless this worker is stalled (below), when the slot is for
-// thieves.
-// A full local queue moves its older half and the new entry to the injection queue.
-// Shutdown: the loop checks `closed` each tick and after every wake-up; a turn in progress
-// finishes (a unit it re-queues after `closed` is handed over, not pushed); on leaving the
-// loop the worker hands its next slot and local queue over (SchedulerCore.handOver: kept
-// for Scheduler.shutdown's hand-back, or run through their after-shutdown hook if the
-// hand-back already happened, as for a turn that outlived the shutdown timeout), then
-// sets `hasExited`.
+// Each worker owns a next slot, a bounded local run queue (RunQueue) and a parker.
+// One tick of its loop takes the first of:
+//   0. every other tick at most, a task resumed from outside the pool (core.resumed);
+//   1. when due, the injection queue (its oldest unit, plus a batch into the local
+//      queue); the next poll is due 1 + ⌊L·W / I⌋ ticks on, between 2 and
+//      `injectionPollInterval`, so an injected unit gets turns at about a local one's rate;
+//   2. the next slot, at most `maxNextStreak` times in a row while the local queue holds
+//      anything (request-reply stays on this core; a pair cannot starve the queue);
+//   3. the local queue, FIFO;
+//   4. search (IdleWorkers W2): resumed, injection, half of another worker's local queue,
+//      then a stalled worker's next slot or one waiting out a long turn; `spinCount` rounds;
+//   5. park (IdleWorkers W2) until woken (W1).
+// Running a unit: T3, runTurn(budget:), T4/T5 (ScheduledUnit). A re-queued unit goes to
+// the back of the local queue. schedule() from this thread fills the next slot; a
+// displaced occupant goes to the local queue and a sleeper is woken to steal it.
 //
-// Blocked workers (issue 10; see Scheduler+Blocking.swift for `blocking {}` and
-// BlockingMonitor.swift for detection): a worker inside `blocking {}`, or one the monitor
-// saw inside one turn for longer than the threshold, or one a thief took a next-slot
-// occupant from inside one long turn (below), is *stalled*. Its next slot is then
-// stealable (an exchange, so the owner and a thief never both take it), its local queue
-// is stealable as always, and a sleeper or an extra thread (a *spare*: a Worker with a
-// run queue of its own, outside the stealing ring, that retires when idle) runs it
-// (which stalls earn a spare: SchedulerCore.spareBudget).
-// The owner clears `stalled` at its next turn.
-// Long turns (Go's runnext stealing; issue 9 item 8): the next slot holds a unit made
-// runnable by the running turn, on the bet that the turn ends soon (request–reply). When
-// it does not — one message that sends two million others, a long computation — the unit
-// waits behind it while another worker searches idle. So a searcher may also take a next
-// slot whose owner is still inside the *same* turn (turn count unchanged, odd) with the
-// *same* occupant `nextSlotPatienceNanoseconds` (5 µs, Go's 3 µs rounded up: ~50 times a
-// turn that only sends a reply) after it first saw them; it keeps searching past
-// `spinCount` rounds while a candidate it has seen in two rounds may become due, so it
-// does not park on it.
-// Short turns never lose their occupant this way (their count moves on first), so a
-// ping-pong or a ring keeps its token on one core. Such a steal is proof of a long turn,
-// so the thief also marks the owner stalled, as the monitor would have after its
-// threshold: the owner's later puts in that turn then wake a sleeper and are stealable at
-// once (a searcher that had parked before would miss them) — except the very unit this
-// searcher took from that turn, back in its next slot in the same turn (fan-in's sink,
-// made runnable again by the sender's long turn each time it goes idle): that retake waits
-// the patience again, doubled per retake up to `maximumRetakePatienceNanoseconds` (200 µs;
-// NextSlotWatch). Taken at once every time, the sink ran beside its sender on the other
-// core and drained it message by message, each pulling the sender's lines over (5–7 M
-// msgs/s at 2 workers, against 22–30 M when it drains one batch after the turn); waiting,
-// it drains batches of up to 200 µs of the sender's output. A unit taken from another
-// worker's next slot (this rule's, or a stalled worker's) also drains without lingering
-// (MPSCQueue.swift, "Lingering") until it goes idle on its thief (or the thief runs out of
-// work: someone took it back): the thief's linger thread-local stays cleared meanwhile
-// (`lingerless`; the turn's path pays one compare when a unit goes idle; other units the
-// thief runs meanwhile would not linger anyway: that unit waits in its local queue between
-// its turns). Lingering, the sink kept up with its sender message by message, never ran
-// dry, so the retake patience never came into play, and fan-in with one sender ran at
-// 22–29 M msgs/s on two workers against 48–68 on one; without, 38–48 (Benchmarks/README.md,
-// "Round `lingerless`"). The owner clears the mark at its next turn like the monitor's; the
-// hot path pays nothing more (it already clears `stalled`).
-// Ordering (x86 and ARM): the owner puts a unit with a release store (empty slot, not
-// stalled) or an acq_rel exchange; every taker (owner or thief) uses an acq_rel exchange,
-// so exactly one taker gets each unit and sees what was written before it was put (the
-// unit's own state-word CAS, T3, orders the turn on top). Only the owner writes a non-nil
-// value into its slot, so its plain store into a slot it read as empty cannot overwrite
-// a unit (a thief only ever replaces a unit by nil). A thief's relaxed readings of
-// `stalled`, the turn count and the occupant only decide whether to try: a stale one
-// delays, skips or wastes a steal, it never duplicates or loses a unit. A spare is named
-// `mn-blocking-N`, a worker `mn-worker-N`.
-// Thread-confinement: every `var` below is touched only by the worker's own thread, except
-// by Scheduler.shutdown after it joined this thread (the join orders the accesses).
+// Stalled: a worker inside `blocking {}`, or seen by the monitor in one long turn, or one
+// whose next-slot occupant a thief took from a long turn. Its next slot becomes stealable
+// and a sleeper or a spare (mn-blocking-N) runs its work. The owner clears the mark at its
+// next turn.
+// Long turns: a searcher takes another worker's next-slot occupant once it has waited
+// `nextSlotPatienceNanoseconds` inside the same turn; a retake of the same unit in the same
+// turn waits longer each time (NextSlotWatch). A unit so taken drains without lingering.
+//
+// Invariants:
+//   (N1) Exactly one taker gets each next-slot unit: every take is an exchange with nil.
+//   (N2) Only the owner writes a non-nil value into its next slot.
+//   (N3) Every `var` of Worker is touched only by the worker's own thread, or by
+//        Scheduler.shutdown after it joined this thread (the join orders the accesses).
+// Ordering (x86 and ARM): the owner puts with a release store (empty slot, not stalled) or
+// an acq_rel exchange; every taker uses an acq_rel exchange and so sees what was written
+// before the put. A thief's relaxed reads of `stalled`, the turn count and the occupant
+// only decide whether to try: a stale one delays or wastes a steal, never duplicates or
+// loses a unit.
+//
+// Ring epoch (RingEpoch): the loop holds a section while it runs units, refreshes it at
+// each injection poll, ends it before parking; a spare holds one around each unit.
+// Shutdown: a turn in progress finishes; on leaving the loop the worker hands its next
+// slot and local queue to SchedulerCore.handOver, then sets `hasExited`.
 
 import CConcurrencyKit
 import Synchronization
@@ -124,20 +55,17 @@ import Musl
 
 /// One worker thread's state. See the file comment.
 final class Worker: @unchecked Sendable {
-    // @unchecked: `local` (the run queue's owner handle: thieves steal through
-    // SchedulerCore.queues' Stealer handles) and `parker` are shared by design (lock-free
-    // ring, futex word); every other mutable field is confined to the worker's own thread
-    // (file comment).
+    // @unchecked: `local` and `parker` are shared by design (lock-free ring, futex word);
+    // every other mutable field is confined to the worker's own thread (N3).
 
     /// Consecutive next-slot runs allowed before the local queue gets a turn.
     static let maxNextStreak = 3
-    /// Most ticks between forced polls of the injection queue (fewer while it holds
-    /// units: file comment, step 1).
+    /// Most ticks between polls of the injection queue (fewer while it holds units: step 1).
     static let injectionPollInterval: UInt32 = 61
     /// How long a searcher watches another worker's next-slot occupant wait inside one turn
-    /// before taking it (file comment, "Long turns").
+    /// before taking it ("Long turns").
     static let nextSlotPatienceNanoseconds: UInt64 = 5_000
-    /// The longest a unit retaken from the same long turn waits (file comment, "Long turns").
+    /// The longest a unit retaken from the same long turn waits ("Long turns").
     static let maximumRetakePatienceNanoseconds: UInt64 = 200_000
 
     let index: Int
@@ -173,7 +101,7 @@ final class Worker: @unchecked Sendable {
     /// Round-robin cursor for MNTaskExecutor lane choice from this worker.
     var laneCursor = 0
     /// Per pool worker: the turn count and next-slot occupant this worker last saw there
-    /// while searching, and when it first saw that pair (file comment, "Long turns").
+    /// while searching, and when it first saw that pair ("Long turns").
     private var slotWatch: [NextSlotWatch]
     /// True when the last steal() left a watched occupant that may become due: search()
     /// then keeps going past `spinCount` instead of parking.
@@ -181,8 +109,7 @@ final class Worker: @unchecked Sendable {
     private var random: UInt64
     /// The unit this worker took from another worker's next slot (a long turn's occupant, or
     /// a stalled worker's), until it goes idle here or this worker runs out of work: the
-    /// linger thread-local stays cleared meanwhile, so drains on this thread do not linger
-    /// (file comment, "Long turns").
+    /// linger thread-local stays cleared meanwhile, so drains here do not linger.
     private var lingerless: UnsafeMutableRawPointer?
     private let paddingAfter = CacheLinePadding()
 
@@ -224,15 +151,13 @@ final class Worker: @unchecked Sendable {
         return Unmanaged<Worker>.fromOpaque(raw)
     }
 
-    /// True when a mailbox drain on this pool worker's thread may linger now
-    /// (MPSCQueue.swift, "Lingering"): its next slot, local queue, the injection queue and
-    /// the resumed queue are empty. (Whether the thread may linger at all — a pool worker
-    /// of two or more — is ckshim_linger_get(), set by `run`.) Off the pool: false.
-    /// Whether a mailbox drain on this thread would linger now: both tests above (the
-    /// drain makes the first, and the next-slot part of the second, inline; the rest in
-    /// MPSCQueue.lingerForMore).
+    /// Whether a mailbox drain on this thread would linger now: the thread may linger
+    /// (ckshim_linger_get(), set by `run`) and has nothing else to run. Used by tests;
+    /// the drain makes the two tests itself.
     static func currentMayLinger() -> Bool { ckshim_linger_get() != nil && currentHasNothingElseToRun() }
 
+    /// True on a pool worker whose next slot, local queue, the injection queue and the
+    /// resumed queue are empty ("Lingering"). Off the pool: false.
     static func currentHasNothingElseToRun() -> Bool {
         guard let worker = currentUnmanaged else { return false }
         return worker._withUnsafeGuaranteedRef {
@@ -264,8 +189,7 @@ final class Worker: @unchecked Sendable {
     func run(pin: Bool, nameThread: Bool = true) {
         shared.threadID.store(ckplat_thread_id(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
-        // MPSCQueue.swift, "Lingering": with two or more workers, drains on this thread may
-        // linger, and find this worker's next slot through the thread-local.
+        // With two or more workers, drains on this thread may linger ("Lingering").
         ckshim_linger_set(lingerSlot)
         RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
         defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(nil) }
@@ -291,7 +215,7 @@ final class Worker: @unchecked Sendable {
         core.exitedWorkers.wrappingAdd(1, ordering: .releasing)
     }
 
-    /// Leaving the loop: what this worker still holds goes to the hand-back (file comment).
+    /// Leaving the loop: what this worker still holds goes to the hand-back.
     private func handOverLeftovers() { giveAwayQueued(to: core.handOver) }
 
     /// Hands the next slot's unit, then every local one, to `receiver` (owner only).
@@ -334,15 +258,15 @@ final class Worker: @unchecked Sendable {
         }
     }
 
-    /// Steps 0–3 of the file comment.
+    /// Steps 0–3 of the loop.
     @inline(__always)
     private func localWork() -> UnsafeMutableRawPointer? {
         let tick = self.tick &+ 1  // a local: one load of the field per tick, not two
         self.tick = tick
         // isEmpty first: two loads, cheaper than a pop that finds nothing.
         if tick & 1 == 0, !core.resumed.isEmpty, let unit = core.resumed.pop() {
-            // Step 0: a task resumed from outside, every other turn at most. This tick does
-            // not count toward step 1's interval (so a due poll waits a tick, never a wrap).
+            // Step 0. This tick does not count toward step 1's interval (so a due poll
+            // waits a tick, never a wrap).
             injectionDue &+= 1
             return unit
         }
@@ -354,9 +278,8 @@ final class Worker: @unchecked Sendable {
                 nextStreak &+= 1
                 return unit
             }
-            // Local queue empty: run it on, the streak stays at its maximum (file comment,
-            // step 2; a push-then-pop let a searching worker steal a ring's token, then the
-            // workers passed it back and forth).
+            // Local queue empty: run it on, the streak stays at its maximum. A push-then-pop
+            // would let a searching worker steal it in between.
             if local.isEmpty { return unit }
             pushLocal(unit)
             // More than what this worker runs next is queued here: let a sleeper steal it.
@@ -388,14 +311,12 @@ final class Worker: @unchecked Sendable {
     /// Step 1: the poll due this tick. Takes from the injection queue (as the search does),
     /// then sets the tick of the next poll: `1 + ⌊L·W / I⌋` ticks on (L = local.count, I =
     /// injection.count, W = workers), at least 2 and at most `injectionPollInterval`, so an
-    /// injected unit gets turns at about the rate a local one does (file comment, step 1).
+    /// injected unit gets turns at about the rate a local one does.
     @inline(never)
     private func pollInjection() -> UnsafeMutableRawPointer? {
-        RingEpoch.refresh()  // lets the ring epoch advance past this worker (RingEpoch.swift)
+        RingEpoch.refresh()  // lets the ring epoch advance past this worker
         let unit = takeFromInjection()
-        // Borrowed, as in takeFromInjection: `core.injection.count` retained and released the
-        // queue around the read (~40 instructions a poll; a poll every other tick while the
-        // injection queue holds more than the local one: ring-bench spawn's children).
+        // Borrowed, as in takeFromInjection: no retain and release around the read.
         let injected = Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { $0.count }
         var interval = Worker.injectionPollInterval
         if injected > 0 {
@@ -408,9 +329,8 @@ final class Worker: @unchecked Sendable {
 
     /// The oldest injected unit, plus a batch of up to 1/W of the rest into the local queue.
     private func takeFromInjection() -> UnsafeMutableRawPointer? {
-        // Borrowed (the core holds it for the scheduler's life): a searching worker calls
-        // this in a loop, and a retain and release per call wrote the queue's reference
-        // count, on the line every push from outside the pool reads.
+        // Borrowed (the core holds it for the scheduler's life): a retain and release per
+        // call would write the queue's reference count, on the line every outside push reads.
         Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { injection in
             guard let first = injection.pop() else { return nil }
             let batch = min(injection.count / core.queues.count, local.usableCapacity / 2 - local.count)
@@ -438,8 +358,7 @@ final class Worker: @unchecked Sendable {
             if victim == index { continue }
             if let unit = queues[victim].stealHalf(into: local) { countSteal(); return unit }
         }
-        // A stalled worker's next slot (blocked, or one long turn), or one whose occupant
-        // has waited out a long turn: see the file comment.
+        // A stalled worker's next slot, or one whose occupant has waited out a long turn.
         watchingNextSlot = false
         let others = core.shared
         for k in others.indices where others[k] !== shared {
@@ -463,7 +382,7 @@ final class Worker: @unchecked Sendable {
     }
 
     /// `other`'s next-slot occupant if it has waited inside one turn for the patience
-    /// (file comment, "Long turns"); else nil, updating what this searcher saw.
+    /// ("Long turns"); else nil, updating what this searcher saw.
     @inline(__always)
     private func takeFromLongTurn(_ other: WorkerShared, watch: inout NextSlotWatch) -> UnsafeMutableRawPointer? {
         let occupant = other.nextSlot.load(ordering: .relaxed)
@@ -488,8 +407,8 @@ final class Worker: @unchecked Sendable {
         watch.occupant = nil
         guard let unit = other.takeNextSlot() else { return nil }
         watch.recordTake(unit, turns: turns)
-        // Proof of a long turn: mark the owner stalled (file comment). A turn that ended
-        // meanwhile makes the mark stale, which only costs a wake-up or an early steal.
+        // Proof of a long turn: mark the owner stalled. A turn that ended meanwhile makes
+        // the mark stale, which only costs a wake-up or an early steal.
         if other.turnCount.load(ordering: .relaxed) == turns { other.stalled.store(true, ordering: .releasing) }
         return unit
     }
@@ -504,8 +423,7 @@ final class Worker: @unchecked Sendable {
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             if core.hasQueuedWork() { core.notifyParked() }
         }
-        // No section while asleep, and what this worker retired is freed if it can be
-        // (RingEpoch.swift).
+        // No section while asleep; what was retired is freed if it can be.
         RingEpoch.exit()
         RingEpoch.collect()
         defer { RingEpoch.enter() }
@@ -521,19 +439,16 @@ final class Worker: @unchecked Sendable {
 
     // MARK: running and queueing
 
-    /// Runs one turn. The entry popped is retained iff the unit has no owner
-    /// (ScheduledUnit's Lifetime, L1): T5 re-queues it as it is; after T4 it is released
-    /// iff T4 read the owner bit clear (L3). After a T4 that read it set the unit is not
-    /// touched again — its owner may free it at once — so everything after the turn uses
-    /// only this worker's own fields and the raw pointer (as a queue entry).
+    /// Runs one turn. The entry popped is retained iff the unit has no owner (L1). T5
+    /// re-queues it as it is; after T4 it is released iff T4 read O clear (L3). After a T4
+    /// that read O set the unit is not touched again: only the raw pointer is used.
     @inline(__always)
     private func runUnit(_ pointer: UnsafeMutableRawPointer) {
         let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
         let throughput = self.throughput
         currentUnit = pointer
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
-        // Clears a stalled mark (file comment): a plain store every turn, next to the turn
-        // count that the turn stores twice anyway, is cheaper than a load and a test first.
+        // Clears a stalled mark: a plain store beside the turn count, no load and test.
         shared.stalled.store(false, ordering: .relaxed)
         let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
             let owner = unit.transitionToRunning()
@@ -556,7 +471,7 @@ final class Worker: @unchecked Sendable {
     }
 
     /// A unit taken from another worker's next slot: until it goes idle here, this thread's
-    /// drains do not linger (file comment, "Long turns"). Owner only.
+    /// drains do not linger ("Long turns"). Owner only.
     @inline(__always)
     private func takenFromNextSlot(_ unit: UnsafeMutableRawPointer) {
         lingerless = unit
@@ -571,24 +486,23 @@ final class Worker: @unchecked Sendable {
         ckshim_linger_set(lingerSlot)
     }
 
-    /// What a pool worker's linger thread-local holds while drains may linger (MPSCQueue.swift,
-    /// "Lingering"): its WorkerShared with two or more workers, else nil.
+    /// What a pool worker's linger thread-local holds while drains may linger: its
+    /// WorkerShared with two or more workers, else nil.
     private var lingerSlot: UnsafeMutableRawPointer? {
         core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
-    /// Wakes a sleeper only for work another worker should take (file comment).
+    /// Wakes a sleeper only for work another worker should take.
     @inline(__always)
     func scheduleLocal(_ unit: UnsafeMutableRawPointer) {
         local.assertOwnerThread("next-slot put")  // debug builds: this worker's thread only
         if !shared.stalled.load(ordering: .relaxed), shared.nextSlot.load(ordering: .relaxed) == nil {
-            // Empty, and only this worker puts units here (a thief taking a long turn's
-            // occupant only replaces a unit by nil): a plain release store suffices.
+            // Empty, and only this worker puts units here (N2): a release store suffices.
             shared.nextSlot.store(unit, ordering: .releasing)
             return
         }
-        Worker.scheduleLocalDisplacing(self, unit)  // static: a tail call (SchedulerGate.scheduleOwned)
+        Worker.scheduleLocalDisplacing(self, unit)  // static: a tail call
     }
 
     /// scheduleLocal when the slot is occupied or this worker is stalled (kept out of line,
@@ -635,7 +549,7 @@ struct NextSlotWatch {
     var since: UInt64 = 0
     /// The unit this searcher last took from that worker's next slot, and the owner's turn
     /// count then: the same unit back in the same long turn waits `patience` again, doubled
-    /// per such retake (file comment, "Long turns").
+    /// per such retake.
     var taken: UnsafeMutableRawPointer?
     var takenTurns: UInt = 0
     var patience: UInt64 = Worker.nextSlotPatienceNanoseconds
@@ -664,9 +578,8 @@ struct NextSlotWatch {
 }
 
 /// The part of a worker other threads touch: its next slot (stealable while it is stalled,
-/// or when its occupant waits out a long turn),
-/// its turn count (read by the monitor) and its stalled flag. Owned by SchedulerCore and
-/// the Worker; references neither. See the file comment for the protocol.
+/// or when its occupant waits out a long turn), its turn count and its stalled flag.
+/// References neither SchedulerCore nor the Worker. Protocol: Worker.swift, N1–N2.
 @usableFromInline
 final class WorkerShared: @unchecked Sendable {
     // @unchecked: every field is an Atomic (and padding).
@@ -679,7 +592,7 @@ final class WorkerShared: @unchecked Sendable {
     /// Metrics, written by the owner only (relaxed load+store): times parked, steals made.
     let parks = Atomic<Int>(0)
     let steals = Atomic<Int>(0)
-    /// Of `steals`, next-slot occupants taken from a long turn (Worker's file comment).
+    /// Of `steals`, next-slot occupants taken from a long turn.
     let longTurnSteals = Atomic<Int>(0)
     /// Metrics, written by the monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
@@ -698,10 +611,8 @@ final class WorkerShared: @unchecked Sendable {
         ckplat_thread_is_runnable(threadID.load(ordering: .relaxed)) == 1
     }
 
-    /// Whether the worker whose WorkerShared is `shared` (ckshim_linger_get(): the calling
-    /// thread's own) has nothing in its next slot: a lingering drain's inline first look
-    /// (MPSCQueue.swift, "Lingering"). In ping-pong and thread-ring the actor the turn just
-    /// sent to waits there, and the drain goes idle without a call.
+    /// Whether the worker whose WorkerShared is `shared` (the calling thread's own, from
+    /// ckshim_linger_get()) has nothing in its next slot: a lingering drain's inline look.
     @inlinable @inline(__always)
     static func nextSlotIsEmpty(_ shared: UnsafeMutableRawPointer) -> Bool {
         Unmanaged<WorkerShared>.fromOpaque(shared)._withUnsafeGuaranteedRef { $0.nextSlot.load(ordering: .relaxed) == nil }
