@@ -1,121 +1,39 @@
-// MNSerialExecutor — a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
+// MNSerialExecutor: a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
+// The full argument: MNScheduler.docc/Executors.md.
 //
-// Algorithm: the executor *is* a ScheduledUnit. Its queue, an MPSCQueue of two-word entries
-// moved bitwise into ring slots (16 × 16 bytes, allocated with the first queued entry, so
-// an actor that only ever gets direct runs (E4) has none; a burst past them goes to the
-// queue's ordered overflow chunks), holds jobs
-// and told closures (`MNActor.tell`), told apart by the first word:
+// The executor is a ScheduledUnit with an MPSCQueue of two-word entries, told apart by
+// the first word:
 //   (0, job)      a job (UnownedJob bits);
-//   (fn, context) a told closure of the executor's *bound actor* — the first actor that told
-//                 through it (`boundActor`, set once by CAS, unretained) — which the entry
-//                 holds one retain of, released after the call (fn is a code address: never
-//                 0 or 1). The entry owns the closure: `tell` consumes it and moves it in
-//                 (no retain of its context), the drain moves it out and releases it after
-//                 the call;
-//   (1, box)      a told closure of another actor sharing the executor: a heap `Call` (the
-//                 retained actor and the closure), freed after the call. Rare: one actor per
-//                 executor is the usual shape.
-// An enqueue that takes the queue
-// from empty to non-empty (MPSCQueue's consumer claim, `becameNonEmpty`) makes its caller
-// the one consumer due: it either runs the queue inline (below) or schedules the unit. A
-// turn drains up to `throughput` entries in FIFO order — a job runs synchronously on this
-// executor, a closure is called with its actor — then .empty → the unit goes idle (the next
-// claim schedules it again), otherwise it goes to the back of the run queue.
+//   (fn, context) a told closure of the bound actor (the first that told through it); the
+//                 entry owns the closure and one retain of the actor;
+//   (1, box)      a told closure of another actor: a heap Call, freed after the call.
+// The enqueue that takes the queue from idle (becameNonEmpty) runs it inline or schedules
+// the unit. A turn drains up to `throughput` entries in order.
 //
-// Rules (why jobs of one actor never run at once, and run in order):
-//   (E1) Whoever drains holds MPSCQueue's consumer claim (S1 in MPSCQueue.swift): a worker's
-//        turn, an inline run, the fallback queue after shutdown, or the thread driving a
-//        DeterministicScheduler. The claim passes from
-//        one drainer to the next through the idle flag (the drainer's seq_cst store of
-//        `true`, the next claimer's acquire-release CAS), so each drain happens-after the
-//        previous one and exactly one runs at a time. (The unit's state word additionally
-//        keeps turns from overlapping: R2 in ScheduledUnit.swift.)
-//   (E2) Entries leave the queue in MPSCQueue's order: FIFO per enqueuing thread, across
-//        jobs and told closures alike (one queue).
-//   (E3) `drainMark` — in a turn's drain the job it is running (`runningJob`, 0 between
-//        jobs and during a closure); in an inline run the unit whose turn it is nested in,
-//        with bit 0 set (`inlineHost`; job and unit addresses are 8-aligned, so the two
-//        forms never meet) — is written only by the drainer, before and around each entry
-//        (and before a direct run, E4) — never after the drain returns, as by then the
-//        claim may already be someone else's — and read only on the drainer's own thread,
-//        by an enqueue made from inside an entry. E1 orders successive drainers, so it
-//        needs no atomics. (One word, not two: an inline run needs no running job, since an
-//        enqueue from inside it never runs inline (d).)
-//   (E4) A direct run: a job may run without entering the queue, by the thread that took
-//        the consumer claim *before* pushing it (the inline fast path below), and only if
-//        the claim holder then finds the queue empty — no ring slot claimed (p_head ==
-//        c_head, which counts claimed-but-uncommitted slots), no overflow, no pending
-//        chunk. Anything queued earlier by the same thread or task happens-before that look,
-//        so it is seen and the job is pushed behind it instead (E2); entries of other
-//        threads racing the look are unordered with the job anyway, and the drain that
-//        follows the run takes them. That drain may find no ring at all, and
-//        MPSCQueue.drain goes idle on a ring-less queue without looking again; so the
-//        claim holder goes idle itself (`drainOrSettle`): idle flag stored (seq_cst),
-//        full fence (x86: the store is an xchg; AArch64: `dmb ish`), ring pointer loaded.
-//        A producer installs the ring before it claims a slot, then fences and loads the
-//        flag (MPSCQueue's Dekker pair): so either it sees the flag idle and schedules, or
-//        this load sees its ring and the holder takes the claim back (or finds it taken)
-//        and drains with the ring's own idle protocol. A turn never starts on a ring-less
-//        queue: every schedule() follows a push or such a drain.
+// Invariants:
+//   (E1) Whoever drains holds the queue's consumer claim (MPSCQueue's S1): a worker's
+//        turn, an inline run, the fallback queue after shutdown, or a deterministic
+//        scheduler's thread. The idle flag passes the claim on (seq_cst store, then an
+//        acquire-release CAS), so drains are ordered and never overlap.
+//   (E2) Entries leave in queue order: FIFO per enqueuing thread, jobs and closures alike.
+//   (E3) `drainMark` (the running job, or the inline run's host with bit 0 set) is written
+//        only by the drainer, never after its drain returns, and read only on its thread.
+//        E1 orders drainers, so it needs no atomics.
+//   (E4) A direct run: a job runs without entering the queue only when the thread that
+//        took the claim before pushing it then finds the queue empty (nothing claimed, no
+//        overflow). The holder then settles the claim itself (`drainOrSettle`).
 //
-// The inline fast path (an awaited call from the pool): a task running on this
-// scheduler's worker — in a turn of an MNTaskExecutor lane or of another MNSerialExecutor —
-// that awaits this actor goes through the runtime's swift_task_switch, which enqueues the
-// task itself here (the runtime never assumes a thread for a custom executor). When that
-// enqueue (a) runs on a worker of this scheduler, (b) is of the job the host unit is running
-// right now (`runningJob`: only the task's own switch can enqueue a running task, and the
-// runtime has already let go of it), (c) wins the consumer claim (the actor was idle),
-// and (d) the host is not itself an inline run (depth ≤ 1), the enqueue runs the job right
-// there, on this thread, with `currentUnit` set to this executor (isolation checks answer
-// true): directly if the queue is empty (E4), else pushed behind what is queued; then it
-// drains the queue, up to `throughput` entries in all; leftover work schedules the unit as
-// usual. The task's hop back then lands in the host: a lane takes its own running job back
-// into its resume slot (MNTaskExecutor.swift), another actor's queue is mid-drain and just
-// queues it, and the host runs the continuation once the inline run has unwound. A round
-// trip from a lane therefore costs no queue push at all (an idle actor), no schedule(), no
-// run-queue trip and no second turn. No user lock can be held across an await, and the runtime holds none while it
-// enqueues, so running the job inside enqueue cannot deadlock. Anything else (a caller
-// off the pool, a busy actor, a nested inline run) takes the scheduled path: from a worker
-// the unit lands in that worker's next slot and runs right after the caller suspends;
-// from outside it costs a cross-thread wake-up (the injection queue and a futex wake).
+// Inline fast path: a task on a worker of this scheduler that awaits this idle actor runs
+// the actor's job right inside the runtime's enqueue, when the job is the host's running
+// job, the enqueue wins the claim, and the host is not itself an inline run. The task's
+// hop back lands in the host. No lock is held across an await, so this cannot deadlock.
 //
-// What is left of an awaited call's cost is Swift's runtime, not this path: the runtime
-// switches into a custom executor only by enqueueing the task (two enqueues and two job
-// runs per call, each with a task dependency record, and for a task with an executor
-// preference a look-up under the task's status-record mutex on every switch). With
-// executors that do nothing but run jobs the same calls cost 2,286 instructions
-// (instruction-probe `mnfloor`) against this path's 2,458 (`mnactor`) and a default
-// actor's 703 (`swiftactor`): see Benchmarks/README.md, "Instructions per message".
-//
-// Lifetime (issue 9, item 3): what keeps this executor alive from a schedule to the end of
-// the turn is the schedule's own retain (an MNSerialExecutor has no owner: ScheduledUnit's
-// L2, released by the worker after T4, L3), not the actor: a turn's last two-word entry
-// releases the entry's retain of the actor after its call, and when that was the last
-// reference (an actor owning its executor, the usual shape) the actor is freed inside the
-// turn, while the drain still reads the queue and the worker still has T4 to do; the
-// schedule's retain is what frees the executor only after that. So a told message costs
-// the actor's retain/release pair (the entry's) per message plus the executor's pair per
-// turn — one turn per message when the actor goes idle between messages (a ping-pong).
-// An unretained (owned) schedule would need a release deferred past the worker's T4:
-// Worker's business, not done. Tested: MNActorTests "an actor that owns its executor, freed
-// by its last told closure's release inside the turn …" (ASan-clean; with the schedule's
-// retain dropped it reports a heap-use-after-free in Worker.runUnit).
-//
-// Isolation: the runtime asks isIsolatingCurrentContext() (then checkIsolated()) when
-// its own tracking cannot tell (a told closure, assumeIsolated in synchronous code); we
-// answer from the worker's "current unit" (set by the worker around runTurn, and by an
-// inline run around its drain), so assumeIsolated/preconditionIsolated succeed inside
-// this executor's drains and fail anywhere else. Elsewhere the answer is nil, not false:
-// the runtime then calls checkIsolated(), whose trap names this executor and what the
-// thread runs instead (isolationFailureMessage); after a false it traps with its own
-// message, which names neither.
-//
-// After shutdown: the scheduler's workers are gone, so an executor that still gets jobs or
-// told closures (or was handed back with some queued) drains them on a private serial
-// Dispatch queue: still one drainer at a time (E1), still in order (E2), and
-// isIsolatingCurrentContext() answers true on the draining thread (recorded per thread
-// under `offPoolKey`, as is a DeterministicScheduler's driving thread during a turn).
-// Nothing enqueued is ever dropped.
+// Lifetime: the schedule's own retain (ScheduledUnit's L2) keeps the executor alive to the
+// end of the turn, even when the turn's last closure frees the actor.
+// Isolation: answered from the worker's current unit; nil elsewhere, so checkIsolated()
+// traps naming this executor.
+// After shutdown: a private serial Dispatch queue drains, still under E1 and E2. Nothing
+// enqueued is ever dropped.
 
 import CConcurrencyKit
 import Dispatch
@@ -142,9 +60,8 @@ import Darwin
 /// from another actor on this scheduler) to an idle actor runs on the caller's worker
 /// without a trip through the run queue.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
-    // @unchecked (restated from ScheduledUnit): `scheduler` and `jobs` are immutable
-    // references to thread-safe objects; the queue's consumer side and `drainMark`
-    // belong to the one drainer (E1, E3 in the file comment).
+    // @unchecked: `scheduler` and `jobs` are immutable references to thread-safe objects;
+    // the queue's consumer side and `drainMark` belong to the one drainer (E1, E3).
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
 
@@ -169,7 +86,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// The executor the calling thread is draining off the pool (the fallback queue's
     /// thread after shutdown, a DeterministicScheduler's driving thread in a turn), per
     /// thread: set around each such drain by the draining thread, read by its isolation
-    /// checks. (Per thread, not a word in every executor: see `drainOffPool`.)
+    /// checks.
     private static let offPoolKey: pthread_key_t = {
         var key = pthread_key_t()
         let rc = pthread_key_create(&key, nil)
@@ -177,17 +94,14 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return key
     }()
 
-    /// Ring slots of an executor's queue (allocated on the first queued entry; a burst past
-    /// them goes to the queue's ordered overflow, one allocation per chunk of up to 1,024
-    /// entries). Small, because every actor that has queued keeps its ring: 16 two-word
-    /// slots are 464 bytes. (An actor that only gets direct runs, E4, has none.)
+    /// Ring slots of an executor's queue, allocated on the first queued entry; a burst past
+    /// them goes to the ordered overflow. Small, because every actor that has queued keeps
+    /// its ring.
     public static let jobQueueCapacity = 16
 
-    /// The actor whose told closures take the two-word form (file comment), as object
-    /// bits; 0 until the first tell. Set once (CAS 0 → actor, acquiring-and-releasing) by
-    /// `tell`; read (acquiring) by `tell` and by the drain of a two-word closure entry, which
-    /// the enqueue of that entry orders after the CAS anyway. Unretained: each entry holds
-    /// its own retain of the actor.
+    /// The actor whose told closures take the two-word form, as object bits; 0 until the
+    /// first tell. Set once by `tell` (CAS, acquiring-and-releasing); read with acquire.
+    /// Unretained: each entry holds its own retain of the actor.
     let boundActor = Atomic<UInt>(0)
 
     /// A told closure, as the drain calls it: the closure `MNActor.tell` wrote (as an
@@ -203,7 +117,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         let body: (AnyObject) -> Void
     }
 
-    /// Bytes of one queue entry (two words: see the file comment).
+    /// Bytes of one queue entry: two words.
     @usableFromInline static let entryBytes = 16
 
     /// The first word of an entry holding a job.
@@ -230,19 +144,16 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         super.init()
     }
 
-    /// Queues a job (any thread, lock-free unless the job ring overflows). The enqueue that
-    /// makes the queue non-empty either runs the queue inline (a task on this scheduler's
-    /// worker awaiting an idle actor: see the file comment) or schedules this executor on its
-    /// scheduler: from one of its workers, into that worker's next slot. After the scheduler
-    /// shut down, jobs run on a private serial Dispatch queue instead (still one at a time,
-    /// in order).
+    /// Queues a job, from any thread; lock-free unless the job ring overflows. The enqueue
+    /// that makes the queue busy either runs it inline (the inline fast path) or schedules
+    /// this executor. After shutdown, jobs run on a private serial Dispatch queue, still
+    /// one at a time and in order.
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         let worker = Worker.currentUnmanaged
         if let worker, worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
-            // The inline fast path (file comment): take the consumer claim first; an idle
-            // actor with nothing queued runs the job directly, without a trip through its
-            // queue (E4).
+            // The inline fast path: take the consumer claim first; an idle actor with
+            // nothing queued runs the job directly (E4).
             if jobs.claimConsumer() {
                 worker._withUnsafeGuaranteedRef { runInline(raw, on: $0) }
                 return
@@ -271,8 +182,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return won || current == actor
     }
 
-    /// Queues a told closure: `entry` points to its two words (file comment), which the
-    /// queue takes over. Never runs it inline: the caller goes on.
+    /// Queues a told closure: `entry` points to its two words, which the queue takes over.
+    /// Never runs it inline: the caller goes on.
     @usableFromInline
     func enqueue(movingCall entry: UnsafeRawPointer) {
         if claimed(jobs.enqueue(moving: entry)) { scheduler.schedule(self) }
@@ -287,7 +198,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
-    /// Conditions (a)–(d) of the inline fast path (file comment), on the calling worker.
+    /// Conditions (a)–(d) of the inline fast path (Executors article), on this worker.
     @inline(__always)
     private func canRunInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Bool {
         guard worker.schedulerID == scheduler.id, let host = worker.currentUnit,
@@ -334,15 +245,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         if outcome == .more { scheduler.schedule(self) }
     }
 
-    /// `drain`, for a claim holder that may find no ring yet (E4: a queue that only ever
-    /// saw direct runs has none). `MPSCQueue.drain` on a ring-less queue goes idle without
-    /// looking again, which would strand an entry whose producer installed the ring after
-    /// that look; so this goes idle itself — store the idle flag (seq_cst), fence, then
-    /// look for a ring — the consumer's half of MPSCQueue's Dekker pair with the ring
-    /// install standing in for the ticket claim (a producer installs the ring before it
-    /// claims a slot). No ring: idle. A ring: take the claim back and drain as usual (its
-    /// own idle protocol then sees every claimed slot), or a producer already took it and
-    /// schedules the turn.
+    /// `drain`, for a claim holder that may find no ring yet (E4). It goes idle itself:
+    /// store the idle flag (seq_cst), fence, then look for a ring. That is the consumer's
+    /// half of the queue's Dekker pair, with the ring install standing in for the claim.
+    /// No ring: idle. A ring: take the claim back and drain, unless a producer took it.
     @inline(__always)
     private func drainOrSettle(max: Int, inlineHost host: UnsafeMutableRawPointer?) -> MPSCQueue.DrainOutcome {
         if jobs.ringBlock == nil {
@@ -364,8 +270,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// Runs up to `max` entries in order. The caller holds the consumer claim (E1), which
-    /// `jobs.drain` gives up when the queue runs dry: so `drainMark` is written only inside
-    /// the body, before and around each entry (E3), never after.
+    /// `jobs.drain` gives up when the queue runs dry, so `drainMark` is written only inside
+    /// the body (E3).
     @inline(__always)
     private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
         let executor = asUnownedSerialExecutor()
@@ -426,7 +332,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     package func drainAfterShutdown() {
         MNSerialExecutor.fallbackQueue.async { [self] in
             while drainOffPool(max: Int.max) == .more {
-                sched_yield()  // a producer is between claim and commit
+                sched_yield()  // a producer is between claim and publish
             }
         }
     }
@@ -444,14 +350,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// DeterministicScheduler's turn of it; `nil` anywhere else — never `false`, so test
     /// `!= true` for "not isolated".
     ///
-    /// Why `nil`: Swift's runtime takes a `false` as final and traps (in `assumeIsolated`,
-    /// `preconditionIsolated`, `assertIsolated`) with its own message, which names neither
-    /// this executor nor what runs instead (Swift 6.3: "Expected same executor as
-    /// Counter.", or "Expected 'UnownedSerialExecutor(executor: (Opaque Value))'
-    /// executor."). For `nil` ("cannot tell") it asks ``checkIsolated()`` in those
-    /// checks, whose message does (``isolationFailureMessage()``), and in its checks that
-    /// must not trap (isolated conformances, warnings) it takes `nil` as "not isolated",
-    /// as it took `false`. The answer is exact either way.
+    /// Why `nil`: Swift's runtime takes a `false` as final and traps with its own message,
+    /// which names neither this executor nor what runs instead. For `nil` it asks
+    /// ``checkIsolated()``, whose message does (``isolationFailureMessage()``). Where it
+    /// must not trap, it takes `nil` as "not isolated". The answer is exact either way.
     public func isIsolatingCurrentContext() -> Bool? {
         isolatesCurrentThread ? true : nil
     }
@@ -469,8 +371,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// Traps unless the caller runs inside this executor's drain, with
     /// ``isolationFailureMessage()``: the executor expected and what the calling thread
     /// runs instead. Swift's runtime calls it when `assumeIsolated`, `preconditionIsolated`
-    /// or `assertIsolated` of an actor on this executor runs elsewhere. A `fatalError`, not
-    /// a `preconditionFailure`: an optimised build prints the latter's message not at all.
+    /// or `assertIsolated` runs elsewhere. A `fatalError`, whose message an optimised build
+    /// still prints.
     public func checkIsolated() {
         if isolatesCurrentThread { return }
         fatalError(isolationFailureMessage())

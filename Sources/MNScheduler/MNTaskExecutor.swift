@@ -1,82 +1,36 @@
-// MNTaskExecutor — a TaskExecutor that runs Swift tasks on MNScheduler's workers.
+// MNTaskExecutor: a TaskExecutor that runs Swift tasks on MNScheduler's workers.
+// The full argument: MNScheduler.docc/Executors.md ("The task executor's lanes", "The
+// resume slot", "The lanes' invariants").
 //
-// Algorithm: jobs of tasks are not serial, so one queue-and-unit would serialise them.
-// Instead the executor has 4×W *lanes*; each lane is a ScheduledUnit with an MPSCQueue of
-// jobs, exactly like MNSerialExecutor. A job goes to the next lane in round-robin order
-// (a per-worker cursor on a worker, an atomic cursor from outside), so independent tasks
-// spread over lanes and lanes spread over workers by stealing, while a task resumed by a
-// worker still lands in that worker's next slot (the lane is usually idle, so schedule()
-// puts it there): the request–reply path stays on one core. Round-robin from a worker
-// skips the lane whose turn that worker is running: a job queued there would wait until
-// the running job returns, in a lane no other worker can take meanwhile (a task that wakes
-// another and then runs on — or blocks waiting for it — would hold it; before this rule
-// one such wake in `lanes.count` did).
+// Jobs of different tasks are not serial, so the executor has several *lanes* per worker,
+// each a ScheduledUnit with an MPSCQueue of jobs. A job goes to the next lane round-robin
+// (a per-worker cursor on a worker, an atomic one from outside), skipping the lane whose
+// turn the calling worker runs. Lanes spread over workers by stealing; a task resumed by a
+// worker lands in that worker's next slot.
 //
-// The resume slot (hops): a task on the pool that awaits an actor leaves its job in the
-// runtime's hands and comes back with an enqueue here; when that happens on the worker
-// that is running the lane's turn, round-robin would cost a lane push, a schedule() and a
-// second turn each way. Instead the lane keeps the job in `resumed` (one slot) and its turn
-// runs it as soon as the job it is running (`runningJob`) returns, ahead of the lane's
-// queue, like a worker's next slot. A job is a *hop* into the lane whose turn is on the
-// calling worker when:
-//   (H1) the worker is inside an inline run of an MNSerialExecutor (MNSerialExecutor.swift,
-//        "The inline fast path") nested in a turn of one of this executor's lanes, and the
-//        job is that lane's running job: the task coming back from the native actor;
-//   (H2) the worker's current unit is one of this executor's lanes (in a job), the job is
-//        not a task, and no task is current on this thread: the processing job a default
-//        actor gets when the running task switches to it (with a task-executor preference
-//        the runtime cannot run the actor on this thread; it clears the current task,
-//        enqueues the task on the actor, and the idle actor's processing job comes to the
-//        task's preferred executor, here). The running task is suspending, so its job
-//        returns right after this enqueue. (A processing job re-enqueuing its own actor
-//        also fits, and may run next just as well.)
-//   (H3) the worker's current unit is one of this executor's lanes, its running job came
-//        in as an H2 hop (so it is a default actor's processing job: the lane keeps that
-//        as bit 0 of `runningWord`, as it must not read the job's header while it runs —
-//        a processing job frees itself before it runs the actor's jobs), the job is a task
-//        and no task is current: the task the actor ran switching back to its task
-//        executor. It runs once the processing job returns (the runtime's actor loop may
-//        first run the actor's other queued jobs, as it would have before the task's turn
-//        came on another lane). A processing job that came through the queue instead is
-//        not known as one, and its tasks go round-robin.
-// "No task is current" (ckshim_current_task(), swift_task_getCurrent) is what makes H2 and
-// H3 a *switch*: a running task that starts, resumes or wakes other work is still current,
-// so that work goes round-robin and spreads.
-// Not hops: a task enqueuing itself while it is the lane's running job (Task.yield: the
-// running job came from the queue, so it goes to the back, round-robin), anything enqueued
-// while a task is current, anything from off the pool or another scheduler. A job's kind
-// is read from its header (JobFlags' kind byte, 4 words in; kind 0 is a task): Swift's
-// ABI, checked against the SPI ExecutorJob.kind in debug builds.
-// Cost (instruction-probe, callgrind, MN_WORKERS=1): `swiftactorpool`, a pool task's
-// awaited call to a default actor, 4,153 → 3,507 instructions; the runtime's own floor for
-// that call with a trampoline task executor is 3,288 (`swiftactorpoolfloor`).
-// One slot: a second hop while it is taken (a default actor's processing job running the
-// actor's queued jobs, a second task leaving it) goes round-robin like any other job, so
-// tasks leaving one busy actor spread over lanes and workers.
-// Bound: a lane runs at most `throughput` jobs per turn, queued and resumed alike
-// (`runsLeft`); a hop once the budget is spent is pushed at the back of its lane's queue
-// (mid-drain, so the push schedules nothing), and the turn then ends with `.more`: the lane
-// goes to the back of the worker's local queue, where the worker's other units run before
-// it and idle workers can steal it. So a task that calls actors forever gets at most
-// `throughput` job runs (about throughput/2 calls) in a row; then the lane's tasks queued
-// before it, and the worker's other runnable units (other lanes, actors), run before it
-// runs again.
-// Invariants: (L1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread
-// running the lane's turn (a hop is taken only by an enqueue from inside that turn: the
-// worker's current unit is the lane, or an inline run nested in it), and turns of one
-// lane are ordered by the scheduler (ScheduledUnit R2, acquire-release state-word CAS), so
-// they need no atomics on x86 or ARM. (L2) `resumed` is only filled while `runsLeft` > 0,
-// i.e. inside the turn's loop, and the loop runs it before it looks at the queue again or
-// returns: a hop is never left behind (so nothing is lost at shutdown either — a turn in
-// progress finishes). (L3) jobs of one task never run at once: the runtime enqueues a
-// task only once it has let go of it, and a lane runs one job at a time. (L4) no FIFO is
-// promised between jobs of different tasks (the lanes never did); a hop runs ahead of the
-// lane's queue, bounded as above. (L5) the hop test's other reads need no ordering either:
-// a job's kind byte is written when the runtime creates the job, before its first enqueue
-// — the enqueued job's by this thread, the running job's before the lane's queue (MPSCQueue
-// release/acquire) or this thread handed it over — and the current task is thread-local.
-// The running job's header is never read (H3 uses the kind recorded at its enqueue, H1
-// compares its address): a default actor's processing job frees itself while it runs.
+// The resume slot: a job enqueued from inside a lane's turn that is a *hop* goes into that
+// lane's `resumed` slot and runs as soon as the running job returns, ahead of the queue:
+//   (H1) the worker is in an inline run of an MNSerialExecutor nested in this lane's turn,
+//        and the job is the lane's running job (the task back from a native actor);
+//   (H2) the worker's current unit is one of this executor's lanes, the job is not a task
+//        and no task is current: a default actor's processing job the running task
+//        switched to;
+//   (H3) as H2, but the running job came as an H2 hop and the job is a task: the task
+//        switching back from that actor.
+// "No task is current" (ckshim_current_task()) is what makes H2 and H3 a switch. A second
+// hop while the slot is taken goes round-robin. A lane runs at most `throughput` jobs a
+// turn, queued and resumed alike (`runsLeft`).
+//
+// Invariants:
+//   (K1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread running the
+//        lane's turn; the scheduler orders turns (R2), so they need no atomics.
+//   (K2) `resumed` is filled only while `runsLeft` > 0, and the turn's loop runs it before
+//        it returns: a hop is never left behind.
+//   (K3) Jobs of one task never run at once.
+//   (K4) No FIFO between jobs of different tasks; a hop runs ahead of its lane's queue.
+//   (K5) The hop test reads a job's kind byte (written before its first enqueue) and the
+//        thread-local current task; it never reads the running job's header, which a
+//        processing job frees while it runs.
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import CConcurrencyKit
@@ -91,7 +45,7 @@ import Darwin
 /// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
 /// (nonisolated) code on the scheduler's workers. This is the fast way to call actors that
 /// use an `MNSerialExecutor` of the same scheduler; awaited calls to default Swift actors
-/// stay on the calling worker too (the file comment, "The resume slot").
+/// stay on the calling worker too (MNScheduler.docc/Executors.md, "The resume slot").
 ///
 /// Thread-safety: `enqueue` from any thread. Lifetime: the executor may outlive its
 /// Scheduler (a task retains its executor preference). It holds the scheduler's
@@ -112,8 +66,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// at shutdown are handed to the global executor, never run).
         var owner: Unmanaged<MNTaskExecutor>?
         /// The job this lane's turn is running, nil between turns. Written by the turn,
-        /// read only on the same thread, by enqueues made from inside that job (L1 in the
-        /// file comment; turns of one lane are ordered by the scheduler).
+        /// read only on the same thread, by enqueues made from inside that job (K1).
         var runningJob: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: runningWord & ~1) }
         /// `runningJob`'s bits, with bit 0 set when it is known not to be a task (it came
         /// through `resumed` as an H2 hop: a default actor's processing job). Jobs are
@@ -121,13 +74,13 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// while it still runs (a processing job frees itself before it runs the actor's
         /// jobs), so its kind travels with it, read when it was enqueued.
         @exclusivity(unchecked) var runningWord: UInt = 0
-        /// A hop (H1–H3 in the file comment) taken while `runningJob` runs, nil when none:
+        /// A hop (H1–H3) taken while `runningJob` runs, nil when none:
         /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
-        /// and read by the turn, both on the turn's thread (L1).
+        /// and read by the turn, both on the turn's thread (K1).
         var resumed: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: resumedWord & ~1) }
         /// `resumed`'s bits, bit 0 set when it is not a task (see `runningWord`); 0: none.
         @exclusivity(unchecked) var resumedWord: UInt = 0
-        /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (L1, L2).
+        /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (K1, K2).
         @exclusivity(unchecked) var runsLeft = 0
         /// Test hook: jobs run from `resumed` (the hop path), counted on the turn's thread.
         /// Debug builds only (no cost in release); read by tests once the lane is quiet.
@@ -155,7 +108,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                 if outcome == .empty { break }
             }
             runningWord = 0
-            runsLeft = 0  // L2: no hop is taken outside the loop
+            runsLeft = 0  // K2: no hop is taken outside the loop
             return outcome == .empty ? .idle : .more
         }
 
@@ -178,7 +131,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             }
         }
 
-        /// Takes `raw`, a hop into this lane (H1–H3 in the file comment), into `resumed`
+        /// Takes `raw`, a hop into this lane (H1–H3), into `resumed`
         /// while the turn's budget lasts; false (the caller pushes it at the back of the
         /// queue, behind the lane's other tasks) once it is spent.
         @inline(__always)
@@ -231,7 +184,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     /// A job from one of this scheduler's workers that no resume slot took: a hop whose
     /// lane `host` has spent its turn's budget goes to the back of that lane's queue (the
-    /// file comment, "Bound"); anything else, and a hop that found the slot taken (a second
+    /// budget); anything else, and a hop that found the slot taken (a second
     /// task leaving a busy default actor's processing job), onto the next lane round-robin,
     /// so it can run on another worker.
     @inline(never)
@@ -246,7 +199,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         var lane = nextLane()
         if Unmanaged.passUnretained(lane).toOpaque() == worker.currentUnit, lanes.count > 1 {
             // The lane running on this worker: the job would wait behind the running job,
-            // where no other worker can take it (the file comment). The next one instead.
+            // where no other worker can take it. The next one instead.
             lane = nextLane()
         }
         push(raw, to: lane)
@@ -272,7 +225,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// The lane `raw` hops into (H1–H3 in the file comment), nil when it is no hop.
+    /// The lane `raw` hops into (H1–H3), nil when it is no hop.
     @inline(__always)
     private func hopLane(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Unmanaged<Lane>? {
         guard let current = worker.currentUnit else { return nil }
@@ -326,7 +279,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             let job = unsafeBitCast(raw, to: UnownedJob.self)
             globalConcurrentExecutor.enqueue(ExecutorJob(job))
         }) == .more {
-            sched_yield()  // a producer is between claim and commit
+            sched_yield()  // a producer is between claim and publish
         }
     }
 
