@@ -183,8 +183,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// A job from one of this scheduler's workers that no resume slot took: a hop whose
-    /// lane `host` has spent its turn's budget goes to the back of that lane's queue (the
-    /// budget); anything else, and a hop that found the slot taken (a second
+    /// lane `host` has spent its turn's budget goes to the back of that lane's queue;
+    /// anything else, and a hop that found the slot taken (a second
     /// task leaving a busy default actor's processing job), onto the next lane round-robin,
     /// so it can run on another worker.
     @inline(never)
