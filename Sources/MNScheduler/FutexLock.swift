@@ -1,11 +1,8 @@
-// FutexLock — a mutual-exclusion lock on one futex word, for the two locks every spawned
-// actor takes twice in its life: the injection queue's producer lock (its first message
-// and its stop, sent from outside the pool) and the actor system's registry (spawn and
-// last turn). `Lock` (a pthread mutex) cost about 81 instructions per lock and unlock
-// (pthread_mutex_lock 31, pthread_mutex_unlock and its usercnt 50: type dispatch, owner
-// bookkeeping); this one costs one CAS and one exchange when uncontended. Waiters sleep in
-// the kernel, as they do on pthread's default mutex (no spinning, no fairness: the same
-// behaviour under contention as the Lock it replaces there).
+// FutexLock: a mutual-exclusion lock on one futex word, for the two locks every spawned
+// actor takes twice in its life: the injection queue's producer lock and the actor
+// system's registry. Uncontended it costs one CAS and one exchange, with none of a pthread
+// mutex's type dispatch and owner bookkeeping. Waiters sleep in the kernel, as on
+// pthread's default mutex (no spinning, no fairness).
 //
 // Algorithm (Drepper, "Futexes Are Tricky", mutex 3): word 0 free, 1 held, 2 held and
 // perhaps waited for.
@@ -18,8 +15,7 @@
 //        atomic read-modify-write of the one word, so two cannot both read the same 0.
 //   (F2) no lost wake-up: a thread sleeps only in ckplat_wait(word, 2), which checks the
 //        word atomically with going to sleep, as far as ckplat_wake can tell (the kernel's
-//        futex on Linux; a mutex and condition variable in the portable layer:
-//        CConcurrencyKit's ckplatform.h states the contract, ckplatform_posix.h argues it). A waiter stores 2 before
+//        futex on Linux; ckplatform.h states the contract). A waiter stores 2 before
 //        it sleeps, so an unlock after that store reads 2 and wakes one sleeper; an unlock
 //        between the store and the wait leaves 0, the wait returns at once (EAGAIN) and the
 //        waiter's next exchange takes the lock. A woken waiter stores 2 again, not 1 (others
@@ -32,9 +28,8 @@
 // ldaxr/stxr pair), the release swap `swpl` (or ldxr/stlxr): acquire keeps the critical
 // section's accesses after the lock, release keeps them before the unlock. The wait
 // and wake calls carry no ordering of their own and need none (the word's atomics do it).
-// ThreadSanitizer sees the word's atomics (a Swift `Atomic`, in its own allocation so the
-// kernel gets a stable address, as Parker's; a cache line of its own, so no neighbour's
-// writes bounce the line a lock writes twice), so it sees the lock's happens-before edges.
+// The word is a Swift `Atomic` in its own cache-line allocation (a stable address for the
+// kernel), so ThreadSanitizer sees the lock's happens-before edges.
 // Not re-entrant: a holder that locks again deadlocks (as pthread's default mutex does).
 
 import CConcurrencyKit

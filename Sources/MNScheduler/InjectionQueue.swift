@@ -7,14 +7,10 @@
 //    and use ck's single-producer enqueue. An outside thread's push checks the scheduler's
 //    `closed` flag inside that critical section (`pushUnlessClosed`), so shutdown, which
 //    sets the flag and then passes through the lock once (`passProducers`), knows that no
-//    outside push lands after it. Why not ck's multi-producer enqueue: it claims a
-//    ticket, then *spins* until every earlier ticket is committed, so a producer preempted
-//    between claim and commit stalls all the others for a whole timeslice — on an
-//    oversubscribed machine (many submitting threads, few cores) that convoy dominated.
-//    A lock waiter sleeps instead and the holder's critical section is a few stores.
-//    (The lock is a FutexLock: a CAS to take it, an exchange to give it back, a futex sleep
-//    for waiters, and atomics TSan sees; every actor spawned and stopped from outside the
-//    pool takes it twice, and a pthread mutex cost ~60 instructions more per lock/unlock.)
+//    outside push lands after it. Not ck's multi-producer enqueue: it spins until every
+//    earlier ticket is committed, so a preempted producer would stall all the others for
+//    a timeslice. A lock waiter sleeps instead, and the critical section is a few stores.
+//    The lock is a FutexLock.
 //  - Consumers (workers) take entries with ck's multi-consumer dequeue: lock-free, no lock
 //    on the hot path.
 //  - Spill: a producer that finds the ring full, or finds the spill non-empty, appends to
@@ -22,7 +18,7 @@
 //    spilled ones. A consumer that finds the ring empty and `spilled > 0` takes the lock,
 //    takes the oldest spilled entry and refills the ring from the spill, oldest first.
 // Entries are ScheduledUnit pointers, owned by whoever pops them (retained iff the unit
-// has no owner: ScheduledUnit's Lifetime).
+// has no owner, L1).
 
 import CConcurrencyKit
 import Synchronization
@@ -71,9 +67,7 @@ final class InjectionQueue: @unchecked Sendable {
     /// such push lands after its hand-back: a push whose critical section came first is in
     /// the queue once `passProducers()` returns; one whose section came after reads
     /// `closed` as true (its lock acquisition synchronizes with shutdown's release, which
-    /// came after the store, so even a relaxed load sees it). (Before: a seq_cst count of
-    /// submitters between their check and their push, two more atomic read-modify-writes
-    /// per outside schedule, e.g. per actor spawned and told from outside the pool.)
+    /// came after the store, so even a relaxed load sees it).
     @inline(__always)
     func pushUnlessClosed(_ unit: UnsafeMutableRawPointer, core: SchedulerCore) -> Bool {
         producers.withLock { spill in

@@ -2,20 +2,13 @@
 // fire-and-forget `tell`. The queue, the ordering and the shutdown behaviour are
 // MNSerialExecutor's (see the file comment there); this file only types the entry point.
 //
-// Reference counting per tell (issue 9, item 3): one retain, of the actor, taken here and
-// released by the drain after the call — the entry's, inherent: a queued closure must keep
-// its actor alive (and with it the executor the actor holds) until it ran. The closure is
-// taken `consuming` and moved bitwise into the entry, so its context is not retained here
-// (nor released by a caller that formed it for the call); the drain releases it once, after
-// the call (a null context, for a closure that captures nothing: nothing to free). `self` is
-// borrowed, not consumed, on purpose: the enqueue still reads the executor after the entry
-// is visible (the push's idle-flag check, the schedule), and once visible the entry may be
-// drained and its actor released by a worker; the caller's own reference keeps the actor,
-// hence the executor, alive until tell returns. (Consuming `self` instead would hand the
-// caller's reference to the entry but cost a retain of the executor for that window.) The
-// executor's own retain/release pair is the schedule's (ScheduledUnit's Lifetime, L2/L3:
-// an MNSerialExecutor has no owner), once per turn, not per tell; it keeps the executor
-// alive until its turn ends even when that turn's last release frees the actor.
+// Reference counting per tell: one retain of the actor, taken here and released by the
+// drain after the call. A queued closure must keep its actor (and so its executor) alive
+// until it ran. The closure is consumed and moved bitwise into the entry: its context is
+// not retained here; the drain releases it once, after the call. `self` is borrowed, not
+// consumed: the enqueue still reads the executor after the entry is visible, and the
+// caller's own reference keeps the actor alive until tell returns. The executor's own
+// retain is the schedule's (L2/L3), once per turn, not per tell.
 
 /// A native Swift actor that runs on an ``MNSerialExecutor``: conforming to it adds
 /// ``tell(_:)``, a fire-and-forget call.
@@ -53,9 +46,9 @@ extension MNActor {
     /// - Cost: lock-free (a ring push, plus a `schedule` when the actor was idle); no `Task`
     ///   is created and this call allocates nothing while the actor's queue ring has room
     ///   (``MNSerialExecutor/jobQueueCapacity`` − 1 entries waiting; past that its ordered
-    ///   overflow takes a short lock and one allocation per chunk of up to 1,024 entries). The exception: an actor sharing its executor with another actor that
-    ///   told through it first pays one allocation per tell. A closure that captures values
-    ///   is allocated by Swift when it is formed, as any escaping closure is.
+    ///   overflow takes a short lock and allocates per chunk of entries). An actor sharing
+    ///   its executor with another actor that told through it first allocates per tell. A
+    ///   closure that captures values is allocated by Swift when formed, as any is.
     /// - Never runs `body` on the calling thread before returning (unlike an awaited call,
     ///   whose caller waits anyway), so a caller may hold a lock.
     /// - No reply and no back-pressure: `body` returns nothing to the caller (await a call
@@ -63,10 +56,7 @@ extension MNActor {
     ///   queue (its overflow chunks) without bound; nothing tells it to slow down.
     /// - Ownership: `body` is consumed: the queue keeps it (no copy) until it ran, then
     ///   releases it; the actor is retained once, until its closure ran.
-    /// - Instructions: a tell and the turn that runs it take about 540 instructions in a
-    ///   ping-pong of two actors (`scripts/instructions.sh mntell`), against about 2,450
-    ///   for an awaited call from a task on the scheduler (most of which is Swift's
-    ///   executor switching, which a tell does not enter).
+    /// - Cost against an awaited call: a tell does not enter Swift's executor switching.
     ///
     /// `body` is synchronous: to await from it, start a `Task` inside it (that task is
     /// isolated to the actor too).
@@ -105,9 +95,8 @@ extension MNActor {
 /// drain reads the same two words as an `MNSerialExecutor.BoundCall` and calls
 /// `body(boundActor)` while it holds the actor's isolation (the drain is the actor's
 /// executor: E1 in MNSerialExecutor.swift). Same layout, no conversion: a class-bound
-/// parameter — `isolated` or not — is passed like an `AnyObject` one. (Converting the
-/// closure with `unsafeBitCast` instead would go through generic reabstraction thunks:
-/// two allocations per call.)
+/// parameter, `isolated` or not, is passed like an `AnyObject` one. An `unsafeBitCast` of
+/// the closure would go through generic reabstraction thunks, which allocate.
 @usableFromInline
 struct MNBoundCall<A: MNActor> {
     @usableFromInline let body: @Sendable (isolated A) -> Void

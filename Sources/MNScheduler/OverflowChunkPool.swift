@@ -2,27 +2,21 @@
 // kept for reuse for a short while after their queue drained them, instead of going back
 // to malloc at once.
 //
-// Why: a burst of a million messages into one mailbox is a thousand 8–64 KB chunks, freed
-// one by one as the consumer drains them, and the next burst allocates them again. glibc
-// gives the top of its heap back to the kernel (trim) as soon as more than 128 KB of it is
-// free, so every burst paid page faults to map that memory in again, and the trims to
-// give it back: 36 % of a worker's samples in ring-bench fan-in at one worker (P ≥ 4,
-// `perf record -e cpu-clock -g`; Benchmarks/README.md, "Round `fanin2w`"). Go's allocator
-// and Pony's pools keep freed memory for reuse too, Go's giving it back later.
+// Why: a large burst into one mailbox is many maximum-size chunks, freed one by one as the
+// consumer drains them, and the next burst allocates them again. glibc trims the top of
+// its heap back to the kernel once enough of it is free, so every burst would pay page
+// faults and trims. Go's allocator and Pony's pools keep freed memory for reuse too.
 //
 // Rules: only chunks of the maximum capacity are pooled (the small first links of a chain
 // are ordinary allocations), one free list per slot size (8, 16, …, 64 bytes: the chunk's
-// header records its slot size). `take` prefers the most recently given chunks. Nothing is
-// kept for long: the pool ages in two generations, and `trimIfDue` frees every chunk that
-// has sat in the pool for a whole interval (`intervalNanoseconds`, 1 s), so a drained burst's memory
-// goes back to malloc between one and two intervals after its last chunk was given back —
-// provided something calls `trimIfDue`: every `give` and `take` does (a clock read, once
-// per thousand messages), and so do the periodic threads that outlive a burst
-// (BlockingMonitor's tick; FastMailbox's idle-mailbox reclaim timer). Only a draining
-// consumer gives chunks (MPSCQueue.releasePendingChunk): a queue's deinit and a ring given
-// back free theirs to malloc (OverflowList.deallocateChain); and a scheduler's shutdown
-// makes sure two agings still follow (`ageAfterShutdown`), so nothing pooled stays more
-// than about two seconds after the schedulers have gone.
+// header records its slot size). `take` prefers the most recently given chunks. The pool
+// ages in two generations: `trimIfDue` frees every chunk that sat in it for a whole
+// interval (`intervalNanoseconds`), so a drained burst's memory goes back to malloc one to
+// two intervals after its last chunk was given back. Every `give` and `take` calls
+// `trimIfDue`, and so do periodic threads (BlockingMonitor's tick, FastMailbox's reclaim
+// timer). Only a draining consumer gives chunks (MPSCQueue.releasePendingChunk); a deinit
+// and a ring given back free theirs to malloc. After a shutdown two agings still follow
+// (`ageAfterShutdown`).
 // Thread-safety: one FutexLock around all of it. A chunk is taken or given once per
 // `maximumCapacity` messages at most, so the lock is never on a per-message path; the
 // lock's acquire/release orders a chunk's last use by the giver before its reuse by the
@@ -105,9 +99,8 @@ package enum OverflowChunkPool {
     }
 
     /// After a scheduler's shutdown (Scheduler.shutdown): its BlockingMonitor no longer
-    /// ages the pool, so two agings follow on Dispatch's global queue, an interval apart;
-    /// whatever the last bursts left is back with malloc about two seconds later. The pool
-    /// itself stays usable (a next scheduler reuses what is still there).
+    /// ages the pool, so two agings follow on Dispatch's global queue, an interval apart.
+    /// The pool itself stays usable.
     package static func ageAfterShutdown() {
         let interval = Int(intervalNanoseconds)
         for step in 1...2 {

@@ -3,7 +3,7 @@
 // worker only while it has work).
 //
 // Parts (one file each): ScheduledUnit (the state word and its transitions), Worker (the
-// loop: next slot, local queue, injection polling every 61 ticks, stealing half, spinning,
+// loop: next slot, local queue, adaptive injection polling, stealing half, spinning,
 // parking), RunQueue (per-worker ck_ring), InjectionQueue (shared ck_ring + ordered spill),
 // IdleWorkers (searching/sleeping counts, who to wake), Parker (futex sleep),
 // SchedulerConfiguration (knobs, environment, precedence), CPUAvailability (default W).
@@ -71,16 +71,15 @@ private final class WorkerThreadContext {
 }
 
 /// The part of a Scheduler that `schedule()` needs, shared with its MNTaskExecutor (see
-/// the file comment's Lifetime). Thread-safe: `id` and `core` are immutable, the count is
-/// atomic. References no Scheduler and no executor.
+/// the file comment's Lifetime). Immutable, so thread-safe. References no Scheduler and
+/// no executor.
 final class SchedulerGate: Sendable {
     /// The scheduler's id (tells its workers from other schedulers').
     let id: Int
     let core: SchedulerCore
 
     /// Set for a DeterministicScheduler's scheduler (no workers): schedule() hands every
-    /// unit to it. Immutable, so checking it costs a load and a branch, only on the
-    /// outside path (see DeterministicEngine).
+    /// unit to it. Checked only on the outside path.
     let deterministic: DeterministicEngine?
 
     init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
@@ -89,12 +88,10 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:); see there. Only the common case — one of this scheduler's
-    /// open workers — is inlined; the rest is `scheduleOther`, so the hot path saves and
-    /// restores fewer registers. T1's first CAS guesses the unit has no owner (executors'
-    /// lanes, native actors); an owned unit (an actor cell) goes through `scheduleOwned`,
-    /// which guesses the other way. The entry pushed is retained iff the unit has no owner
-    /// (ScheduledUnit's Lifetime, L2).
+    /// Scheduler.schedule(_:). Only the common case, one of this scheduler's open workers,
+    /// is inlined; the rest is `scheduleOther`. T1's first CAS guesses the unit has no
+    /// owner; an owned unit goes through `scheduleOwned`. The entry pushed is retained
+    /// iff the unit has no owner (L2).
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -107,15 +104,10 @@ final class SchedulerGate: Sendable {
     }
 
     /// `schedule(unit)` with T1's first CAS guessing the owner bit set, for
-    /// ScheduledUnit.scheduleOwned(on:), shaped so that its common case — one of this scheduler's open workers, T1's first CAS right
-    /// (owner set, idle), an empty next slot — uses no callee-saved register and calls
-    /// nothing: every other case is a tail call of an out-of-line function
-    /// (`scheduleOther`, `scheduleOwnedContended`, Worker.scheduleLocalDisplacing), each
-    /// static, so the unit can stay where the caller passed it (`self` of
-    /// ScheduledUnit.scheduleOwned(on:), a callee-saved register) and the calls need no
-    /// frame to restore it. Static, with the scheduler's own copies of `id` and `core`
-    /// (Scheduler holds the gate's two): the common case does not load the gate, only the
-    /// fallback does (`gate`).
+    /// ScheduledUnit.scheduleOwned(on:). The common case (an open worker of this scheduler,
+    /// the guess right, an empty next slot) calls nothing; every other case is a tail call
+    /// of a static out-of-line function. Static, with the scheduler's own `id` and `core`,
+    /// so only the fallback loads the gate.
     @inline(__always)
     static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -154,11 +146,8 @@ final class SchedulerGate: Sendable {
         gate.scheduleOtherBody(unit, expectingOwner: false)
     }
 
-    /// `scheduleOther` for an owned unit (scheduleOwned's fallback: an actor cell scheduled
-    /// from outside the pool, a spawned actor's first message or a stop from the spawning
-    /// thread): T1's first CAS guesses O set, so it is the only CAS (guessing O clear cost
-    /// a failed CAS and the slow loop's second one, twice per actor spawned and stopped from
-    /// outside).
+    /// `scheduleOther` for an owned unit (an actor cell scheduled from outside the pool):
+    /// T1's first CAS guesses O set, so it is usually the only CAS.
     @inline(never)
     private static func scheduleOtherOwned(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
         gate.scheduleOtherBody(unit, expectingOwner: true)
@@ -172,10 +161,7 @@ final class SchedulerGate: Sendable {
         }
         if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
         // The queue borrowed, never retained (the core holds it for the scheduler's life):
-        // a searching worker reads the queue's first line (its ring and spill count) on
-        // every poll, and a retain and release per push wrote the reference count on that
-        // line, a miss for the pushing thread on every push (Worker.takeFromInjection
-        // borrows it likewise).
+        // a retain per push would write the line every searching worker reads.
         Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef {
             scheduleFromOutside(unit, into: $0, expectingOwner: expectingOwner)
         }
@@ -192,16 +178,13 @@ final class SchedulerGate: Sendable {
         scheduleFromOutside(unit, into: core.resumed, expectingOwner: false)
     }
 
-    /// The outside-the-pool part of schedule(): the push checks `closed` under the queue's
-    /// producer lock, so shutdown, which passes through that lock after setting it, never
-    /// misses a push that read `closed` as false (InjectionQueue.pushUnlessClosed; "After
-    /// close" in the file comment). A push refused there hands its entry over, as
-    /// scheduleAfterClose does with the one it claims.
-    /// `expectingOwner`: T1's first guess of O (see ScheduledUnit.transitionToScheduled).
+    /// The outside-the-pool part of schedule(). The push checks `closed` under the queue's
+    /// producer lock, and shutdown passes through that lock after setting it, so it never
+    /// misses a push that read `closed` as false ("After close"). A refused push hands its
+    /// entry over. `expectingOwner`: T1's first guess of O.
     @inline(__always)
     private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue, expectingOwner: Bool) {
-        // The first CAS guesses O as the caller says (owned: scheduleOwned's fallback); a
-        // wrong guess costs a failed CAS and the slow loop, never a wrong entry.
+        // A wrong guess of O costs a failed CAS, never a wrong entry.
         guard let entry = unit.claimEntry(expectingOwner: expectingOwner) else { return }
         if queue.pushUnlessClosed(entry, core: core) {
             core.notifyParked()
@@ -358,10 +341,8 @@ public final class Scheduler: Sendable {
     /// Makes `unit` runnable: idle → scheduled and queued; already scheduled → no-op;
     /// running → marked notified and re-queued after its turn.
     /// From one of this scheduler's workers it goes to that worker's next slot (the previous
-    /// occupant moves to the local queue); from outside, to the injection queue (waking a
-    /// sleeping worker). From a worker it is lock-free (a CAS and a wait-free push); from
-    /// outside it takes the injection queue's producer lock for a few stores (see
-    /// InjectionQueue for why not ck's spinning multi-producer enqueue) and may wake a worker.
+    /// occupant moves to the local queue): lock-free. From outside it goes to the injection
+    /// queue, under its producer lock for a few stores, and may wake a sleeping worker.
     ///
     /// After `shutdown` has begun the unit is not run by a worker: it is handed to
     /// ``ScheduledUnit/runAfterShutdown()`` — by `shutdown`, or, once shutdown has handed
@@ -371,9 +352,8 @@ public final class Scheduler: Sendable {
         gate.schedule(unit)
     }
 
-    /// ``schedule(_:)`` for a unit that usually has an owner (an actor cell while it is
-    /// registered: ScheduledUnit's Lifetime): the same, with T1's first CAS guessing the
-    /// owner bit set, so the common case stays one CAS.
+    /// ``schedule(_:)`` for a unit that usually has an owner (a registered actor cell):
+    /// T1's first CAS guesses the owner bit set, so the common case stays one CAS.
     package func scheduleOwned(_ unit: ScheduledUnit) {
         unit.scheduleOwned(on: self)
     }
@@ -436,8 +416,8 @@ public final class Scheduler: Sendable {
         var handedBack: [ScheduledUnit] = []
         handedBack.reserveCapacity(pointers.count)
         for pointer in pointers {
-            // A strong reference first (the entry may hold none: Lifetime in ScheduledUnit.swift;
-            // the unit is alive while queued, L1), then the entry's run (abandon follows L3).
+            // A strong reference first (the entry may hold none, L1), then the entry's run
+            // (abandon follows L3).
             handedBack.append(Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeUnretainedValue())
             SchedulerCore.abandon(pointer)
         }
@@ -448,7 +428,7 @@ public final class Scheduler: Sendable {
             while core.monitorRunning.load(ordering: .acquiring), monotonicNanoseconds() < monitorDeadline { usleep(200) }
             if !core.monitorRunning.load(ordering: .acquiring) { core.releaseRings() }
         }
-        OverflowChunkPool.ageAfterShutdown()  // pooled chunks back to malloc ~2 s later (OverflowChunkPool.swift)
+        OverflowChunkPool.ageAfterShutdown()  // pooled chunks go back to malloc later
         return handedBack
     }
 
@@ -472,18 +452,15 @@ private let sharedScheduler: Scheduler = {
 }()
 
 extension ScheduledUnit {
-    /// `scheduler.scheduleOwned(self)` (see there), with the unit as `self`: a caller that
-    /// is the unit itself (an actor cell's scheduleSelf, inlined into its sends) passes it
-    /// in the register it already has it in, and the common case runs without a prologue
-    /// (SchedulerGate.scheduleOwned).
+    /// `scheduler.scheduleOwned(self)`, with the unit as `self`, so a caller that is the
+    /// unit itself (an actor cell's send) passes it in the register it already has.
     @usableFromInline
     package final func scheduleOwned(on scheduler: Scheduler) {
         SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
     }
 
-    /// `scheduleOwned(on:)`, then true: for a send that reports whether it was accepted
-    /// (FastMailbox's cell `deliver`), so that its schedule can be a tail call (returning
-    /// true after a call of its own would need a frame around it).
+    /// `scheduleOwned(on:)`, then true: for a send that reports whether it was accepted,
+    /// so its schedule can be a tail call.
     @usableFromInline @inline(never)
     package final func scheduleOwnedAccepting(on scheduler: Scheduler) -> Bool {
         SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }

@@ -1,11 +1,9 @@
 // SchedulerCore — the state a scheduler shares with its workers: the shutdown flag, the
 // injection queue, the local run queues, the parkers and the idle bookkeeping.
 //
-// Why a separate object: workers reach this state on every turn. Reaching it through the
-// Scheduler (held unowned) made every access retain and release the Scheduler, a reference
-// count all workers hammer: a contended cache line per turn that stopped the pool from
-// scaling. Each worker holds the core strongly in a `let`, so accesses borrow it (no
-// reference counting), and the core references no worker or scheduler (no cycle).
+// Why a separate object: workers reach this state on every turn. Each worker holds the
+// core strongly in a `let`, so accesses borrow it and never touch a shared reference
+// count. The core references no worker or scheduler (no cycle).
 
 import Synchronization
 #if canImport(Glibc)
@@ -22,10 +20,9 @@ final class SchedulerCore: Sendable {
     /// (acquire) to stop.
     let closed = Atomic<Bool>(false)
     let injection: InjectionQueue
-    /// Tasks resumed or started from outside the pool (MNTaskExecutor's lanes enqueued from
-    /// another thread: a continuation resumed by a timer, I/O or a Dispatch queue). Workers
-    /// serve it ahead of their own queues every other turn (Worker, step 0), so a resumed
-    /// task does not wait behind the injection queue's 1-in-61 polling.
+    /// Tasks resumed or started from outside the pool (task executor lanes enqueued from
+    /// another thread). Workers serve it every other tick (Worker, step 0), so a resumed
+    /// task does not wait behind the injection queue.
     let resumed: InjectionQueue
     let idle: IdleWorkers
     /// Worker i's local run queue, the stealers' handle (count, stealHalf); worker i holds
@@ -33,7 +30,7 @@ final class SchedulerCore: Sendable {
     let queues: [RunQueue.Stealer]
     /// Worker i's parker.
     let parkers: [Parker]
-    /// Worker i's next slot, turn count and stalled flag (see Worker's file comment).
+    /// Worker i's next slot, turn count and stalled flag.
     let shared: [WorkerShared]
     /// The owning scheduler's id (spares' workers carry it).
     let schedulerID: Int
@@ -57,8 +54,8 @@ final class SchedulerCore: Sendable {
         /// Set once by shutdown after it took everything queued; from then on late units
         /// are abandoned by whoever hands them over.
         var handBackDone = false
-        /// Entries of scheduled units (each retained iff its unit has no owner: ScheduledUnit's
-        /// Lifetime) waiting for the hand-back.
+        /// Entries of scheduled units (each retained iff its unit has no owner, L1) waiting
+        /// for the hand-back.
         var units: [UnsafeMutableRawPointer] = []
     }
 
@@ -83,13 +80,11 @@ final class SchedulerCore: Sendable {
         if !ringsReleased.load(ordering: .acquiring) { for queue in queues { queue.deallocate() } }
     }
 
-    /// After a shutdown in which every worker and spare exited and the monitor stopped, no
-    /// thread can touch the run queues or the injection queues' rings again (late work takes
-    /// the after-close path, which uses no ring: an outside schedule only takes a queue's
-    /// producer lock to read `closed`, InjectionQueue.pushUnlessClosed): free the rings
-    /// now, so a shut-down scheduler that something still references (an ActorRef → cell →
-    /// system) is small.
-    /// Readers of counts (metrics) check `ringsReleased` first. Idempotent.
+    /// Frees the run queues' and injection queues' rings after a shutdown in which every
+    /// worker and spare exited and the monitor stopped. No thread can touch them again:
+    /// late work takes the after-close path, which uses no ring. So a shut-down scheduler
+    /// that is still referenced stays small. Readers of counts check `ringsReleased` first.
+    /// Idempotent.
     func releaseRings() {
         guard !ringsReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for queue in queues { queue.deallocate() }
@@ -104,20 +99,18 @@ final class SchedulerCore: Sendable {
         if let index = idle.workerToNotify() { parkers[index].unpark() }
     }
 
-    /// W1 for work a running worker put in its *own* queues (a re-queued unit, a displaced
-    /// next-slot occupant, an overflow batch): that worker is awake and will run the work
-    /// itself, so a missed wake-up only delays parallelism, never loses work. So no fence
-    /// (an mfence per turn was measurable): a relaxed look first, the full protocol only
-    /// when somebody seems to sleep and nobody searches.
+    /// W1 for work a running worker put in its *own* queues: that worker is awake and will
+    /// run the work itself, so a missed wake-up only delays parallelism, never loses work.
+    /// So no fence: a relaxed look first, the full protocol only when somebody seems to
+    /// sleep and nobody searches.
     @inline(__always)
     func notifyParkedFromWorker() {
         if idle.notifyShouldWakeupHint() { notifyParked() }
     }
 
-    /// An entry for a unit in state `scheduled` (retained iff the unit has no owner:
-    /// ScheduledUnit's Lifetime) that no worker will run, because the scheduler is closed:
-    /// kept for shutdown's hand-back, or, once that happened, run through its
-    /// after-shutdown hook on the calling thread.
+    /// An entry for a `scheduled` unit (retained iff it has no owner, L1) that no worker
+    /// will run, because the scheduler is closed: kept for shutdown's hand-back, or, once
+    /// that happened, run through its after-shutdown hook on the calling thread.
     func handOver(_ pointer: UnsafeMutableRawPointer) {
         let keep = late.withLock { late -> Bool in
             if late.handBackDone { return false }
@@ -127,14 +120,10 @@ final class SchedulerCore: Sendable {
         if !keep { SchedulerCore.abandon(pointer) }
     }
 
-    /// Runs an entry nobody else holds (state scheduled; the caller owns the entry, which
-    /// holds a retain iff the unit has no owner) through `runAfterShutdown()` until no
-    /// schedule() arrived meanwhile, then leaves it idle. Uses the ordinary T3/T4/T5
-    /// transitions, so a concurrent schedule() (T2 while the hook runs) makes the loop go
-    /// round again instead of being lost (R3), and the entry's retain is settled as a
-    /// worker settles it (L3: released after a T4 that read the owner bit clear — the hook
-    /// may have cleared it, deregistering an actor — and the unit untouched after a T4 that
-    /// read it set).
+    /// Runs an entry the caller owns (a `scheduled` unit) through `runAfterShutdown()`
+    /// until no schedule() arrived meanwhile, then leaves it idle. Uses T3/T4/T5, so a
+    /// concurrent schedule() makes the loop go round again (R3), and the entry's retain is
+    /// settled as a worker settles it (L3).
     static func abandon(_ pointer: UnsafeMutableRawPointer) {
         let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
         let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
@@ -149,21 +138,12 @@ final class SchedulerCore: Sendable {
     }
 
     /// How many spare threads BlockingMonitor may want for workers stuck in one turn with
-    /// work queued behind them (the argument of helpStalledWorkers): one per worker whose
-    /// thread sleeps in the kernel (blocked: a spare gets the CPU it left), and one per
-    /// runnable one — a long computation, or a worker the OS preempted — only while the
-    /// pool has fewer awake threads than it may run at once: its workers, and never more
-    /// than the usable CPUs. A runnable worker is making progress; a spare beside it would
-    /// run the pool wider than configured (Haller & Odersky add threads for *blocked*
-    /// workers; Go's sysmon retakes a processor only from a goroutine in a syscall):
-    /// - With W = 1 on 2 CPUs, a sender's long turn got a spare that ran its receiver
-    ///   beside it, so "one worker" used 1.8 CPUs and the 1 → 2 worker sweep compared two
-    ///   threads with two (issue 9, item 8).
-    /// - With W = CPUs and another thread busy (a driver, another process), a preempted
-    ///   worker looked stalled and got a spare that only time-sliced with the workers:
-    ///   parallel at 2 workers ran with one and scaled 1.07× where it scaled 1.5× with
-    ///   detection off.
-    /// Sleeping workers are still woken either way (helpStalledWorkers wakes a sleeper first).
+    /// work queued behind them. One per worker whose thread sleeps in the kernel (a spare
+    /// gets the CPU it left). One per runnable stuck worker (a long computation, or one the
+    /// OS preempted) only while the pool has fewer awake threads than its workers and the
+    /// usable CPUs. A runnable worker is making progress; a spare beside it would run the
+    /// pool wider than configured, so "one worker" would use two CPUs. Sleeping workers are
+    /// still woken either way (helpStalledWorkers wakes a sleeper first).
     func spareBudget(asleep: Int, runnable: Int) -> Int {
         guard runnable > 0 else { return asleep }
         let awake = idle.snapshot.unparked + activeSpares.load(ordering: .relaxed)
