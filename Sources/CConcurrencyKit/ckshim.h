@@ -15,10 +15,11 @@
  *    assembly (built in with -DCKSHIM_TSAN=1 beside --sanitize=thread).
  *  - "current worker": the worker's thread-local pointer, read with one load.
  *  - "ring epoch": the ck_epoch domain that lets an idle mailbox give its ring back (the
- *    protocol is argued in MNScheduler/RingEpoch.swift).
+ *    protocol is argued in MNScheduler.docc/RingEpoch.md).
  *  - The platform layer (ckplatform.h: waiting, membarrier, threads, CPUs), included here
  *    so one module carries it; this file includes no operating-system header itself.
- * The idle-flag Dekker pair built on top of the ring is argued in MPSCQueue.swift.
+ * The idle-flag Dekker pair built on top of the ring is argued in
+ * MNScheduler.docc/MailboxQueue.md.
  */
 #ifndef CKSHIM_H
 #define CKSHIM_H
@@ -81,7 +82,7 @@ _Static_assert(CK_MD_CACHELINE >= 3 * sizeof(unsigned int), "ck_ring's padding h
 static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsigned int *)(void *)r->_pad; }
 
 /*
- * What MPSCQueue keeps in its ring block (MPSCQueue.swift, "Where the fields live"), all
+ * What MPSCQueue keeps in its ring block (MailboxQueue.md, "Where the fields live"), all
  * outside ck's fields:
  *  - the consumer's count of items taken, beside c_head (offset 8, in the 16-byte granule
  *    that holds c_head: the same cache line wherever the 16-byte-aligned block starts,
@@ -295,7 +296,7 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  *     enqueues between its read and its use of them.
  *  3. Only the consumer waits, and only for the one slot at c_head: a producer that claimed
  *     c and has not published yet (it may be preempted). Its entry is certain to come
- *     (p_head > c_head), so the consumer keeps its turn for it (MPSCQueue.swift,
+ *     (p_head > c_head), so the consumer keeps its turn for it (MailboxQueue.md,
  *     "Producers between claim and publish") and everyone else goes on: later producers
  *     publish their own slots, fill the ring, and then take the ordered overflow.
  *  4. Quiescence (nothing claimed and not consumed) is p_head == c_head, as in ck.
@@ -309,7 +310,7 @@ static __attribute__((noinline)) void ckshim_ring_commit_wait(ck_ring_t *r, unsi
  *    store visible before the branch it depends on resolves, and both keep loads before
  *    later dependent stores ("Consumer ordering").
  *  - The Dekker pair with the idle flag uses the ticket CAS on p_head, not the mark
- *    (MPSCQueue.swift, "Who runs the consumer"): a consumer that sees p_head moved keeps
+ *    (MailboxQueue.md, "Who runs the consumer"): a consumer that sees p_head moved keeps
  *    its turn and waits for the mark (invariant 3).
  * Under CKSHIM_TSAN the producer acquires on the ring after its claim (the consumer's reads
  * of the slot's previous entry happen before this write) and releases before its publish;
@@ -477,7 +478,7 @@ static inline bool ckshim_ring_is_quiescent(ck_ring_t *r) {
 }
 
 /*
- * Seal and unseal (MPSCQueue.swift, "Giving the ring back"): the single consumer of an
+ * Seal and unseal (MailboxQueue.md, "Giving the ring back"): the single consumer of an
  * empty ring moves p_head from c_head to c_head + capacity with one CAS, which is "full"
  * for every producer (the reserve compares p_head − c_head with mask, the cached c_head
  * too, which is ≤ c_head) and, being more than a ring holds, tells a sealed ring from a
@@ -506,9 +507,9 @@ static inline void ckshim_fence_atomic_load(void) { ck_pr_fence_atomic_load(); }
 /*
  * The calling thread's MNScheduler Worker (an unretained pointer), NULL on every other
  * thread: MNScheduler's Worker.run/runSpare set it on entry and clear it on exit; schedule()
- * and the executors read it on every call. A pthread key would cost a pthread_getspecific
- * call per message; once inlined this is a load relative to the thread pointer: one `mov %fs:OFFSET` on x86-64 (local-exec, in an
- * executable), `mrs tpidr_el0` plus a load or two on AArch64.
+ * and the executors read it on every call. Inlined, a read is a load relative to the
+ * thread pointer: `mov %fs:OFFSET` on x86-64 (local-exec, in an executable), `mrs
+ * tpidr_el0` plus a load or two on AArch64; no pthread_getspecific call.
  *
  * Why `weak` and not `static`: this header has no .c file (CConcurrencyKit is a system
  * library target), and Swift compiles a module to one object per source file in debug
@@ -524,12 +525,8 @@ static inline void ckshim_fence_atomic_load(void) { ck_pr_fence_atomic_load(); }
  * bytes of glibc's static TLS surplus.
  * Threads: each thread reads and writes only its own copy, so no ordering is involved
  * (and ThreadSanitizer has nothing to report). A new thread starts with NULL.
- * To verify (objdump -d, nm of .build/release/instruction-probe): Scheduler.schedule
- * reads it with one `mov %fs:(%rax)`, no ckshim_current_worker_get symbol exists (inlined
- * everywhere), and `nm` lists one ckshim_current_worker_slot. The ping-pong profile has no
- * pthread_getspecific (it remains for SchedulerClock's virtual clock and
- * MNSerialExecutor's off-pool drainer, both off the hot path). The executors
- * read it through Worker.currentUnmanaged too.
+ * To check: `nm` of a release binary lists one ckshim_current_worker_slot and no
+ * ckshim_current_worker_get (inlined everywhere).
  */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
 _Thread_local void *ckshim_current_worker_slot = NULL;
@@ -542,7 +539,7 @@ static inline void ckshim_current_worker_set(void *worker) { ckshim_current_work
 
 /*
  * The task running on this thread (unretained), or NULL: the Swift runtime's
- * swift_task_getCurrent, which withUnsafeCurrentTask calls too (minus that function's
+ * swift_task_getCurrent, which withUnsafeCurrentTask calls too (without that function's
  * unspecialised generic closure). Declared here because Swift code may
  * not name a runtime symbol. Swift's calling convention and C's agree for a function with
  * no arguments that returns one pointer (x86-64: rax; AArch64: x0). For MNTaskExecutor's
@@ -552,7 +549,7 @@ extern void *swift_task_getCurrent(void);
 static inline void *ckshim_current_task(void) { return swift_task_getCurrent(); }
 
 /*
- * Whether mailbox drains on this thread may linger (MPSCQueue.swift, "Lingering"): set by
+ * Whether mailbox drains on this thread may linger (MailboxQueue.md, "Lingering"): set by
  * a pool worker's loop, when its scheduler has two or more workers, to that worker's
  * WorkerShared (unretained: it outlives the loop), so the drain's first test is one
  * thread-pointer-relative load that is NULL at MN_WORKERS=1, off the pool and on spare
@@ -568,9 +565,9 @@ static inline void ckshim_linger_set(void *shared) { ckshim_linger_slot = shared
 /* ---------------------------------------------------------------- ring epoch */
 
 /*
- * One process-wide ck_epoch domain for rings an MPSCQueue gave back (MPSCQueue.swift,
+ * One process-wide ck_epoch domain for rings an MPSCQueue gave back (MailboxQueue.md,
  * "Giving the ring back"; the protocol, and why each part is safe on x86-64 and AArch64, is
- * stated once in MNScheduler/RingEpoch.swift). What lives here:
+ * stated once in MNScheduler.docc/RingEpoch.md). What lives here:
  *  - ckshim_ring_epoch: the domain (epoch 1, no records: what ck_epoch_init leaves);
  *  - per thread: its record (registered lazily by the first section, recycled at thread
  *    exit through a pthread key's destructor) and its section depth, both `_Thread_local`
@@ -583,7 +580,7 @@ static inline void ckshim_linger_set(void *shared) { ckshim_linger_slot = shared
  *  - the mode, decided once: asymmetric (sections begin without a fence; blocks retired
  *    wait on a pending list until a collection's membarrier) where the kernel offers
  *    membarrier(PRIVATE_EXPEDITED), fenced (ck's begin, a fence at each retire) elsewhere
- *    or when MN_RING_EPOCH says `fenced` (RingEpoch.swift, "Choosing the mode").
+ *    or when MN_RING_EPOCH says `fenced` (RingEpoch.md, "Choosing the mode").
  * Under CKSHIM_TSAN a section's end releases on the domain and a collection acquires on
  * it: the happens-before edge ck's grace period gives (every access made inside a section
  * that saw the block happens before its free), which TSan cannot see in ck's assembly.
@@ -601,10 +598,10 @@ __attribute__((weak, visibility("hidden"))) pthread_mutex_t ckshim_epoch_limbo_l
 __attribute__((weak, visibility("hidden"))) ck_epoch_record_t *ckshim_epoch_reclaimer = NULL;
 /* Blocks retired and not yet freed (written under the lock, read relaxed by anyone). */
 __attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_limbo = 0;
-/* Asymmetric mode (RingEpoch.swift, "Asymmetric fences"): 1 once the process registered
+/* Asymmetric mode (RingEpoch.md, "Asymmetric fences"): 1 once the process registered
  * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it (always
  * in the portable platform layer, which has no membarrier) or
- * MN_RING_EPOCH asks for the fenced mode (RingEpoch.swift, "Choosing the mode"). Decided
+ * MN_RING_EPOCH asks for the fenced mode (RingEpoch.md, "Choosing the mode"). Decided
  * once (ckshim_epoch_mode_once), before the first section begins and before the first
  * retire or collection, and never changed after. */
 __attribute__((weak, visibility("hidden"))) pthread_once_t ckshim_epoch_mode_once = PTHREAD_ONCE_INIT;
@@ -627,7 +624,7 @@ static inline int ckshim__epoch_mode(void) {
     return ckshim_epoch_asymmetric_mode;
 }
 /** True when sections begin without a store→load fence and collections pay for it with
- *  membarrier (RingEpoch.swift, "Asymmetric fences"); decides the mode if nobody has. */
+ *  membarrier (RingEpoch.md, "Asymmetric fences"); decides the mode if nobody has. */
 static inline bool ckshim_epoch_is_asymmetric(void) { return ckshim__epoch_mode() != 0; }
 
 static void ckshim__epoch_thread_exit(void *record) {
@@ -673,7 +670,7 @@ static inline void ckshim_epoch_enter(void) {
     if (CK_CC_UNLIKELY(record == NULL)) record = ckshim__epoch_register_thread();
     if (CK_CC_LIKELY(ckshim_epoch_asymmetric_mode)) {
         /* ck_epoch_begin without its store→load fence (x86-64 `xchg`, AArch64 `dmb ish`):
-         * each collection's membarrier stands in for it (RingEpoch.swift, "Asymmetric
+         * each collection's membarrier stands in for it (RingEpoch.md, "Asymmetric
          * fences"). A compiler barrier keeps the order in the generated code. */
         ck_pr_store_uint(&record->active, 1);
         ck_pr_barrier();
@@ -725,7 +722,7 @@ static inline void ckshim_ring_retire(ck_ring_t *r) {
      * store→load barrier (x86-64 `mfence`/locked op, AArch64 `dmb ish`), so the epoch
      * recorded is not older than every section that could still load the old address.
      * Asymmetric mode: the block waits in the pending list for the next collection, whose
-     * membarrier comes before its ck_epoch_call (RingEpoch.swift, both). */
+     * membarrier comes before its ck_epoch_call (RingEpoch.md, both). */
     if (!asymmetric) ck_pr_fence_memory();
     pthread_mutex_lock(&ckshim_epoch_limbo_lock);
     ck_epoch_entry_t *entry = ckshim__ring_epoch_entry(r);
@@ -757,7 +754,7 @@ static inline unsigned long ckshim_epoch_collect(bool wait) {
     if (ckshim_epoch_pending != NULL) {
         /* Asymmetric mode: one membarrier for every block retired since the last collection:
          * each detach before it, each ck_epoch_call's epoch load and this poll's scan after
-         * it (RingEpoch.swift, "Asymmetric fences"). It cannot fail here: the mode's
+         * it (RingEpoch.md, "Asymmetric fences"). It cannot fail here: the mode's
          * decision registered for it before any section began. */
         ckplat_membarrier();
         if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();

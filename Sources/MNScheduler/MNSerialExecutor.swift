@@ -1,39 +1,24 @@
 // MNSerialExecutor: a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
 // The full argument: MNScheduler.docc/Executors.md.
 //
-// The executor is a ScheduledUnit with an MPSCQueue of two-word entries, told apart by
-// the first word:
-//   (0, job)      a job (UnownedJob bits);
-//   (fn, context) a told closure of the bound actor (the first that told through it); the
-//                 entry owns the closure and one retain of the actor;
-//   (1, box)      a told closure of another actor: a heap Call, freed after the call.
-// The enqueue that takes the queue from idle (becameNonEmpty) runs it inline or schedules
-// the unit. A turn drains up to `throughput` entries in order.
+// The executor is a ScheduledUnit with an MPSCQueue of two-word entries: (0, job); a told
+// closure of the bound actor (fn, context), which owns one retain of the actor; or
+// (1, box), another actor's closure in a heap Call. The enqueue that takes the queue from
+// idle runs it inline or schedules the unit; a turn drains up to `throughput` entries.
 //
 // Invariants:
-//   (E1) Whoever drains holds the queue's consumer claim (MPSCQueue's S1): a worker's
-//        turn, an inline run, the fallback queue after shutdown, or a deterministic
-//        scheduler's thread. The idle flag passes the claim on (seq_cst store, then an
-//        acquire-release CAS), so drains are ordered and never overlap.
+//   (E1) Whoever drains holds the queue's consumer claim (MPSCQueue's S1). The idle flag
+//        passes the claim on (seq_cst store, then an acquire-release CAS), so drains are
+//        ordered and never overlap.
 //   (E2) Entries leave in queue order: FIFO per enqueuing thread, jobs and closures alike.
-//   (E3) `drainMark` (the running job, or the inline run's host with bit 0 set) is written
-//        only by the drainer, never after its drain returns, and read only on its thread.
-//        E1 orders drainers, so it needs no atomics.
-//   (E4) A direct run: a job runs without entering the queue only when the thread that
-//        took the claim before pushing it then finds the queue empty (nothing claimed, no
-//        overflow). The holder then settles the claim itself (`drainOrSettle`).
+//   (E3) `drainMark` is written only by the drainer, never after its drain returns, and
+//        read only on its thread. E1 orders drainers, so it needs no atomics.
+//   (E4) A job runs without entering the queue only when the thread that took the claim
+//        before pushing it then finds the queue empty (nothing claimed, no overflow).
 //
 // Inline fast path: a task on a worker of this scheduler that awaits this idle actor runs
-// the actor's job right inside the runtime's enqueue, when the job is the host's running
-// job, the enqueue wins the claim, and the host is not itself an inline run. The task's
-// hop back lands in the host. No lock is held across an await, so this cannot deadlock.
-//
-// Lifetime: the schedule's own retain (ScheduledUnit's L2) keeps the executor alive to the
-// end of the turn, even when the turn's last closure frees the actor.
-// Isolation: answered from the worker's current unit; nil elsewhere, so checkIsolated()
-// traps naming this executor.
-// After shutdown: a private serial Dispatch queue drains, still under E1 and E2. Nothing
-// enqueued is ever dropped.
+// the actor's job inside the runtime's enqueue. No lock is held across an await, so this
+// cannot deadlock. After shutdown a private serial Dispatch queue drains, under E1 and E2.
 
 import CConcurrencyKit
 import Dispatch

@@ -2,35 +2,25 @@
 // The full argument: MNScheduler.docc/Executors.md ("The task executor's lanes", "The
 // resume slot", "The lanes' invariants").
 //
-// Jobs of different tasks are not serial, so the executor has several *lanes* per worker,
-// each a ScheduledUnit with an MPSCQueue of jobs. A job goes to the next lane round-robin
-// (a per-worker cursor on a worker, an atomic one from outside), skipping the lane whose
-// turn the calling worker runs. Lanes spread over workers by stealing; a task resumed by a
-// worker lands in that worker's next slot.
-//
-// The resume slot: a job enqueued from inside a lane's turn that is a *hop* goes into that
-// lane's `resumed` slot and runs as soon as the running job returns, ahead of the queue:
-//   (H1) the worker is in an inline run of an MNSerialExecutor nested in this lane's turn,
-//        and the job is the lane's running job (the task back from a native actor);
-//   (H2) the worker's current unit is one of this executor's lanes, the job is not a task
-//        and no task is current: a default actor's processing job the running task
-//        switched to;
-//   (H3) as H2, but the running job came as an H2 hop and the job is a task: the task
-//        switching back from that actor.
-// "No task is current" (ckshim_current_task()) is what makes H2 and H3 a switch. A second
-// hop while the slot is taken goes round-robin. A lane runs at most `throughput` jobs a
-// turn, queued and resumed alike (`runsLeft`).
+// The executor has several *lanes* per worker, each a ScheduledUnit with an MPSCQueue of
+// jobs. A job goes to the next lane round-robin, skipping the lane whose turn the calling
+// worker runs. A job enqueued from inside a lane's turn that is a *hop* goes into the
+// lane's one `resumed` slot and runs as soon as the running job returns:
+//   (H1) the task coming back from an MNSerialExecutor's inline run nested in the lane;
+//   (H2) a default actor's processing job the running task switched to (not a task, and
+//        no task current on this thread);
+//   (H3) the task switching back from that actor (the running job came as an H2 hop).
+// A lane runs at most `throughput` jobs a turn, queued and resumed alike (`runsLeft`).
 //
 // Invariants:
 //   (K1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread running the
 //        lane's turn; the scheduler orders turns (R2), so they need no atomics.
-//   (K2) `resumed` is filled only while `runsLeft` > 0, and the turn's loop runs it before
-//        it returns: a hop is never left behind.
+//   (K2) `resumed` is filled only while `runsLeft` > 0, and the turn runs it before it
+//        returns: a hop is never left behind.
 //   (K3) Jobs of one task never run at once.
 //   (K4) No FIFO between jobs of different tasks; a hop runs ahead of its lane's queue.
-//   (K5) The hop test reads a job's kind byte (written before its first enqueue) and the
-//        thread-local current task; it never reads the running job's header, which a
-//        processing job frees while it runs.
+//   (K5) The hop test never reads the running job's header, which a processing job frees
+//        while it runs; kinds are read at enqueue.
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import CConcurrencyKit

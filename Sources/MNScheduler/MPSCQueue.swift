@@ -3,8 +3,8 @@
 //
 // The protocols, and why they hold on x86-64 and AArch64, are argued in one place:
 // MNScheduler.docc/MailboxQueue.md. Spin models check them: Models/mailbox.pml,
-// Models/unit_mailbox.pml, Models/ring_reclaim.pml (Models/README.md). The ring's
-// slot ordering (claim, ready mark, release) is argued in ckshim.h, "Ready marks".
+// Models/unit_mailbox.pml, Models/ring_reclaim.pml. The ring's slot ordering is argued in
+// ckshim.h, "Ready marks".
 //
 // Invariants:
 //   (S1) consumerIdle == false  ⇔  exactly one consumer turn is running or due.
@@ -12,39 +12,19 @@
 //   (S3) Exactly one becameNonEmpty per idle → busy transition.
 //   (FIFO) Items from one producer are handed out in order, across ring and overflow.
 //   (NOWAIT) No producer waits for another; a preempted one delays only the consumer.
-// A queue whose unit is its consumer (`signalsUnit`) uses the unit's state word instead of
-// consumerIdle; S1–S3 become ScheduledUnit's R1–R3 ("The unit as the idle flag").
+// With `signalsUnit` the unit's state word replaces consumerIdle, and S1–S3 become
+// ScheduledUnit's R1–R3 ("The unit as the idle flag").
 //
-// Producer: insert into the ring (claim, copy, publish the slot's mark) or, when the ring is
-// full or an overflow is active, append to the overflow under the overflow lock. Then a
-// store→load fence and one look at the idle flag; the producer whose CAS takes it from
-// idle reports becameNonEmpty and schedules the consumer ("Who runs the consumer").
+// Producer: insert into the ring (claim, copy, publish) or, when the ring is full or an
+// overflow is active, append to the overflow under its lock; then a store→load fence and
+// a look at the idle flag. Consumer: take the pending chain, the ring, and the overflow
+// only when the ring is quiescent (FIFO); when dry, store idle, fence, look again.
+// These two fenced store-then-load sequences are a Dekker pair: either the consumer sees
+// the claim or the producer sees the flag ("Who runs the consumer"). An overflow append
+// behind an active overflow needs no fence: its setter's fence covers it.
 //
-// Consumer: `drain` takes the pending overflow chain, then the ring, then the overflow list,
-// but only when the ring is quiescent (nothing claimed and unpublished), which keeps FIFO
-// ("Ring, then overflow"). When it finds nothing it stores idle, fences and looks again
-// (`goIdle`): the other half of the Dekker pair. A claimed, unpublished slot keeps the
-// turn, which waits briefly for the publish ("Producers between claim and publish").
-//
-// Memory ordering, in short (the article has the full argument):
-//   - producer: ticket CAS, ckshim_fence_atomic_load, flag load; an overflow append that
-//     sets overflowActive is followed by a seq_cst fence; one behind an active overflow
-//     needs none (the setter's fence covers it);
-//   - consumer: seq_cst flag store, a seq_cst fence (compiled out on x86-64, where the
-//     store is an xchg), then the p_head and overflowActive loads.
-//
-// Optional parts:
-//   - Lingering (`drain(lingering: true)`): a drain looks again a few times before going
-//     idle, only while its worker has nothing else to run. A delay, nothing more.
-//   - Giving the ring back (`reclaimable`): the consumer seals an idle ring by a CAS of
-//     p_head, detaches it under the overflow lock, and RingEpoch frees it after a grace
-//     period. Producers off the pool enter a ring epoch section around their access.
-//   - One object: the class is an open ScheduledUnit subclass, so an actor cell can be its
-//     own mailbox queue. An idle queue holds only its flags, shape and ring word; the rest
-//     lives in the ring block (ckshim.h, "What MPSCQueue keeps in its ring block").
-//
-// Close: markClosed() refuses later enqueues with .closed (the caller keeps its item). An
-// enqueue that checked before may still land; it is drained like any other, never lost.
+// Also in the article: lingering, waiting for a claimed slot's publish, giving an idle
+// ring back (seal, detach, RingEpoch grace period), and where the fields live.
 
 import CConcurrencyKit
 import Synchronization

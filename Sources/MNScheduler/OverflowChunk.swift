@@ -3,7 +3,7 @@
 // `slotBytes`. Chunks of the maximum capacity come from, and go back to,
 // OverflowChunkPool (reused for a while instead of freed at once).
 // Who touches it when (producers under the overflow lock; the consumer once it has taken
-// the chain) is stated once, in MPSCQueue.swift, "Ring, then overflow".
+// the chain) is stated once, in MailboxQueue.md, "Ring, then overflow".
 
 /// A handle on one overflow chunk (a raw allocation; copying the handle does not copy it).
 @usableFromInline

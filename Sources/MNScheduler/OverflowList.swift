@@ -1,9 +1,9 @@
 // OverflowList — MPSCQueue's ordered overflow (the chain of OverflowChunks holding what a
 // full ring could not) and its counts, in one raw allocation made by a queue's first
 // overflow append and freed with the queue. A queue that never overflowed has none, so an
-// idle actor's queue (fields in its cell) carries no overflow fields (MPSCQueue.swift,
+// idle actor's queue (fields in its cell) carries no overflow fields (MailboxQueue.md,
 // "Where the fields live"). Who touches what when — producers under the queue's overflow lock, the consumer
-// once it has taken the chain — is stated once, in MPSCQueue.swift, "Ring, then overflow".
+// once it has taken the chain — is stated once, in MailboxQueue.md, "Ring, then overflow".
 //
 // Layout (bytes): producers' part [0, 24): head, tail, appendCount; consumer's part
 // [112, 136): pendingChunk, pendingIndex, handedOut. During a burst both parts are written

@@ -308,7 +308,7 @@ package struct RawRing: @unchecked Sendable {
         nonmutating set { ckshim_ring_overflow_store(ring, newValue) }
     }
 
-    /// Seals an empty, quiescent ring (MPSCQueue.swift, "Giving the ring back"): a CAS of
+    /// Seals an empty, quiescent ring (MailboxQueue.md, "Giving the ring back"): a CAS of
     /// p_head from c_head to c_head + capacity, so every later claim sees it full. False when a
     /// producer claimed first. Single consumer.
     @inlinable package func seal() -> Bool { ckshim_ring_seal(ring) }

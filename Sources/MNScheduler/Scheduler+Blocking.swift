@@ -128,7 +128,7 @@ public struct SchedulerBlockingMetrics: Sendable, Hashable, CustomStringConverti
     public var workersInBlockingSections: Int
     /// Workers marked stalled inside a turn now: the monitor saw the turn run longer than
     /// the threshold, or a searching worker took a unit that waited in their next slot
-    /// through the turn (Worker.swift, "Long turns").
+    /// through the turn (SchedulerProtocols.md, "Long turns").
     public var workersStalled: Int
     /// Spare threads running now.
     public var spareThreadsRunning: Int

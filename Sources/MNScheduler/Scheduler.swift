@@ -1,50 +1,26 @@
-// Scheduler — the M:N scheduler: W worker threads running many ScheduledUnits, one turn
-// at a time (Haller & Odersky's "Actors that Unify Threads and Events": a unit holds a
-// worker only while it has work).
+// Scheduler: the M:N scheduler. W worker threads run many ScheduledUnits, one turn at a
+// time; a unit holds a worker only while it has work (Haller & Odersky, "Actors that Unify
+// Threads and Events").
 //
-// Parts (one file each): ScheduledUnit (the state word and its transitions), Worker (the
-// loop: next slot, local queue, adaptive injection polling, stealing half, spinning,
-// parking), RunQueue (per-worker ck_ring), InjectionQueue (shared ck_ring + ordered spill),
-// IdleWorkers (searching/sleeping counts, who to wake), Parker (futex sleep),
-// SchedulerConfiguration (knobs, environment, precedence), CPUAvailability (default W).
+// Parts, one file each: ScheduledUnit (the state word), Worker (the loop), RunQueue,
+// InjectionQueue, IdleWorkers (who sleeps, who to wake), Parker, SchedulerConfiguration,
+// CPUAvailability. The protocols: MNScheduler.docc/SchedulerProtocols.md.
 //
-// schedule(unit):
-//   1. T1 idle → scheduled (else: already scheduled → no-op; running → T2 notified, the
-//      worker re-queues it after the turn).
-//   2. From one of this scheduler's workers: that worker's next slot (the previous occupant
-//      moves to its local queue, and a sleeper is woken to steal it). From any other
-//      thread: the injection queue, then wake a sleeping worker if nobody is searching
-//      (IdleWorkers W1).
-// shutdown(timeout:):
-//   1. `closed` is set (seq_cst). Outside submitters check it under the injection queue's
-//      producer lock, and shutdown then passes through that lock (and the resumed queue's)
-//      once (InjectionQueue.pushUnlessClosed / passProducers), so no push reaches the
-//      injection queue after the hand-back.
-//   2. Every worker is unparked; each finishes the turn it is in and leaves its loop,
-//      handing its next slot and local queue over (SchedulerCore.handOver). Shutdown waits
-//      for that up to the timeout; workers that exited are joined, a worker still inside a
-//      turn is detached, never joined (its turn may block forever) and reported.
-//   3. The hand-back: everything queued — the injection queue and every unit handed over —
-//      runs through its after-shutdown hook (`ScheduledUnit.runAfterShutdown`), and is
-//      returned. From then on `late.handBackDone` is set.
-// After close (schedule() once `closed` is set, and a stuck worker's turn that ends later):
-//   the unit is never pushed to a run queue. A T1 winner hands it over: before the
-//   hand-back it joins the hand-back list; after it, the caller runs the unit's
-//   after-shutdown hook itself (SchedulerCore.abandon: T3, hook, T4/T5 — so a schedule()
-//   during the hook makes it go round again, R3). Work that arrives late is therefore
-//   always handed to the unit's owner — an actor dead-letters it, an executor moves its
-//   jobs to a fallback — and never sits in a queue no one reads.
-// Deterministic mode (DeterministicScheduler, for tests): a Scheduler made by
-//   init(deterministic:) has no workers; its gate hands every schedule() to the
-//   DeterministicEngine (one early branch, on the outside path: the worker path never sees
-//   such a scheduler) and shutdown() to the engine's. See DeterministicEngine.swift.
-// Lifetime: each worker thread retains the scheduler until it exits, so a scheduler lives
-// until shutdown() even if the program drops every reference. What schedule() needs (id,
-// core, the deterministic engine if any) lives in a SchedulerGate, which the Scheduler and
-// its MNTaskExecutor both hold strongly: a task may outlive its Scheduler (the runtime
-// retains a task's executor preference), and its late jobs then find the gate closed and
-// take the after-close path (to Swift's global executor). The gate references neither: no
-// cycle.
+// schedule(unit): T1 (or T2 on a running unit; nothing on a due one). From one of this
+// scheduler's workers the entry goes to that worker's next slot; from any other thread,
+// to the injection queue, waking a sleeper if nobody searches (IdleWorkers W1).
+//
+// Shutdown and after close (the article, "Shutdown and after close"):
+//   (C1) Once shutdown passed through the injection queue's producer lock after setting
+//        `closed`, no push reaches a queue: outside pushes check `closed` under that lock.
+//   (C2) A turn in progress finishes; workers hand their queues over and exit. A worker
+//        still in a turn at the timeout is detached, never joined, and reported.
+//   (C3) Everything queued, and every unit scheduled after close, runs through its
+//        runAfterShutdown() hook, by shutdown's hand-back or, after it, by the caller
+//        (SchedulerCore.abandon). No work is left in a queue no one reads.
+// Lifetime: worker threads retain the scheduler until they exit. schedule()'s state lives
+// in a SchedulerGate shared with the task executor, so a task that outlives its scheduler
+// finds the gate closed and goes to Swift's global executor.
 
 import CConcurrencyKit
 import Synchronization
@@ -180,7 +156,7 @@ final class SchedulerGate: Sendable {
 
     /// The outside-the-pool part of schedule(). The push checks `closed` under the queue's
     /// producer lock, and shutdown passes through that lock after setting it, so it never
-    /// misses a push that read `closed` as false ("After close"). A refused push hands its
+    /// misses a push that read `closed` as false (C1). A refused push hands its
     /// entry over. `expectingOwner`: T1's first guess of O.
     @inline(__always)
     private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue, expectingOwner: Bool) {
@@ -193,7 +169,7 @@ final class SchedulerGate: Sendable {
         }
     }
 
-    /// schedule() once `closed` is set: see "After close" in the file comment.
+    /// schedule() once `closed` is set: C3.
     @inline(never)
     func scheduleAfterClose(_ unit: ScheduledUnit) {
         // running (now notified) or already due: nothing to hand over.

@@ -43,7 +43,7 @@ final class SchedulerCore: Sendable {
     let blockingNow = Atomic<Int>(0)
     /// The longest turn the monitor has seen running, in nanoseconds (a lower bound).
     let longestTurnNanoseconds = Atomic<UInt64>(0)
-    /// Units no worker will run any more (see "After close" in Scheduler.swift): collected
+    /// Units no worker will run any more (Scheduler.swift, C3): collected
     /// until shutdown's hand-back, run through their after-shutdown hook from then on.
     let late = Lock<LateUnits>(LateUnits())
     /// Workers whose loop has ended and whose leftovers were handed over (release by the

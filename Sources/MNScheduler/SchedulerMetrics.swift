@@ -11,7 +11,7 @@ public struct WorkerMetrics: Sendable, Hashable {
     /// waiting out another worker's long turn).
     public var steals: Int
     /// Of `steals`, units taken from another worker's next slot while that worker stayed
-    /// inside one turn (Worker.swift, "Long turns"), without the blocking monitor.
+    /// inside one turn (SchedulerProtocols.md, "Long turns"), without the blocking monitor.
     public var longTurnSteals: Int = 0
     /// Its local run queue's length now.
     public var localQueueDepth: Int

@@ -1,46 +1,29 @@
 // Worker: one OS thread of the pool. Where units run, in what order, and when it sleeps.
-// The full rules and their reasons: MNScheduler.docc/SchedulerProtocols.md ("The worker
-// loop", "Blocked workers", "Long turns").
+// The rules and their reasons: MNScheduler.docc/SchedulerProtocols.md ("The worker loop",
+// "Blocked workers", "Long turns").
 //
-// Each worker owns a next slot, a bounded local run queue (RunQueue) and a parker.
-// One tick of its loop takes the first of:
-//   0. every other tick at most, a task resumed from outside the pool (core.resumed);
-//   1. when due, the injection queue (its oldest unit, plus a batch into the local
-//      queue); the next poll is due 1 + ⌊L·W / I⌋ ticks on, between 2 and
-//      `injectionPollInterval`, so an injected unit gets turns at about a local one's rate;
-//   2. the next slot, at most `maxNextStreak` times in a row while the local queue holds
-//      anything (request-reply stays on this core; a pair cannot starve the queue);
-//   3. the local queue, FIFO;
-//   4. search (IdleWorkers W2): resumed, injection, half of another worker's local queue,
-//      then a stalled worker's next slot or one waiting out a long turn; `spinCount` rounds;
-//   5. park (IdleWorkers W2) until woken (W1).
-// Running a unit: T3, runTurn(budget:), T4/T5 (ScheduledUnit). A re-queued unit goes to
-// the back of the local queue. schedule() from this thread fills the next slot; a
-// displaced occupant goes to the local queue and a sleeper is woken to steal it.
+// Each worker owns a next slot, a bounded local run queue (RunQueue) and a parker. A tick
+// takes the first of: (0) every other tick at most, a task resumed from outside the pool;
+// (1) when due, the injection queue, polled more often the more it holds; (2) the next
+// slot, at most `maxNextStreak` times in a row while the local queue holds anything;
+// (3) the local queue; (4) a search: injection, stealing half of another worker's queue,
+// a stalled worker's next slot or one waiting out a long turn; (5) parking (IdleWorkers).
 //
-// Stalled: a worker inside `blocking {}`, or seen by the monitor in one long turn, or one
-// whose next-slot occupant a thief took from a long turn. Its next slot becomes stealable
-// and a sleeper or a spare (mn-blocking-N) runs its work. The owner clears the mark at its
-// next turn.
-// Long turns: a searcher takes another worker's next-slot occupant once it has waited
-// `nextSlotPatienceNanoseconds` inside the same turn; a retake of the same unit in the same
-// turn waits longer each time (NextSlotWatch). A unit so taken drains without lingering.
+// A worker is *stalled* inside `blocking {}`, or in a turn the monitor saw run long, or
+// once a thief took its next-slot occupant from a long turn. Its next slot is then
+// stealable, and a sleeper or a spare (mn-blocking-N) runs its work. The owner clears the
+// mark at its next turn. A unit taken from another worker's next slot drains without
+// lingering until it goes idle.
 //
 // Invariants:
 //   (N1) Exactly one taker gets each next-slot unit: every take is an exchange with nil.
 //   (N2) Only the owner writes a non-nil value into its next slot.
 //   (N3) Every `var` of Worker is touched only by the worker's own thread, or by
 //        Scheduler.shutdown after it joined this thread (the join orders the accesses).
-// Ordering (x86 and ARM): the owner puts with a release store (empty slot, not stalled) or
-// an acq_rel exchange; every taker uses an acq_rel exchange and so sees what was written
-// before the put. A thief's relaxed reads of `stalled`, the turn count and the occupant
-// only decide whether to try: a stale one delays or wastes a steal, never duplicates or
-// loses a unit.
-//
-// Ring epoch (RingEpoch): the loop holds a section while it runs units, refreshes it at
-// each injection poll, ends it before parking; a spare holds one around each unit.
-// Shutdown: a turn in progress finishes; on leaving the loop the worker hands its next
-// slot and local queue to SchedulerCore.handOver, then sets `hasExited`.
+// Ordering (x86 and ARM): the owner puts with a release store or an acq_rel exchange;
+// every taker uses an acq_rel exchange and so sees what was written before the put. A
+// thief's relaxed reads of `stalled`, the turn count and the occupant only decide whether
+// to try: a stale one delays or wastes a steal, never duplicates or loses a unit.
 
 import CConcurrencyKit
 import Synchronization
