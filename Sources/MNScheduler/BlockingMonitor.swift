@@ -7,19 +7,12 @@
 // worker's turn count (WorkerShared.turnCount: odd while a turn runs, bumped at every
 // start and end). An odd count equal to the last reading means the same turn is still
 // running; after `threshold` of that the worker is marked stalled (its next slot becomes
-// stealable, Worker's file comment) and, if work waits — its local queue, its next slot or
-// the injection queue — a sleeping worker is woken to take it, or, when none sleeps, a
-// spare thread is started (at most MN_MAX_BLOCKING_THREADS running; a worker whose thread
-// is runnable rather than asleep gets one only while fewer threads are awake than the
-// pool's workers: a long computation never widens the pool. SchedulerCore.spareBudget).
-// Spares retire after an idle spell (Scheduler+Blocking.swift).
-// Cost when nobody blocks: one relaxed load per worker per tick, on its own thread; the
-// workers pay two relaxed stores per turn for the count. Races are benign: a stale reading
-// only delays or repeats a wake-up, and taking work is done with the ordinary stealing
-// operations (exchange on the next slot, ck_ring pops), never by the monitor itself.
-// Every tenth of a second a tick also ages OverflowChunkPool (a burst's pooled overflow
-// chunks go back to malloc within two seconds). It also samples each worker's busy time for SchedulerMetrics: a tick that finds a turn
-// running, or turns completed since the last tick, counts as busy.
+// stealable) and, if work waits, a sleeping worker is woken to take it or a spare thread
+// is started (SchedulerCore.spareBudget: a long computation never widens the pool).
+// Races are benign: a stale reading only delays or repeats a wake-up, and work is taken
+// with the ordinary stealing operations, never by the monitor itself.
+// Ticks also age OverflowChunkPool now and then, and sample each worker's busy time for
+// SchedulerMetrics (a turn running, or turns completed since the last tick).
 // Exits at the next tick after the scheduler closes. Holds the core, not the Scheduler.
 
 #if canImport(Glibc)
@@ -62,8 +55,8 @@ enum BlockingMonitor {
         context.core.monitorRunning.store(false, ordering: .releasing)  // shutdown may free the rings now
     }
 
-    /// How often a tick ages OverflowChunkPool (its interval is a second; a tick is as
-    /// short as a millisecond, and the pool's lock and clock read need not come that often).
+    /// How often a tick ages OverflowChunkPool: ticks are short, and the pool's lock and
+    /// clock read need not come that often.
     static let poolAgingNanoseconds: UInt64 = 100_000_000
 
     private static func run(core: SchedulerCore) {

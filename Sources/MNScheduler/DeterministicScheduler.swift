@@ -3,7 +3,7 @@
 // time. A failing seed replays the same interleaving.
 //
 // Parts: DeterministicEngine (the runnable units, the seeded choice, the drive guard; its
-// file comment states the invariants D1–D4), VirtualClock (time and timers, V1–V3),
+// file comment states the invariants D1–D5), VirtualClock (time and timers, V1–V4),
 // SchedulerClock (the clock seam the runtime's timeouts read), SplitMix64 (the generator).
 // The `scheduler` it exposes is an ordinary `Scheduler` whose gate forwards every
 // schedule() to the engine, so everything built on Scheduler — actor systems,

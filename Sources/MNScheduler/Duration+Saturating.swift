@@ -40,9 +40,6 @@ extension Duration {
         let (sum, overflow) = now.addingReportingOverflow(nanoseconds)
         return overflow ? .max : sum
     }
-
-    /// The duration in nanoseconds as an `Int` (for APIs that take one), clamped to `0...Int.max`.
-    package var saturatingIntNanoseconds: Int { Int(clamping: saturatingNanoseconds) }
 }
 
 /// Nanoseconds of the monotonic clock (the clock DispatchTime uses on Linux).

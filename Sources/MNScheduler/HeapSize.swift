@@ -1,11 +1,9 @@
 import CConcurrencyKit
 
-/// How footprint tests sample `heapBlockSize`: malloc may hand a request a free chunk one
-/// size step (16 bytes) larger that it could not split (a best fit whose remainder is too
-/// small to be a chunk), so one block can overstate its object; the smallest over this many
-/// objects of a kind, all alive at once, is the object's own size class. 8 was not enough:
-/// once, after earlier tests had left many such chunks free, all 8 executor queues of
-/// `MNDirectRunTests.idleExecutorFootprint` came out 56 bytes instead of 40.
+/// How many objects of a kind, all alive at once, footprint tests sample with
+/// `heapBlockSize`. malloc may hand a request a free chunk one size step larger that it
+/// could not split, so one block can overstate its object; the smallest over many is the
+/// object's own size class.
 package enum HeapSampling {
     package static let count = 256
 }

@@ -1,9 +1,7 @@
 // Lock — a pthread mutex for the slow paths that need mutual exclusion (configuration and
 // bookkeeping of shared state: subscribers, timers, lifecycles). Never on a message's hot
-// path. The locks taken per spawned actor or per ask (the registry, the injection queue's
-// producers, the ask timer) are FutexLocks instead (FutexLock.swift: a CAS and an exchange
-// against ~80 instructions for a pthread lock and unlock); a mailbox's overflow has its own
-// spin lock (MPSCQueue.swift).
+// path. The locks taken per spawned actor or per ask are FutexLocks instead; a mailbox's
+// overflow has its own spin lock.
 //
 // Why not Synchronization.Mutex: on Linux its futex lives in the standard library, which
 // ThreadSanitizer does not instrument, so TSan cannot see the happens-before edge it
@@ -41,8 +39,7 @@ package final class Lock<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the protected state. Inlinable, so callers in
-    /// other modules get it specialised (unspecialised, each call looked up generic
-    /// metadata: ~150 instructions of a sequential actor's message).
+    /// other modules get it specialised, with no generic metadata look-up per call.
     @inlinable
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)

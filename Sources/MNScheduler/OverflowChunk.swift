@@ -2,8 +2,8 @@
 // next chunk, capacity, slot size, count) followed by `capacity` slots of the queue's
 // `slotBytes`. Chunks of the maximum capacity come from, and go back to,
 // OverflowChunkPool (reused for a while instead of freed at once).
-// Who touches it when (producers under the overflow lock; the consumer once it has taken
-// the chain) is stated once, in MailboxQueue.md, "Ring, then overflow".
+// Who touches it when is stated once, in MNScheduler.docc/MailboxQueue.md, "Ring, then
+// overflow".
 
 /// A handle on one overflow chunk (a raw allocation; copying the handle does not copy it).
 @usableFromInline
@@ -14,7 +14,7 @@ struct OverflowChunk {
     @inlinable static var headerBytes: Int { 16 }  // computed: a constant where inlined
     /// Items in the first chunk of a chain; each next chunk doubles, up to `maximumCapacity`.
     @usableFromInline static let firstCapacity = 32
-    /// The largest chunk (items): a burst of a million messages costs ~1,000 allocations.
+    /// The largest chunk (items).
     @usableFromInline static let maximumCapacity = 1_024
 
     @inlinable init(_ base: UnsafeMutableRawPointer) { self.base = base }

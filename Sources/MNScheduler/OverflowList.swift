@@ -1,15 +1,13 @@
 // OverflowList — MPSCQueue's ordered overflow (the chain of OverflowChunks holding what a
 // full ring could not) and its counts, in one raw allocation made by a queue's first
-// overflow append and freed with the queue. A queue that never overflowed has none, so an
-// idle actor's queue (fields in its cell) carries no overflow fields (MailboxQueue.md,
-// "Where the fields live"). Who touches what when — producers under the queue's overflow lock, the consumer
-// once it has taken the chain — is stated once, in MailboxQueue.md, "Ring, then overflow".
+// overflow append and freed with the queue. A queue that never overflowed has none. Who
+// touches what when (producers under the overflow lock, the consumer once it took the
+// chain) is stated once, in MNScheduler.docc/MailboxQueue.md, "Ring, then overflow".
 //
 // Layout (bytes): producers' part [0, 24): head, tail, appendCount; consumer's part
-// [112, 136): pendingChunk, pendingIndex, handedOut. During a burst both parts are written
-// by different threads (appendCount and handedOut per item); 88 bytes between them keep
-// them on different cache lines wherever the 16-byte-aligned block starts (a plain
-// malloc, like RawRing's).
+// [112, 136): pendingChunk, pendingIndex, handedOut. Different threads write the two parts
+// per item, so the gap keeps them on different cache lines wherever the 16-byte-aligned
+// malloc block starts.
 // The two counts are read by other threads (statistics) and are accessed with relaxed
 // C11 atomics (ckshim_load_u64_relaxed / ckshim_store_u64_relaxed); the other fields are
 // confined (lock or consumer) and accessed plainly.

@@ -1,44 +1,28 @@
-// RawRing — Concurrency Kit's ck_ring of raw pointers, in one cache-aligned allocation.
+// RawRing: Concurrency Kit's ck_ring in one malloc block, for pointers and words (ck's own
+// operations) and for mailbox entries (ckshim.h, "Ready marks").
 //
-// Layout: [ struct ck_ring (136 bytes) + one cache line of padding, rounded up to 16 ]
-//         [ capacity × slot bytes ]                     (ck's rings: pointers, words)
+// Layout: [ struct ck_ring + one cache line of padding, rounded up to 16 ]
+//         [ capacity × slot bytes ]                        (ck's rings: pointers, words)
 //         [ capacity × (8-byte ready mark + slot bytes) ]  (mailbox rings)
-// ck_ring itself keeps c_head 64 bytes away from p_tail/p_head and those 64 bytes away
-// from size/mask, so no two of them can share a 64-byte line wherever the block starts;
-// the extra line keeps slot 0 off size/mask's line the same way. An MPSCQueue keeps a
-// few words of its own in the block, all outside ck's fields (ckshim.h, "What MPSCQueue
-// keeps in its ring block"): its consumer's count beside c_head, and its overflow list's
-// address and its items' type just past struct ck_ring. The block therefore
-// needs no cache-line alignment: it is a plain malloc (16-byte aligned).
-// A ck ring's slots are 8 bytes (a pointer or a word). A mailbox ring (init(tryMailbox…))
-// has entries: a ready mark, then a slot of `slotBytes` (a multiple of 8 up to 64), for
-// the mailbox protocol (claim, write in place, publish the entry's own mark; ckshim.h,
-// "Ready marks"). A mailbox ring's entries are zeroed when it is made (one memset), so
-// every mark says "never published"; a ck ring's slots are left as malloc returned them.
-// No slot is read before it is written: a mailbox reads slot c only once its mark says
-// ticket c was published; ck's dequeues and a thief's speculative read read only indices
-// below p_tail, which ck publishes after the slot's store. Counts and quiescence read the
-// header.
-// Capacity is capped at 2^20 slots (see maximumCapacity). A failed allocation is a thrown
-// RingAllocationError through init(tryCapacity:), so a caller can report it.
+// ck keeps c_head, p_head/p_tail and size/mask a cache line apart, and the padding keeps
+// slot 0 off size/mask's line, so the block needs only malloc's 16-byte alignment. An
+// MPSCQueue keeps a few words in the padding (ckshim.h, "What MPSCQueue keeps in its ring
+// block").
 //
-// ck_ring facts every caller must respect:
-//  - capacity is a power of two ≥ 4 and the ring holds at most capacity − 1 entries
-//    (one slot tells full from empty);
-//  - ck's multi-producer enqueue (enqueueMultiProducer, enqueueMultiProducerYielding)
-//    claims a ticket with a CAS on p_head, writes its slot, then waits until p_tail reaches
-//    its ticket: a producer preempted between claim and commit stalls the producers behind
-//    it. The mailbox protocol (reserveMultiProducer, publishMultiProducer) has no such
-//    wait: each producer publishes its own slot;
-//  - "sp"/"sc" operations assume exactly one thread on that side at a time; the caller
-//    guarantees it (the mailbox consumer is the one actor turn, a run queue's producer is
-//    its owning worker).
-// Memory ordering of ck's operations is ck's (a store fence before the p_tail publish, a load fence after
-// reading p_tail in the consumer, so a dequeued pointer's pointee is fully visible), plus
-// a release fence in ckshim's dequeues before c_head is published, so the slot is read
-// before a producer may reuse it (ck has only a store fence there; see ckshim.h).
-// Under CKSHIM_TSAN the ckshim wrappers add __tsan_release/__tsan_acquire on the ring
-// address for ThreadSanitizer, which cannot see ck's inline assembly.
+// Invariants:
+//   (B1) Capacity is a power of two in 4...maximumCapacity; the ring holds capacity − 1.
+//   (B2) No slot is read before it is written: a mailbox reads slot c only once its mark
+//        says ticket c was published (the marks start zeroed); ck's dequeues and a thief's
+//        speculative read read only below p_tail, published after the slot's store.
+//   (B3) "sp"/"sc" operations have one thread on that side at a time; the caller sees to
+//        it (a mailbox's consumer is one turn, a run queue's producer its owning worker).
+// ck's multi-producer enqueue commits in ticket order, so a preempted producer stalls the
+// ones behind it; the mailbox protocol publishes each slot on its own and never waits.
+//
+// Ordering: ck's (a store fence before the p_tail publish, a load fence after reading
+// p_tail), plus a release fence in ckshim's dequeues before c_head is published, so a slot
+// is read before a producer may reuse it (ckshim.h, "Consumer ordering"). Under CKSHIM_TSAN
+// the wrappers add the happens-before edges ThreadSanitizer cannot see in ck's assembly.
 
 import CConcurrencyKit
 
@@ -69,21 +53,17 @@ public struct RingAllocationError: Error, CustomStringConvertible, Equatable, Se
 /// A value type holding two pointers into one allocation: copying it copies the handle,
 /// not the ring. `deallocate()` must be called exactly once, when no thread uses it.
 /// Every operation is lock-free; ck's `enqueueMultiProducer` may spin while an earlier
-/// producer finishes its commit, the mailbox protocol's publish never does (see the file
-/// comment).
+/// producer finishes its commit, the mailbox protocol's publish never does.
 @usableFromInline
 package struct RawRing: @unchecked Sendable {
-    /// Largest capacity accepted: 2^20 slots, an 8 MiB ring. A ring is only the lock-free
-    /// fast path of a queue (an MPSCQueue overflows beyond it in order, a run queue spills
-    /// to the injection queue), so a bigger one buys nothing but memory, while a typo such
-    /// as 2^30 would ask for 8 GiB on the first send.
+    /// Largest capacity accepted. A ring is only a queue's lock-free fast path (beyond it
+    /// a queue overflows or spills in order), so a bigger one buys nothing but memory.
     @inlinable package static var maximumCapacity: Int { 1 << 20 }  // computed: a constant in inlined code
 
     @usableFromInline let ring: UnsafeMutablePointer<ck_ring_t>
     @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
 
-    /// Bytes of the header region: sizeof(ck_ring) plus a cache line, rounded up to 16
-    /// (see the file comment: no cache-line alignment needed).
+    /// Bytes of the header region: sizeof(ck_ring) plus a cache line, rounded up to 16.
     @inlinable package static var headerBytes: Int {
         (Int(ckshim_ring_header_size()) + Int(ckshim_cacheline()) + 15) & ~15
     }
@@ -110,8 +90,8 @@ package struct RawRing: @unchecked Sendable {
         allocationSize(capacity: capacity, slotBytes: markBytes + slotBytes)
     }
 
-    /// Checks a capacity: a power of two in 4...maximumCapacity. Inlinable, as
-    /// MPSCQueue.Shape's init: a spawn's constant capacity is checked at compile time.
+    /// Checks a capacity: a power of two in 4...maximumCapacity (B1). Inlinable, so a
+    /// constant capacity is checked at compile time.
     @inlinable package static func validate(capacity: Int) throws(RingCapacityError) {
         guard capacity >= 4, capacity <= maximumCapacity, capacity & (capacity - 1) == 0 else {
             throw RingCapacityError(requested: capacity)
@@ -119,8 +99,8 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Allocates and initialises a ring; traps if the memory cannot be had. For rings sized
-    /// by the scheduler's validated configuration (at most 4 × 65536 slots). `capacity`
-    /// must already be valid. Where a failure must be reported, use `init(tryCapacity:)`.
+    /// by the scheduler's validated configuration. `capacity` must already be valid. Where
+    /// a failure must be reported, use `init(tryCapacity:)`.
     package init(capacity: Int) {
         do {
             try self.init(tryCapacity: capacity)
@@ -130,9 +110,9 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Allocates and initialises a ring, throwing instead of trapping when the memory
-    /// cannot be had. `capacity` must already be valid (traps otherwise: a programming
-    /// error, see `validate`). `allocate(bytes)` is malloc (16-byte aligned: all the block needs) unless a
-    /// test substitutes a failing one; what it returns is released with free().
+    /// cannot be had. `capacity` must already be valid (a programming error otherwise).
+    /// `allocate(bytes)` is malloc unless a test substitutes a failing one; the block is
+    /// released with free().
     package init(tryCapacity capacity: Int, slotBytes: Int = 8,
                  allocate: (_ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.allocateBlock)
     throws(RingAllocationError) {
@@ -141,11 +121,9 @@ package struct RawRing: @unchecked Sendable {
         try self.init(checkedCapacity: capacity, slotBytes: slotBytes, allocate: allocate)
     }
 
-    /// A mailbox ring (an entry per slot: a ready mark, then `slotBytes`; ckshim.h, "Ready
-    /// marks") for a capacity and a slot size validated before (an MPSCQueue's Shape: its
-    /// ring is allocated on a queue's first enqueue, an actor's first message), from malloc,
-    /// without checking them again (debug builds still assert). The entries start zeroed:
-    /// every mark says "never published" (one memset, cheaper than a store per mark).
+    /// A mailbox ring (per entry a ready mark, then `slotBytes`) for a capacity and slot
+    /// size validated before (an MPSCQueue's Shape); debug builds still assert. The
+    /// entries start zeroed: every mark says "never published" (B2).
     @inline(__always)
     init(tryMailboxCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
         assert(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
@@ -164,8 +142,7 @@ package struct RawRing: @unchecked Sendable {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
-        // The slots stay as malloc left them (file comment: a slot is never read before it
-        // is written): no memset of capacity × slot bytes per ring.
+        // The slots stay as malloc left them: none is read before it is written (B2).
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
         ckshim_ring_init(ring, UInt32(capacity))
     }
@@ -215,9 +192,8 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// Multi-producer enqueue of a raw word whose commit wait yields the CPU after a short
-    /// spin (see ckshim_ring_enqueue_mp_yielding): a producer preempted between claim and
-    /// commit then costs the producers behind it microseconds, not whole time slices.
-    /// False when full.
+    /// spin (ckshim_ring_enqueue_mp_yielding), so a preempted producer does not stall the
+    /// ones behind it for whole time slices. False when full.
     @inlinable @inline(__always)
     package func enqueueMultiProducerYielding(word: UInt) -> Bool {
         ckshim_ring_enqueue_mp_yielding(ring, buffer, UnsafeRawPointer(bitPattern: word))
@@ -243,9 +219,8 @@ package struct RawRing: @unchecked Sendable {
     /// entry (other producers do not).
     @inlinable @inline(__always)
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
-        // Unprotected: `&ticket` handed to C would otherwise make every caller (each send)
-        // set up and check a stack canary; the C function only stores the ticket there.
-        // The slots as the entries shifted by a mark: the reserve returns the claimed slot.
+        // Unprotected: `&ticket` handed to C would otherwise give every send a stack
+        // canary; the C function only stores the ticket. The reserve returns the slot.
         _withUnprotectedUnsafeMutablePointer(to: &ticket) {
             ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer) + RawRing.markBytes,
                                          RawRing.entryStride(slotBytes: slotBytes), $0)
@@ -261,8 +236,7 @@ package struct RawRing: @unchecked Sendable {
     }
 
     /// The consumer index, c_head (single consumer). Only the consumer writes it, so a
-    /// drain reads it once and carries it through `peekSingleConsumer(at:slotBytes:)` and
-    /// `releaseSingleConsumer(to:)`.
+    /// drain reads it once and carries it through its peeks and releases.
     @inlinable @inline(__always)
     package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
 
