@@ -6,15 +6,12 @@
 // file comment states the invariants D1–D5), VirtualClock (time and timers, V1–V4),
 // SchedulerClock (the clock seam the runtime's timeouts read), SplitMix64 (the generator).
 // The `scheduler` it exposes is an ordinary `Scheduler` whose gate forwards every
-// schedule() to the engine, so everything built on Scheduler — actor systems,
-// MNSerialExecutor, MNTaskExecutor — runs on it unchanged.
+// schedule() to the engine, so everything built on Scheduler runs on it unchanged.
 
 /// A scheduler for tests that runs every turn on the calling thread, one at a time, in an
 /// order chosen by a seeded random generator, with virtual time.
 ///
-/// Hand its ``scheduler`` to whatever you test (FastMailbox's
-/// `ActorSystem(scheduler:)` takes a `DeterministicScheduler` directly), make things
-/// runnable (tell an actor, start a task on `scheduler.taskExecutor`), then drive:
+/// Hand its ``scheduler`` to whatever you test, make things runnable, then drive:
 ///
 /// ```swift
 /// let deterministic = DeterministicScheduler(seed: 42)
@@ -28,21 +25,18 @@
 /// - No threads: nothing runs until you call ``step()``, ``runUntilQuiescent(maxTurns:)``
 ///   or ``advanceTime(by:)``, and then it runs on the calling thread.
 /// - One turn at a time, and a unit's turns never overlap.
-/// - Replay: the next unit is chosen among the runnable ones by a SplitMix64 generator
-///   seeded with ``seed``. When everything that schedules work runs on the driving thread
-///   (your test code, the turns, the timer actions), the same seed runs the same turns in
-///   the same order; print the seed when a test fails, and it replays exactly.
+/// - Replay: the next unit is chosen among the runnable ones by a generator seeded with
+///   ``seed``. When everything that schedules work runs on the driving thread, the same
+///   seed runs the same turns in the same order.
 /// - Virtual time: the clock starts at zero and moves only in ``advanceTime(by:)``; the
-///   timeouts the runtime keeps on this scheduler (ask timeouts, supervisor restart
-///   windows, the actor system's shutdown deadline) read it.
+///   runtime's timeouts on this scheduler read it.
 /// - Shutdown: `scheduler.shutdown()` runs every unit still runnable through its
 ///   after-shutdown hook (an actor dead-letters its messages), like a real scheduler.
 ///
-/// Thread-safety: work may be scheduled from any thread, but the scheduler must be driven
-/// from one thread at a time, outside its own turns. A second concurrent drive, or a drive
-/// from inside a turn or timer action, throws ``DeterministicSchedulerError/alreadyDriving(seed:)``
-/// and runs nothing (never a trap or a deadlock). Work scheduled from other threads is
-/// run safely but arrives at times the seed does not control, so such a run does not replay.
+/// Thread-safety: work may be scheduled from any thread; the scheduler is driven from one
+/// thread at a time, outside its own turns. Another drive meanwhile throws
+/// ``DeterministicSchedulerError/alreadyDriving(seed:)`` and runs nothing. Work scheduled
+/// from other threads runs safely, but such a run does not replay.
 public final class DeterministicScheduler: Sendable {
     /// The seed that determines the order of turns.
     public let seed: UInt64
@@ -55,9 +49,9 @@ public final class DeterministicScheduler: Sendable {
     /// Creates a deterministic scheduler.
     /// - Parameters:
     ///   - seed: determines the order of turns (see the type's Replay guarantee).
-    ///   - throughput: items a unit handles per turn (an actor: messages). The default, 1,
-    ///     interleaves actors at every message, which explores the most orders; values are
-    ///     clamped to `SchedulerConfiguration.throughputRange`.
+    ///   - throughput: items a unit handles per turn. The default, 1, interleaves at every
+    ///     message, which explores the most orders; clamped to
+    ///     `SchedulerConfiguration.throughputRange`.
     public init(seed: UInt64, throughput: Int = 1) {
         let range = SchedulerConfiguration.throughputRange
         let engine = DeterministicEngine(seed: seed, throughput: min(max(throughput, range.lowerBound), range.upperBound))
@@ -98,14 +92,10 @@ public final class DeterministicScheduler: Sendable {
     /// deadline order (each sees the clock at its own deadline). Runs no turns: work the
     /// timers make runnable (a timed-out ask's task, say) waits for the next
     /// ``step()`` or ``runUntilQuiescent(maxTurns:)``.
-    /// - Parameter duration: any `Duration`; negative means zero. Time saturates: the clock
-    ///   stops at its maximum, `UInt64.max` nanoseconds (about 584 years), and every
-    ///   deadline computed from then on is that maximum too. A timer therefore always
-    ///   fires: one due at or past the maximum fires in the advance that reaches it, and
-    ///   one armed once the clock is there (an ask with a timeout, say) fires in the next
-    ///   advance, even `advanceTime(by: .zero)` — its own duration cannot be represented
-    ///   any more, so it ends early rather than never. (An ask whose timeout is itself
-    ///   about 292 years or more has no timer at all: it means "no timeout".)
+    /// - Parameter duration: any `Duration`; negative means zero. Time saturates at
+    ///   `UInt64.max` nanoseconds, and so does every deadline computed from then on. A
+    ///   timer therefore always fires: one armed once the clock is there fires in the next
+    ///   advance, even `advanceTime(by: .zero)`, early rather than never.
     /// - Returns: the number of timers fired.
     /// - Throws: ``DeterministicSchedulerError/alreadyDriving(seed:)``.
     @discardableResult
@@ -115,9 +105,8 @@ public final class DeterministicScheduler: Sendable {
         return engine.clock.advance(by: duration.saturatingNanoseconds)
     }
 
-    /// ``scheduler``'s task executor: `Task(executorPreference: deterministic.taskExecutor)`
-    /// runs the task's code when this scheduler is driven, on the driving thread (the way
-    /// to `await` an actor's reply in a deterministic test).
+    /// ``scheduler``'s task executor: a task with this preference runs when the scheduler
+    /// is driven, on the driving thread.
     public var taskExecutor: MNTaskExecutor { scheduler.taskExecutor }
 
     /// Virtual time elapsed since this scheduler was created (at most `UInt64.max`

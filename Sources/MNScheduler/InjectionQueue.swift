@@ -61,13 +61,11 @@ final class InjectionQueue: @unchecked Sendable {
         }
     }
 
-    /// Adds an entry from outside the pool unless `core` is closed, which it checks under
-    /// the lock: false, with nothing pushed, once it is (SchedulerGate.scheduleFromOutside).
-    /// With `passProducers()` after setting `closed`, this is how shutdown knows that no
-    /// such push lands after its hand-back: a push whose critical section came first is in
-    /// the queue once `passProducers()` returns; one whose section came after reads
-    /// `closed` as true (its lock acquisition synchronizes with shutdown's release, which
-    /// came after the store, so even a relaxed load sees it).
+    /// Adds an entry from outside the pool unless `core` is closed, checked under the lock:
+    /// false, with nothing pushed, once it is. With `passProducers()` after setting
+    /// `closed`, no such push lands after shutdown's hand-back (Scheduler.swift, C1): a
+    /// critical section that came first has pushed; one that came after acquires the lock
+    /// shutdown released after its store, so it reads `closed` as true.
     @inline(__always)
     func pushUnlessClosed(_ unit: UnsafeMutableRawPointer, core: SchedulerCore) -> Bool {
         producers.withLock { spill in

@@ -32,34 +32,25 @@ public protocol MNActor: Actor {
 }
 
 extension MNActor {
-    /// Sends `body` to run on this actor, isolated to it, without waiting for it: the
-    /// fire-and-forget counterpart of an awaited call. Callable from any thread or task,
-    /// synchronous or not.
+    /// Sends `body` to run on this actor, isolated to it, without waiting for it. Callable
+    /// from any thread or task, synchronous or not.
     ///
-    /// - Ordering: calls made in order — from one thread, or from one task (which makes
-    ///   them one after another, on whichever thread) — run in that order, closures told and
-    ///   awaited calls alike. Closures run one at a time, never concurrently with the
-    ///   actor's other work.
-    /// - Delivery: `body` runs exactly once. After the executor's scheduler has shut down
-    ///   it still runs, in order, on the executor's fallback serial queue (isolation checks
-    ///   still pass there); nothing told is dropped.
-    /// - Cost: lock-free (a ring push, plus a `schedule` when the actor was idle); no `Task`
-    ///   is created and this call allocates nothing while the actor's queue ring has room
-    ///   (``MNSerialExecutor/jobQueueCapacity`` − 1 entries waiting; past that its ordered
-    ///   overflow takes a short lock and allocates per chunk of entries). An actor sharing
-    ///   its executor with another actor that told through it first allocates per tell. A
-    ///   closure that captures values is allocated by Swift when formed, as any is.
-    /// - Never runs `body` on the calling thread before returning (unlike an awaited call,
-    ///   whose caller waits anyway), so a caller may hold a lock.
-    /// - No reply and no back-pressure: `body` returns nothing to the caller (await a call
-    ///   for that), and a caller that tells faster than the actor runs grows the actor's
-    ///   queue (its overflow chunks) without bound; nothing tells it to slow down.
-    /// - Ownership: `body` is consumed: the queue keeps it (no copy) until it ran, then
-    ///   releases it; the actor is retained once, until its closure ran.
-    /// - Cost against an awaited call: a tell does not enter Swift's executor switching.
+    /// - Ordering: calls made in order from one thread or one task run in that order,
+    ///   told closures and awaited calls alike, one at a time.
+    /// - Delivery: `body` runs exactly once. After the scheduler has shut down it still
+    ///   runs, in order, on the executor's fallback serial queue; nothing told is dropped.
+    /// - Cost: lock-free; no `Task`, and no allocation while the actor's queue ring has
+    ///   room (``MNSerialExecutor/jobQueueCapacity`` − 1 entries). Past that the ordered
+    ///   overflow takes a short lock and allocates per chunk. An actor sharing its
+    ///   executor with the actor bound to it allocates per tell.
+    /// - Never runs `body` on the calling thread before returning, so a caller may hold a
+    ///   lock.
+    /// - No reply and no back-pressure: a caller that tells faster than the actor runs
+    ///   grows the actor's queue without bound.
+    /// - Ownership: `body` is consumed and released after it ran; the actor is retained
+    ///   once, until then.
     ///
-    /// `body` is synchronous: to await from it, start a `Task` inside it (that task is
-    /// isolated to the actor too).
+    /// `body` is synchronous: to await from it, start a `Task` inside it.
     @inlinable  // specialized in the caller: no generic-metadata lookup per call
     public nonisolated func tell(_ body: consuming @escaping @Sendable (isolated Self) -> Void) {
         let executor = self.executor
@@ -91,12 +82,10 @@ extension MNActor {
     }
 }
 
-/// A told closure of the executor's bound actor, as `tell` writes it into the queue; the
-/// drain reads the same two words as an `MNSerialExecutor.BoundCall` and calls
-/// `body(boundActor)` while it holds the actor's isolation (the drain is the actor's
-/// executor: E1 in MNSerialExecutor.swift). Same layout, no conversion: a class-bound
-/// parameter, `isolated` or not, is passed like an `AnyObject` one. An `unsafeBitCast` of
-/// the closure would go through generic reabstraction thunks, which allocate.
+/// A told closure of the executor's bound actor, as `tell` writes it into the queue. The
+/// drain reads the same two words as an `MNSerialExecutor.BoundCall` and calls it with the
+/// actor, holding its isolation (E1). A class-bound parameter, `isolated` or not, is
+/// passed like an `AnyObject` one, so the layouts agree without a conversion.
 @usableFromInline
 struct MNBoundCall<A: MNActor> {
     @usableFromInline let body: @Sendable (isolated A) -> Void

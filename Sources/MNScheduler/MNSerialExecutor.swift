@@ -330,15 +330,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         UnownedSerialExecutor(ordinary: self)
     }
 
-    /// `true` exactly when the calling thread is draining this executor: a worker inside its
-    /// turn or inline run, the fallback thread after shutdown, or the thread driving a
-    /// DeterministicScheduler's turn of it; `nil` anywhere else — never `false`, so test
-    /// `!= true` for "not isolated".
-    ///
-    /// Why `nil`: Swift's runtime takes a `false` as final and traps with its own message,
-    /// which names neither this executor nor what runs instead. For `nil` it asks
-    /// ``checkIsolated()``, whose message does (``isolationFailureMessage()``). Where it
-    /// must not trap, it takes `nil` as "not isolated". The answer is exact either way.
+    /// `true` exactly when the calling thread is draining this executor (a worker in its
+    /// turn or inline run, the fallback thread, a deterministic driver); `nil` anywhere
+    /// else, never `false`: test `!= true` for "not isolated". With `nil` the runtime asks
+    /// ``checkIsolated()``, whose trap names this executor and what runs instead.
     public func isIsolatingCurrentContext() -> Bool? {
         isolatesCurrentThread ? true : nil
     }
@@ -363,13 +358,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         fatalError(isolationFailureMessage())
     }
 
-    /// What ``checkIsolated()`` traps with when called on the current thread: this executor
-    /// (its address and scheduler), then where the caller runs instead — the scheduler
-    /// worker and its thread, with the unit whose turn it is in (another actor's executor,
-    /// a FastMailbox actor's cell with the actor's type, a task executor's lane); the
-    /// thread that drains another executor off the pool or drives a DeterministicScheduler;
-    /// or a thread outside every scheduler. Threads are given by kernel id and name.
-    /// Any thread; allocates (a trap's path, or a test's).
+    /// What ``checkIsolated()`` traps with on the current thread: this executor, then
+    /// where the caller runs instead (a worker and the unit whose turn it is in, another
+    /// executor's off-pool drainer, or a thread outside every scheduler), by thread id and
+    /// name. Any thread; allocates.
     public func isolationFailureMessage() -> String {
         "Incorrect actor executor assumption: expected \(MNSerialExecutor.describe(self)), "
             + "but the caller runs on \(MNSerialExecutor.describeCurrentContext())"

@@ -32,16 +32,12 @@ import Darwin
 #endif
 
 /// A task executor on an MNScheduler: `Task(executorPreference: scheduler.taskExecutor)`
-/// or `withTaskExecutorPreference(scheduler.taskExecutor) { ... }` runs the task's
-/// (nonisolated) code on the scheduler's workers. This is the fast way to call actors that
-/// use an `MNSerialExecutor` of the same scheduler; awaited calls to default Swift actors
-/// stay on the calling worker too (MNScheduler.docc/Executors.md, "The resume slot").
+/// runs the task's nonisolated code on the scheduler's workers. Awaited calls to actors on
+/// an `MNSerialExecutor` of the same scheduler, and to default Swift actors, stay on the
+/// calling worker.
 ///
-/// Thread-safety: `enqueue` from any thread. Lifetime: the executor may outlive its
-/// Scheduler (a task retains its executor preference). It holds the scheduler's
-/// SchedulerGate, not the Scheduler, so it never keeps the Scheduler alive and never reads
-/// it after it was freed; jobs enqueued after the scheduler shut down (whether or not the
-/// Scheduler is still referenced) run on Swift's global concurrent executor.
+/// Thread-safety: `enqueue` from any thread. The executor may outlive its Scheduler; it
+/// never keeps it alive, and jobs enqueued after shutdown run on Swift's global executor.
 public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `gate` and `lanes` are immutable; `outsideCursor` is atomic.
 
@@ -58,11 +54,9 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// The job this lane's turn is running, nil between turns. Written by the turn,
         /// read only on the same thread, by enqueues made from inside that job (K1).
         var runningJob: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: runningWord & ~1) }
-        /// `runningJob`'s bits, with bit 0 set when it is known not to be a task (it came
-        /// through `resumed` as an H2 hop: a default actor's processing job). Jobs are
-        /// 16-aligned. The hop test must not read the running job itself, which may be gone
-        /// while it still runs (a processing job frees itself before it runs the actor's
-        /// jobs), so its kind travels with it, read when it was enqueued.
+        /// `runningJob`'s bits, with bit 0 set when it came as an H2 hop (not a task).
+        /// Jobs are 16-aligned. The kind travels with the job because the running job may
+        /// already be freed (K5).
         @exclusivity(unchecked) var runningWord: UInt = 0
         /// A hop (H1–H3) taken while `runningJob` runs, nil when none:
         /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
@@ -173,10 +167,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// A job from one of this scheduler's workers that no resume slot took: a hop whose
-    /// lane `host` has spent its turn's budget goes to the back of that lane's queue;
-    /// anything else, and a hop that found the slot taken (a second
-    /// task leaving a busy default actor's processing job), onto the next lane round-robin,
-    /// so it can run on another worker.
+    /// lane has spent its budget goes to the back of that lane's queue; anything else goes
+    /// round-robin, so it can run on another worker.
     @inline(never)
     private func pushFromWorker(_ raw: UnsafeMutableRawPointer, _ worker: Worker, host: Unmanaged<Lane>?) {
         if let host, host._withUnsafeGuaranteedRef({ $0.resumed == nil }) {
@@ -259,11 +251,9 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         return isTask
     }
 
-    /// The scheduler has shut down, so no worker will ever run `lane` again. This caller got
-    /// `becameNonEmpty`, which makes it the lane's only consumer until the lane is empty
-    /// again: it moves every job to Swift's global concurrent executor, so a task that
-    /// outlives its scheduler (a sequential actor cancelled at shutdown, say) finishes on
-    /// Swift's default pool instead of hanging or trapping.
+    /// The scheduler has shut down, so no worker will run `lane` again. The caller got
+    /// `becameNonEmpty`, so it is the lane's only consumer: it moves every job to Swift's
+    /// global executor, where a task that outlives its scheduler finishes.
     static func handOffAfterShutdown(_ lane: Lane) {
         while lane.jobs.drain(max: Int.max, { (raw: UnsafeMutableRawPointer) in
             let job = unsafeBitCast(raw, to: UnownedJob.self)

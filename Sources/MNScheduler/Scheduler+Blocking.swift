@@ -1,19 +1,13 @@
 // Scheduler+Blocking — code that blocks its thread, on a pool sized to the cores.
 //
-// `blocking { … }` (explicit): before the closure runs, the calling worker marks itself
-// stalled, moves its next slot and local queue to the injection queue and makes sure a
-// thread will run them — a sleeping worker if one sleeps, else a spare thread (at most
-// MN_MAX_BLOCKING_THREADS at once). The closure then runs on the same thread, so the actor
-// (or native actor, or task) that called it keeps its exclusivity: nothing else runs its
-// turns meanwhile. Afterwards the thread simply carries on as the worker it was.
-// A spare that blocks does the same (its own queue goes to the injection queue, and
-// another spare may start). Undeclared blocking is caught by BlockingMonitor after
-// MN_BLOCKING_THRESHOLD_MS (for the workers; a spare stuck in a turn holds nothing else).
-// Spares (Worker.runSpare): a Worker with a run queue of its own (the workers' capacity,
-// so stealing half of a worker's queue always fits), outside the
-// stealing ring, that takes from the injection queue and steals from the workers; it
-// retires after max(2 × threshold, 20 ms) without work. Off the pool (any other thread)
-// `blocking` just runs the closure.
+// `blocking { … }`: before the closure runs, the calling worker marks itself stalled,
+// moves its next slot and local queue to the injection queue and makes sure a thread will
+// run them: a sleeping worker, else a spare (at most MN_MAX_BLOCKING_THREADS). The closure
+// then runs on the same thread, so its actor or task keeps its exclusivity. Afterwards the
+// thread carries on as the worker it was. A spare that blocks does the same.
+// Undeclared blocking is caught by BlockingMonitor after MN_BLOCKING_THRESHOLD_MS.
+// Spares (Worker.runSpare) have a run queue of the workers' capacity (so a stolen half
+// always fits), stay outside the stealing ring, and retire after an idle spell.
 
 #if canImport(Glibc)
 import Glibc
@@ -27,15 +21,13 @@ import Synchronization
 /// Runs `body`, which may block its thread — file or socket I/O, a lock, `sleep`, a C
 /// library call — without starving the other actors of its scheduler.
 ///
-/// On a scheduler worker (inside an event actor's `receive`, a sequential actor's body,
-/// a native actor on an `MNSerialExecutor`, a task on `scheduler.taskExecutor`), the work
-/// queued behind the caller moves to another thread first (a sleeping worker, or a spare
-/// thread the scheduler starts, up to `MN_MAX_BLOCKING_THREADS`), so the pool keeps its
-/// full width while `body` blocks. The caller's actor stays exclusive: `body` runs on the
-/// calling thread, inside the turn. Elsewhere it simply runs `body`.
+/// On a scheduler worker, the work queued behind the caller first moves to another thread
+/// (a sleeping worker, or a spare thread, up to `MN_MAX_BLOCKING_THREADS`), so the pool
+/// keeps its width while `body` blocks. `body` runs on the calling thread, inside the
+/// turn, so the caller's actor stays exclusive. Elsewhere it simply runs `body`.
 ///
-/// Cost: a few atomic operations and, when no worker sleeps, a thread start (spares are
-/// reused until they retire). Don't wrap code that does not block: it is not free.
+/// Cost: a few atomic operations and, when no worker sleeps, perhaps a thread start.
+/// Don't wrap code that does not block.
 @discardableResult
 public func blocking<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
     guard let worker = Worker.current else { return try body() }

@@ -209,13 +209,10 @@ public final class Scheduler: Sendable {
 
     /// Creates a scheduler and starts its workers.
     ///
-    /// Values set in `configuration` win over MN_* environment variables, which win over the
-    /// defaults. Throws `SchedulerConfigurationError` naming the variable, the value and the
-    /// allowed range when any value (code or environment) is malformed or out of range.
-    ///
-    /// `donatedWorkers` (0 by default, at most the worker count): that many workers get no
-    /// thread of their own; their loops run only on threads that call
-    /// ``runDonatedWorker()`` — the way to put a worker on the main thread.
+    /// Values in `configuration` win over MN_* environment variables, which win over the
+    /// defaults. Throws `SchedulerConfigurationError`, naming the variable, the value and
+    /// the allowed range, for any malformed or out-of-range value. `donatedWorkers`
+    /// workers get no thread; they run on threads that call ``runDonatedWorker()``.
     public init(configuration: SchedulerConfiguration = SchedulerConfiguration(),
                 donatedWorkers: Int = 0) throws(SchedulerConfigurationError) {
         let resolved = try configuration.resolved()
@@ -278,11 +275,10 @@ public final class Scheduler: Sendable {
         lifecycle.withLock { $0.threads = threads }
     }
 
-    /// Runs one of the donated workers (see `init(configuration:donatedWorkers:)`) on the
-    /// calling thread until the scheduler shuts down, then returns true; returns false at
-    /// once when every donated worker is already claimed. Call it from the thread that must
-    /// run those turns — on Linux, the main thread, in place of `dispatchMain()`. Traps
-    /// when called from one of this scheduler's workers.
+    /// Runs one donated worker on the calling thread until the scheduler shuts down, then
+    /// returns true; false at once when every donated worker is claimed. On Linux, call it
+    /// from the main thread in place of `dispatchMain()`. Traps on one of this scheduler's
+    /// own workers.
     @discardableResult
     public func runDonatedWorker() -> Bool {
         precondition(!isCurrentThreadWorker, "Scheduler.runDonatedWorker() called from one of its own workers")
@@ -314,16 +310,11 @@ public final class Scheduler: Sendable {
         Worker.currentUnmanaged?._withUnsafeGuaranteedRef { $0.schedulerID == id } ?? false
     }
 
-    /// Makes `unit` runnable: idle → scheduled and queued; already scheduled → no-op;
-    /// running → marked notified and re-queued after its turn.
-    /// From one of this scheduler's workers it goes to that worker's next slot (the previous
-    /// occupant moves to the local queue): lock-free. From outside it goes to the injection
-    /// queue, under its producer lock for a few stores, and may wake a sleeping worker.
-    ///
-    /// After `shutdown` has begun the unit is not run by a worker: it is handed to
-    /// ``ScheduledUnit/runAfterShutdown()`` — by `shutdown`, or, once shutdown has handed
-    /// back what was queued, on the calling thread before this method returns. Nothing
-    /// scheduled is ever left in a queue no worker reads.
+    /// Makes `unit` runnable: an idle unit is queued, a scheduled one left alone, a running
+    /// one queued again after its turn. From one of this scheduler's workers it is
+    /// lock-free; from outside it takes the injection queue's lock briefly and may wake a
+    /// worker. After `shutdown` began, the unit goes to ``ScheduledUnit/runAfterShutdown()``
+    /// instead, by `shutdown` or on the calling thread: never to a queue no one reads.
     public func schedule(_ unit: ScheduledUnit) {
         gate.schedule(unit)
     }
@@ -338,20 +329,16 @@ public final class Scheduler: Sendable {
     @discardableResult
     public func shutdown() -> [ScheduledUnit] { shutdown(timeout: nil) }
 
-    /// Idempotent. Stops accepting work for the workers (see ``schedule(_:)`` for what
-    /// happens to later work), lets each worker finish its current turn and exit — waiting
-    /// at most `timeout` (nil: as long as it takes) — joins the workers that exited, and
-    /// runs every unit that was still queued through its
-    /// ``ScheduledUnit/runAfterShutdown()`` hook, returning them (for diagnostics).
+    /// Stops the workers and hands back what was queued. Lets each worker finish its
+    /// current turn and exit, waiting at most `timeout` (nil: as long as it takes), then
+    /// runs every unit still queued through ``ScheduledUnit/runAfterShutdown()`` and
+    /// returns them.
     ///
-    /// A worker still inside a turn when the timeout passes is not joined (the turn may
-    /// never end): it is detached and counted in ``workersStillRunning``; when its turn
-    /// ends the unit goes to its hook like any late work, and the thread exits.
-    /// Jobs of this scheduler's `taskExecutor` move to Swift's global concurrent executor;
-    /// jobs of an MNSerialExecutor run, in order, on its serial fallback queue; so no task
-    /// or actor call hangs or traps. A second call returns []; concurrent calls wait for the
-    /// first. Must not be called from one of this scheduler's workers (traps: it would wait
-    /// for itself).
+    /// A worker still in a turn at the timeout is detached, not joined, and counted in
+    /// ``workersStillRunning``; its unit goes to its hook when the turn ends. Task jobs move
+    /// to Swift's global executor, serial executors' jobs to their fallback queue, so no
+    /// call hangs. Idempotent: a second call returns []. Traps on one of this scheduler's
+    /// own workers (it would wait for itself).
     @discardableResult
     public func shutdown(timeout: Duration?) -> [ScheduledUnit] {
         precondition(!isCurrentThreadWorker,

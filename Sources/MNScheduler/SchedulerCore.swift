@@ -137,13 +137,11 @@ final class SchedulerCore: Sendable {
         if after == .idleRelease { unit.release() }
     }
 
-    /// How many spare threads BlockingMonitor may want for workers stuck in one turn with
-    /// work queued behind them. One per worker whose thread sleeps in the kernel (a spare
-    /// gets the CPU it left). One per runnable stuck worker (a long computation, or one the
-    /// OS preempted) only while the pool has fewer awake threads than its workers and the
-    /// usable CPUs. A runnable worker is making progress; a spare beside it would run the
-    /// pool wider than configured, so "one worker" would use two CPUs. Sleeping workers are
-    /// still woken either way (helpStalledWorkers wakes a sleeper first).
+    /// How many spare threads BlockingMonitor may start for workers stuck in one turn with
+    /// work behind them: one per worker asleep in the kernel, and one per runnable one
+    /// only while fewer threads are awake than the workers and usable CPUs. A runnable
+    /// worker makes progress; a spare beside it would widen the pool. Sleepers are woken
+    /// first either way.
     func spareBudget(asleep: Int, runnable: Int) -> Int {
         guard runnable > 0 else { return asleep }
         let awake = idle.snapshot.unparked + activeSpares.load(ordering: .relaxed)

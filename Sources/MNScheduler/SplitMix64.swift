@@ -29,10 +29,9 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Equatable {
 
     /// A number in `0..<upperBound` (`upperBound` must be positive; 0 or less yields 0).
     ///
-    /// Lemire's multiply-shift reduction, with no rejection step: the bias (below 2^-32 for
-    /// bounds under 2^32) is irrelevant for choosing among runnable units, and the result
-    /// depends on nothing but the generator's state, unlike the standard library's
-    /// `Int.random(in:using:)`, whose algorithm may change between Swift versions.
+    /// Lemire's multiply-shift reduction, with no rejection step: its tiny bias does not
+    /// matter here, and unlike `Int.random(in:using:)` the result cannot change with the
+    /// Swift version.
     public mutating func next(below upperBound: Int) -> Int {
         guard upperBound > 1 else { return 0 }
         return Int(next().multipliedFullWidth(by: UInt64(upperBound)).high)

@@ -18,14 +18,10 @@ package func threadSanitizerAcquire(_ object: AnyObject) {
 }
 
 /// The acquire the Swift runtime leaves out when a task awaits a continuation that was
-/// already resumed. Resuming releases on the task's address (`resumeTaskAfterContinuation`:
-/// `_swift_tsan_release(task)`), and a task that suspended acquires it when it runs again;
-/// but `swift_continuation_await` finding the continuation resumed goes on at once, with no
-/// acquire. The resumer's reads of the continuation's context (in `resume`, inlined into
-/// instrumented code) then race, for TSan, with the task's next use of the same
-/// task-allocator memory, though the runtime's own status CAS orders them. Call after every await on a
-/// continuation that another thread may resume (ask's, a sequential actor's park). A no-op
-/// unless the build defines CKSHIM_TSAN (one constant test).
+/// already resumed. Resuming releases on the task's address, but `swift_continuation_await`
+/// finding the continuation resumed goes on with no acquire, so TSan reports a race the
+/// runtime's status CAS in fact orders. Call after every await on a continuation another
+/// thread may resume. A no-op unless the build defines CKSHIM_TSAN.
 @inlinable package func threadSanitizerAcquireCurrentTask() {
     guard ckshim_tsan_enabled() != 0 else { return }
     withUnsafeCurrentTask { task in
