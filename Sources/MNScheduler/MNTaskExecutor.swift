@@ -13,13 +13,13 @@
 // A lane runs at most `throughput` jobs a turn, queued and resumed alike (`runsLeft`).
 //
 // Invariants:
-//   (K1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread running the
+//   (J1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread running the
 //        lane's turn; the scheduler orders turns (R2), so they need no atomics.
-//   (K2) `resumed` is filled only while `runsLeft` > 0, and the turn runs it before it
+//   (J2) `resumed` is filled only while `runsLeft` > 0, and the turn runs it before it
 //        returns: a hop is never left behind.
-//   (K3) Jobs of one task never run at once.
-//   (K4) No FIFO between jobs of different tasks; a hop runs ahead of its lane's queue.
-//   (K5) The hop test never reads the running job's header, which a processing job frees
+//   (J3) Jobs of one task never run at once.
+//   (J4) No FIFO between jobs of different tasks; a hop runs ahead of its lane's queue.
+//   (J5) The hop test never reads the running job's header, which a processing job frees
 //        while it runs; kinds are read at enqueue.
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
@@ -52,19 +52,19 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// at shutdown are handed to the global executor, never run).
         var owner: Unmanaged<MNTaskExecutor>?
         /// The job this lane's turn is running, nil between turns. Written by the turn,
-        /// read only on the same thread, by enqueues made from inside that job (K1).
+        /// read only on the same thread, by enqueues made from inside that job (J1).
         var runningJob: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: runningWord & ~1) }
         /// `runningJob`'s bits, with bit 0 set when it came as an H2 hop (not a task).
         /// Jobs are 16-aligned. The kind travels with the job because the running job may
-        /// already be freed (K5).
+        /// already be freed (J5).
         @exclusivity(unchecked) var runningWord: UInt = 0
         /// A hop (H1–H3) taken while `runningJob` runs, nil when none:
         /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
-        /// and read by the turn, both on the turn's thread (K1).
+        /// and read by the turn, both on the turn's thread (J1).
         var resumed: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: resumedWord & ~1) }
         /// `resumed`'s bits, bit 0 set when it is not a task (see `runningWord`); 0: none.
         @exclusivity(unchecked) var resumedWord: UInt = 0
-        /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (K1, K2).
+        /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (J1, J2).
         @exclusivity(unchecked) var runsLeft = 0
         /// Test hook: jobs run from `resumed` (the hop path), counted on the turn's thread.
         /// Debug builds only (no cost in release); read by tests once the lane is quiet.
@@ -92,7 +92,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                 if outcome == .empty { break }
             }
             runningWord = 0
-            runsLeft = 0  // K2: no hop is taken outside the loop
+            runsLeft = 0  // J2: no hop is taken outside the loop
             return outcome == .empty ? .idle : .more
         }
 

@@ -34,17 +34,14 @@ import Glibc
 import Darwin
 #endif
 
-/// The type of a queue's items, recorded by a typed owner when its enqueue allocates the
-/// ring, so that the queue's deinit can destroy the items nobody drained.
+/// The type of a queue's items, recorded so that deinit can destroy undrained items.
 @usableFromInline
 package protocol MPSCQueueItemType {
-    /// Moves the item at `item` (a ring or overflow slot of the queue's `itemBytes`) out and
-    /// destroys it.
+    /// Moves the item at `item` out of its slot and destroys it.
     static func destroyItem(at item: UnsafeMutableRawPointer)
 }
 
-/// The item type of the untyped forms of enqueue (words, pointers): nothing is recorded,
-/// and the queue's deinit leaves undrained items as they are (their owner drains them).
+/// The item type of the untyped forms of enqueue: deinit leaves undrained items alone.
 @usableFromInline
 package enum UntypedItems: MPSCQueueItemType {
     @inlinable package static func destroyItem(at item: UnsafeMutableRawPointer) {}
@@ -57,16 +54,14 @@ package enum UntypedItems: MPSCQueueItemType {
 /// time, with a happens-before edge between successive consumers (a run queue gives one).
 /// Never from inside a drain's `body`: drains do not nest.
 ///
-/// A ``ScheduledUnit``, so that a unit that is the single consumer of one queue (an actor
-/// cell) can be that queue: one object, one allocation. Every member is final and
-/// package-visible; outside the package the class offers nothing to call and no
-/// initializer. A standalone queue is never scheduled. The protocols: the file comment
-/// and the MailboxQueue article.
+/// A ``ScheduledUnit``, so that a queue's single consumer (an actor cell) can be the
+/// queue: one object. Every member is final and package-visible; outside the package
+/// the class offers nothing to call. A standalone queue is never scheduled.
 open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// What an enqueue did.
     @usableFromInline package enum EnqueueResult: Equatable, Sendable {
-        /// Accepted; `becameNonEmpty` is true for exactly the enqueue that took the queue
-        /// from idle to busy: its caller must get the consumer running.
+        /// Accepted; `becameNonEmpty`: this enqueue took the queue from idle (S3), and its
+        /// caller must get the consumer running.
         case accepted(becameNonEmpty: Bool)
         /// The queue is closed; the item was not taken.
         case closed
@@ -74,10 +69,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// What a drain left behind.
     @usableFromInline package enum DrainOutcome: Equatable, Sendable {
-        /// The queue went idle: the consumer must stop; the next `becameNonEmpty` (perhaps
-        /// already reported) starts it again.
+        /// The queue went idle: the consumer stops until the next `becameNonEmpty`.
         case empty
-        /// Items remain (or are still being committed): run the consumer again later.
+        /// Items remain, or are being published: run the consumer again later.
         case more
     }
 
@@ -90,14 +84,12 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     // The one-byte flags are declared together: with ScheduledUnit's state byte they
     // share one word.
-    /// Set by a producer (under overflowLock) when it appends to the overflow list;
-    /// cleared only by the consumer in the same critical section that takes the list.
-    /// Producers read it (acquire) before trying the ring.
+    /// Set by an overflow append, cleared by the consumer as it takes the list; both
+    /// under overflowLock. Producers read it before trying the ring.
     @usableFromInline let overflowActive = Atomic<Bool>(false)
 
-    /// The overflow spin lock: taken by a CAS (acquiring), given back by a store
-    /// (releasing). ThreadSanitizer sees its edges, and an idle queue carries no mutex.
-    /// Held only for an append or a swap of the list.
+    /// The overflow spin lock: a CAS takes it, a releasing store gives it back. Held only
+    /// for an append or a swap of the list.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
     /// Whether the consumer may give the ring back ("Giving the ring back"). Set at init.
@@ -114,10 +106,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Bytes of one item: 8 for a word queue, at most RawRing.maximumSlotBytes.
     @usableFromInline let itemBytes32: UInt32
 
-    /// The ring block's address (even, nonzero), or, when odd, no ring and the consumer's
-    /// taken count in `word >> 1`. Installed by a CAS (release), read with acquire so the
-    /// initialised header is visible. Only the consumer takes a ring away (release, under
-    /// the overflow lock).
+    /// The ring block's address (even), or, when odd, no ring and the taken count in
+    /// `word >> 1`. Installed by a releasing CAS, read with acquire; only the consumer
+    /// takes a ring away, under the overflow lock.
     @usableFromInline let ringWord = Atomic<UInt>(1)
 
     /// The ring block of `word`, nil when it holds none (odd).
@@ -126,8 +117,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         word & 1 == 0 ? UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped : nil
     }
 
-    /// The current ring block (acquire), nil when there is none. A thread that dereferences
-    /// it for a reclaimable queue must be inside a ring epoch section, or be the consumer.
+    /// The current ring block, nil when none. For a reclaimable queue, dereference it only
+    /// inside a ring epoch section, or as the consumer.
     @inlinable package final var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
     /// Slots of the ring once allocated (validated power of two ≥ 4).
@@ -139,9 +130,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// A slot's bytes for items of `itemBytes`: rounded up to a multiple of 8.
     @inlinable static func slotBytes(forItemBytes itemBytes: Int) -> Int { (itemBytes + 7) & ~7 }
 
-    /// Items the consumer has taken out so far. Written by the consumer only, before each
-    /// hand-off (a relaxed store); read by anyone. With `approximateCount` it gives how
-    /// many items were ever accepted, for exact accounting at shutdown.
+    /// Items the consumer has taken out so far; read by anyone. With `approximateCount`
+    /// it gives how many items were ever accepted.
     package final var dequeuedCount: Int {
         readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
     }
@@ -168,9 +158,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         self.init(shape: try Shape(capacity: capacity, itemBytes: itemBytes, reclaimable: reclaimable))
     }
 
-    /// Creates an empty queue of a validated shape: the designated initializer, which a
-    /// subclass that is its own queue (an actor cell) calls. Inlinable, so a spawn makes
-    /// its cell inline.
+    /// Creates an empty queue of a validated shape (a subclass that is its own queue calls
+    /// this).
     @inlinable
     package init(shape: Shape) {
         self.capacity32 = shape.capacity32
@@ -241,9 +230,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     // MARK: producers
 
-    /// The ring, allocating it on first use with `Items` recorded as the item type (racing
-    /// producers: one CAS wins, losers free theirs). `Items` is used only in the
-    /// out-of-line allocation, so an unspecialised caller looks up no metadata per item.
+    /// The ring, allocating it on first use with `Items` recorded as the item type.
     @inlinable @inline(__always)
     final func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         let word = ringWord.load(ordering: .acquiring)
@@ -266,9 +253,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// Allocates the ring now unless it exists, so that no later enqueue allocates (or can
-    /// fail to). Any thread; idempotent. Throws, leaving the queue usable and ring-less,
-    /// when the memory cannot be had (the ring is capacity × (slot bytes + 8) plus a header).
+    /// Allocates the ring now unless it exists, so no later enqueue allocates or can fail
+    /// to. Any thread; idempotent. Throws, leaving the queue usable, when out of memory.
     package final func reserveRing() throws(RingAllocationError) {
         try reserveRing(recording: UntypedItems.self)
     }
@@ -279,9 +265,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         _ = try installRing(itemType: items)
     }
 
-    /// Allocates a ring, records the item type (nil for `UntypedItems`) and the taken count
-    /// carried over, and publishes it. Racing callers: one CAS wins, losers free theirs.
-    /// Returns the ring installed. The shape was validated with the queue.
+    /// Allocates a ring, records the item type and the taken count, and publishes it.
+    /// Racing callers: one CAS wins, losers free theirs. Returns the ring installed.
     @inline(__always)
     private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
@@ -330,8 +315,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         enqueue(moving: source, itemBytes: itemBytes, recording: items)
     }
 
-    /// `enqueue(moving:recording:)` for a caller that knows the item size statically: the
-    /// copy is then fixed word moves. `itemBytes` must be this queue's.
+    /// `enqueue(moving:recording:)` with the item size known statically (must be this
+    /// queue's).
     @inlinable @inline(__always)
     package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                    recording items: Items.Type) -> EnqueueResult {
@@ -351,9 +336,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             : enqueueIfRing(moving: source, itemBytes: itemBytes)
     }
 
-    /// The enqueue that found no ring (the first, or one after the ring was given back):
-    /// allocates one recording `Items`, then inserts. Out of line with one call site, so
-    /// the item type's metadata is looked up only here, never on the common send.
+    /// The enqueue that found no ring: allocates one recording `Items`, then inserts. Out
+    /// of line, so the item type's metadata is looked up only here.
     @inlinable @inline(never)
     final func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                           recording items: Items.Type) -> EnqueueResult {
@@ -372,8 +356,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return enqueueIfRing(moving: source, itemBytes: itemBytes)
     }
 
-    /// The insert of an enqueue into the queue's ring (or its overflow) and the idle-flag
-    /// claim; nil, with nothing done, when the queue has no ring.
+    /// The insert and the idle-flag claim; nil, with nothing done, when there is no ring.
     @inlinable @inline(__always)
     final func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         #if DEBUG
@@ -384,8 +367,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return insert(moving: source, itemBytes: itemBytes, into: RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped))
     }
 
-    /// The insert into `ring` (the queue's, just loaded): the ring, or the overflow; then
-    /// the idle-flag claim.
+    /// The insert into `ring` or its overflow, then the idle-flag claim.
     @inlinable @inline(__always)
     final func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> EnqueueResult {
         #if DEBUG
@@ -405,11 +387,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// is in none and the queue is reclaimable.
     @inlinable package final var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
 
-    /// The ring path of `enqueue(moving:itemBytes:recording:)` alone, for a specialised send
-    /// that does everything else out of line. Returns `becameNonEmpty` when the item went in.
-    /// Returns nil, with nothing copied, when the queue is closed, has no ring, or its
-    /// overflow lock is busy or the ring full: the caller then makes the full enqueue.
-    /// `itemBytes` must be this queue's. The caller is inside a ring epoch section unless
+    /// The ring path of `enqueue(moving:itemBytes:recording:)` alone: `becameNonEmpty`, or
+    /// nil with nothing copied (closed, no ring, ring full, overflow lock busy), and the
+    /// caller makes the full enqueue. The caller is in a ring epoch section unless
     /// `sendNeedsSection` is false. `signallingUnit`: the caller knows `signalsUnit` is set.
     @inlinable @inline(__always)
     package final func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signallingUnit: Bool = false) -> Bool? {
@@ -469,8 +449,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return false
     }
 
-    /// Under the overflow lock: when the overflow is already active and its tail chunk has
-    /// room, copies the item into the tail's next slot and returns true; else does nothing.
+    /// Under the overflow lock: appends behind an active overflow whose tail has room.
     @inlinable @inline(__always)
     final func appendBehindActiveOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         guard overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail else { return false }
@@ -525,10 +504,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// For an owner that keeps producers waiting outside the queue (a bounded mailbox):
-    /// after the waiter is recorded where the consumer looks, makes sure a turn follows.
-    /// True when the caller must schedule the consumer. The fence is the producer's half
-    /// of the Dekker pair, with the waiter record in place of an item.
+    /// For an owner whose producers wait outside the queue (a bounded mailbox): after the
+    /// waiter is recorded, makes sure a turn follows. True: schedule the consumer. The
+    /// fence is the producer's half of the Dekker pair, the waiter in place of an item.
     package final func claimConsumerForWaiter() -> Bool {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         return claimConsumer()
@@ -584,8 +562,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         list.appendCount = list.appendCount &+ 1
     }
 
-    /// The queue's first overflow append: its overflow list, published in the ring block
-    /// (release) before `overflowActive` is set. Under overflowLock.
+    /// The first overflow append's list, published before `overflowActive` is set.
     @inline(never)
     final func makeOverflowList(_ ring: RawRing) -> OverflowList {
         let list = OverflowList.allocate()
@@ -611,10 +588,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     // MARK: consumer
 
-    /// Hands up to `max` items, in FIFO order per producer, to `body`. `take` moves each
-    /// item out of its slot (a ring slot is freed when `take` returns, an overflow chunk
-    /// after its last item); then `body` gets the item. Consumer only, never from inside
-    /// `body`. No atomic read-modify-write per item; the idle protocol runs when dry.
+    /// Hands up to `max` items, FIFO per producer, to `body`; `take` moves each out of its
+    /// slot first. Consumer only, never from inside `body`. No atomic read-modify-write
+    /// per item; the idle protocol runs when the queue is dry.
     @inlinable @inline(__always)
     package final func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
@@ -672,9 +648,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Most empty looks a lingering drain makes, a `pause` apart, before it goes idle.
     @usableFromInline static let lingerPolls = 64
 
-    /// The lingering looks ("Lingering"): up to `lingerPolls` looks for a published entry
-    /// or an overflow, while this worker has nothing else to run. True when something
-    /// arrived. Consumer only, on a thread where ckshim_linger_get() is set.
+    /// The lingering looks: true when something arrived while this worker had nothing
+    /// else to run. Consumer only, on a thread where ckshim_linger_get() is set.
     @usableFromInline @inline(never)
     final func lingerForMore(_ ring: RawRing) -> Bool {
         // An active overflow here is one the drain could not take (a producer is between
@@ -693,13 +668,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return false
     }
 
-    /// Hands out a run of pending items of `chunk` (the first pending chunk) from
-    /// `pendingIndex` on: the rest of the chunk, or `max − taken` items if fewer (at least
-    /// one), adding the run's length to `taken`. The chunk's count is final (producers
-    /// append only to the list's chain), so the run's length is known at its start.
-    /// `endPendingRun` frees the chunk once its last item is out. Each item is counted
-    /// before its hand-off. `pendingIndex` moves past the run at its start: only this
-    /// consumer's drains read it, and they do not nest.
+    /// Hands out a run of the first pending chunk's items from `pendingIndex`: the rest
+    /// of the chunk, or `max − taken` if fewer. A taken chunk's count is final, so the run
+    /// is known at its start, and `pendingIndex` moves past it then (drains do not nest).
     @inlinable @inline(__always)
     final func handOutPending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, ring: RawRing, taken: inout Int,
                               max: Int, slotBytes: Int, _ take: (UnsafeMutableRawPointer) -> Item,
@@ -722,8 +693,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         endPendingRun(ring)
     }
 
-    /// After a run of `handOutPending`: frees the first pending chunk if the run handed out
-    /// its last item (`pendingIndex` at its count). Out of line (once per run). Consumer only.
+    /// After a run: frees the first pending chunk if its last item is out. Consumer only.
     @usableFromInline @inline(never)
     final func endPendingRun(_ ring: RawRing) {
         let list = overflowList(ring).unsafelyUnwrapped
@@ -746,10 +716,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         chunk.deallocate()
     }
 
-    /// The consumer side of the idle flag ("Who runs the consumer"). Consumer only, from
-    /// `drain` once it found nothing: its pending chain is empty, so only the producers'
-    /// side (a claimed slot, an active overflow) is looked at again. `keepTurn` is the
-    /// out-of-line other outcome.
+    /// The consumer side of the idle flag, once `drain` found nothing: store idle, fence,
+    /// look again at the producers' side (a claimed slot, an active overflow).
     @inlinable @inline(__always)
     final func goIdle(_ ring: RawRing?) -> DrainOutcome {
         assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
@@ -770,10 +738,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return keepTurn(RawRing(block: block))
     }
 
-    /// goIdle of a queue that signals its unit ("The unit as the idle flag"): no flag to
-    /// store. `.empty` when nothing is claimed; otherwise an item is certain to come, so
-    /// the turn waits for its publish and returns `.more`. Needs no `overflowActive` test
-    /// (the article says why). Consumer only, from `drain`.
+    /// goIdle of a queue that signals its unit: `.empty` when nothing is claimed; else the
+    /// turn waits for the publish and returns `.more` ("The unit as the idle flag").
     @inlinable @inline(__always)
     final func runDry(_ ring: RawRing?) -> DrainOutcome {
         guard let ring else { return .empty }
@@ -788,9 +754,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return .more
     }
 
-    /// goIdle found work arriving (a claimed slot, or overflow): keeps the turn unless a
-    /// producer already took the flag (it schedules the next turn). A kept turn waits for
-    /// a claimed slot's publish ("Producers between claim and publish"). Consumer only.
+    /// goIdle found work arriving: keeps the turn unless a producer took the flag, and
+    /// waits for a claimed slot's publish. Consumer only.
     @usableFromInline @inline(never)
     final func keepTurn(_ ring: RawRing?) -> DrainOutcome {
         guard consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
@@ -802,10 +767,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Most looks `waitForCommit` makes, a `pause` apart, before it yields the CPU once.
     @usableFromInline static let commitPolls = 64
 
-    /// The consumer owns its turn and a producer has claimed a slot without publishing it
-    /// ("Producers between claim and publish"): looks up to `commitPolls` times. If the
-    /// publish still has not landed and this worker has nothing else to run, yields the
-    /// CPU once so a preempted producer can run. Consumer only.
+    /// Waits briefly for a claimed slot's publish; then, if this worker has nothing else
+    /// to run, yields the CPU once for a preempted producer. Consumer only.
     @usableFromInline @inline(never)
     final func waitForCommit(_ ring: RawRing) {
         for _ in 0..<MPSCQueue.commitPolls {
@@ -843,11 +806,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     // MARK: giving the ring back
 
-    /// Gives the ring back ("Giving the ring back") when the queue is reclaimable and holds
-    /// nothing: seals the ring, detaches it under the overflow lock and hands it to the
-    /// ring epoch, which frees it after a grace period. The next enqueue allocates a fresh
-    /// ring. False, with nothing changed, when a producer claimed or overflowed meanwhile.
-    /// Consumer only, right after a drain that returned `.empty`. No allocation.
+    /// Gives an idle reclaimable queue's ring back: seal, detach, retire to the ring epoch
+    /// ("Giving the ring back"). False, with nothing changed, when a producer came first.
+    /// Consumer only, right after a drain that returned `.empty`.
     @discardableResult
     package final func releaseIdleRing() -> Bool {
         var dropped = 0
@@ -884,9 +845,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return true
     }
 
-    /// For the owner's walker (one at a time): true when the queue has a ring and took no
-    /// item since the previous call. Keeps its snapshot in a ring-block word only the
-    /// walker touches. Any thread.
+    /// For the owner's walker: true when the queue has a ring and took no item since the
+    /// previous call. One walker at a time; any thread.
     package final func ringIdleSinceLastLook() -> Bool {
         readingRing { ring, _ in
             guard let ring else { return false }
@@ -956,10 +916,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// Test-and-test-and-set: waits with plain loads (the line stays shared, so failed
-    /// CASes do not rob the holder of it), backing off exponentially between looks, and
-    /// tries the CAS only when the lock looks free. Every so many looks it yields the CPU,
-    /// for a preempted holder.
+    /// Test-and-test-and-set with exponential back-off; yields the CPU now and then, for a
+    /// preempted holder.
     @usableFromInline @inline(never)
     final func lockOverflowContended() {
         var spins = 0
@@ -1001,10 +959,8 @@ extension RawRing {
 }
 
 #if DEBUG
-/// Debug builds only: points where a test runs an action once, on one queue: an enqueue
-/// between its closed check and its insert (a send racing a close or a shutdown), before
-/// a claim, before a publish, a lingering look, a look of `waitForCommit`. One relaxed
-/// load per pass when disarmed.
+/// Debug builds only: points where a test runs an action once, on one queue, to replay a
+/// race exactly. One relaxed load per pass when disarmed.
 @usableFromInline package enum MPSCQueueTestHook {
     @usableFromInline static let enqueue = QueueHookPoint()
     @usableFromInline static let linger = QueueHookPoint()
@@ -1068,9 +1024,8 @@ extension RawRing {
     package static func commitWaitIfArmed(_ queue: MPSCQueue) { commitWait.fireIfArmed(queue) }
 }
 
-/// Debug builds only: one one-shot test hook point of MPSCQueueTestHook. Armed for one
-/// queue with an action; the first pass through the point on that queue disarms it (a
-/// CAS, so exactly one thread wins) and runs the action on its own thread.
+/// Debug builds only: one one-shot hook point. The first pass on the armed queue disarms
+/// it (a CAS: one thread wins) and runs the action.
 @usableFromInline package final class QueueHookPoint: Sendable {
     /// The armed queue's identity, 0 when disarmed.
     @usableFromInline let target = Atomic<UInt>(0)

@@ -213,10 +213,9 @@ package struct RawRing: @unchecked Sendable {
 
     // MARK: mailbox entries (in place; see ckshim.h, "Ready marks")
 
-    /// Claims the next entry of a mailbox ring of `slotBytes` slots (multi-producer) and
-    /// returns its slot; nil when full. The caller writes the item into the slot, then must
-    /// `publishMultiProducer(slot:ticket:)` at once: until then the consumer waits at this
-    /// entry (other producers do not).
+    /// Claims the next mailbox entry (multi-producer) and returns its slot; nil when full.
+    /// Write the item, then `publishMultiProducer(slot:ticket:)` at once: until then the
+    /// consumer waits at this entry.
     @inlinable @inline(__always)
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
         // Unprotected: `&ticket` handed to C would otherwise give every send a stack
@@ -227,9 +226,7 @@ package struct RawRing: @unchecked Sendable {
         }
     }
 
-    /// Publishes `slot` (from `reserveMultiProducer`, claimed with `ticket`): its entry's
-    /// ready mark, one release store. Never waits for another producer (ckshim.h, "Ready
-    /// marks").
+    /// Publishes `slot`: one release store of its entry's ready mark. Never waits.
     @inlinable @inline(__always)
     package func publishMultiProducer(slot: UnsafeMutableRawPointer, ticket: UInt32) {
         ckshim_ring_publish_mp(ring, slot, ticket)
@@ -240,10 +237,8 @@ package struct RawRing: @unchecked Sendable {
     @inlinable @inline(__always)
     package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
 
-    /// The slot of mailbox entry `head` (the consumer index) of a ring of `slotBytes` slots
-    /// when it is published (single consumer), nil when empty or when its producer has
-    /// claimed it and not yet published. Move the item out, then
-    /// `releaseSingleConsumer(to: head &+ 1)`.
+    /// The slot of entry `head` when it is published, else nil (single consumer). Move the
+    /// item out, then `releaseSingleConsumer(to: head &+ 1)`.
     @inlinable @inline(__always)
     package func peekSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
         ckshim_ring_peek_sc_at(ring, UnsafeMutableRawPointer(buffer), RawRing.entryStride(slotBytes: slotBytes), head)
@@ -263,9 +258,8 @@ package struct RawRing: @unchecked Sendable {
         peekSingleConsumer(at: consumerHeadSingleConsumer, slotBytes: slotBytes) != nil
     }
 
-    /// Entries of the mailbox protocol claimed and not yet consumed, published or not (a
-    /// snapshot; 0 while the ring is sealed). `count` is ck's p_tail-based count, for rings
-    /// used with ck's operations.
+    /// Mailbox entries claimed and not yet consumed (a snapshot; 0 while sealed). `count`
+    /// is ck's p_tail-based count.
     @inlinable package var claimedCount: Int { Int(ckshim_ring_claimed_count(ring)) }
 
     /// The owning MPSCQueue's count of items taken, kept beside c_head (ckshim.h; relaxed:
@@ -275,16 +269,15 @@ package struct RawRing: @unchecked Sendable {
         nonmutating set { ckshim_ring_taken_store(ring, UInt64(truncatingIfNeeded: newValue)) }
     }
 
-    /// The owning MPSCQueue's overflow list (an OverflowList base), nil until its first
-    /// overflow append; kept just past the ck_ring header (ckshim.h; release store, acquire load).
+    /// The owning MPSCQueue's overflow list, nil until its first overflow append (release
+    /// store, acquire load).
     @inlinable var overflowListBase: UnsafeMutableRawPointer? {
         get { ckshim_ring_overflow_load(ring) }
         nonmutating set { ckshim_ring_overflow_store(ring, newValue) }
     }
 
-    /// Seals an empty, quiescent ring (MailboxQueue.md, "Giving the ring back"): a CAS of
-    /// p_head from c_head to c_head + capacity, so every later claim sees it full. False when a
-    /// producer claimed first. Single consumer.
+    /// Seals an empty, quiescent ring (MailboxQueue.md, "Giving the ring back"): every
+    /// later claim sees it full. False when a producer claimed first. Single consumer.
     @inlinable package func seal() -> Bool { ckshim_ring_seal(ring) }
 
     /// Undoes `seal()` (the ring stays): p_head back to c_head. Single consumer, on a

@@ -64,10 +64,8 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:). Only the common case, one of this scheduler's open workers,
-    /// is inlined; the rest is `scheduleOther`. T1's first CAS guesses the unit has no
-    /// owner; an owned unit goes through `scheduleOwned`. The entry pushed is retained
-    /// iff the unit has no owner (L2).
+    /// Scheduler.schedule(_:): the common case (an open worker of this scheduler) inline,
+    /// the rest out of line. T1's first CAS guesses the unit has no owner.
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -79,11 +77,8 @@ final class SchedulerGate: Sendable {
         scheduleOther(unit)
     }
 
-    /// `schedule(unit)` with T1's first CAS guessing the owner bit set, for
-    /// ScheduledUnit.scheduleOwned(on:). The common case (an open worker of this scheduler,
-    /// the guess right, an empty next slot) calls nothing; every other case is a tail call
-    /// of a static out-of-line function. Static, with the scheduler's own `id` and `core`,
-    /// so only the fallback loads the gate.
+    /// `schedule(unit)` with T1's first CAS guessing the owner bit set. The common case
+    /// calls nothing; every other case is a tail call of a static out-of-line function.
     @inline(__always)
     static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -96,10 +91,8 @@ final class SchedulerGate: Sendable {
         SchedulerGate.scheduleOtherOwned(gate(), unit)
     }
 
-    /// scheduleOwned when T1's blind CAS failed, reading `seen` (the unit was not idle with
-    /// its owner bit set): the rest of T1/T2 (ScheduledUnit.transitionToScheduledSlow), then
-    /// the push of the entry it calls for (retained iff O was clear, L2). On an open worker
-    /// of this scheduler (the caller checked).
+    /// scheduleOwned when T1's blind CAS read `seen`: the rest of T1/T2, then the push of
+    /// the entry it calls for (L2). On an open worker of this scheduler.
     @inline(never)
     private static func scheduleOwnedContended(_ unit: ScheduledUnit, worker: Unmanaged<Worker>, seen: UInt8) {
         let entry: UnsafeMutableRawPointer
@@ -180,10 +173,9 @@ final class SchedulerGate: Sendable {
 
 /// An M:N scheduler: `workerCount` OS threads running `ScheduledUnit` turns.
 ///
-/// Thread-safety: every member may be used from any thread, except that `shutdown()` must
-/// not be called from one of this scheduler's own workers (it would join itself: that
-/// traps with a message). Units are run at most `throughput` items per turn and never
-/// concurrently with themselves.
+/// Thread-safety: every member may be used from any thread; `shutdown()` traps on one of
+/// this scheduler's own workers. A unit runs at most `throughput` items per turn, never
+/// concurrently with itself.
 public final class Scheduler: Sendable {
     /// The effective configuration with the source of every value.
     public let resolvedConfiguration: ResolvedSchedulerConfiguration
@@ -196,8 +188,8 @@ public final class Scheduler: Sendable {
 
     /// Worker threads to join, and whether shutdown completed. Taken by shutdown() only.
     private let lifecycle = Lock<(threads: [(worker: Int, thread: pthread_t)], finished: Bool)>(([], false))
-    /// Workers 0..<donatedWorkers get no thread of their own: a thread donates itself with
-    /// ``runDonatedWorker()`` (the main thread, for main-thread actors).
+    /// Workers 0..<donatedWorkers get no thread; a thread donates itself with
+    /// ``runDonatedWorker()``.
     public let donatedWorkers: Int
     /// Donated workers claimed so far (any thread; each index is claimed once).
     private let donationsClaimed = Atomic<Int>(0)

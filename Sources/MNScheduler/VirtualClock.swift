@@ -8,14 +8,10 @@
 //       an action for a deadline within the target fires in the same advance.
 //  (V3) actions run outside the lock, on the advancing thread, one at a time (the caller
 //       holds the scheduler's drive guard), so they may add timers or schedule units.
-//  (V4) time saturates: an advance past `UInt64.max` nanoseconds (about 584 years) stops
-//       the clock there, and deadlines computed from it saturate to the same value
-//       (Duration.saturatingDeadline). `UInt64.max` is therefore a deadline like any
-//       other, reached by the clock: a timer at it fires in the advance that reaches the
-//       maximum, or, added once the clock is there, in the next advance (even by zero), as
-//       any timer in the past does. So a timeout armed on a saturated clock still ends —
-//       early, as the time it should have waited for cannot be represented — instead of
-//       never. (Callers must not use `.max` as "no deadline" on a virtual clock.)
+//  (V4) time saturates at `UInt64.max` nanoseconds, and so do deadlines computed from it.
+//       That maximum is a deadline like any other: a timer at it fires when the clock
+//       reaches it, or in the next advance (even by zero) if added later. So a timeout on
+//       a saturated clock ends early rather than never. (`.max` is not "no deadline".)
 // Thread-safety: every member may be called from any thread (one lock).
 
 /// Virtual nanoseconds and the timers due on them (see the file comment).

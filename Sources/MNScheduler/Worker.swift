@@ -90,14 +90,13 @@ final class Worker: @unchecked Sendable {
     /// then keeps going past `spinCount` instead of parking.
     private var watchingNextSlot = false
     private var random: UInt64
-    /// The unit this worker took from another worker's next slot (a long turn's occupant, or
-    /// a stalled worker's), until it goes idle here or this worker runs out of work: the
-    /// linger thread-local stays cleared meanwhile, so drains here do not linger.
+    /// The unit this worker took from another worker's next slot, until it goes idle here
+    /// or this worker runs out of work. Drains here do not linger meanwhile.
     private var lingerless: UnsafeMutableRawPointer?
     private let paddingAfter = CacheLinePadding()
 
-    /// A pool worker (`isSpare` false: worker `index` of the core, owning its run queue) or
-    /// a spare thread's worker (a run queue, parker and shared part of its own).
+    /// A pool worker (`index` of the core) or a spare thread's worker (with queue, parker
+    /// and shared part of its own).
     init(index: Int, schedulerID: Int, core: SchedulerCore, configuration: ResolvedSchedulerConfiguration,
          isSpare: Bool = false) {
         self.index = index
@@ -207,9 +206,8 @@ final class Worker: @unchecked Sendable {
         while let unit = local.pop() { receiver(unit) }
     }
 
-    /// A spare thread's loop: run queued work (own queue, injection, stalled workers'
-    /// queues) while there is some; retire after `idleLimit` of finding none, handing
-    /// whatever it still holds to the injection queue (or the hand-back once closed).
+    /// A spare thread's loop: run queued work while there is some; after `idleLimit` of
+    /// none, retire, handing what it holds back to the pool.
     func runSpare(idleLimit: UInt64) {
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
         defer { ckshim_current_worker_set(nil) }
@@ -291,10 +289,8 @@ final class Worker: @unchecked Sendable {
         }
     }
 
-    /// Step 1: the poll due this tick. Takes from the injection queue (as the search does),
-    /// then sets the tick of the next poll: `1 + ⌊L·W / I⌋` ticks on (L = local.count, I =
-    /// injection.count, W = workers), at least 2 and at most `injectionPollInterval`, so an
-    /// injected unit gets turns at about the rate a local one does.
+    /// Step 1: takes from the injection queue, then sets the next poll `1 + ⌊L·W / I⌋`
+    /// ticks on (L local, I injected, W workers), within 2...injectionPollInterval.
     @inline(never)
     private func pollInjection() -> UnsafeMutableRawPointer? {
         RingEpoch.refresh()  // lets the ring epoch advance past this worker
@@ -488,10 +484,8 @@ final class Worker: @unchecked Sendable {
         Worker.scheduleLocalDisplacing(self, unit)  // static: a tail call
     }
 
-    /// scheduleLocal when the slot is occupied or this worker is stalled (kept out of line,
-    /// so schedule()'s inlined common case stays small). Re-reads `stalled`: only the owner
-    /// clears it, so a later reading is as good; a thief setting it meanwhile only adds a
-    /// wake-up.
+    /// scheduleLocal when the slot is occupied or this worker is stalled. Out of line.
+    /// Re-reads `stalled`: a thief setting it meanwhile only adds a wake-up.
     @inline(never)
     private static func scheduleLocalDisplacing(_ worker: Worker, _ unit: UnsafeMutableRawPointer) {
         worker.scheduleLocalDisplacing(unit)
@@ -580,16 +574,14 @@ final class WorkerShared: @unchecked Sendable {
     /// Metrics, written by the monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
     let busySamples = Atomic<Int>(0)
-    /// The worker thread's id (ckplat_thread_id: the kernel tid on Linux), stored by the
-    /// owner when its loop starts; read by the monitor (relaxed: it only names the thread
-    /// to ask about; 0 = not started yet).
+    /// The worker thread's id (the kernel tid on Linux; 0 until its loop starts), for the
+    /// monitor.
     let threadID = Atomic<Int64>(0)
     private let paddingAfter = CacheLinePadding()
 
-    /// True when the worker's thread is runnable — running, or waiting for a CPU — rather
-    /// than asleep in the kernel (ckplat_thread_is_runnable). False when it sleeps or the
-    /// platform cannot tell (the portable layer never can). For the monitor only (a file
-    /// read on Linux: call it on a stall, not per turn).
+    /// True when the worker's thread is running or waiting for a CPU, not asleep in the
+    /// kernel; false when it sleeps or the platform cannot tell. For the monitor, on a
+    /// stall only (a file read on Linux).
     func threadIsRunnable() -> Bool {
         ckplat_thread_is_runnable(threadID.load(ordering: .relaxed)) == 1
     }
