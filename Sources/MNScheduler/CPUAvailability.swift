@@ -7,15 +7,10 @@
 //      (quota −1 means unlimited). The cgroup directory is taken from /proc/self/cgroup,
 //      falling back to the mount root /sys/fs/cgroup;
 //   3. the CPUs online (sysconf), used when neither of the above is known;
-// and at least 1. The platform layer (CConcurrencyKit's ckplatform.h) gives the mask, the
-// online count and the cgroup files' raw text; the portable layer has no mask and no
-// cgroups, so there the count is sysconf's. Parsing stays here, in pure functions, so tests
-// cover every format on any platform.
-// The kernel writes quota and period as decimal integers, so the parsers accept exactly
-// that: anything else ("1e400", "inf", "nan", a negative or fractional number, a zero
-// period) and quotas above `maximumQuotaCPUs` are treated as unknown (nil), and the
-// worker count falls back to the affinity mask. `usableCPUs` likewise ignores a quota
-// that is not a finite positive number, so no input can make it trap.
+// and at least 1. The platform layer gives the raw values; parsing stays here, in pure
+// functions, so tests cover every format on any platform. The kernel writes quota and
+// period as decimal integers, and the parsers accept exactly that: anything else, and
+// quotas above `maximumQuotaCPUs`, count as unknown, so no input can make it trap.
 
 import CConcurrencyKit
 

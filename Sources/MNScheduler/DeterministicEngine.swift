@@ -1,8 +1,6 @@
-// DeterministicEngine — the state behind a DeterministicScheduler: the runnable units, the
-// seeded choice of the next one, the drive guard and the virtual clock. The Scheduler's
-// gate hands it every schedule() (see SchedulerGate.schedule: one early branch, on the
-// outside path only — a deterministic scheduler has no workers, so the worker fast path
-// never sees one).
+// DeterministicEngine: the state behind a DeterministicScheduler: the runnable units, the
+// seeded choice of the next one, the drive guard and the virtual clock. The scheduler's
+// gate hands it every schedule() (one branch, on the outside path only).
 //
 // Invariants:
 //  (D1) a unit is in `runnable` at most once, and exactly while its state word is

@@ -21,13 +21,10 @@
 //        waiter's next exchange takes the lock. A woken waiter stores 2 again, not 1 (others
 //        may still sleep): at worst one wake too many, never one too few.
 //   (F3) spurious returns (EINTR, a wake meant for an earlier state) only loop.
-// Memory ordering: the acquiring CAS / exchange that reads 0 reads from the releasing
-// exchange of the previous unlock, so everything the previous holder did in its critical
-// section happens-before everything the next holder does. x86-64: `lock cmpxchg` and
-// `xchg`, both full barriers. AArch64: the acquire CAS / swap are `casa` / `swpa` (or an
-// ldaxr/stxr pair), the release swap `swpl` (or ldxr/stlxr): acquire keeps the critical
-// section's accesses after the lock, release keeps them before the unlock. The wait
-// and wake calls carry no ordering of their own and need none (the word's atomics do it).
+// Memory ordering: the acquiring CAS or exchange that reads 0 reads from the previous
+// unlock's releasing exchange, so each critical section happens before the next, on x86-64
+// (locked instructions) and AArch64 (acquire and release forms) alike. The wait and wake
+// calls need no ordering of their own.
 // The word is a Swift `Atomic` in its own cache-line allocation (a stable address for the
 // kernel), so ThreadSanitizer sees the lock's happens-before edges.
 // Not re-entrant: a holder that locks again deadlocks (as pthread's default mutex does).

@@ -1,8 +1,7 @@
 // IdleWorkers — which workers sleep, how many search, and who to wake (tokio's idle.rs).
 //
-// State: one atomic word, low 32 bits = workers *searching* for work (spinning through
-// the queues), high 32 bits = workers *unparked* (awake); plus `sleepers`, the indices of
-// parked workers, under a Lock (pthread mutex, visible to ThreadSanitizer).
+// State: one atomic word, low half = workers *searching* for work, high half = workers
+// *unparked* (awake); plus `sleepers`, the parked workers' indices, under a Lock.
 //
 // Protocol (no lost wake-up, and only as many wakes as needed):
 //  (W1) Work producer: publish the work (ring push), then a sequentially consistent fence,

@@ -5,10 +5,8 @@
 //   park():   NOTIFIED → EMPTY and return (a wake-up arrived first); else EMPTY → PARKED,
 //             then ckplat_wait(word, PARKED) until the word is NOTIFIED, then → EMPTY.
 //   unpark(): exchange(NOTIFIED); if the old value was PARKED, ckplat_wake(word, 1).
-// The sleep is the platform layer's wait on an address (CConcurrencyKit's ckplatform.h): a
-// futex on Linux; in the portable layer a mutex and condition variable per hash bucket,
-// whose check of the word happens under the mutex the wake takes (ckplatform_posix.h).
-// No lost wake-up, on either: an unpark before park leaves NOTIFIED, which park consumes
+// The sleep is the platform layer's wait on an address (ckplatform.h).
+// No lost wake-up: an unpark before park leaves NOTIFIED, which park consumes
 // without sleeping; an unpark after the EMPTY → PARKED CAS changes the word before it
 // wakes, and ckplat_wait checks the word and sleeps atomically with respect to the wake,
 // so the wait either sees NOTIFIED and returns EAGAIN or is asleep when the wake comes.

@@ -4,27 +4,18 @@
 // worker pushes (enqueueSingleProducer: wait-free). The owner pops and idle workers steal
 // with the multi-consumer dequeue (a CAS on the consumer head: lock-free), so owner and
 // thieves may race for the same entry and exactly one wins it.
-// Stealing takes half: a thief reads the victim's count n and takes up to ⌈n/2⌉ entries
-// one by one (each a CAS; the batch is not atomic, which only means a racing owner or
-// another thief may get some of them). The first stolen entry is run by the thief, the
-// rest go into the thief's own (empty) local queue, where others may steal them again.
-// Overflow: when the owner's push finds the ring full, it moves the older half of its
-// queue, then the new entry, to the injection queue, in order (so FIFO across the two
-// queues is kept for this worker's entries, as in Go's runqputslow).
-// Entries are ScheduledUnit pointers, retained iff the unit has no owner (ScheduledUnit's
-// Lifetime: T1 decides, an owner leaving hands its retain to the entry); whoever pops one
-// owns the entry and settles its retain after the turn (L3).
+// Stealing takes half: a thief takes up to ⌈n/2⌉ entries one CAS at a time (a racing
+// owner or thief may get some), runs the first and queues the rest in its own empty
+// queue. A full ring moves its older half, then the new entry, to the injection queue in
+// order, keeping FIFO for this worker's entries. Entries are ScheduledUnit pointers,
+// retained iff the unit has no owner (L1); whoever pops one settles it after the turn (L3).
 //
 // Roles are types (tokio's queue::Local / queue::Steal):
-//  - `RunQueue` is the *owner* handle: push and pop. Noncopyable, so exactly one value
-//    exists per ring, and the owning Worker holds it in a `let` (a thief can borrow it only
-//    as the destination of its own steal, which pushes from the thief's own thread).
-//  - `RunQueue.Stealer` is the handle every other thread holds (SchedulerCore.queues):
-//    count and stealHalf only. Copyable and Sendable.
-// The single-producer rule is then a rule about threads, which a type cannot carry: in
-// debug builds the owner handle records the first thread that pushes or pops and reports
-// any other thread's push or pop (`confinementViolationHook`, else an assertion failure).
-// Release builds compile the check out (no field, no load).
+//  - `RunQueue` is the noncopyable *owner* handle: push and pop. The owning Worker holds
+//    it in a `let`.
+//  - `RunQueue.Stealer` is every other thread's handle: count and stealHalf only.
+// Which thread owns it, a type cannot say: debug builds record the first thread that
+// pushes or pops and report any other (`confinementViolationHook`).
 
 import CConcurrencyKit
 import Synchronization
