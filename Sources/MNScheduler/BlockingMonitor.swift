@@ -5,10 +5,10 @@
 // One detached thread per scheduler (`mn-monitor`), started unless
 // MN_BLOCKING_THRESHOLD_MS is 0. Every tick (threshold / 2, at least 1 ms) it reads each
 // worker's turn count (WorkerShared.turnCount: odd while a turn runs, bumped at every
-// start and end). An odd count equal to the last reading means the same turn is still
-// running; after `threshold` of that the worker is marked stalled (its next slot becomes
-// stealable) and, if work waits, a sleeping worker is woken to take it or a spare thread
-// is started (SchedulerCore.spareBudget: a long computation never widens the pool).
+// start and end). An odd count equal to the last reading means the same turn still runs.
+// After `threshold` of that the worker is marked stalled, and its next slot becomes
+// stealable. If work waits, a sleeping worker is woken to take it, or a spare thread is
+// started (SchedulerCore.spareBudget: a long computation never widens the pool).
 // Races are benign: a stale reading only delays or repeats a wake-up, and work is taken
 // with the ordinary stealing operations, never by the monitor itself.
 // Ticks also age OverflowChunkPool now and then, and sample each worker's busy time for

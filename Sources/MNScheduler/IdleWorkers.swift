@@ -10,10 +10,9 @@
 //       pop a sleeper, and unpark it. The woken worker starts *searching*: so at most one
 //       worker is woken per "nobody is searching" episode, and that worker, when it finds
 //       work and stops searching as the last searcher, wakes the next one (W3).
-//  (W2) A worker out of work becomes a searcher (at most half the awake workers search,
-//       the rest go straight to parking), spins `spinCount` rounds over the injection queue
-//       and the other workers' local queues, then parks: under the lock it removes itself
-//       from the unparked (and searching) counts and pushes its index on `sleepers`.
+//  (W2) A worker out of work becomes a searcher (at most half the awake workers search;
+//       the rest park at once). It spins `spinCount` rounds over the queues, then parks:
+//       under the lock it leaves the unparked and searching counts and joins `sleepers`.
 //       If it was the last searcher it re-checks every queue after that decrement and, if
 //       anything is queued, wakes a worker (possibly itself: it is already on `sleepers`).
 //  (W3) A searcher that finds work stops searching; if it was the last, it wakes another

@@ -4,9 +4,8 @@
 // overflow has its own spin lock.
 //
 // Why not Synchronization.Mutex: on Linux its futex lives in the standard library, which
-// ThreadSanitizer does not instrument, so TSan cannot see the happens-before edge it
-// provides and reports the data it protects as racy. pthread_mutex_lock/unlock are
-// intercepted by TSan, so the suite can run under --sanitize=thread with no false reports.
+// ThreadSanitizer does not instrument. TSan would miss its happens-before edge and report
+// the data it protects as racy. TSan intercepts pthread_mutex_lock and unlock.
 
 #if canImport(Glibc)
 import Glibc

@@ -3,9 +3,8 @@
 // to malloc at once.
 //
 // Why: a large burst into one mailbox is many maximum-size chunks, freed one by one as the
-// consumer drains them, and the next burst allocates them again. glibc trims the top of
-// its heap back to the kernel once enough of it is free, so every burst would pay page
-// faults and trims. Go's allocator and Pony's pools keep freed memory for reuse too.
+// consumer drains them; the next burst allocates them again. glibc trims its heap's top
+// back to the kernel once enough of it is free, so every burst would pay page faults. Go's allocator and Pony's pools keep freed memory for reuse too.
 //
 // Rules: only chunks of the maximum capacity are pooled (the small first links of a chain
 // are ordinary allocations), one free list per slot size (8, 16, …, 64 bytes: the chunk's

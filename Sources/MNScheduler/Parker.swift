@@ -6,10 +6,10 @@
 //             then ckplat_wait(word, PARKED) until the word is NOTIFIED, then → EMPTY.
 //   unpark(): exchange(NOTIFIED); if the old value was PARKED, ckplat_wake(word, 1).
 // The sleep is the platform layer's wait on an address (ckplatform.h).
-// No lost wake-up: an unpark before park leaves NOTIFIED, which park consumes
-// without sleeping; an unpark after the EMPTY → PARKED CAS changes the word before it
-// wakes, and ckplat_wait checks the word and sleeps atomically with respect to the wake,
-// so the wait either sees NOTIFIED and returns EAGAIN or is asleep when the wake comes.
+// No lost wake-up: an unpark before park leaves NOTIFIED, which park consumes without
+// sleeping. An unpark after the EMPTY → PARKED CAS changes the word before it wakes, and
+// ckplat_wait checks the word and sleeps atomically with respect to the wake. So the wait
+// either sees NOTIFIED and returns, or is asleep when the wake comes.
 // Spurious returns (and the portable layer's broadcasts to a shared bucket) loop.
 // The word is a Swift `Atomic<UInt32>` in its own allocation so ThreadSanitizer sees the
 // release (unpark) / acquire (park) edge, and the wait gets its stable address.

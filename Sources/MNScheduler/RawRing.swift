@@ -14,8 +14,8 @@
 //   (B2) No slot is read before it is written: a mailbox reads slot c only once its mark
 //        says ticket c was published (the marks start zeroed); ck's dequeues and a thief's
 //        speculative read read only below p_tail, published after the slot's store.
-//   (B3) "sp"/"sc" operations have one thread on that side at a time; the caller sees to
-//        it (a mailbox's consumer is one turn, a run queue's producer its owning worker).
+//   (B3) "sp"/"sc" operations have one thread on that side at a time. The caller sees to
+//        it: a mailbox's consumer is one turn, a run queue's producer its owning worker.
 // ck's multi-producer enqueue commits in ticket order, so a preempted producer stalls the
 // ones behind it; the mailbox protocol publishes each slot on its own and never waits.
 //
