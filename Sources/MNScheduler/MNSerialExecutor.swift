@@ -38,12 +38,10 @@ import Darwin
 /// }
 /// ```
 ///
-/// Thread-safety: `enqueue` from any thread. Jobs (and closures sent with
-/// ``MNActor/tell(_:)``) run one at a time, in enqueue order per enqueuing thread, on the
-/// scheduler's workers; after the scheduler has shut down, on a private serial Dispatch
-/// queue. An awaited call from a task on this scheduler's ``Scheduler/taskExecutor`` (or
-/// from another actor on this scheduler) to an idle actor runs on the caller's worker
-/// without a trip through the run queue.
+/// Thread-safety: `enqueue` from any thread. Jobs and told closures run one at a time, in
+/// enqueue order per thread, on the scheduler's workers; after shutdown, on a private
+/// serial Dispatch queue. An awaited call from this scheduler's pool to an idle actor runs
+/// on the caller's worker.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked: `scheduler` and `jobs` are immutable references to thread-safe objects;
     // the queue's consumer side and `drainMark` belong to the one drainer (E1, E3).
@@ -53,12 +51,11 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// Entries (jobs and told closures). Producers: any thread; consumer: the drainer (E1).
     let jobs: MPSCQueue
 
-    /// What the current drain is doing (E3): the running job's bits in a turn, 0 between
-    /// jobs; the host unit's bits | 1 in an inline run. Meaningful only to the drainer.
+    /// What the current drain is doing (E3): the running job's bits, 0 between jobs, or
+    /// the inline run's host unit's bits | 1.
     @exclusivity(unchecked) var drainMark: UInt = 0
 
-    /// The job the current turn's drain is running (E3), nil between jobs, during a
-    /// closure, and in an inline run.
+    /// The job the current turn's drain is running (E3), else nil.
     var runningJob: UnsafeMutableRawPointer? {
         drainMark & 1 == 0 ? UnsafeMutableRawPointer(bitPattern: drainMark) : nil
     }
@@ -68,10 +65,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         drainMark & 1 == 1 ? UnsafeMutableRawPointer(bitPattern: drainMark & ~1) : nil
     }
 
-    /// The executor the calling thread is draining off the pool (the fallback queue's
-    /// thread after shutdown, a DeterministicScheduler's driving thread in a turn), per
-    /// thread: set around each such drain by the draining thread, read by its isolation
-    /// checks.
+    /// Per thread: the executor the thread is draining off the pool (the fallback queue,
+    /// a deterministic driver), for isolation checks.
     private static let offPoolKey: pthread_key_t = {
         var key = pthread_key_t()
         let rc = pthread_key_create(&key, nil)
@@ -85,18 +80,15 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     public static let jobQueueCapacity = 16
 
     /// The actor whose told closures take the two-word form, as object bits; 0 until the
-    /// first tell. Set once by `tell` (CAS, acquiring-and-releasing); read with acquire.
-    /// Unretained: each entry holds its own retain of the actor.
+    /// first tell sets it, once, by CAS. Unretained: each entry retains the actor.
     let boundActor = Atomic<UInt>(0)
 
-    /// A told closure, as the drain calls it: the closure `MNActor.tell` wrote (as an
-    /// `MNBoundCall<Self>`, the same two words) and the actor it is called with.
+    /// A told closure of `boundActor` (written by `tell` as the same two words).
     struct BoundCall {
         let body: (AnyObject) -> Void
     }
 
-    /// A told closure of an actor other than `boundActor`, in its heap box (written by
-    /// `tell` as an `MNActorCall<Self>`, the same layout).
+    /// A told closure of another actor, in its heap box (same layout as `tell` writes).
     struct Call {
         let actor: AnyObject
         let body: (AnyObject) -> Void
@@ -117,8 +109,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         case boxed(Call)
     }
 
-    /// Creates an executor whose jobs run on `scheduler`'s workers. Allocates nothing else
-    /// until the first job (the job ring is allocated lazily).
+    /// Creates an executor whose jobs run on `scheduler`'s workers. The job ring is
+    /// allocated with the first queued job.
     public init(scheduler: Scheduler) {
         self.scheduler = scheduler
         do {
@@ -147,8 +139,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         enqueueQueued(raw)
     }
 
-    /// Queues a job (the path of every enqueue but a direct run); the push that takes the
-    /// consumer claim gets a turn scheduled.
+    /// Queues a job; the push that takes the consumer claim schedules a turn.
     @inline(never)
     private func enqueueQueued(_ raw: UnsafeMutableRawPointer) {
         var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
@@ -156,8 +147,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         scheduler.schedule(self)  // after shutdown: runAfterShutdown, below
     }
 
-    /// True when `actor` (object bits) is this executor's bound actor, binding it if no
-    /// actor is bound yet (see `boundActor`).
+    /// True when `actor` is this executor's bound actor, binding it if none is bound.
     @usableFromInline
     func isBound(to actor: UInt) -> Bool {
         let bound = boundActor.load(ordering: .acquiring)
@@ -197,8 +187,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
-    /// True when nothing is queued: no ring slot claimed, no overflow. Only the holder of
-    /// the consumer claim may ask (it reads the consumer-private pending chain).
+    /// True when nothing is queued. Only the holder of the consumer claim may ask.
     @inline(__always)
     private var isQueueEmpty: Bool {
         if jobs.overflowActive.load(ordering: .acquiring) { return false }
@@ -207,9 +196,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return jobs.overflowList(ring)?.pendingChunk == nil && ring.isQuiescent
     }
 
-    /// Runs `raw`, then drains the queue, on this worker, nested in its current unit's turn
-    /// (the caller holds the consumer claim and did not queue `raw`): directly if nothing
-    /// is queued (E4), else behind what is (E2). Leftover entries get a scheduled turn.
+    /// Runs `raw` inline, then drains the queue; the caller holds the claim. Directly if
+    /// nothing is queued (E4), else behind what is (E2). Leftovers get a scheduled turn.
     @inline(never)
     private func runInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) {
         let host = worker.currentUnit
@@ -311,9 +299,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// The scheduler has shut down: the queued jobs run on the fallback queue.
     public override func runAfterShutdown() { drainAfterShutdown() }
 
-    /// Runs this executor's queued entries after its scheduler shut down. The caller holds
-    /// the unit exclusively (Scheduler's after-close hand-over), and the fallback queue is
-    /// serial, so exactly one drain runs at a time.
+    /// Runs the queued entries after shutdown. The caller holds the unit exclusively and
+    /// the fallback queue is serial, so one drain runs at a time (E1).
     package func drainAfterShutdown() {
         MNSerialExecutor.fallbackQueue.async { [self] in
             while drainOffPool(max: Int.max) == .more {
@@ -348,11 +335,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return worker._withUnsafeGuaranteedRef { $0.currentUnit == me }
     }
 
-    /// Traps unless the caller runs inside this executor's drain, with
-    /// ``isolationFailureMessage()``: the executor expected and what the calling thread
-    /// runs instead. Swift's runtime calls it when `assumeIsolated`, `preconditionIsolated`
-    /// or `assertIsolated` runs elsewhere. A `fatalError`, whose message an optimised build
-    /// still prints.
+    /// Traps with ``isolationFailureMessage()`` unless the caller runs inside this
+    /// executor's drain. A `fatalError`, whose message an optimised build still prints.
     public func checkIsolated() {
         if isolatesCurrentThread { return }
         fatalError(isolationFailureMessage())
@@ -406,8 +390,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         "0x" + String(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), radix: 16)
     }
 
-    /// The calling thread for messages: its name (`mn-worker-N`, a Dispatch thread's, the
-    /// program's) and its id (ckplat_thread_id: the kernel thread id on Linux).
+    /// The calling thread for messages: its name and its kernel thread id.
     private static func currentThreadDescription() -> String {
         let tid = ckplat_thread_id()
         var buffer = [CChar](repeating: 0, count: 64)

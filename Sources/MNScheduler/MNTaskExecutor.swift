@@ -41,33 +41,27 @@ import Darwin
 public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `gate` and `lanes` are immutable; `outsideCursor` is atomic.
 
-    /// Ring slots of a lane's job queue (one lane per worker, so a roomy ring costs little).
+    /// Ring slots of a lane's job queue (lanes are few: a roomy ring costs little).
     static let laneQueueCapacity = 64
 
     final class Lane: ScheduledUnit, @unchecked Sendable {
         let jobs: MPSCQueue
-        /// Set once by MNTaskExecutor.init; the executor owns its lanes. Unretained, and
-        /// only runTurn reads it: a lane's turn runs only on a worker of a scheduler that
-        /// has not finished shutdown, and that Scheduler holds the executor (lanes queued
-        /// at shutdown are handed to the global executor, never run).
+        /// The executor that owns this lane, unretained. Only runTurn reads it, and a turn
+        /// runs only while the Scheduler, which holds the executor, is not shut down.
         var owner: Unmanaged<MNTaskExecutor>?
-        /// The job this lane's turn is running, nil between turns. Written by the turn,
-        /// read only on the same thread, by enqueues made from inside that job (J1).
+        /// The job this lane's turn is running, nil between turns (J1).
         var runningJob: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: runningWord & ~1) }
         /// `runningJob`'s bits, with bit 0 set when it came as an H2 hop (not a task).
         /// Jobs are 16-aligned. The kind travels with the job because the running job may
         /// already be freed (J5).
         @exclusivity(unchecked) var runningWord: UInt = 0
-        /// A hop (H1–H3) taken while `runningJob` runs, nil when none:
-        /// the turn runs it as soon as `runningJob` returns. Written by the hop's enqueue
-        /// and read by the turn, both on the turn's thread (J1).
+        /// A hop taken while `runningJob` runs, nil when none; the turn runs it next (J1).
         var resumed: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: resumedWord & ~1) }
         /// `resumed`'s bits, bit 0 set when it is not a task (see `runningWord`); 0: none.
         @exclusivity(unchecked) var resumedWord: UInt = 0
         /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (J1, J2).
         @exclusivity(unchecked) var runsLeft = 0
-        /// Test hook: jobs run from `resumed` (the hop path), counted on the turn's thread.
-        /// Debug builds only (no cost in release); read by tests once the lane is quiet.
+        /// Debug builds only: jobs run from `resumed`, read by tests once the lane is quiet.
         #if DEBUG
         @exclusivity(unchecked) var resumedRuns = 0
         #endif
@@ -96,8 +90,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             return outcome == .empty ? .idle : .more
         }
 
-        /// Runs `raw`, then each hop its run leaves in `resumed` (the turn's budget counts
-        /// them all).
+        /// Runs `raw`, then each hop its run leaves in `resumed`, within the budget.
         @inline(__always)
         private func run(_ raw: UnsafeMutableRawPointer, on executor: UnownedTaskExecutor) {
             var word = UInt(bitPattern: raw)
@@ -115,9 +108,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             }
         }
 
-        /// Takes `raw`, a hop into this lane (H1–H3), into `resumed`
-        /// while the turn's budget lasts; false (the caller pushes it at the back of the
-        /// queue, behind the lane's other tasks) once it is spent.
+        /// Takes the hop `raw` into `resumed` while the budget lasts; false once it is spent
+        /// (the caller pushes it at the back of the queue).
         @inline(__always)
         func takeResumed(_ raw: UnsafeMutableRawPointer) -> Bool {
             guard runsLeft > 0, resumedWord == 0 else { return false }
@@ -135,8 +127,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         override func runAfterShutdown() { MNTaskExecutor.handOffAfterShutdown(self) }
     }
 
-    /// How lanes get scheduled, held strongly: it outlives the Scheduler as long as this
-    /// executor does, and references neither (no cycle; see SchedulerGate).
+    /// How lanes get scheduled, held strongly; it references neither (no cycle).
     private let gate: SchedulerGate
     let lanes: [Lane]
     /// Lane cursor for enqueues from outside the pool. Any thread, relaxed: only spreading.
@@ -148,9 +139,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         for lane in lanes { lane.owner = Unmanaged.passUnretained(self) }
     }
 
-    /// Queues a task job on the next lane (any thread). After the scheduler shut down (even
-    /// once the Scheduler itself was released), jobs go to Swift's global concurrent
-    /// executor instead (see handOffAfterShutdown).
+    /// Queues a task job on the next lane, from any thread. After shutdown, jobs go to
+    /// Swift's global concurrent executor (handOffAfterShutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         if let worker = Worker.currentUnmanaged {
@@ -237,10 +227,9 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// True when the job `raw` (UnownedJob bits) is a task: the kind byte of its JobFlags,
-    /// 4 words into the job's header (HeapObject's 2 words, then SchedulerPrivate's 2), is
-    /// 0 (`JobKind::Task`). Swift's runtime ABI; debug builds check it against the SPI
-    /// `ExecutorJob.kind`.
+    /// True when the job `raw` is a task: its JobFlags kind byte, after the header's
+    /// HeapObject and SchedulerPrivate words, is 0. Swift's runtime ABI; debug builds check
+    /// it against the SPI `ExecutorJob.kind`.
     @inline(__always)
     static func isTask(_ raw: UnsafeMutableRawPointer) -> Bool {
         let isTask = raw.load(fromByteOffset: 4 * MemoryLayout<UInt>.size, as: UInt8.self) == 0
