@@ -25,6 +25,8 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
     /// CPUs online (sysconf(_SC_NPROCESSORS_ONLN)).
     public var onlineCPUs: Int
 
+    /// Figures given directly (tests, or a caller that measured them another way); any values
+    /// are accepted, and `usableCPUs` stays at least 1.
     public init(affinityCPUs: Int?, cgroupQuotaCPUs: Double?, cgroupQuotaSource: String? = nil, onlineCPUs: Int) {
         self.affinityCPUs = affinityCPUs
         self.cgroupQuotaCPUs = cgroupQuotaCPUs
