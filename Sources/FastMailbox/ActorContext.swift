@@ -39,34 +39,64 @@ public struct ActorContext<Message: Sendable> {
 
     // MARK: spawning
 
-    /// Spawns a child. It is stopped when this actor stops; its failures are decided by
-    /// `supervisor`, else by this actor's ``EventActor/supervisorStrategy``.
-    /// - Throws: ``ActorSystemError`` (duplicate name, bad capacity, system shut down).
+    /// Spawns a child whose behaviour is an ``EventActor`` made by `factory` (again on each
+    /// restart). The child is stopped when this actor stops; its failures are decided by
+    /// `options.supervisor`, else by this actor's ``EventActor/supervisorStrategy``.
+    ///
+    /// A child runs on its system's workers: ``SpawnOptions/placement`` other than
+    /// ``SpawnOptions/Placement/workers`` and ``SpawnOptions/pool`` are refused
+    /// (``ActorSystemError/unsupportedSpawnOptions(_:)``); spawn those from the system.
+    /// - Throws: ``ActorSystemError`` (duplicate name, bad capacity, unsupported options,
+    ///   system shut down, or ``ActorSystemError/contextUsedOutsideTurn(_:)``).
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
-        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
-        boundedMailbox: Bool = false,
-        supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
+        options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
-        return try cell.system.spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: cell,
-                                  supervisor: supervisor ?? cell.childSupervisor,
-                                  mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+        try checkChildSpawn(options)
+        return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+                                         boundedMailbox: options.isBounded, parent: cell,
+                                         supervisor: options.supervisor ?? cell.childSupervisor,
+                                         mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
-    /// Spawns a child whose behaviour is a closure.
+    /// Spawns a child whose behaviour is a closure; name the message type once, with `of:`
+    /// or the ref's type (as ``ActorSystem/spawn(of:options:receive:)``). Otherwise as
+    /// ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<M: Sendable>(
-        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
-        boundedMailbox: Bool = false,
-        supervisor: SupervisorStrategy? = nil,
+        of messageType: M.Type = M.self, options: SpawnOptions = SpawnOptions(),
         receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
         // As ActorSystem.spawn(receive:): the closure kept in the cell (ClosureActorCell).
+        try checkChildSpawn(options)
+        return try cell.system.spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+                                                boundedMailbox: options.isBounded, parent: cell,
+                                                supervisor: options.supervisor ?? cell.childSupervisor,
+                                                receive: consume receive)
+    }
+
+    /// Spawns a child whose behaviour is a value (``ActorBehavior``), stored in the child and
+    /// mutated in place; a restart starts again from a copy of `behavior`. Otherwise as
+    /// ``spawn(options:_:)-(_,()->A)``.
+    @inlinable @discardableResult
+    public func spawn<B: ActorBehavior>(
+        options: SpawnOptions = SpawnOptions(), _ behavior: B
+    ) throws(ActorSystemError) -> ActorRef<B.Message> {
+        try checkChildSpawn(options)
+        var options = options
+        options.supervisor = options.supervisor ?? cell.childSupervisor
+        return try cell.system.spawnValueCell(name: options.name, options: options, parent: cell, behavior: behavior)
+    }
+
+    /// Refuses a child spawn outside the turn, or with options a child cannot have.
+    @inlinable
+    func checkChildSpawn(_ options: SpawnOptions) throws(ActorSystemError) {
         guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
-        return try cell.system.spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity,
-                                                boundedMailbox: boundedMailbox, parent: cell,
-                                                supervisor: supervisor ?? cell.childSupervisor, receive: consume receive)
+        if _slowPath(!options.isPlain) {
+            throw .unsupportedSpawnOptions(options.pool != nil
+                ? "a child cannot be a pool: spawn the pool from the system"
+                : "a child runs on its system's workers: spawn actors with placement \(options.placement) from the system")
+        }
     }
 
     // MARK: lifecycle

@@ -6,11 +6,16 @@ extension ActorSystem {
     /// Spawns a sequential (thread-style) actor: `body` is its whole life, written as a loop
     /// over its ``Inbox`` — `for await message in inbox { ... }` or
     /// `let message = try await inbox.receive()`, including selective receive with a timeout.
+    /// Name the message type once, with `of:` or with the ref's type
+    /// (`try system.spawn(of: Int.self) { inbox in … }`).
     ///
-    /// The body runs as a task on this system's scheduler workers
+    /// The body runs as a task on the scheduler workers of its placement
     /// (`scheduler.taskExecutor`): it holds a worker only while it computes and no thread
     /// while it waits, so any number of sequential actors share the workers.
     ///
+    /// - Options: name, mailbox capacity and placement apply. A ``SpawnOptions/supervisor``,
+    ///   a ``SpawnOptions/MailboxKind/bounded`` mailbox and a ``SpawnOptions/pool`` do not
+    ///   (``ActorSystemError/unsupportedSpawnOptions(_:)``): see Lifecycle.
     /// - Thread-safety: any thread or task. The returned ref is like any other: tell, ask,
     ///   stop, watch from an event actor (`context.watch(ref)` gets `.terminated`).
     /// - Ordering: messages from one sender arrive in the order sent.
@@ -26,14 +31,33 @@ extension ActorSystem {
     ///   waits for it to end; a body that neither receives nor returns keeps it waiting until
     ///   its timeout (reported in `actorsNotStopped`); its task is then cancelled, and
     ///   whatever runs after the scheduler shut down continues on Swift's global executor.
-    /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, shut down, or
-    ///   ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)`` on a `DeterministicScheduler`).
+    /// - Throws: ``ActorSystemError`` (duplicate name, bad mailbox capacity, unsupported
+    ///   options, shut down, or ``ActorSystemError/unsupportedOnDeterministicScheduler(_:)``
+    ///   on a `DeterministicScheduler`).
     @discardableResult
-    public func spawnSequential<Message: Sendable>(
-        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
-        _ body: @escaping @Sendable (Inbox<Message>) async throws -> Void
+    public func spawn<Message: Sendable>(
+        of messageType: Message.Type = Message.self, options: SpawnOptions = SpawnOptions(),
+        body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        try refuseOnDeterministicScheduler("spawnSequential")
+        if options.supervisor != nil {
+            throw .unsupportedSpawnOptions("a sequential actor is not restarted: it takes no supervisor")
+        }
+        if options.isBounded {
+            throw .unsupportedSpawnOptions("a sequential actor's mailbox grows: mailboxKind .bounded cannot be used")
+        }
+        if options.pool != nil {
+            throw .unsupportedSpawnOptions("a pool's routees are event, closure or value actors, not sequential bodies")
+        }
+        return try place(options.placement, name: options.name) { (system, name) throws(ActorSystemError) in
+            try system.spawnSequentialCell(name: name, mailboxCapacity: options.mailboxCapacity, body: body)
+        }
+    }
+
+    /// A sequential actor's cell on this system, registered and scheduled.
+    func spawnSequentialCell<Message: Sendable>(
+        name: String?, mailboxCapacity: Int, body: @escaping @Sendable (Inbox<Message>) async throws -> Void
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        try refuseOnDeterministicScheduler("spawn of a sequential body")
         // Reclaimable: a parked body gives an idle ring back when a walk asks (SequentialActorCell).
         let shape = try mailboxShape(capacity: mailboxCapacity, for: Message.self, reclaimable: true)
         let id = nextActorID()

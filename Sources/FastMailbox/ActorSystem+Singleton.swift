@@ -17,34 +17,20 @@ final class SingletonSlot: Sendable {
 }
 
 extension ActorSystem {
-    /// The actor for `key`: spawned from `factory` on first use, the same ref afterwards.
+    /// The actor for `key`: spawned by `create` on first use and again after it stopped,
+    /// the same ref otherwise. `create` is any spawn, e.g.
+    /// `try system.singleton(key: "cache") { try system.spawn { Cache() } }`.
     ///
-    /// - Thread-safety: any number of threads and tasks may race on one key: one actor is
-    ///   spawned and all of them get its ref (later callers wait for the spawn, which does
-    ///   not block). Different keys don't contend.
+    /// - Thread-safety: any number of threads and tasks may race on one key: `create` runs
+    ///   once and all of them get its ref (later callers wait for the spawn, which does not
+    ///   block). Different keys don't contend. `create` runs under the key's lock: it must
+    ///   not ask for the same key.
     /// - Stopped: if the singleton has stopped (or is stopping), the next call spawns a
-    ///   fresh one from `factory` and returns its ref; refs to the old one keep sending to
-    ///   dead letters. The singleton is unnamed (its name is generated), so a recreation
-    ///   never collides with the old actor's name.
-    /// - Misuse: asking for one key with two different message types traps, naming the key.
-    /// - Throws: ``ActorSystemError`` from spawning (e.g. `.shutDown`).
-    @inlinable
-    public func singleton<A: EventActor>(
-        key: String, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
-        supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
-    ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        // Inlinable so the actor's turn is specialised for A here, as `spawn`'s is
-        // (ActorCellBase, "Specialised turns"); unspecialised, each message cost ~130 more
-        // instructions (ping-pong between two singletons: 481 against 352).
-        try singleton(key: key) { () throws(ActorSystemError) -> ActorRef<A.Message> in
-            try spawn(mailboxCapacity: mailboxCapacity, supervisor: supervisor, factory)
-        }
-    }
-
-    /// The actor for `key`, made by `create` (e.g. a `spawnSequential` or `spawnPool`) on
-    /// first use and again after it stopped; the same ref otherwise. `create` runs at most
-    /// once per (re)creation, under the key's lock: it must not ask for the same key.
-    /// Same guarantees as ``singleton(key:mailboxCapacity:supervisor:_:)``.
+    ///   fresh one and returns its ref; refs to the old one keep sending to dead letters.
+    ///   Leave the spawn unnamed (a generated name), so a recreation never collides with
+    ///   the old actor's name while it drains.
+    /// - Throws: ``ActorSystemError/singletonTypeMismatch(key:existing:requested:)`` when the
+    ///   key already holds a ref of another message type; the errors of `create`.
     public func singleton<Message: Sendable>(
         key: String, create: () throws(ActorSystemError) -> ActorRef<Message>
     ) throws(ActorSystemError) -> ActorRef<Message> {

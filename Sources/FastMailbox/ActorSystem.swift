@@ -159,7 +159,7 @@ public final class ActorSystem: Sendable {
     /// Held by a walk (one at a time: the walker's snapshot word is walker-only).
     let reclaimWalk = Lock<Int>(0)
     private let shutdownResult = Lock<ShutdownReport?>(nil)
-    /// Private one-worker systems of dedicated actors (see ``spawnDedicated(name:mailboxCapacity:supervisor:_:)``),
+    /// Private one-worker systems of dedicated actors (``SpawnOptions/Placement/dedicatedThread``),
     /// shut down with this one.
     let dedicatedSystems = Lock<[ActorSystem]>([])
     /// The private system of main-thread actors, made on first use (ActorSystem+MainThread).
@@ -261,7 +261,7 @@ public final class ActorSystem: Sendable {
     /// Turns ``shutdown(timeout:)`` runs at most, per drain, on a deterministic scheduler.
     static let deterministicShutdownTurns = 1_000_000
 
-    /// `spawnSequential`, `spawnDedicated` and `spawnOnMainThread` need threads of their own.
+    /// Sequential bodies and the dedicated-thread and main-thread placements need threads of their own.
     func refuseOnDeterministicScheduler(_ function: String) throws(ActorSystemError) {
         if scheduler.isDeterministic { throw .unsupportedOnDeterministicScheduler(function) }
     }
@@ -277,35 +277,127 @@ public final class ActorSystem: Sendable {
 
     // MARK: spawning
 
-    /// Spawns a top-level event-based actor. `factory` makes the instance now and a fresh
-    /// one on every supervisor restart. Costs no thread; see ``defaultMailboxCapacity``.
-    /// - Throws: ``ActorSystemError``.
+    /// Spawns a top-level actor whose behaviour is an ``EventActor`` made by `factory`: now,
+    /// and again for a fresh instance on every supervisor restart.
+    ///
+    /// The one spawn, with its siblings for the other kinds of behaviour (a closure, a value
+    /// behaviour, a sequential body): `options` say the rest (``SpawnOptions``: name,
+    /// mailbox, supervisor, placement, pool).
+    /// - Thread-safety: any thread or task. The actor is registered when this returns.
+    /// - Ordering: messages from one sender arrive in the order sent.
+    /// - Cost: on the scheduler's workers, no thread; see ``defaultMailboxCapacity``.
+    /// - Throws: ``ActorSystemError``: a taken name, a bad capacity or pool size, options
+    ///   that cannot go together (``ActorSystemError/unsupportedSpawnOptions(_:)``), or the
+    ///   system is shut down. Nothing is left running when it throws.
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
-        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
-        boundedMailbox: Bool = false,
-        supervisor: SupervisorStrategy? = nil, _ factory: @escaping @Sendable () -> A
+        options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // Inlinable so the turn is specialised for A here (ActorCellBase, "Specialised turns").
-        try spawnCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox, parent: nil,
-                      supervisor: supervisor, mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+        if _fastPath(options.isPlain) {
+            return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+        }
+        return try spawnArranged(options) { (system, name) throws(ActorSystemError) in
+            try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+        }
     }
 
-    /// Spawns a top-level actor whose behaviour is a closure.
+    /// Spawns a top-level actor whose behaviour is a closure, called for each message.
+    ///
+    /// Name the message type once, with `of:` or with the ref's type, and the closure's
+    /// parameter types are inferred:
+    /// ```swift
+    /// let printer = try system.spawn(of: String.self) { line, context in print(line) }
+    /// let adder: ActorRef<Int> = try system.spawn { n, context in total.add(n) }
+    /// ```
+    /// (Without either, the compiler cannot tell the message type.) The closure holds no
+    /// state of its own, so a restart calls it again as it is. Same guarantees and errors
+    /// as ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<Message: Sendable>(
-        name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
-        boundedMailbox: Bool = false,
-        supervisor: SupervisorStrategy? = nil,
+        of messageType: Message.Type = Message.self, options: SpawnOptions = SpawnOptions(),
         receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         // The closure kept in the cell (ClosureActorCell): no factory, no object around it.
-        try spawnClosureCell(name: name, mailboxCapacity: mailboxCapacity, boundedMailbox: boundedMailbox,
-                             parent: nil, supervisor: supervisor, receive: consume receive)
+        if _fastPath(options.isPlain) {
+            return try spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+                                        boundedMailbox: options.isBounded, parent: nil,
+                                        supervisor: options.supervisor, receive: consume receive)
+        }
+        return try spawnArranged(options) { (system, name) throws(ActorSystemError) in
+            try system.spawnClosureCell(name: name, mailboxCapacity: options.mailboxCapacity,
+                                        boundedMailbox: options.isBounded, parent: nil,
+                                        supervisor: options.supervisor, receive: receive)
+        }
+    }
+
+    /// Spawns a top-level actor whose behaviour is a value (``ActorBehavior``): `behavior`
+    /// is stored in the actor and mutated in place by each message; a restart starts again
+    /// from a copy of it. Same guarantees and errors as ``spawn(options:_:)-(_,()->A)``.
+    @inlinable @discardableResult
+    public func spawn<B: ActorBehavior>(
+        options: SpawnOptions = SpawnOptions(), _ behavior: B
+    ) throws(ActorSystemError) -> ActorRef<B.Message> {
+        if _fastPath(options.isPlain) {
+            return try spawnValueCell(name: options.name, options: options, parent: nil, behavior: behavior)
+        }
+        return try spawnArranged(options) { (system, name) throws(ActorSystemError) in
+            try system.spawnValueCell(name: name, options: options, parent: nil, behavior: behavior)
+        }
     }
 
     @usableFromInline func nextActorID() -> ActorID {
         ActorID(rawValue: ActorSystem.nextID.wrappingAdd(1, ordering: .relaxed).newValue)
+    }
+
+    /// A spawn with a pool or a placement off the workers: `make` spawns one actor on the
+    /// given system under the given name (in the caller's specialised code); this decides
+    /// which system, how many, and puts a pool's router in front.
+    @usableFromInline
+    func spawnArranged<Message: Sendable>(
+        _ options: SpawnOptions, make: (ActorSystem, String?) throws(ActorSystemError) -> ActorRef<Message>
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        guard let pool = options.pool else { return try place(options.placement, name: options.name, make) }
+        if options.isBounded {
+            throw .unsupportedSpawnOptions("a pool's routees have growing mailboxes: mailboxKind .bounded cannot be used with pool")
+        }
+        return try spawnPool(name: options.name, size: pool.size, routing: pool.routing) { (routeeName) throws(ActorSystemError) in
+            try place(options.placement, name: routeeName, make)
+        }
+    }
+
+    /// Spawns one actor with `make` on the system that runs `placement`: this one, a new
+    /// dedicated one-worker system, or the main-thread system.
+    @usableFromInline
+    func place<Message: Sendable>(
+        _ placement: SpawnOptions.Placement, name: String?,
+        _ make: (ActorSystem, String?) throws(ActorSystemError) -> ActorRef<Message>
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        switch placement {
+        case .workers: return try make(self, name)
+        case .dedicatedThread: return try make(dedicatedSystem(name: name), name)
+        case .mainThread: return try make(mainThreadSystemForSpawn(), name)
+        }
+    }
+
+    /// `spawnCell` for a value behaviour (ValueActorCell). Inlinable, as spawnCell.
+    @inlinable
+    func spawnValueCell<B: ActorBehavior>(
+        name: String?, options: SpawnOptions, parent: AnyActorCell?, behavior: B
+    ) throws(ActorSystemError) -> ActorRef<B.Message> {
+        let shape = try mailboxShape(capacity: options.mailboxCapacity, for: B.Message.self,
+                                     reclaimable: !options.isBounded)
+        let cell = ValueActorCell<B>(id: nextActorID(), name: name, system: self, parent: parent,
+                                     supervisor: options.supervisor, mailbox: shape,
+                                     mailboxPass: ValueActorCell<B>.specializedMailboxPass,
+                                     bounded: options.isBounded, behavior: behavior)
+        try reserveEagerRing(of: cell, for: B.Message.self)
+        try enroll(cell, named: name, parent: parent)
+        return ActorRef(cell: cell)
     }
 
     /// Inlinable, like its callers: specialised where `spawn` is called, so the cell's

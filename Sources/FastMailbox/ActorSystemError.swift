@@ -11,14 +11,18 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
     case shutDown
     /// A pool needs at least one routee.
     case invalidPoolSize(Int)
-    /// The named spawn function needs threads of its own, which a `DeterministicScheduler`
-    /// does not have: `spawnSequential` (a Swift task with real-time receive timeouts),
-    /// `spawnDedicated` and `spawnOnMainThread`. Spawn an event actor instead.
+    /// The named spawn needs threads of its own, which a `DeterministicScheduler` does not
+    /// have: a sequential body (a Swift task with real-time receive timeouts), and the
+    /// placements ``SpawnOptions/Placement/dedicatedThread`` and
+    /// ``SpawnOptions/Placement/mainThread``. Spawn an event actor on the workers instead.
     case unsupportedOnDeterministicScheduler(String)
     /// An actor's context was used outside the actor's turn (debug builds check this; the
     /// payload names the operation). A context is valid only during the call it was passed to.
     case contextUsedOutsideTurn(String)
-    /// `singleton(key:)` was asked for a ref type other than the one its key already holds
+    /// The ``SpawnOptions`` cannot go with this behaviour or this spawner (the payload says
+    /// which and why), e.g. a supervisor for a sequential body; see ``SpawnOptions``.
+    case unsupportedSpawnOptions(String)
+    /// `singleton(key:create:)` was asked for a ref type other than the one its key already holds
     /// (the payload names the key and both types).
     case singletonTypeMismatch(key: String, existing: String, requested: String)
 
@@ -33,6 +37,8 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
         case .unsupportedOnDeterministicScheduler(let function):
             return "\(function) is not supported on a deterministic scheduler (it needs threads of its own): "
                 + "spawn an event actor instead"
+        case .unsupportedSpawnOptions(let reason):
+            return "unsupported spawn options: \(reason)"
         case .singletonTypeMismatch(let key, let existing, let requested):
             return "singleton key '\(key)' holds an \(existing); it cannot be used as an \(requested)"
         case .contextUsedOutsideTurn(let operation):
