@@ -62,7 +62,7 @@ func microseconds(_ d: Duration, per count: Int) -> String {
 let system = try ActorSystem(name: "echo")
 print("example-echo: system '\(system.name)' on \(system.scheduler.workerCount) workers")
 
-let echo = try system.spawn(name: "echo") { Echo() }
+let echo = try system.spawn(options: SpawnOptions(name: "echo")) { Echo() }
 
 // 1. A few asks: each awaits the actor's reply.
 for word in ["hello", "from", "FastMailbox"] {

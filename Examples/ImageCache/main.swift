@@ -188,7 +188,7 @@ print("example-image-cache: \(system.scheduler.workerCount) workers (Scheduler.s
 let gallery = Gallery(system: system)
 let viewerCount = 4
 let viewers = try (0..<viewerCount).map { i in
-    try system.spawn(name: "viewer-\(i)") { Viewer(gallery: gallery) }
+    try system.spawn(options: SpawnOptions(name: "viewer-\(i)")) { Viewer(gallery: gallery) }
 }
 while await gallery.subscriberCount < viewerCount { try await Task.sleep(for: .milliseconds(1)) }
 print("  \(viewerCount) viewers subscribed to the gallery (a native actor holding their ActorRefs)")

@@ -188,13 +188,13 @@ let clients: [Credentials] = (0..<4).flatMap { round in
 
 let system = try ActorSystem(name: "login")
 print("example-login: \(clients.count) clients, \(system.scheduler.workerCount) workers")
-let api = try system.spawnPool(name: "api", size: 4, routing: .leastLoaded) {
+let api = try system.spawn(options: SpawnOptions(name: "api", pool: SpawnOptions.Pool(size: 4, routing: .leastLoaded))) {
     APIActor(users: users, slowUsers: ["slowpoke"])
 }
-let audit = try system.spawnSequential(name: "audit") { (inbox: Inbox<AuditEvent>) in await auditLog(inbox) }
+let audit = try system.spawn(options: SpawnOptions(name: "audit")) { (inbox: Inbox<AuditEvent>) in await auditLog(inbox) }
 // One session actor per system, whoever asks for it first (a singleton by key).
 func sessionActor() throws -> ActorRef<SessionMessage> {
-    try system.singleton(key: "session") { Session(api: api, audit: audit, apiTimeout: .milliseconds(200)) }
+    try system.singleton(key: "session") { try system.spawn { Session(api: api, audit: audit, apiTimeout: .milliseconds(200)) } }
 }
 let session = try sessionActor()
 

@@ -56,10 +56,10 @@ let backend = LatestValues()
 let reporter = ActorSystemMetricsReporter(system: system, interval: .milliseconds(500), factory: backend)
 let reporting = Task { await reporter.run() }
 
-let workers = try system.spawnPool(name: "workers", size: 4, mailboxCapacity: 8) { (n: Int, _) in
+let workers = try system.spawn(options: SpawnOptions(name: "workers", mailboxCapacity: 8, pool: SpawnOptions.Pool(size: 4))) { (n: Int, _) in
     if n % 1_000 == 999 { throw Flaky() }  // resumed by the supervisor, counted nowhere else
 }
-let gone = try system.spawn(name: "gone") { (_: Int, _) in }
+let gone = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
 gone.stop()
 
 let clock = ContinuousClock()

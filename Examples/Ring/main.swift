@@ -55,7 +55,7 @@ let system = try ActorSystem(name: "ring")
 print("example-ring: 3 actors, 1 token, \(seconds) s, \(system.scheduler.workerCount) workers")
 
 let ring = try ["A", "B", "C"].enumerated().map { index, name in
-    try system.spawn(name: name) { RingNode(index: index) }
+    try system.spawn(options: SpawnOptions(name: name)) { RingNode(index: index) }
 }
 
 let clock = ContinuousClock()

@@ -23,7 +23,7 @@ logger.logLevel = .info
 let system = try ActorSystem(name: "service-demo", logger: logger)
 let processed = Atomic<Int>(0)
 let sentCount = Atomic<Int>(0)
-let sum = try system.spawnPool(name: "summers", size: 4) { (n: Int, _) in
+let sum = try system.spawn(options: SpawnOptions(name: "summers", pool: SpawnOptions.Pool(size: 4))) { (n: Int, _) in
     processed.wrappingAdd(1, ordering: .relaxed)
     _ = n
 }

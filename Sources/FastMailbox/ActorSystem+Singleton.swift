@@ -30,25 +30,26 @@ extension ActorSystem {
     ///   Leave the spawn unnamed (a generated name), so a recreation never collides with
     ///   the old actor's name while it drains.
     /// - Throws: ``ActorSystemError/singletonTypeMismatch(key:existing:requested:)`` when the
-    ///   key already holds a ref of another message type; the errors of `create`.
+    ///   key already holds a ref of another message type; whatever `create` throws
+    ///   (the key stays empty then).
     public func singleton<Message: Sendable>(
-        key: String, create: () throws(ActorSystemError) -> ActorRef<Message>
-    ) throws(ActorSystemError) -> ActorRef<Message> {
+        key: String, create: () throws -> ActorRef<Message>
+    ) throws -> ActorRef<Message> {
         let slot: SingletonSlot = withSingletons { table in
             if let slot = table[key] as? SingletonSlot { return slot }
             let slot = SingletonSlot()
             table[key] = slot
             return slot
         }
-        let result: Result<ActorRef<Message>, ActorSystemError> = slot.current.withLock { current in
+        let result: Result<ActorRef<Message>, any Error> = slot.current.withLock { current in
             if let existing = current {
                 guard let ref = existing as? ActorRef<Message> else {
-                    return .failure(.singletonTypeMismatch(key: key, existing: "\(type(of: existing))",
+                    return .failure(ActorSystemError.singletonTypeMismatch(key: key, existing: "\(type(of: existing))",
                                                            requested: "\(ActorRef<Message>.self)"))
                 }
                 if ref.isAcceptingMessages { return .success(ref) }
             }
-            do throws(ActorSystemError) {
+            do {
                 let ref = try create()
                 current = ref
                 return .success(ref)

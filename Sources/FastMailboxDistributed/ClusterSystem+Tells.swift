@@ -40,7 +40,7 @@ extension ClusterSystem {
         // The watch proxy's id becomes the ref's id (ForeignRecipient, F3).
         let proxy: ActorRef<RemoteWatchProxy.Message>
         do {
-            proxy = try actors.spawn(supervisor: .stop) { RemoteWatchProxy(actor: id) }
+            proxy = try actors.spawn(options: SpawnOptions(supervisor: .stop)) { RemoteWatchProxy(actor: id) }
         } catch {
             // The actor system is shutting down: a ref without a proxy (not watchable).
             return ActorRef(foreign: RemoteRecipient<Message>(id: actors.nextForeignActorID(), target: id, system: self),

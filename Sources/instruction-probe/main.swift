@@ -268,7 +268,7 @@ case "threadring":
 case "fanin", "faninactor":
     let count = Atomic<Int>(0)
     let expected = Atomic<Int>(0)
-    let sink = try system.spawn(mailboxCapacity: 32) { (value: Int, _) in
+    let sink = try system.spawn(options: SpawnOptions(mailboxCapacity: 32)) { (value: Int, _) in
         if value != expected.load(ordering: .relaxed) { fatalError("fan-in: got \(value) out of order") }
         expected.store(value + 1, ordering: .relaxed)
         if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
@@ -283,7 +283,7 @@ case "fanin", "faninactor":
     }
 case "pool":
     let count = Atomic<Int>(0)
-    let pool = try system.spawnPool(size: 4) { (_: Int, _) in
+    let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 4))) { (_: Int, _) in
         if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
     }
     let sender = try system.spawn { (_: Int, _) in
@@ -293,13 +293,13 @@ case "pool":
 case "sequential":
     final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
     let peerOfA = Peer(), peerOfB = Peer()
-    let a: ActorRef<Int> = try system.spawnSequential { inbox in
+    let a: ActorRef<Int> = try system.spawn { inbox in
         for await k in inbox {
             if k >= 2 * n { done.signal(); return }
             peerOfA.ref!.tell(k + 1)
         }
     }
-    let b: ActorRef<Int> = try system.spawnSequential { inbox in
+    let b: ActorRef<Int> = try system.spawn { inbox in
         for await k in inbox { peerOfB.ref!.tell(k + 1) }
     }
     peerOfA.ref = b
@@ -333,7 +333,7 @@ case "seqspawn":
     refs.reserveCapacity(n)
     let heap0 = mallinfo2().uordblks
     for _ in 0..<n {
-        let ref: ActorRef<Int> = try system.spawnSequential { inbox in
+        let ref: ActorRef<Int> = try system.spawn { inbox in
             _ = try await inbox.receive()
             if count.add(1, ordering: .relaxed).newValue == n { done.signal() }
             for await _ in inbox {}  // parked until shutdown

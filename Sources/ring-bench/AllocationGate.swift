@@ -27,7 +27,7 @@ enum AllocationGate {
         defer { _ = system.shutdown() }
         let latch = Latch(1)
         let box = ResultBox<(first: UInt64, last: UInt64)>()
-        let actor = try! system.spawn(mailboxCapacity: 1024) { (n: Int, _: ActorContext<Int>) in
+        let actor = try! system.spawn(options: SpawnOptions(mailboxCapacity: 1024)) { (n: Int, _: ActorContext<Int>) in
             if n == 0 { box.value = (malloc_counter_thread_allocations(), 0) }
             if n == operations { box.value!.last = malloc_counter_thread_allocations(); latch.countDown() }
         }

@@ -54,7 +54,7 @@ enum FanInWorkload {
         case .fastmailbox:
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
-            let sink = try! system.spawn(mailboxCapacity: capacity) { (m: Message, _: ActorContext<Message>) in state.receive(m) }
+            let sink = try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (m: Message, _: ActorContext<Message>) in state.receive(m) }
             let starters = (0..<senders).map { sender in
                 try! system.spawn { (_: Int, _: ActorContext<Int>) in
                     for sequence in 0..<each { sink.tell(Message(sender: sender, sequence: sequence)) }
@@ -68,11 +68,11 @@ enum FanInWorkload {
         case .sequential:
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
-            let sink = try! system.spawnSequential(mailboxCapacity: capacity) { (inbox: Inbox<Message>) in
+            let sink = try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (inbox: Inbox<Message>) in
                 for await m in inbox { state.receive(m) }
             }
             let starters = (0..<senders).map { sender in
-                try! system.spawnSequential { (inbox: Inbox<Int>) in
+                try! system.spawn { (inbox: Inbox<Int>) in
                     _ = try await inbox.receive()
                     for sequence in 0..<each { sink.tell(Message(sender: sender, sequence: sequence)) }
                 }

@@ -112,7 +112,7 @@ enum ParallelWorkload {
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
             let refs = (0..<actors).map { index in
-                try! system.spawn(mailboxCapacity: capacity) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
+                try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
             }
             var outcome = drive(refs, each: each, sums: sums, from: driverIsActor ? system : nil)
             outcome.extras["compute_ceiling"] = ceiling
@@ -121,7 +121,7 @@ enum ParallelWorkload {
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
             let refs = (0..<actors).map { index in
-                try! system.spawnSequential(mailboxCapacity: capacity) { (inbox: Inbox<Int>) in
+                try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (inbox: Inbox<Int>) in
                     for await seed in inbox { sums.receive(index, seed) }
                 }
             }
@@ -172,7 +172,7 @@ enum ParallelWorkload {
         let system = Blocking.system(workers: cell.workers)
         defer { _ = system.shutdown() }
         let producers = (0..<count).map { index in
-            let worker = try! system.spawn(mailboxCapacity: capacity) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
+            let worker = try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
             return ChunkedActor.spawn(in: system, total: each, perTurn: chunk) { seeds in
                 for seed in seeds { worker.tell(seed) }
             }

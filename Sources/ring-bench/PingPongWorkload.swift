@@ -65,13 +65,13 @@ enum PingPongWorkload {
         defer { _ = system.shutdown() }
         let latch = Latch(1)
         let answered = Atomic<Int>(0)
-        let ponger = try! system.spawnSequential { (inbox: Inbox<Ball>) in
+        let ponger = try! system.spawn { (inbox: Inbox<Ball>) in
             for await case .ball(let n, let from) in inbox {
                 answered.wrappingAdd(1, ordering: .relaxed)
                 from.tell(.ball(n, inbox.myself))
             }
         }
-        let pinger = try! system.spawnSequential { (inbox: Inbox<Ball>) in
+        let pinger = try! system.spawn { (inbox: Inbox<Ball>) in
             for await case .ball(let n, let from) in inbox {
                 if n == rounds { latch.countDown(); return }
                 from.tell(.ball(n + 1, inbox.myself))

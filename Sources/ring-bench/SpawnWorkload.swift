@@ -63,7 +63,7 @@ enum SpawnWorkload {
         case .sequential:
             return fastMailboxActors(count: count, tally: tally, workers: cell.workers, reclaim: true,
                                      insidePool: insidePool) { system in
-                try! system.spawnSequential { (inbox: Inbox<Int>) in
+                try! system.spawn { (inbox: Inbox<Int>) in
                     tally.receive(try await inbox.receive())
                     for await _ in inbox {}  // stay alive until shutdown
                 }

@@ -50,7 +50,7 @@ enum ThreadRingWorkload {
             }
         case .sequential:
             return fastMailboxRing(hops: hops, workers: cell.workers) { system, index, tally, ring in
-                try! system.spawnSequential { (inbox: Inbox<Int>) in
+                try! system.spawn { (inbox: Inbox<Int>) in
                     for await token in inbox {
                         if tally.receive(at: index, token: token) { ring.next(after: index).tell(token - 1) }
                     }

@@ -11,7 +11,7 @@ import Testing
         let pair = try await CounterPair.start(callTimeout: .seconds(3_600))
         defer { withExtendedLifetime(pair) {} }  // the pair holds the registered Counter
         let (network, clock, a, b, _, remote) = pair.parts
-        b.cluster.export(try b.actors.spawn(name: "sink") { Sink() }, as: "sink")
+        b.cluster.export(try b.actors.spawn(options: SpawnOptions(name: "sink")) { Sink() }, as: "sink")
         let sink: ActorRef<SinkMessage> = try await a.cluster.remoteRef(named: "sink", on: b.endpoint)
         #expect(try await remote.add(1) == 1)
         let events = a.cluster.nodeDownEvents()

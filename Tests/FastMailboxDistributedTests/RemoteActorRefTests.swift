@@ -12,7 +12,7 @@ import Testing
         let clock = ManualClock()
         let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
         let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        b.cluster.export(try b.actors.spawn(name: "sink") { Sink() }, as: "sink")
+        b.cluster.export(try b.actors.spawn(options: SpawnOptions(name: "sink")) { Sink() }, as: "sink")
         let sink: ActorRef<SinkMessage> = try await a.cluster.remoteRef(named: "sink", on: b.endpoint)
         for sequence in 0..<1_000 { sink.tell(.item(from: 1, sequence: sequence)) }
         let items = try await sink.ask { .get(replyTo: $0) }
@@ -34,7 +34,7 @@ import Testing
         let clock = ManualClock()
         let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
         let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let localSink = try a.actors.spawn(name: "sink") { Sink() }
+        let localSink = try a.actors.spawn(options: SpawnOptions(name: "sink")) { Sink() }
         a.cluster.export(localSink, as: "sink")
         let counter = Counter(actorSystem: b.cluster)
         b.cluster.register(counter, as: "counter")
@@ -67,7 +67,7 @@ import Testing
         let clock = ManualClock()
         let a = try await TestNode.start(port: 1, peers: [2], network: network, clock: clock)
         let b = try await TestNode.start(port: 2, peers: [1], network: network, clock: clock)
-        let local = try b.actors.spawn(name: "sink") { Sink() }
+        let local = try b.actors.spawn(options: SpawnOptions(name: "sink")) { Sink() }
         b.cluster.export(local, as: "sink")
         local.stop()
         _ = await local.terminated

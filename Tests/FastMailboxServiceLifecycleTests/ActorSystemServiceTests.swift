@@ -13,7 +13,7 @@ struct ActorSystemServiceTests {
     func gracefulShutdownDrainsActors() async throws {
         let system = try ActorSystem(configuration: SchedulerConfiguration(workers: 2))
         let handled = Atomic<Int>(0)
-        let slow = try system.spawn(name: "slow") { (_: Int, _) in
+        let slow = try system.spawn(options: SpawnOptions(name: "slow")) { (_: Int, _) in
             handled.wrappingAdd(1, ordering: .relaxed)
         }
         for n in 0..<10_000 { slow.tell(n) }
@@ -39,7 +39,7 @@ struct ActorSystemServiceTests {
     @Test("cancelling the service group still shuts the system down")
     func cancellationShutsDown() async throws {
         let system = try ActorSystem(configuration: SchedulerConfiguration(workers: 2))
-        _ = try system.spawn(name: "idle") { (_: Int, _) in }
+        _ = try system.spawn(options: SpawnOptions(name: "idle")) { (_: Int, _) in }
         let service = ActorSystemService(system: system)
         let group = ServiceGroup(services: [service], logger: Logger(label: "test"))
         let task = Task { try await group.run() }

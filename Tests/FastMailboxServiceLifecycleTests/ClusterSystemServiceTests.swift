@@ -25,7 +25,7 @@ struct ClusterSystemServiceTests {
         let a = try await node(1, peers: [2], network: network)
         let b = try await node(2, peers: [1], network: network)
         let handled = Mutex(0)
-        b.export(try b.actors.spawn(name: "sink") { (_: Int, _) in handled.withLock { $0 += 1 } }, as: "sink")
+        b.export(try b.actors.spawn(options: SpawnOptions(name: "sink")) { (_: Int, _) in handled.withLock { $0 += 1 } }, as: "sink")
         let sink = try await a.remoteRef(Int.self, named: "sink", on: b.settings.endpoint, timeout: .seconds(10))
         for n in 0..<100 { sink.tell(n) }
         let reports = Mutex<[ShutdownReport]>([])

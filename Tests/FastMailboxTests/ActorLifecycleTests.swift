@@ -254,7 +254,7 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
         #expect(try cell(of: restarted).phaseCode == .running)
 
         let stopSeen = Probe<PhaseRecorder.Seen>()
-        let stopped = try system.spawn(supervisor: .stop) { PhaseRecorder(stopSeen) }
+        let stopped = try system.spawn(options: SpawnOptions(supervisor: .stop)) { PhaseRecorder(stopSeen) }
         stopped.tell(-1)
         stopped.tell(2)
         try deterministic.runUntilQuiescent()
@@ -302,7 +302,7 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
     func router() throws {
         let deterministic = DeterministicScheduler(seed: 18)
         let system = makeDeterministicSystem(deterministic)
-        let pool = try system.spawnPool(size: 2) { PhaseRecorder(Probe()) }
+        let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { PhaseRecorder(Probe()) }
         let router = try #require(pool.identity as? Router<Int>)
         #expect(router.phaseCode == .running)
         try deterministic.runUntilQuiescent()
@@ -343,7 +343,7 @@ private func cell(of ref: ActorRef<Int>) throws -> ActorCellBase<Int> {
     @Test("a sequential actor whose body returns: running → stopped (ended, .finished)")
     func sequentialEnds() async throws {
         let system = try makeSystem()
-        let ref: ActorRef<Int> = try system.spawnSequential { _ in }
+        let ref: ActorRef<Int> = try system.spawn { _ in }
         let terminated = await ref.terminated
         #expect(terminated.reason == .finished)
         let cell = try #require(ref.identity as? SequentialActorCell<Int>)

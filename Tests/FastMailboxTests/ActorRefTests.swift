@@ -38,10 +38,10 @@ final class VolleyPlayer: EventActor {
         let system = try makeSystem()
         let got = Atomic<Int>(0)
         let cell = try system.spawn { (n: Int, _) in got.wrappingAdd(n, ordering: .relaxed) }
-        let sequential: ActorRef<Int> = try system.spawnSequential { inbox in
+        let sequential: ActorRef<Int> = try system.spawn { inbox in
             for await n in inbox { got.wrappingAdd(n, ordering: .relaxed) }
         }
-        let pool = try system.spawnPool(size: 2) { (n: Int, _) in got.wrappingAdd(n, ordering: .relaxed) }
+        let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { (n: Int, _) in got.wrappingAdd(n, ordering: .relaxed) }
         let echo = try system.spawn { (replyTo: ActorRef<Int>, _) in replyTo.tell(1000) }
 
         let refs = [cell, sequential, pool]

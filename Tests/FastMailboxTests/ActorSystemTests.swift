@@ -38,7 +38,7 @@ func makeSystem(workers: Int = 2) throws -> ActorSystem {
     func tellOrder() throws {
         let system = try makeSystem()
         let probe = Probe<Int>()
-        let ref = try system.spawn(name: "orderly") { (m: Int, _) in probe.record(m) }
+        let ref = try system.spawn(options: SpawnOptions(name: "orderly")) { (m: Int, _) in probe.record(m) }
         for i in 0..<10_000 { ref.tell(i) }
         let report = system.shutdown()  // drains the mailbox: the signal that all arrived
         #expect(probe.count == 10_000)
@@ -141,7 +141,7 @@ extension ActorSystemTests {
         let deterministic = DeterministicScheduler(seed: 3)
         let system = makeDeterministicSystem(deterministic)
         let stream = system.deadLetters.subscribe()
-        let counter = try system.spawn(name: "gone") { Counter() }
+        let counter = try system.spawn(options: SpawnOptions(name: "gone")) { Counter() }
         counter.stop()
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 0)
@@ -212,7 +212,7 @@ extension ActorSystemTests {
         let deterministic = DeterministicScheduler(seed: 7)
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
-        let target = try system.spawn(name: "target") { Counter() }
+        let target = try system.spawn(options: SpawnOptions(name: "target")) { Counter() }
         final class Watcher: EventActor {
             let target: ActorRef<CounterMessage>
             let probe: Probe<String>
@@ -265,11 +265,11 @@ extension ActorSystemTests {
     func stopStrategyAndLimit() throws {
         let deterministic = DeterministicScheduler(seed: 8)
         let system = makeDeterministicSystem(deterministic)
-        let stopper = try system.spawn(supervisor: .stop) { Counter() }
+        let stopper = try system.spawn(options: SpawnOptions(supervisor: .stop)) { Counter() }
         stopper.tell(.fail)
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 0)
-        let limited = try system.spawn(supervisor: .restart(maxRestarts: 3, within: .seconds(60))) { Counter() }
+        let limited = try system.spawn(options: SpawnOptions(supervisor: .restart(maxRestarts: 3, within: .seconds(60)))) { Counter() }
         for _ in 0..<3 { limited.tell(.fail) }
         limited.tell(.add(1))
         try deterministic.runUntilQuiescent()
@@ -284,7 +284,7 @@ extension ActorSystemTests {
     func resumeAndEscalate() async throws {
         let deterministic = DeterministicScheduler(seed: 9)
         let system = makeDeterministicSystem(deterministic)
-        let resumer = try system.spawn(supervisor: .resume) { Counter() }
+        let resumer = try system.spawn(options: SpawnOptions(supervisor: .resume)) { Counter() }
         resumer.tell(.add(3))
         resumer.tell(.fail)
         let total: Int = try await runDriven(deterministic) { try await resumer.ask { .get(replyTo: $0) } }
@@ -305,7 +305,7 @@ extension ActorSystemTests {
                 message.tell(child!)
             }
         }
-        let parent = try system.spawn(supervisor: .stop) { Parent(events) }
+        let parent = try system.spawn(options: SpawnOptions(supervisor: .stop)) { Parent(events) }
         let child: ActorRef<CounterMessage> = try await runDriven(deterministic) { try await parent.ask { $0 } }
         child.tell(.fail)
         try deterministic.runUntilQuiescent()
@@ -359,9 +359,9 @@ extension ActorSystemTests {
     @Test("spawn refuses a duplicate name, a bad mailbox capacity, and anything after shutdown")
     func spawnErrors() throws {
         let system = try makeSystem()
-        _ = try system.spawn(name: "unique") { Counter() }
-        #expect(throws: ActorSystemError.duplicateName("unique")) { try system.spawn(name: "unique") { Counter() } }
-        #expect(throws: ActorSystemError.invalidMailboxCapacity(10)) { try system.spawn(mailboxCapacity: 10) { Counter() } }
+        _ = try system.spawn(options: SpawnOptions(name: "unique")) { Counter() }
+        #expect(throws: ActorSystemError.duplicateName("unique")) { try system.spawn(options: SpawnOptions(name: "unique")) { Counter() } }
+        #expect(throws: ActorSystemError.invalidMailboxCapacity(10)) { try system.spawn(options: SpawnOptions(mailboxCapacity: 10)) { Counter() } }
         #expect(ActorSystemError.invalidMailboxCapacity(10).description.contains("10"))
         system.shutdown()
         #expect(throws: ActorSystemError.shutDown) { try system.spawn { Counter() } }
@@ -370,8 +370,8 @@ extension ActorSystemTests {
     @Test("refs are Hashable by actor id and lookup finds a live actor by name")
     func refsAndLookup() throws {
         let system = try makeSystem()
-        let a = try system.spawn(name: "a") { Counter() }
-        let b = try system.spawn(name: "b") { Counter() }
+        let a = try system.spawn(options: SpawnOptions(name: "a")) { Counter() }
+        let b = try system.spawn(options: SpawnOptions(name: "b")) { Counter() }
         #expect(a != b)
         #expect(Set([a, a, b]).count == 2)
         #expect(system.lookup("a", as: CounterMessage.self) == a)

@@ -39,7 +39,7 @@ private final class Spinner: ScheduledUnit, @unchecked Sendable {
     func saturatedPool() async throws {
         let system = try makeSystem(workers: 1)
         let counter = SpinCounter()
-        let silent = try system.spawn(name: "silent") { (_: ActorRef<Int>, _) in }  // never replies
+        let silent = try system.spawn(options: SpawnOptions(name: "silent")) { (_: ActorRef<Int>, _) in }  // never replies
         // Turns counted once the timer has resumed the ask's continuation: from then on the
         // asker's task is queued on the pool and only waits for a worker.
         let turnsAtTimeout = Atomic<Int>(-1)

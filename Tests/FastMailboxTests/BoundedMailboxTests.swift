@@ -53,7 +53,7 @@ import TestSupport
         let system = try makeSystem()
         let gate = DispatchSemaphore(value: 0)
         let seen = Lock<[Int]>([])
-        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+        let ref = try system.spawn(options: SpawnOptions(mailboxCapacity: 4, mailboxKind: .bounded)) { Recorder(gate: gate, seen: seen) }
         ref.tell(0)
         #expect(await settled { inHandWithNothingQueued(ref) })
         for i in 1...3 { #expect(ref.trySend(i).isAccepted) }
@@ -75,7 +75,7 @@ import TestSupport
         let system = try makeSystem()
         let gate = DispatchSemaphore(value: 0)
         let seen = Lock<[Int]>([])
-        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+        let ref = try system.spawn(options: SpawnOptions(mailboxCapacity: 4, mailboxKind: .bounded)) { Recorder(gate: gate, seen: seen) }
         ref.tell(0)
         #expect(eventually { inHandWithNothingQueued(ref) })  // 0 in hand, blocked
         for i in 1...3 { #expect(ref.trySend(i).isAccepted, "room for capacity − 1 = 3") }
@@ -148,7 +148,7 @@ import TestSupport
         let deterministic = DeterministicScheduler(seed: 11)
         let system = makeDeterministicSystem(deterministic)
         let seen = Lock<[Int]>([])
-        let ref = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) { (m: Int, _) in seen.withLock { $0.append(m) } }
+        let ref = try system.spawn(options: SpawnOptions(mailboxCapacity: 4, mailboxKind: .bounded)) { (m: Int, _) in seen.withLock { $0.append(m) } }
         for i in 0..<3 { #expect(ref.trySend(i) == .accepted) }
         #expect(ref.trySend(99) == .full(99), "3 of 4 slots: full")
         let paused = Atomic<Bool>(false)
@@ -178,7 +178,7 @@ import TestSupport
         let lastSeen = Lock<[Int]>(Array(repeating: -1, count: producers))
         let outOfOrder = Atomic<Int>(0)
         let received = Atomic<Int>(0)
-        let ref = try system.spawn(mailboxCapacity: capacity, boundedMailbox: true) { (message: Int, _) in
+        let ref = try system.spawn(options: SpawnOptions(mailboxCapacity: capacity, mailboxKind: .bounded)) { (message: Int, _) in
             let producer = message / 1_000_000, sequence = message % 1_000_000
             lastSeen.withLock { last in
                 if sequence != last[producer] + 1 { outOfOrder.add(1, ordering: .relaxed) }
@@ -230,7 +230,7 @@ import TestSupport
             }
         }
         let watched = try system.spawn { (_: Int, _) in }
-        let watcher = try system.spawn(mailboxCapacity: 4, boundedMailbox: true) {
+        let watcher = try system.spawn(options: SpawnOptions(mailboxCapacity: 4, mailboxKind: .bounded)) {
             Watcher(gate: gate, terminated: terminated, watched: watched)
         }
         watcher.tell(0)
@@ -253,7 +253,7 @@ import TestSupport
             let system = try makeSystem()
             let gate = DispatchSemaphore(value: 0)
             let seen = Lock<[Int]>([])
-            let ref = try system.spawn(mailboxCapacity: 8, boundedMailbox: true) { Recorder(gate: gate, seen: seen) }
+            let ref = try system.spawn(options: SpawnOptions(mailboxCapacity: 8, mailboxKind: .bounded)) { Recorder(gate: gate, seen: seen) }
             ref.tell(0)
             #expect(await settled { inHandWithNothingQueued(ref) })
             for i in 1...7 { #expect(ref.trySend(i).isAccepted, "room for capacity − 1 = 7") }
@@ -362,7 +362,7 @@ import TestSupport
             }
             func preStart(context: ActorContext<Int>) throws {
                 let (gate, seen) = (gate, seen)
-                children.record(try context.spawn(mailboxCapacity: 4, boundedMailbox: true) { Recorder(gate: gate, seen: seen) })
+                children.record(try context.spawn(options: SpawnOptions(mailboxCapacity: 4, mailboxKind: .bounded)) { Recorder(gate: gate, seen: seen) })
             }
             func receive(_ message: Int, context: ActorContext<Int>) {}
         }

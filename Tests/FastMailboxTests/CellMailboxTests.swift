@@ -57,7 +57,7 @@ struct CellMailboxTests {
         guard case .cell(let spawnedCell) = spawned.target else { Issue.record("an event actor's ref is its cell"); return }
         #expect(spawnedCell.mailbox.queue === spawnedCell && spawnedCell.reclaimable)
         // A router has no mailbox: its queue stays ring-less, counts 0, and is never reclaimable.
-        let pool = try system.spawnPool(size: 2) { (_: Int, _) in }
+        let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
         guard case .router(let router) = pool.target else { Issue.record("a pool's ref is its router"); return }
         pool.tell(1)
         try deterministic.runUntilQuiescent()

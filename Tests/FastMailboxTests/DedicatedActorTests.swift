@@ -18,9 +18,9 @@ import Synchronization
                 if case .get(let replyTo) = message { replyTo.tell(threads.count) }
             }
         }
-        let dedicated = try system.spawnDedicated(name: "owner") { ThreadRecorder(threads) }
+        let dedicated = try system.spawn(options: SpawnOptions(name: "owner", placement: .dedicatedThread)) { ThreadRecorder(threads) }
         let pool = SignalingProbe<UInt>()
-        let poolActor = try system.spawn(name: "pool") { (_: Int, _) in pool.record(UInt(pthread_self())) }
+        let poolActor = try system.spawn(options: SpawnOptions(name: "pool")) { (_: Int, _) in pool.record(UInt(pthread_self())) }
         for i in 0..<1_000 { dedicated.tell(.add(i)); poolActor.tell(i) }
         _ = try await dedicated.ask { .get(replyTo: $0) }
         #expect(pool.waitForCount(1_000))
@@ -34,12 +34,12 @@ import Synchronization
     func blockingDedicatedActorStarvesNobody() throws {
         let system = try makeSystem(workers: 1)
         let gate = TestGate()
-        let blocker = try system.spawnDedicated(name: "blocker") { ClosureActor { (_: Int, _) in gate.pass() } }
+        let blocker = try system.spawn(options: SpawnOptions(name: "blocker", placement: .dedicatedThread)) { ClosureActor { (_: Int, _) in gate.pass() } }
         blocker.tell(1)
         #expect(gate.waitForArrival())
         let count = Atomic<Int>(0)
         let allHandled = DispatchSemaphore(value: 0)
-        let worker = try system.spawn(name: "worker") { (_: Int, _) in
+        let worker = try system.spawn(options: SpawnOptions(name: "worker")) { (_: Int, _) in
             if count.wrappingAdd(1, ordering: .relaxed).newValue == 10_000 { allHandled.signal() }
         }
         for i in 0..<10_000 { worker.tell(i) }
@@ -52,7 +52,7 @@ import Synchronization
     func spawnDedicatedAfterShutdown() throws {
         let system = try makeSystem()
         system.shutdown()
-        #expect(throws: ActorSystemError.shutDown) { try system.spawnDedicated { ClosureActor { (_: Int, _) in } } }
+        #expect(throws: ActorSystemError.shutDown) { try system.spawn(options: SpawnOptions(placement: .dedicatedThread)) { ClosureActor { (_: Int, _) in } } }
     }
 }
 
@@ -61,11 +61,11 @@ import Synchronization
     func mainThreadActorsRunOnTheDonatingThread() async throws {
         let system = try makeSystem()
         let seen = SignalingProbe<UInt>()
-        let ui = try system.spawnOnMainThread(name: "ui") { ClosureActor { (m: CounterMessage, _) in
+        let ui = try system.spawn(options: SpawnOptions(name: "ui", placement: .mainThread)) { ClosureActor { (m: CounterMessage, _) in
             seen.record(UInt(pthread_self()))
             if case .get(let replyTo) = m { replyTo.tell(seen.count) }
         } }
-        let other = try system.spawnOnMainThread(name: "ui-2") { ClosureActor { (_: Int, _) in seen.record(UInt(pthread_self())) } }
+        let other = try system.spawn(options: SpawnOptions(name: "ui-2", placement: .mainThread)) { ClosureActor { (_: Int, _) in seen.record(UInt(pthread_self())) } }
         for i in 0..<100 { ui.tell(.add(i)); other.tell(i) }  // queued until a thread is donated
         let donor = Atomic<UInt>(0)
         let returned = Atomic<Bool>(false)
@@ -91,7 +91,7 @@ import Synchronization
     @Test("main-thread actors whose thread is never donated have their messages dead-lettered at shutdown, not lost")
     func undonatedMainThreadIsReported() throws {
         let system = try makeSystem()
-        let ui = try system.spawnOnMainThread { ClosureActor { (_: Int, _) in } }
+        let ui = try system.spawn(options: SpawnOptions(placement: .mainThread)) { ClosureActor { (_: Int, _) in } }
         for i in 0..<10 { ui.tell(i) }
         let report = system.shutdown(timeout: .milliseconds(100))
         #expect(report.isBalanced, "\(report)")

@@ -61,7 +61,7 @@ final class DeterministicCounter: EventActor {
         let deterministic = DeterministicScheduler(seed: 1)
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
-        let ref = try system.spawn(name: "recorder") { (m: Int, _) in probe.record(m) }
+        let ref = try system.spawn(options: SpawnOptions(name: "recorder")) { (m: Int, _) in probe.record(m) }
         for i in 0..<10 { ref.tell(i) }
         #expect(probe.count == 0)
         #expect(deterministic.runnableCount == 1)
@@ -180,7 +180,7 @@ final class DeterministicCounter: EventActor {
             let deterministic = DeterministicScheduler(seed: 5)
             let system = makeDeterministicSystem(deterministic, supervisor: .restart(maxRestarts: 2, within: .seconds(10)))
             let starts = Probe<Int>()
-            let ref = try system.spawn(name: "fragile") { () -> ClosureActor<Int> in
+            let ref = try system.spawn(options: SpawnOptions(name: "fragile")) { () -> ClosureActor<Int> in
                 starts.record(0)
                 return ClosureActor { (_: Int, _) in throw Boom() }
             }
@@ -202,13 +202,13 @@ final class DeterministicCounter: EventActor {
         let deterministic = DeterministicScheduler(seed: 6)
         let system = makeDeterministicSystem(deterministic)
         #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawnSequential")) {
-            try system.spawnSequential { (_: Inbox<Int>) in }
+            try system.spawn { (_: Inbox<Int>) in }
         }
         #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawnDedicated")) {
-            try system.spawnDedicated { DeterministicCounter() }
+            try system.spawn(options: SpawnOptions(placement: .dedicatedThread)) { DeterministicCounter() }
         }
         #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawnOnMainThread")) {
-            try system.spawnOnMainThread { DeterministicCounter() }
+            try system.spawn(options: SpawnOptions(placement: .mainThread)) { DeterministicCounter() }
         }
         #expect("\(ActorSystemError.unsupportedOnDeterministicScheduler("spawnSequential"))".contains("deterministic scheduler"))
         #expect(system.shutdown().isBalanced)
@@ -219,7 +219,7 @@ final class DeterministicCounter: EventActor {
         let deterministic = DeterministicScheduler(seed: 7)
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
-        let refs = try (0..<4).map { i in try system.spawn(name: "a\(i)", mailboxCapacity: 4) { (m: Int, _) in probe.record(m) } }
+        let refs = try (0..<4).map { i in try system.spawn(options: SpawnOptions(name: "a\(i)", mailboxCapacity: 4)) { (m: Int, _) in probe.record(m) } }
         for i in 0..<50 { refs[i % 4].tell(i) }
         for _ in 0..<20 { try deterministic.step() }
         let report = system.shutdown()
@@ -236,8 +236,8 @@ final class DeterministicCounter: EventActor {
         let deterministic = DeterministicScheduler(seed: 9)
         let system = makeDeterministicSystem(deterministic)
         let reports = Probe<ShutdownReport>()
-        let other = try system.spawn(name: "other") { (_: Int, _) in }
-        let caller = try system.spawn(name: "caller") { (_: Int, context: ActorContext<Int>) in
+        let other = try system.spawn(options: SpawnOptions(name: "other")) { (_: Int, _) in }
+        let caller = try system.spawn(options: SpawnOptions(name: "caller")) { (_: Int, context: ActorContext<Int>) in
             reports.record(context.system.shutdown())
         }
         try deterministic.runUntilQuiescent()
@@ -254,13 +254,13 @@ final class DeterministicCounter: EventActor {
     func terminatedAndGracefulShutdown() async throws {
         let deterministic = DeterministicScheduler(seed: 10)
         let system = makeDeterministicSystem(deterministic)
-        let ref = try system.spawn(name: "short-lived") { (_: Int, context: ActorContext<Int>) in context.stop() }
+        let ref = try system.spawn(options: SpawnOptions(name: "short-lived")) { (_: Int, context: ActorContext<Int>) in context.stop() }
         let termination = try await runDriven(deterministic) {
             ref.tell(1)
             return await ref.terminated
         }
         #expect(termination == Terminated(id: ref.id, name: "short-lived", reason: .stopped))
-        let idle = try system.spawn(name: "idle") { (_: Int, _) in }
+        let idle = try system.spawn(options: SpawnOptions(name: "idle")) { (_: Int, _) in }
         idle.tell(1)
         let report = await system.gracefulShutdown()  // drives on a thread of its own
         #expect(report.isBalanced && report.delivered == 2 && report.actorsNotStopped == 0, "\(report)")

@@ -168,10 +168,10 @@ func runScenario(seed: UInt64) async throws -> ScenarioResult {
     let ledger = ExplorationLedger()
     let receiverCount = 3
     let receivers = try (0..<receiverCount).map { i in
-        try system.spawn(name: "receiver-\(i)", mailboxCapacity: 4) { ExplorationReceiver(index: i, ledger: ledger) }
+        try system.spawn(options: SpawnOptions(name: "receiver-\(i)", mailboxCapacity: 4)) { ExplorationReceiver(index: i, ledger: ledger) }
     }
     let senders = try (1...2).map { i in
-        try system.spawn(name: "sender-\(i)", mailboxCapacity: 4) {
+        try system.spawn(options: SpawnOptions(name: "sender-\(i)", mailboxCapacity: 4)) {
             ExplorationSender(index: i, seed: seed, receivers: receivers, ledger: ledger)
         }
     }
@@ -338,7 +338,7 @@ func plantedLostUpdate(seed: UInt64) throws -> Int {
     let deterministic = DeterministicScheduler(seed: seed)
     let system = makeDeterministicSystem(deterministic)
     let final = Probe<Int>()
-    let register = try system.spawn(name: "register") { () -> ClosureActor<Register> in
+    let register = try system.spawn(options: SpawnOptions(name: "register")) { () -> ClosureActor<Register> in
         var value = 0
         return ClosureActor { message, _ in
             switch message {
@@ -348,7 +348,7 @@ func plantedLostUpdate(seed: UInt64) throws -> Int {
         }
     }
     let incrementers = try (0..<2).map { i in
-        try system.spawn(name: "incrementer-\(i)") { (message: Incrementer, context: ActorContext<Incrementer>) in
+        try system.spawn(options: SpawnOptions(name: "incrementer-\(i)")) { (message: Incrementer, context: ActorContext<Incrementer>) in
             switch message {
             case .go: register.tell(.read(replyTo: context.myself))
             case .value(let read): register.tell(.write(read + 1))

@@ -66,7 +66,7 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         let logs = CapturedLogs()
         let deterministic = DeterministicScheduler(seed: 1)
         let system = makeDeterministicSystem(deterministic, logs: logs, supervisor: .restart(maxRestarts: 3, within: .seconds(60)))
-        let ref = try system.spawn(name: "thrower") { (_: Int, _) in throw Boom() }
+        let ref = try system.spawn(options: SpawnOptions(name: "thrower")) { (_: Int, _) in throw Boom() }
         for n in 0..<4 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 0)
@@ -89,8 +89,8 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         let logs = CapturedLogs()
         let deterministic = DeterministicScheduler(seed: 2)
         let system = makeDeterministicSystem(deterministic, logs: logs, supervisor: .stop)
-        let stopped = try system.spawn(name: "stops") { (_: Int, _) in throw Boom() }
-        let escalating = try system.spawn(name: "escalates", supervisor: .escalate) { (_: Int, _) in throw Boom() }
+        let stopped = try system.spawn(options: SpawnOptions(name: "stops")) { (_: Int, _) in throw Boom() }
+        let escalating = try system.spawn(options: SpawnOptions(name: "escalates", supervisor: .escalate)) { (_: Int, _) in throw Boom() }
         stopped.tell(1)
         escalating.tell(1)
         try deterministic.runUntilQuiescent()
@@ -109,7 +109,7 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         let logs = CapturedLogs()
         let deterministic = DeterministicScheduler(seed: 3)
         let system = makeDeterministicSystem(deterministic, logs: logs)
-        let ref = try system.spawn(name: "talker") { (text: String, context) in context.log.info("\(text)") }
+        let ref = try system.spawn(options: SpawnOptions(name: "talker")) { (text: String, context) in context.log.info("\(text)") }
         ref.tell("hello")
         try deterministic.runUntilQuiescent()
         #expect(logs.all.contains { $0.message == "hello" })
@@ -126,7 +126,7 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         let logs = CapturedLogs()
         let deterministic = DeterministicScheduler(seed: 4, throughput: 64)
         let system = makeDeterministicSystem(deterministic, logs: logs, level: .trace)
-        let ref = try system.spawn(name: "quiet") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "quiet")) { (_: Int, _) in }
         for n in 0..<10_000 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.delivered == 10_000)
@@ -139,7 +139,7 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         let logs = CapturedLogs()
         let deterministic = DeterministicScheduler(seed: 5)  // the rate limit reads its virtual clock
         let system = makeDeterministicSystem(deterministic, logs: logs, level: .debug)
-        let ref = try system.spawn(name: "gone") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
         ref.stop()
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 0)
@@ -166,7 +166,7 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         let logs = CapturedLogs()
         let deterministic = DeterministicScheduler(seed: 6)
         let system = makeDeterministicSystem(deterministic, logs: logs, level: .info)
-        let ref = try system.spawn(name: "gone") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
         ref.stop()
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 0)
@@ -225,8 +225,8 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         // Deterministic: "slow" is an actor the test does not drive yet — no spinning gate.
         let deterministic = DeterministicScheduler(seed: 7)
         let system = makeDeterministicSystem(deterministic, logs: CapturedLogs(), level: .info)
-        let slow = try system.spawn(name: "slow", mailboxCapacity: 4) { (_: Int, _) in }
-        let gone = try system.spawn(name: "gone") { (_: Int, _) in }
+        let slow = try system.spawn(options: SpawnOptions(name: "slow", mailboxCapacity: 4)) { (_: Int, _) in }
+        let gone = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
         gone.stop()
         try deterministic.runUntilQuiescent()
         #expect(system.metrics.liveActors == 1)
@@ -252,7 +252,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         let system = makeDeterministicSystem(deterministic, logs: CapturedLogs(), level: .info)
         let backend = RecordingMetrics()
         let reporter = ActorSystemMetricsReporter(system: system, factory: backend)
-        let ref = try system.spawn(name: "counted") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "counted")) { (_: Int, _) in }
         for n in 0..<500 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.delivered == 500)
@@ -283,7 +283,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         let backend = RecordingMetrics()
         let reporter = ActorSystemMetricsReporter(system: system, interval: .milliseconds(20), factory: backend)
         let task = Task { await reporter.run() }
-        let ref = try system.spawn(name: "counted") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "counted")) { (_: Int, _) in }
         for n in 0..<10 { ref.tell(n) }
         #expect(eventually { backend.value("fastmailbox_messages_delivered_total") == 10 })
         await system.gracefulShutdown()
@@ -297,7 +297,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
     @Test("await ref.terminated returns how the actor stopped, and at once when it already has")
     func terminatedFromPlainCode() async throws {
         let system = try makeSystem()
-        let ref = try system.spawn(name: "failing", supervisor: .stop) { (_: Int, _) in throw Boom() }
+        let ref = try system.spawn(options: SpawnOptions(name: "failing", supervisor: .stop)) { (_: Int, _) in throw Boom() }
         async let ended = ref.terminated
         ref.tell(1)
         let termination = await ended
@@ -312,7 +312,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
     @Test("await ref.terminated ends with systemShutDown when the system shuts down")
     func terminatedAtShutdown() async throws {
         let system = try makeSystem()
-        let ref = try system.spawn(name: "idle") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "idle")) { (_: Int, _) in }
         async let ended = ref.terminated
         await system.gracefulShutdown()
         #expect(await ended.reason == .systemShutDown)
@@ -334,11 +334,11 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         let system = try makeSystem()
         // From plain code: stop, await, spawn a successor under the same name.
         for round in 0..<200 {
-            let ref = try system.spawn(name: "reused") { (_: Int, _) in }
+            let ref = try system.spawn(options: SpawnOptions(name: "reused")) { (_: Int, _) in }
             for n in 0..<50 { ref.tell(n) }  // queued messages: the stop's drain takes a while
             ref.stop(round.isMultiple(of: 2) ? .immediately : .afterDrainingMailbox)
             _ = await ref.terminated
-            #expect(throws: Never.self) { _ = try system.spawn(name: "reused") { (_: Int, _) in }.stop() }
+            #expect(throws: Never.self) { _ = try system.spawn(options: SpawnOptions(name: "reused")) { (_: Int, _) in }.stop() }
             _ = await system.lookup("reused", as: Int.self)?.terminated
         }
         // From a watcher: its Terminated handler respawns under the name.
@@ -346,19 +346,19 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         let respawned = Atomic<Int>(0)
         let handledEnd = DispatchSemaphore(value: 0)
         enum Control: Sendable { case watch(ActorRef<Int>), ended }
-        let watcher = try system.spawn(name: "watcher") { (message: Control, context) in
+        let watcher = try system.spawn(options: SpawnOptions(name: "watcher")) { (message: Control, context) in
             switch message {
             case .watch(let ref): context.watch(ref, with: .ended)
             case .ended:
                 do {
-                    _ = try context.system.spawn(name: "watched") { (_: Int, _) in }.stop()
+                    _ = try context.system.spawn(options: SpawnOptions(name: "watched")) { (_: Int, _) in }.stop()
                     respawned.wrappingAdd(1, ordering: .relaxed)
                 } catch { failures.wrappingAdd(1, ordering: .relaxed) }
                 handledEnd.signal()
             }
         }
         for _ in 0..<100 {
-            let ref = try system.spawn(name: "watched") { (_: Int, _) in }
+            let ref = try system.spawn(options: SpawnOptions(name: "watched")) { (_: Int, _) in }
             watcher.tell(.watch(ref))
             for n in 0..<50 { ref.tell(n) }
             ref.stop()
@@ -384,7 +384,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
             var configuration = SchedulerConfiguration()
             configuration.workers = 1
             let system = try ActorSystem(name: "s\(index)", configuration: configuration)
-            let ref = try system.spawn(name: "busy") { (_: Int, _) in
+            let ref = try system.spawn(options: SpawnOptions(name: "busy")) { (_: Int, _) in
                 while !gate.load(ordering: .acquiring) { usleep(200) }
             }
             ref.tell(1)
@@ -413,15 +413,15 @@ final class RecordingMetrics: MetricsFactory, Sendable {
     @Test("a pool is registered under its name, watchable, and frees its name when it terminates")
     func poolIsFirstClass() async throws {
         let system = try makeSystem()
-        let pool = try system.spawnPool(name: "pool", size: 3) { (_: Int, _) in }
+        let pool = try system.spawn(options: SpawnOptions(name: "pool", pool: SpawnOptions.Pool(size: 3))) { (_: Int, _) in }
         #expect(system.lookup("pool", as: Int.self) == pool)
         #expect(system.lookup("pool", as: String.self) == nil)
-        #expect(throws: ActorSystemError.duplicateName("pool")) { try system.spawn(name: "pool") { (_: Int, _) in } }
+        #expect(throws: ActorSystemError.duplicateName("pool")) { try system.spawn(options: SpawnOptions(name: "pool")) { (_: Int, _) in } }
         #expect(system.statistics.liveActors == 3)  // the routees; the pool ref is not an actor of its own
 
         let probe = SignalingProbe<Terminated>()
         let watching = DispatchSemaphore(value: 0)
-        _ = try system.spawn(name: "signals") { SignalRecorder(probe: probe, target: pool, watching: watching) }
+        _ = try system.spawn(options: SpawnOptions(name: "signals")) { SignalRecorder(probe: probe, target: pool, watching: watching) }
         #expect(watching.wait(timeout: .now() + 20) == .success)
         #expect(system.statistics.liveActors == 4)
         pool.stop()
@@ -430,7 +430,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         #expect(probe.waitForCount(1))
         #expect(probe.values == [termination])
         #expect(system.lookup("pool", as: Int.self) == nil)
-        let again = try system.spawnPool(name: "pool", size: 2) { (_: Int, _) in }
+        let again = try system.spawn(options: SpawnOptions(name: "pool", pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
         #expect(system.lookup("pool", as: Int.self) == again)
         #expect(await system.gracefulShutdown().isBalanced)
         #expect(await again.terminated.reason == .systemShutDown)
@@ -439,7 +439,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
     @Test("a pool whose routees all fail terminates with the last failure")
     func poolEndsWithRouteeFailure() async throws {
         let system = try makeSystem()
-        let pool = try system.spawnPool(name: "fragile", size: 2, supervisor: .stop) { (_: Int, _) in throw Boom() }
+        let pool = try system.spawn(options: SpawnOptions(name: "fragile", supervisor: .stop, pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in throw Boom() }
         pool.tell(1)
         pool.tell(2)
         #expect(await pool.terminated.reason == .failed("boom"))

@@ -22,8 +22,7 @@ import Synchronization
         let system = try makeSystem()
         let seen = SignalingProbe<(sender: Int, seq: Int)>()
         let thrown = Atomic<Int>(0)
-        let ref = try system.spawn(name: "thrower", mailboxCapacity: 4,
-                                   supervisor: .restart(maxRestarts: Int.max, within: .seconds(1))) { (m: Int, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "thrower", mailboxCapacity: 4, supervisor: .restart(maxRestarts: Int.max, within: .seconds(1)))) { (m: Int, _) in
             seen.record((m >> 20, m & 0xFFFFF))
             var random = SeededRandom(seed: seed ^ UInt64(m))
             if random.percent() < 20 { thrown.wrappingAdd(1, ordering: .relaxed); throw TestFailure.boom }
@@ -46,7 +45,7 @@ import Synchronization
     func throwUnderStopStrategyDeadLettersTheRest() throws {
         let system = try makeSystem()
         let handled = Probe<Int>()
-        let ref = try system.spawn(name: "fragile", mailboxCapacity: 4, supervisor: .stop) { (m: Int, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "fragile", mailboxCapacity: 4, supervisor: .stop)) { (m: Int, _) in
             handled.record(m)
             if m == 100 { throw TestFailure.boom }
         }
@@ -68,7 +67,7 @@ import Synchronization
             let handledSentAfterStop = Atomic<Int>(0)
             let handled = Atomic<Int>(0)
             let firstHandled = DispatchSemaphore(value: 0)
-            let ref = try system.spawn(name: "target-\(round)", mailboxCapacity: 4) { (m: Int, _) in
+            let ref = try system.spawn(options: SpawnOptions(name: "target-\(round)", mailboxCapacity: 4)) { (m: Int, _) in
                 if stopReturned.load(ordering: .acquiring) { startedAfterStop.wrappingAdd(1, ordering: .relaxed) }
                 if m & sentAfterStopBit != 0 { handledSentAfterStop.wrappingAdd(1, ordering: .relaxed) }
                 if handled.wrappingAdd(1, ordering: .relaxed).newValue == 1 { firstHandled.signal() }
@@ -107,9 +106,9 @@ import Synchronization
     func workerHeldLongKeepsPoolAndShutdownBound() throws {
         let system = try makeSystem(workers: 2)
         let held = TestGate()
-        let blocker = try system.spawn(name: "holder") { (m: Int, _) in if m == 0 { held.pass() } }
+        let blocker = try system.spawn(options: SpawnOptions(name: "holder")) { (m: Int, _) in if m == 0 { held.pass() } }
         let echoes = SignalingProbe<Int>()
-        let others = try (0..<8).map { i in try system.spawn(name: "other-\(i)", mailboxCapacity: 4) { (m: Int, _) in echoes.record(m) } }
+        let others = try (0..<8).map { i in try system.spawn(options: SpawnOptions(name: "other-\(i)", mailboxCapacity: 4)) { (m: Int, _) in echoes.record(m) } }
         blocker.tell(0)
         #expect(held.waitForArrival())
         for i in 1...5 { blocker.tell(i) }
@@ -137,7 +136,7 @@ import Synchronization
             final class Ring: Sendable { let refs = Lock<[ActorRef<Int>]>([]) }
             let ring = Ring()
             let refs = try (0..<16).map { i in
-                try system.spawn(name: "load-\(i)", mailboxCapacity: 4) { (m: Int, _) in
+                try system.spawn(options: SpawnOptions(name: "load-\(i)", mailboxCapacity: 4)) { (m: Int, _) in
                     if delivered.wrappingAdd(1, ordering: .relaxed).newValue == 20_001 { loaded.signal() }
                     if m > 0 {  // pass it on around the ring: actors keep sending until stopped
                         let next = ring.refs.withLock { $0[(i + 1) % $0.count] }
@@ -182,7 +181,7 @@ import Synchronization
         let system = try makeSystem()
         let (replies, replySent) = AsyncStream.makeStream(of: Void.self)
         let answered = Atomic<Int>(0)
-        let counter = try system.spawn(name: "slow-replier", mailboxCapacity: 4) { (m: SlowMessage, _) in
+        let counter = try system.spawn(options: SpawnOptions(name: "slow-replier", mailboxCapacity: 4)) { (m: SlowMessage, _) in
             guard case .get(let replyTo) = m else { return }
             var random = SeededRandom(seed: seed ^ UInt64(answered.load(ordering: .relaxed)))
             usleep(UInt32(random.next() % 2_000))  // about the ask timeout: the two race
@@ -216,7 +215,7 @@ import Synchronization
     func descheduledSenderAcrossStop() throws {
         let system = try makeSystem()
         let probe = SignalingProbe<Int>()
-        let ref = try system.spawn(name: "stops-under-a-sender", mailboxCapacity: 4) { (m: Int, _) in probe.record(m) }
+        let ref = try system.spawn(options: SpawnOptions(name: "stops-under-a-sender", mailboxCapacity: 4)) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
         #expect(probe.waitForCount(1))
         let cell = try #require(ref.identity as? ActorCellBase<Int>)
@@ -241,7 +240,7 @@ import Synchronization
         let system = try makeSystem()
         let seen = SignalingProbe<Int>()
         let gate = TestGate()
-        let ref = try system.spawn(name: "overflowing", mailboxCapacity: 4) { (m: Int, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "overflowing", mailboxCapacity: 4)) { (m: Int, _) in
             if m == -1 { gate.pass(); return }
             seen.record(m)
         }

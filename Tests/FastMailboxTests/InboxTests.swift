@@ -33,7 +33,7 @@ private final class SequenceTracker: @unchecked Sendable {
     func selectiveReceiveKeepsOrder() throws {
         let system = try makeSystem()
         let probe = SignalingProbe<String>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             let four = try await inbox.receive { $0 == 4 }
             probe.record("match \(four), buffered \(inbox.bufferedCount)")
             let even = try await inbox.receive { $0 % 2 == 0 }  // 2, from the buffer
@@ -52,7 +52,7 @@ private final class SequenceTracker: @unchecked Sendable {
     func receiveTimeout() throws {
         let system = try makeSystem()
         let probe = SignalingProbe<String>()
-        let ref = try system.spawnSequential(name: "patient") { (inbox: Inbox<Int>) in
+        let ref = try system.spawn(options: SpawnOptions(name: "patient")) { (inbox: Inbox<Int>) in
             do {
                 let early = try await inbox.receive(timeout: .milliseconds(20))
                 probe.record("unexpected \(early)")
@@ -72,7 +72,7 @@ private final class SequenceTracker: @unchecked Sendable {
     func selectiveTimeoutKeepsBuffer() throws {
         let system = try makeSystem()
         let probe = SignalingProbe<String>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             _ = try await inbox.receive { $0 == 2 }  // waits for 2, so 1 is already set aside
             do {
                 _ = try await inbox.receive(timeout: .milliseconds(20)) { $0 > 100 }
@@ -94,7 +94,7 @@ private final class SequenceTracker: @unchecked Sendable {
     func timedReceiveAnswered() throws {
         let system = try makeSystem()
         let probe = SignalingProbe<String>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             probe.record("ready")
             probe.record("got \(try await inbox.receive(timeout: .milliseconds(30)))")
             // The first receive's timer expires while this one waits: it must not wake it.
@@ -115,7 +115,7 @@ private final class SequenceTracker: @unchecked Sendable {
         let system = try makeSystem()
         let probe = SignalingProbe<String>()
         let gate = BodyGate()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             do { _ = try await inbox.receive(timeout: .zero) } catch is ReceiveTimeout { probe.record("empty") }
             await gate.pass()
             probe.record("\(try await inbox.receive(timeout: .zero))")
@@ -132,7 +132,7 @@ private final class SequenceTracker: @unchecked Sendable {
     func selfCancelledReceiveThrows() throws {
         let system = try makeSystem()
         let outcomes = SignalingProbe<String>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             _ = try await inbox.receive(where: { $0 == 2 })  // returns once 2 is in; 1 is set aside
             withUnsafeCurrentTask { $0?.cancel() }
             outcomes.record("then \(try await inbox.receive())")  // already there: returned
@@ -157,7 +157,7 @@ private final class SequenceTracker: @unchecked Sendable {
     func forAwaitEndsOnStop() throws {
         let system = try makeSystem()
         let probe = SignalingProbe<String>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             for await message in inbox { probe.record("\(message)") }
             probe.record("ended")
         }
@@ -178,7 +178,7 @@ private final class SequenceTracker: @unchecked Sendable {
         let probe = SignalingProbe<Int>()
         let ended = SignalingProbe<Bool>()
         let gate = BodyGate()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             probe.record(try await inbox.receive())
             await gate.pass()
             for await message in inbox { probe.record(message) }
@@ -224,7 +224,7 @@ private final class SequenceTracker: @unchecked Sendable {
         let last = SequenceTracker(senders: threads)
         let outOfOrder = Atomic<Int>(0)
         let count = Atomic<Int>(0)
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             for await message in inbox {
                 let (thread, sequence) = (message / 1_000_000, message % 1_000_000)
                 if !last.advance(sender: thread, to: sequence) { outOfOrder.wrappingAdd(1, ordering: .relaxed) }

@@ -25,7 +25,7 @@ import MNScheduler
         let system = try makeSystem()
         defer { _ = system.shutdown() }
         #expect(throws: ActorSystemError.invalidMailboxCapacity(1 << 30)) {
-            try system.spawn(mailboxCapacity: 1 << 30) { Counter() }
+            try system.spawn(options: SpawnOptions(mailboxCapacity: 1 << 30)) { Counter() }
         }
         #expect(ActorSystemError.invalidMailboxCapacity(1 << 30).description.contains("1048576"))
     }
@@ -67,7 +67,7 @@ import MNScheduler
             let system = try! ActorSystem(name: "limited")
             limitDataSegment(headroomBytes: 2 << 20)
             do throws(ActorSystemError) {
-                _ = try system.spawn(name: "big", mailboxCapacity: 1 << 20) { (_: Int, _) in }
+                _ = try system.spawn(options: SpawnOptions(name: "big", mailboxCapacity: 1 << 20)) { (_: Int, _) in }
                 exit(3)  // allocated despite the limit: the test proves nothing
             } catch {
                 guard case .mailboxAllocationFailed(capacity: 1 << 20, bytes: _) = error else { exit(4) }

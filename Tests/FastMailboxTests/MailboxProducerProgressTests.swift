@@ -73,7 +73,7 @@ import TestSupport
         let allIn = DispatchSemaphore(value: 0)
         let order = Lock<[Int]>([Int](repeating: 0, count: Self.senders + 1))
         let errors = Lock<[String]>([])
-        let ref = try system.spawn(name: "sink", mailboxCapacity: 64) { (value: UInt64, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "sink", mailboxCapacity: 64)) { (value: UInt64, _) in
             let sender = Int(value >> 32), seq = Int(value & 0xffff_ffff)
             order.withLock { next in
                 if seq != next[sender] { errors.withLock { if $0.count < 5 { $0.append("sender \(sender): expected \(next[sender]), got \(seq)") } } }
@@ -164,7 +164,7 @@ import TestSupport
             let allIn = DispatchSemaphore(value: 0)
             let errors = Atomic<Int>(0)
             nonisolated(unsafe) var next = [Int](repeating: 0, count: Self.loadSenders)  // the actor's alone
-            let ref = try system.spawn(name: "sink-\(round)", mailboxCapacity: 64) { (value: UInt64, _) in
+            let ref = try system.spawn(options: SpawnOptions(name: "sink-\(round)", mailboxCapacity: 64)) { (value: UInt64, _) in
                 let sender = Int(value >> 32), seq = Int(value & 0xffff_ffff)
                 if seq != next[sender] { errors.wrappingAdd(1, ordering: .relaxed) }
                 next[sender] = seq + 1

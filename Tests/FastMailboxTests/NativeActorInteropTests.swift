@@ -128,7 +128,7 @@ final class IsolationReporter: EventActor {
         let pings = SignalingProbe<Int>()
         let actors = 4, callsPerActor = 250
         let refs = try (0..<actors).map { i in
-            try system.spawn(name: "client-\(i)") { (message: RegistryClientMessage, context) in
+            try system.spawn(options: SpawnOptions(name: "client-\(i)")) { (message: RegistryClientMessage, context) in
                 switch message {
                 case .callRegistry:
                     let myself = context.myself
@@ -163,7 +163,7 @@ final class IsolationReporter: EventActor {
     func fastPathStaysOnPool() async throws {
         let system = try makeSystem(workers: 2)
         let registry = Registry(scheduler: system.scheduler)
-        let ref = try system.spawn(name: "caller") { (_: RegistryClientMessage, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "caller")) { (_: RegistryClientMessage, _) in }
         let scheduler = system.scheduler
         let onPool = await Task(executorPreference: scheduler.taskExecutor) {
             var resumedOnWorker = 0
@@ -205,7 +205,7 @@ final class IsolationReporter: EventActor {
         let before = await GlobalCounter.shared.hits
         let done = SignalingProbe<Int>()
         let calls = 200
-        let ref = try system.spawn(name: "global-caller") { (n: Int, context) in
+        let ref = try system.spawn(options: SpawnOptions(name: "global-caller")) { (n: Int, context) in
             Task(executorPreference: context.system.scheduler.taskExecutor) {
                 await GlobalCounter.shared.hit()
                 done.record(n)

@@ -23,7 +23,7 @@ private final class IgnoringRoutee: EventActor {
 /// Records (routee name, job number) for every `.work`.
 private func recordingPool(_ system: ActorSystem, name: String, size: Int, routing: RoutingStrategy,
                            probe: Probe<String>) throws -> ActorRef<Job> {
-    try system.spawnPool(name: name, size: size, routing: routing) { (job: Job, context) in
+    try system.spawn(options: SpawnOptions(name: name, pool: SpawnOptions.Pool(size: size, routing: routing))) { (job: Job, context) in
         switch job {
         case .work(let n):
             probe.record("\(context.name) \(n)")
@@ -188,8 +188,8 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         // (ActorCellBase.handleFromMailbox, generic metadata per message).
         let deterministic = DeterministicScheduler(seed: 41)
         let system = makeDeterministicSystem(deterministic)
-        let typed = try system.spawnPool(size: 3) { IgnoringRoutee() }
-        let closure = try system.spawnPool(size: 2) { (_: Job, _) in }
+        let typed = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 3))) { IgnoringRoutee() }
+        let closure = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { (_: Job, _) in }
         let typedCells = try #require(system.routees(of: typed)).map { try #require($0.identity as? ActorCellBase<Int>) }
         let closureCells = try #require(system.routees(of: closure)).map { try #require($0.identity as? ActorCellBase<Job>) }
         #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.mailboxPass != nil })
@@ -204,11 +204,11 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
     func poolErrors() throws {
         let system = try makeSystem()
         #expect(throws: ActorSystemError.invalidPoolSize(0)) {
-            try system.spawnPool(size: 0) { (_: Int, _) in }
+            try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 0))) { (_: Int, _) in }
         }
-        _ = try system.spawnPool(name: "taken", size: 2) { (_: Int, _) in }
+        _ = try system.spawn(options: SpawnOptions(name: "taken", pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
         #expect(throws: ActorSystemError.duplicateName("taken")) {
-            try system.spawnPool(name: "taken", size: 2) { (_: Int, _) in }
+            try system.spawn(options: SpawnOptions(name: "taken", pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
         }
         #expect(system.statistics.liveActors == 2)
         let plain = try system.spawn { (_: Int, _) in }
@@ -220,7 +220,7 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
     func poolAccounting() throws {
         let system = try makeSystem()
         let handled = Atomic<Int>(0)
-        let pool = try system.spawnPool(size: 4, routing: .leastLoaded) { (_: Int, _) in
+        let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 4, routing: .leastLoaded))) { (_: Int, _) in
             handled.wrappingAdd(1, ordering: .relaxed)
         }
         let perThread = underThreadSanitizer ? 500 : 5_000

@@ -17,9 +17,9 @@ import Synchronization
         let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
         let probe = Probe<Int>()
         let idle = try (0..<8).map { i in
-            try system.spawn(name: "idle-\(i)") { (m: Int, _) in probe.record(m) }
+            try system.spawn(options: SpawnOptions(name: "idle-\(i)")) { (m: Int, _) in probe.record(m) }
         }
-        let busy = try system.spawn(name: "busy") { (m: Int, _) in probe.record(m) }
+        let busy = try system.spawn(options: SpawnOptions(name: "busy")) { (m: Int, _) in probe.record(m) }
         for (i, ref) in idle.enumerated() { ref.tell(i) }
         busy.tell(100)
         #expect(eventually { probe.count == 9 })
@@ -48,7 +48,7 @@ import Synchronization
         let deterministic = DeterministicScheduler(seed: 7)
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
-        let ref = try system.spawn(name: "quiet") { (m: Int, _) in probe.record(m) }
+        let ref = try system.spawn(options: SpawnOptions(name: "quiet")) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
         _ = try deterministic.runUntilQuiescent()
         #expect(try queue(of: ref).hasRing)
@@ -69,7 +69,7 @@ import Synchronization
         let deterministic = DeterministicScheduler(seed: 8)
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
-        let ref = try system.spawn(name: "stopping") { (m: Int, _) in probe.record(m) }
+        let ref = try system.spawn(options: SpawnOptions(name: "stopping")) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
         _ = try deterministic.runUntilQuiescent()
         _ = system.reclaimIdleMailboxes()
@@ -86,11 +86,11 @@ import Synchronization
         let deterministic = DeterministicScheduler(seed: 9)
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<Int>()
-        let target = try system.spawn(name: "watched") { (m: Int, _) in probe.record(m) }
-        let watcher = try system.spawn(name: "watcher") { (m: Int, context: ActorContext<Int>) in
+        let target = try system.spawn(options: SpawnOptions(name: "watched")) { (m: Int, _) in probe.record(m) }
+        let watcher = try system.spawn(options: SpawnOptions(name: "watcher")) { (m: Int, context: ActorContext<Int>) in
             if m == 0 { context.watch(target, with: -1) } else { probe.record(m) }  // -1: target stopped
         }
-        let parent = try system.spawn(name: "parent") { (m: Int, context: ActorContext<Int>) in
+        let parent = try system.spawn(options: SpawnOptions(name: "parent")) { (m: Int, context: ActorContext<Int>) in
             let child = try context.spawn { (_: Int, _) in }
             context.stop(child)
             probe.record(m)
@@ -153,7 +153,7 @@ import Synchronization
     private func spawnRecordingSequentials(_ count: Int, on system: ActorSystem) throws -> ([Probe<Int>], [ActorRef<Int>]) {
         let probes = (0..<count).map { _ in Probe<Int>() }
         let refs = try probes.map { probe in
-            try system.spawnSequential { (inbox: Inbox<Int>) in
+            try system.spawn { (inbox: Inbox<Int>) in
                 for await message in inbox { probe.record(message) }
             }
         }
@@ -198,7 +198,7 @@ import Synchronization
     func releaseDuringTimedSelectiveReceive() throws {
         let system = try makeReclaimingSystem(workers: 2, idleMailboxReclaimMilliseconds: 0)
         let probe = Probe<String>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             _ = try await inbox.receive()  // the first message: the ring is allocated
             probe.record("first")
             do {

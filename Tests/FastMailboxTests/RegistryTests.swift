@@ -28,7 +28,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     @Test("lookup finds a live actor by its name and message type, and nothing else")
     func lookupByName() throws {
         let system = try makeSystem()
-        let alice = try system.spawn(name: "alice") { (_: Int, _) in }
+        let alice = try system.spawn(options: SpawnOptions(name: "alice")) { (_: Int, _) in }
         #expect(system.lookup("alice", as: Int.self) == alice)
         #expect(system.lookup("alice", as: String.self) == nil)
         #expect(system.lookup("bob", as: Int.self) == nil)
@@ -40,7 +40,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     @Test("lookup finds a named sequential actor too")
     func lookupSequential() async throws {
         let system = try makeSystem()
-        let looper = try system.spawnSequential(name: "seq") { (inbox: Inbox<ActorRef<Int>>) in
+        let looper = try system.spawn(options: SpawnOptions(name: "seq")) { (inbox: Inbox<ActorRef<Int>>) in
             for await replyTo in inbox { replyTo.tell(7) }
         }
         let found = try #require(system.lookup("seq", as: ActorRef<Int>.self))
@@ -55,14 +55,14 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     func lookupAfterStop() throws {
         let deterministic = DeterministicScheduler(seed: 1)
         let system = makeDeterministicSystem(deterministic)
-        let first = try system.spawn(name: "reused") { (_: Int, _) in }
+        let first = try system.spawn(options: SpawnOptions(name: "reused")) { (_: Int, _) in }
         #expect(throws: ActorSystemError.duplicateName("reused")) {
-            try system.spawn(name: "reused") { (_: Int, _) in }
+            try system.spawn(options: SpawnOptions(name: "reused")) { (_: Int, _) in }
         }
         first.stop()
         try deterministic.runUntilQuiescent()
         #expect(system.lookup("reused", as: Int.self) == nil)
-        let second = try system.spawn(name: "reused") { (_: Int, _) in }
+        let second = try system.spawn(options: SpawnOptions(name: "reused")) { (_: Int, _) in }
         #expect(system.lookup("reused", as: Int.self) == second)
         #expect(second != first)
         system.shutdown()
@@ -75,11 +75,11 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         let system = try makeSystem()
         let counter = MadeCounter()
         #expect(system.statistics.liveActors == 0)
-        let first = try system.singleton(key: "clock") { CountedActor(counter) }
-        let second = try system.singleton(key: "clock") { CountedActor(counter) }
+        let first = try system.singleton(key: "clock") { try system.spawn { CountedActor(counter) } }
+        let second = try system.singleton(key: "clock") { try system.spawn { CountedActor(counter) } }
         #expect(first == second)
         #expect(counter.count == 1)
-        let other = try system.singleton(key: "other") { CountedActor(counter) }
+        let other = try system.singleton(key: "other") { try system.spawn { CountedActor(counter) } }
         #expect(other != first)
         #expect(system.statistics.liveActors == 2)
         system.shutdown()
@@ -101,14 +101,14 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     func singletonTypeMismatch() throws {
         let system = try makeSystem()
         let counter = MadeCounter()
-        let ints = try system.singleton(key: "shared") { CountedActor(counter) }
+        let ints = try system.singleton(key: "shared") { try system.spawn { CountedActor(counter) } }
         #expect(throws: ActorSystemError.singletonTypeMismatch(key: "shared", existing: "\(type(of: ints))",
                                                                requested: "ActorRef<String>")) {
             try system.singleton(key: "shared") { () throws(ActorSystemError) -> ActorRef<String> in
                 try system.spawn { (_: String, _) in }
             }
         }
-        #expect(try system.singleton(key: "shared") { CountedActor(counter) } == ints, "the key still holds its actor")
+        #expect(try system.singleton(key: "shared") { try system.spawn { CountedActor(counter) } } == ints, "the key still holds its actor")
         #expect(counter.count == 1)
         system.shutdown()
     }
@@ -121,7 +121,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         let rounds = underThreadSanitizer ? 5 : 20
         for round in 0..<rounds {
             runOnThreads(16) { _ in
-                if let ref = try? system.singleton(key: "race-\(round)", { CountedActor(counter) }) {
+                if let ref = try? system.singleton(key: "race-\(round)", create: { try system.spawn { CountedActor(counter) } }) {
                     ids.record(ref.id)
                 }
             }
@@ -138,14 +138,14 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         let deterministic = DeterministicScheduler(seed: 2)
         let system = makeDeterministicSystem(deterministic)
         let counter = MadeCounter()
-        let first = try system.singleton(key: "phoenix") { CountedActor(counter) }
+        let first = try system.singleton(key: "phoenix") { try system.spawn { CountedActor(counter) } }
         first.stop()
         try deterministic.runUntilQuiescent()
         #expect(system.statistics.liveActors == 0)
-        let second = try system.singleton(key: "phoenix") { CountedActor(counter) }
+        let second = try system.singleton(key: "phoenix") { try system.spawn { CountedActor(counter) } }
         #expect(second != first)
         #expect(counter.count == 2)
-        #expect(try system.singleton(key: "phoenix") { CountedActor(counter) } == second)
+        #expect(try system.singleton(key: "phoenix") { try system.spawn { CountedActor(counter) } } == second)
         first.tell(1)  // the old ref still dead-letters
         #expect(system.deadLetters.count == 1)
         system.shutdown()
@@ -158,7 +158,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         let probe = SignalingProbe<Int>()
         let make: () throws(ActorSystemError) -> ActorRef<Int> = {
             made.wrappingAdd(1, ordering: .relaxed)
-            return try system.spawnSequential { (inbox: Inbox<Int>) in
+            return try system.spawn { (inbox: Inbox<Int>) in
                 for await message in inbox { probe.record(message) }
             }
         }
@@ -171,7 +171,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         #expect(probe.values == [5])
         system.shutdown()
         #expect(throws: ActorSystemError.shutDown) {
-            try system.singleton(key: "late") { CountedActor(MadeCounter()) }
+            try system.singleton(key: "late") { try system.spawn { CountedActor(MadeCounter()) } }
         }
     }
 

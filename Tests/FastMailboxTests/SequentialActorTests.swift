@@ -37,7 +37,7 @@ private enum Arithmetic: Sendable {
     func receivesInOrder() throws {
         let system = try makeSystem()
         let probe = Probe<Int>()
-        let ref = try system.spawnSequential(name: "looper") { (inbox: Inbox<Int>) in
+        let ref = try system.spawn(options: SpawnOptions(name: "looper")) { (inbox: Inbox<Int>) in
             for await message in inbox { probe.record(message) }
         }
         for i in 0..<2_000 { ref.tell(i) }
@@ -55,7 +55,7 @@ private enum Arithmetic: Sendable {
         let system = try makeSystem(workers: 2)
         let onWorker = Probe<Bool>()
         let workerIndices = Probe<Int>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             onWorker.record(system.scheduler.isCurrentThreadWorker)
             for await _ in inbox {
                 onWorker.record(system.scheduler.isCurrentThreadWorker)
@@ -75,7 +75,7 @@ private enum Arithmetic: Sendable {
         let probe = Probe<Int>()
         var refs: [ActorRef<Int>] = []
         for index in 0..<1_000 {
-            refs.append(try system.spawnSequential { (inbox: Inbox<Int>) in
+            refs.append(try system.spawn { (inbox: Inbox<Int>) in
                 let first = try await inbox.receive()
                 let second = try await inbox.receive()
                 probe.record(index * 10 + first + second)
@@ -97,7 +97,7 @@ private enum Arithmetic: Sendable {
         let system = try makeSystem()
         let terminations = Probe<Terminated>()
         let watcher = try system.spawn { TerminationRecorder(terminations) }
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             _ = try await inbox.receive()
         }
         watcher.tell(.watch(ref))
@@ -114,7 +114,7 @@ private enum Arithmetic: Sendable {
         let system = try makeSystem()
         let terminations = Probe<Terminated>()
         let watcher = try system.spawn { TerminationRecorder(terminations) }
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             _ = try await inbox.receive()
             throw BodyFailure()
         }
@@ -136,7 +136,7 @@ private enum Arithmetic: Sendable {
         let errors = Probe<String>()
         let watcher = try system.spawn { TerminationRecorder(terminations) }
         let entered = Probe<Bool>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             entered.record(true)
             do {
                 _ = try await inbox.receive()
@@ -159,7 +159,7 @@ private enum Arithmetic: Sendable {
         let system = try makeSystem()
         let outcome = Probe<String>()
         let entered = Probe<Bool>()
-        let ref = try system.spawnSequential { (_: Inbox<Int>) in
+        let ref = try system.spawn { (_: Inbox<Int>) in
             entered.record(true)
             do {
                 try await Task.sleep(for: .seconds(60))
@@ -183,7 +183,7 @@ private enum Arithmetic: Sendable {
         let started = Atomic<Int>(0), ended = Atomic<Int>(0)
         var refs: [ActorRef<Int>] = []
         for i in 0..<count {
-            refs.append(try system.spawnSequential { (_: Inbox<Int>) in
+            refs.append(try system.spawn { (_: Inbox<Int>) in
                 started.add(1, ordering: .relaxed)
                 try? await Task.sleep(for: .seconds(600))  // ends only if its task is cancelled
                 ended.add(1, ordering: .relaxed)
@@ -225,7 +225,7 @@ private enum Arithmetic: Sendable {
             stopped.store(true, ordering: .releasing)
         }
         let started = Atomic<Int>(0)
-        let ref = try system.spawnSequential { (_: Inbox<Int>) in
+        let ref = try system.spawn { (_: Inbox<Int>) in
             started.add(1, ordering: .relaxed)
             try? await Task.sleep(for: .seconds(600))
         }
@@ -245,7 +245,7 @@ private enum Arithmetic: Sendable {
     func leftoversAreDeadLettered() throws {
         let system = try makeSystem()
         let received = Probe<Int>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             // Sets 1 and 2 aside, takes 3, then ends with 1, 2 buffered and 4, 5 maybe queued.
             received.record(try await inbox.receive { $0 == 3 })
         }
@@ -264,7 +264,7 @@ private enum Arithmetic: Sendable {
     @Test("ask works against a sequential actor")
     func askSequentialActor() async throws {
         let system = try makeSystem()
-        let ref = try system.spawnSequential { (inbox: Inbox<Arithmetic>) in
+        let ref = try system.spawn { (inbox: Inbox<Arithmetic>) in
             for await request in inbox {
                 switch request {
                 case .double(let n, let replyTo): replyTo.tell(n * 2)
@@ -287,7 +287,7 @@ private enum Arithmetic: Sendable {
             }
         }
         let results = Probe<Int>()
-        let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+        let ref = try system.spawn { (inbox: Inbox<Int>) in
             for await n in inbox {
                 results.record(try await doubler.ask { Arithmetic.double(n, replyTo: $0) })
             }
@@ -304,7 +304,7 @@ private enum Arithmetic: Sendable {
         let received = Atomic<Int>(0)
         var refs: [ActorRef<Int>] = []
         for _ in 0..<20 {
-            refs.append(try system.spawnSequential { (inbox: Inbox<Int>) in
+            refs.append(try system.spawn { (inbox: Inbox<Int>) in
                 for await _ in inbox { received.wrappingAdd(1, ordering: .relaxed) }
             })
         }
@@ -325,16 +325,16 @@ private enum Arithmetic: Sendable {
     @Test("spawning a sequential actor with a taken name or a bad capacity is refused")
     func spawnErrors() throws {
         let system = try makeSystem()
-        _ = try system.spawnSequential(name: "unique") { (inbox: Inbox<Int>) in for await _ in inbox {} }
+        _ = try system.spawn(options: SpawnOptions(name: "unique")) { (inbox: Inbox<Int>) in for await _ in inbox {} }
         #expect(throws: ActorSystemError.duplicateName("unique")) {
-            try system.spawnSequential(name: "unique") { (inbox: Inbox<Int>) in for await _ in inbox {} }
+            try system.spawn(options: SpawnOptions(name: "unique")) { (inbox: Inbox<Int>) in for await _ in inbox {} }
         }
         #expect(throws: ActorSystemError.invalidMailboxCapacity(3)) {
-            try system.spawnSequential(mailboxCapacity: 3) { (inbox: Inbox<Int>) in for await _ in inbox {} }
+            try system.spawn(options: SpawnOptions(mailboxCapacity: 3)) { (inbox: Inbox<Int>) in for await _ in inbox {} }
         }
         system.shutdown()
         #expect(throws: ActorSystemError.shutDown) {
-            try system.spawnSequential { (inbox: Inbox<Int>) in for await _ in inbox {} }
+            try system.spawn { (inbox: Inbox<Int>) in for await _ in inbox {} }
         }
     }
 }
@@ -344,7 +344,7 @@ extension SequentialActorTests {
     func shutdownTimeoutWithBusyBody() async throws {
         let system = try makeSystem()
         let done = Probe<String>()
-        _ = try system.spawnSequential { (inbox: Inbox<Int>) in
+        _ = try system.spawn { (inbox: Inbox<Int>) in
             done.record("body started")
             for await _ in inbox {}  // ends when shutdown closes the mailbox
             // Not cancellable: resumes 300 ms later, after the scheduler has shut down, so
@@ -386,7 +386,7 @@ extension SequentialActorTests {
         let done = DispatchSemaphore(value: 0)
         final class Peer: @unchecked Sendable { var ref: ActorRef<Int>? }  // set before the first message
         let peerOfPinger = Peer(), peerOfPonger = Peer()
-        let pinger: ActorRef<Int> = try system.spawnSequential { inbox in
+        let pinger: ActorRef<Int> = try system.spawn { inbox in
             for await k in inbox {
                 if k == warmUp { readings.threads.0 = UInt(pthread_self()); readings.allocations.0 = malloc_counter_thread_allocations() }
                 if k == warmUp + rounds { readings.allocations.1 = malloc_counter_thread_allocations(); readings.threads.1 = UInt(pthread_self()) }
@@ -394,7 +394,7 @@ extension SequentialActorTests {
                 peerOfPinger.ref!.tell(k + 1)
             }
         }
-        let ponger: ActorRef<Int> = try system.spawnSequential { inbox in
+        let ponger: ActorRef<Int> = try system.spawn { inbox in
             for await k in inbox { peerOfPonger.ref!.tell(k + 1) }
         }
         peerOfPinger.ref = ponger
@@ -423,7 +423,7 @@ extension SequentialActorTests {
         refs.reserveCapacity(count)
         let start = malloc_counter_heap_bytes()
         for i in 0..<count {
-            let ref = try system.spawnSequential { (inbox: Inbox<Int>) in
+            let ref = try system.spawn { (inbox: Inbox<Int>) in
                 received.record(try await inbox.receive())
                 for await _ in inbox {}  // parked until shutdown
             }

@@ -36,7 +36,7 @@ import Synchronization
         }
         let received = Mutex<[Int]>([])
         let done = DispatchSemaphore(value: 0)
-        let ref: ActorRef<Int> = try system.spawnSequential { inbox in
+        let ref: ActorRef<Int> = try system.spawn { inbox in
             for _ in 0..<count {
                 let value = try await inbox.receive()
                 received.withLock { $0.append(value) }

@@ -22,8 +22,8 @@ final class TestGate: Sendable {
         let system = try makeSystem()
         let reports = Probe<ShutdownReport>()
         let delivered = Probe<Int>()
-        let other = try system.spawn(name: "other") { (n: Int, _) in delivered.record(n) }
-        let caller = try system.spawn(name: "caller") { (_: Int, context: ActorContext<Int>) in
+        let other = try system.spawn(options: SpawnOptions(name: "other")) { (n: Int, _) in delivered.record(n) }
+        let caller = try system.spawn(options: SpawnOptions(name: "caller")) { (_: Int, context: ActorContext<Int>) in
             reports.record(context.system.shutdown())
         }
         for n in 0..<100 { other.tell(n) }
@@ -45,7 +45,7 @@ final class TestGate: Sendable {
         for ending in ["returns", "throws", "stopped"] {
             let system = try makeSystem()
             let started = TestGate()
-            let ref: ActorRef<Int> = try system.spawnSequential(name: "short-lived-\(ending)") { inbox in
+            let ref: ActorRef<Int> = try system.spawn(options: SpawnOptions(name: "short-lived-\(ending)")) { inbox in
                 _ = try await inbox.receive()
                 started.pass()   // the body holds here while the test fills the mailbox
                 if ending == "throws" { throw TestFailure.boom }
@@ -68,7 +68,7 @@ final class TestGate: Sendable {
     func sequentialLeavesRegistryOnlyWhenDrained() throws {
         let system = try makeSystem()
         let started = TestGate()
-        let ref: ActorRef<Int> = try system.spawnSequential(name: "leaver") { inbox in
+        let ref: ActorRef<Int> = try system.spawn(options: SpawnOptions(name: "leaver")) { inbox in
             _ = try await inbox.receive()
             started.pass()
         }
@@ -87,7 +87,7 @@ final class TestGate: Sendable {
     func tellRacingShutdownIsDeadLettered() throws {
         let system = try makeSystem()
         let delivered = DispatchSemaphore(value: 0)
-        let ref = try system.spawn(name: "late") { (m: Int, _) in delivered.signal() }
+        let ref = try system.spawn(options: SpawnOptions(name: "late")) { (m: Int, _) in delivered.signal() }
         ref.tell(1)
         #expect(delivered.wait(timeout: .now() + 20) == .success)
         let cell = try #require(ref.identity as? ActorCellBase<Int>)
@@ -109,7 +109,7 @@ final class TestGate: Sendable {
     func tellsRacingShutdownBalance() throws {
         for _ in 0..<20 {
             let system = try makeSystem()
-            let refs = try (0..<4).map { i in try system.spawn(name: "r\(i)") { (_: Int, _) in } }
+            let refs = try (0..<4).map { i in try system.spawn(options: SpawnOptions(name: "r\(i)")) { (_: Int, _) in } }
             let sent = Atomic<Int>(0)
             let go = Atomic<Bool>(false)
             let finished = DispatchGroup()
@@ -138,7 +138,7 @@ final class TestGate: Sendable {
         // Stash all 10, shut down: 0 delivered, 10 dead letters.
         let deterministic = DeterministicScheduler(seed: 1)
         let system = makeDeterministicSystem(deterministic)
-        let ref = try system.spawn(name: "stasher") { (m: Int, context: ActorContext<Int>) in context.stash(m) }
+        let ref = try system.spawn(options: SpawnOptions(name: "stasher")) { (m: Int, context: ActorContext<Int>) in context.stash(m) }
         for i in 0..<10 { ref.tell(i) }
         try deterministic.runUntilQuiescent()
         #expect(ref.mailboxDepth == 0)
@@ -150,7 +150,7 @@ final class TestGate: Sendable {
         let system2 = makeDeterministicSystem(deterministic2)
         let seen = Probe<Int>()
         let unstashed = Atomic<Bool>(false)
-        let ref2 = try system2.spawn(name: "unstasher") { (m: Int, context: ActorContext<Int>) in
+        let ref2 = try system2.spawn(options: SpawnOptions(name: "unstasher")) { (m: Int, context: ActorContext<Int>) in
             if m < 5, !unstashed.load(ordering: .relaxed) {
                 context.stash(m)
             } else {
@@ -173,8 +173,8 @@ final class TestGate: Sendable {
         let system = makeDeterministicSystem(deterministic)
         let handled = Atomic<Int>(0)
         let unstashed = Atomic<Bool>(false)
-        let watched = try system.spawn(name: "watched") { (_: Int, _: ActorContext<Int>) in }
-        let ref = try system.spawn(name: "counter") { (m: Int, context: ActorContext<Int>) in
+        let watched = try system.spawn(options: SpawnOptions(name: "watched")) { (_: Int, _: ActorContext<Int>) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "counter")) { (m: Int, context: ActorContext<Int>) in
             if (0..<5).contains(m), !unstashed.load(ordering: .relaxed) { context.stash(m); return }
             handled.wrappingAdd(1, ordering: .relaxed)
             if m == -1 { context.watch(watched, with: -2) }
@@ -206,7 +206,7 @@ final class TestGate: Sendable {
     func stuckActorStashIsLeft() throws {
         let system = try makeSystem()
         let gate = TestGate()
-        let ref = try system.spawn(name: "stuck-stasher") { (m: Int, context: ActorContext<Int>) in
+        let ref = try system.spawn(options: SpawnOptions(name: "stuck-stasher")) { (m: Int, context: ActorContext<Int>) in
             if m < 3 { context.stash(m) } else if m == 3 { gate.pass() }
         }
         for i in 0..<6 { ref.tell(i) }
@@ -223,7 +223,7 @@ final class TestGate: Sendable {
     func shutdownTimeoutIsABound() throws {
         let system = try makeSystem()
         let gate = TestGate()
-        let ref = try system.spawn(name: "blocker") { (m: Int, _) in if m == 0 { gate.pass() } }
+        let ref = try system.spawn(options: SpawnOptions(name: "blocker")) { (m: Int, _) in if m == 0 { gate.pass() } }
         for i in 0..<10 { ref.tell(i) }
         #expect(gate.waitForArrival())
         let start = ContinuousClock.now
@@ -249,16 +249,16 @@ final class TestGate: Sendable {
                 var me: ActorRef<Int>?
                 func receive(_ message: Int, context: ActorContext<Int>) { me = context.myself }
             }
-            let selfRef = try system.spawn(name: "self") { SelfRef() }
+            let selfRef = try system.spawn(options: SpawnOptions(name: "self")) { SelfRef() }
             selfRef.tell(1)
             final class Box: @unchecked Sendable { var other: ActorRef<Int>? }
             let boxA = Box(), boxB = Box()
-            let a = try system.spawn(name: "a") { (m: Int, _) in if m > 0 { boxA.other?.tell(m - 1) } }
-            let b = try system.spawn(name: "b") { (m: Int, _) in if m > 0 { boxB.other?.tell(m - 1) } }
+            let a = try system.spawn(options: SpawnOptions(name: "a")) { (m: Int, _) in if m > 0 { boxA.other?.tell(m - 1) } }
+            let b = try system.spawn(options: SpawnOptions(name: "b")) { (m: Int, _) in if m > 0 { boxB.other?.tell(m - 1) } }
             boxA.other = b
             boxB.other = a
             a.tell(10)
-            let single = try system.singleton(key: "one") { Counter() }
+            let single = try system.singleton(key: "one") { try system.spawn { Counter() } }
             _ = try await single.ask { .get(replyTo: $0) }
             weakCell = selfRef.identity as AnyObject
             let report = system.shutdown()
@@ -272,7 +272,7 @@ final class TestGate: Sendable {
     @Test("a tell refused between any two of the report's reads leaves the report balanced (deterministic)")
     func refusedTellBetweenTheReportsReads() throws {
         let system = try makeSystem()
-        let ref = try system.spawn(name: "target") { (_: Int, _) in }
+        let ref = try system.spawn(options: SpawnOptions(name: "target")) { (_: Int, _) in }
         for i in 0..<10 { ref.tell(i) }
         let refused = Atomic<Int>(0)
         // Every mailbox is closed by the time the report is read: each tell here is refused
@@ -297,7 +297,7 @@ final class TestGate: Sendable {
         var unbalanced: [String] = []
         for round in 0..<rounds {
             let system = try makeSystem()
-            let refs = try (0..<4).map { i in try system.spawn(name: "r\(i)") { (_: Int, _) in } }
+            let refs = try (0..<4).map { i in try system.spawn(options: SpawnOptions(name: "r\(i)")) { (_: Int, _) in } }
             let sent = Atomic<Int>(0)
             let go = Atomic<Bool>(false)
             let done = Atomic<Bool>(false)
@@ -334,7 +334,7 @@ final class TestGate: Sendable {
     func statisticsAfterShutdownAgreeWithTheReport() throws {
         let system = try makeSystem()
         let gate = TestGate()
-        let ref = try system.spawn(name: "stuck") { (m: Int, _) in if m == 0 { gate.pass() } }
+        let ref = try system.spawn(options: SpawnOptions(name: "stuck")) { (m: Int, _) in if m == 0 { gate.pass() } }
         for i in 0..<11 { ref.tell(i) }
         #expect(gate.waitForArrival())
         let report = system.shutdown(timeout: .milliseconds(100))

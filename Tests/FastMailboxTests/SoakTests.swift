@@ -114,7 +114,7 @@ final class SoakWorld: Sendable {
 
     func spawnTopLevel() throws -> ActorRef<SoakMessage> {
         let state = newState(isChild: false)
-        return try system.spawn(mailboxCapacity: 4, supervisor: Self.supervisor) { [self] (m: SoakMessage, context) in
+        return try system.spawn(options: SpawnOptions(mailboxCapacity: 4, supervisor: Self.supervisor)) { [self] (m: SoakMessage, context) in
             try behave(m, context, state)
         }
     }
@@ -163,7 +163,7 @@ final class SoakWorld: Sendable {
                 usleep(200)
             case 96 where !state.isChild:
                 let childState = newState(isChild: true)
-                if let child = try? context.spawn(mailboxCapacity: 4, supervisor: Self.supervisor, receive: { [self] (m: SoakMessage, context) in
+                if let child = try? context.spawn(options: SpawnOptions(mailboxCapacity: 4, supervisor: Self.supervisor), receive: { [self] (m: SoakMessage, context) in
                     try behave(m, context, childState)
                 }) {
                     state.inner.withLock { $0.children.append(child) }

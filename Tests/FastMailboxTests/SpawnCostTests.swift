@@ -23,7 +23,7 @@ struct SpawnCostTests {
         var refs: [ActorRef<Int>] = []
         refs.reserveCapacity(count)
         // Warm-up: metadata, registry capacity, the scheduler's queues.
-        let warm = try (0..<count).map { i in try system.spawn(name: named ? "warm\(i)" : nil) { (_: Int, _) in } }
+        let warm = try (0..<count).map { i in try system.spawn(options: SpawnOptions(name: named ? "warm\(i)" : nil)) { (_: Int, _) in } }
         for ref in warm { ref.tell(1) }
         try deterministic.runUntilQuiescent()
         for ref in warm { ref.stop() }
@@ -32,7 +32,7 @@ struct SpawnCostTests {
         var stages = StageAllocations()
         let names = (0..<count).map { "actor\($0)" }
         var start = malloc_counter_thread_allocations()
-        for i in 0..<count { refs.append(try system.spawn(name: named ? names[i] : nil) { (_: Int, _) in }) }
+        for i in 0..<count { refs.append(try system.spawn(options: SpawnOptions(name: named ? names[i] : nil)) { (_: Int, _) in }) }
         stages.spawn = Double(malloc_counter_thread_allocations() - start) / Double(count)
         start = malloc_counter_thread_allocations()
         for ref in refs { ref.tell(1) }
@@ -99,7 +99,7 @@ struct SpawnCostTests {
         let deterministic = DeterministicScheduler(seed: 22)
         let system = makeDeterministicSystem(deterministic)
         let unnamed = try system.spawn { (_: Int, _) in }
-        let named = try system.spawn(name: "kept") { (_: Int, _) in }
+        let named = try system.spawn(options: SpawnOptions(name: "kept")) { (_: Int, _) in }
         let cell = try #require(unnamed.identity as? ActorCellBase<Int>)
         #expect(cell.spawnInfo == nil && cell.extrasStorage == nil, "an unnamed top-level actor with defaults has no side object")
         #expect(unnamed.name == "$\(unnamed.id.rawValue)")

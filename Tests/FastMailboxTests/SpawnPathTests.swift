@@ -66,8 +66,8 @@ struct SpawnPathTests {
         let deterministic = DeterministicScheduler(seed: 31)
         let system = makeDeterministicSystem(deterministic)
         let plain = try system.spawn { (_: Int, _) in }
-        let explicitDefault = try system.spawn(supervisor: system.defaultSupervisor) { (_: Int, _) in }
-        let custom = try system.spawn(supervisor: .stop) { (_: Int, _) in }
+        let explicitDefault = try system.spawn(options: SpawnOptions(supervisor: system.defaultSupervisor)) { (_: Int, _) in }
+        let custom = try system.spawn(options: SpawnOptions(supervisor: .stop)) { (_: Int, _) in }
         for ref in [plain, explicitDefault] {
             let cell = try #require(ref.identity as? ActorCellBase<Int>)
             #expect(cell.spawnInfo == nil, "no side object for the default supervisor")

@@ -38,7 +38,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         let handled = Probe<Int>()
         final class Hook: @unchecked Sendable { var whileBusy: () -> Void = {} }
         let hook = Hook()
-        let ref = try system.spawn(name: "busy") { (m: SlowMessage, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "busy")) { (m: SlowMessage, _) in
             switch m {
             case .work(let n):
                 handled.record(n)
@@ -76,7 +76,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         // behind the work before the actor stops itself (seed 1 runs the task first).
         let deterministic = DeterministicScheduler(seed: 1)
         let system = makeDeterministicSystem(deterministic)
-        let ref = try system.spawn(name: "stopper") { (m: SlowMessage, context: ActorContext<SlowMessage>) in
+        let ref = try system.spawn(options: SpawnOptions(name: "stopper")) { (m: SlowMessage, context: ActorContext<SlowMessage>) in
             if case .work = m { context.stop() }
         }
         try deterministic.runUntilQuiescent()  // started
@@ -98,7 +98,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         final class Parent: EventActor {
             var child: ActorRef<Int>?
             func preStart(context: ActorContext<ParentMessage>) throws {
-                child = try context.spawn(name: "worker-\(context.name)") { (_: Int, _) in }
+                child = try context.spawn(options: SpawnOptions(name: "worker-\(context.name)")) { (_: Int, _) in }
             }
             func receive(_ message: ParentMessage, context: ActorContext<ParentMessage>) throws {
                 switch message {
@@ -108,7 +108,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
             }
         }
         let system = try makeSystem()
-        let parents = try (0..<50).map { i in try system.spawn(name: "parent-\(i)") { Parent() } }
+        let parents = try (0..<50).map { i in try system.spawn(options: SpawnOptions(name: "parent-\(i)")) { Parent() } }
         for parent in parents { parent.tell(.fail) }
         for parent in parents {
             let name = try await parent.ask(timeout: .seconds(20)) { ParentMessage.childName(replyTo: $0) }
@@ -136,7 +136,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     @Test("ask, shutdown and supervisor windows accept Duration.seconds(Int64.max)")
     func hugeTimeoutsWork() async throws {
         let system = try makeSystem()
-        let counter = try system.spawn(supervisor: .restart(maxRestarts: 3, within: .seconds(1e11))) { Counter() }
+        let counter = try system.spawn(options: SpawnOptions(supervisor: .restart(maxRestarts: 3, within: .seconds(1e11)))) { Counter() }
         counter.tell(.add(2))
         counter.tell(.fail)  // restart: the window conversion ran on a worker without trapping
         counter.tell(.add(3))
@@ -150,7 +150,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     func hugeReceiveTimeoutWaits() async throws {
         let system = try makeSystem()
         let got = SignalingProbe<String>()
-        let ref: ActorRef<Int> = try system.spawnSequential(name: "patient") { inbox in
+        let ref: ActorRef<Int> = try system.spawn(options: SpawnOptions(name: "patient")) { inbox in
             do {
                 let m = try await inbox.receive(timeout: .seconds(Int64.max))
                 got.record("got \(m)")
@@ -174,7 +174,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         let deterministic = DeterministicScheduler(seed: 1, throughput: 64)
         let system = makeDeterministicSystem(deterministic)
         let count = Atomic<Int>(0)
-        let ref = try system.spawn(name: "burst", mailboxCapacity: 4) { (m: Int, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "burst", mailboxCapacity: 4)) { (m: Int, _) in
             count.wrappingAdd(1, ordering: .relaxed)
         }
         ref.tell(0)
@@ -194,7 +194,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         let deterministic = DeterministicScheduler(seed: 2)
         let system = makeDeterministicSystem(deterministic)
         let weaks = Lock<[Weak]>([])
-        let ref = try system.spawn(name: "replier") { (m: SlowMessage, _) in
+        let ref = try system.spawn(options: SpawnOptions(name: "replier")) { (m: SlowMessage, _) in
             if case .get(let replyTo) = m {
                 let weak = Weak()
                 weak.object = replyTo.identity as AnyObject

@@ -46,7 +46,7 @@ import Testing
         let deterministic = DeterministicScheduler(seed: seed, throughput: 64)
         let system = makeDeterministicSystem(deterministic)
         let record = Record()
-        let ref = try system.spawn(name: name) { make(record) }
+        let ref = try system.spawn(options: SpawnOptions(name: name)) { make(record) }
         try deterministic.runUntilQuiescent()  // started: the next turn is a running cell's
         for n in 0..<count { ref.tell(n) }
         try deterministic.step()  // one turn: all of them are in the mailbox
@@ -111,7 +111,7 @@ import Testing
         let deterministic = DeterministicScheduler(seed: 4, throughput: 64)
         let system = makeDeterministicSystem(deterministic)
         let record = Record()
-        let ref = try system.spawn(name: "stopper") { Stopper(record: record, stopAt: 3, viaRef: viaRef) }
+        let ref = try system.spawn(options: SpawnOptions(name: "stopper")) { Stopper(record: record, stopAt: 3, viaRef: viaRef) }
         try deterministic.runUntilQuiescent()
         for n in 0..<12 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
@@ -128,7 +128,7 @@ import Testing
         let deterministic = DeterministicScheduler(seed: 5, throughput: 7)
         let system = makeDeterministicSystem(deterministic)
         let record = Record()
-        let ref = try system.spawn(name: "burst") { (n: Int, _) in record.add("\(n)") }
+        let ref = try system.spawn(options: SpawnOptions(name: "burst")) { (n: Int, _) in record.add("\(n)") }
         try deterministic.runUntilQuiescent()
         for n in 0..<100 { ref.tell(n) }
         var turns = 0

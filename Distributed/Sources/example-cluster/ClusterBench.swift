@@ -35,7 +35,7 @@ func runBench(basePort: Int, count: Int) async throws {
     let tally = Tally()
     let counter = NodeCounter(tally: tally, actorSystem: nodeB)
     nodeB.register(counter, as: "counter")
-    nodeB.export(try actorsB.spawn(name: "echo") { EchoActor() }, as: "echo")
+    nodeB.export(try actorsB.spawn(options: SpawnOptions(name: "echo")) { EchoActor() }, as: "echo")
     let remote = try NodeCounter.resolve(id: try await nodeA.actorID(named: "counter", on: b), using: nodeA)
     let echo: ActorRef<Echo> = try await nodeA.remoteRef(named: "echo", on: b)
 

@@ -48,7 +48,7 @@ func runNode(index: Int, ports: [Int], victim: Int, tellsPerPeer: Int, callsPerP
     let cluster = try await ClusterSystem(settings: settings, actors: actors,
                                           transport: GRPCClusterTransport.http2(logger: logger), logger: logger)
     let tally = Tally()
-    cluster.export(try actors.spawn(name: "sink") { Sink(tally: tally) }, as: "sink")
+    cluster.export(try actors.spawn(options: SpawnOptions(name: "sink")) { Sink(tally: tally) }, as: "sink")
     let counter = NodeCounter(tally: tally, actorSystem: cluster)
     cluster.register(counter, as: "counter")
 

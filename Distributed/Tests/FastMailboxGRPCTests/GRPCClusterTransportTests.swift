@@ -49,7 +49,7 @@ let silent = Logger(label: "grpc.tests") { _ in SwiftLogNoOpLogHandler() }
         let (actorsA, a) = try await node(1, peers: [2])
         let adder = Adder(actorSystem: b)
         b.register(adder, as: "adder")
-        b.export(try actorsB.spawn(name: "notebook") { Notebook() }, as: "notebook")
+        b.export(try actorsB.spawn(options: SpawnOptions(name: "notebook")) { Notebook() }, as: "notebook")
 
         let endpointB = Endpoint(host: "inprocess", port: 2)
         let remote = try Adder.resolve(id: try await a.actorID(named: "adder", on: endpointB), using: a)

@@ -39,7 +39,7 @@ let prometheus = PrometheusCollectorRegistry()
 MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: prometheus))
 
 let system = try ActorSystem(name: "server", logger: logger)
-let counter = try system.spawn(name: "counter") { Counter() }
+let counter = try system.spawn(options: SpawnOptions(name: "counter")) { Counter() }
 let reporter = ActorSystemMetricsReporter(system: system, interval: .seconds(1))
 
 let router = Router()
