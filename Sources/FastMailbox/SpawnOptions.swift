@@ -26,7 +26,7 @@ public struct SpawnOptions: Sendable {
         /// Bursts beyond the ring's capacity overflow in order: a tell never fails for room.
         /// An idle actor may give its ring back (``ActorSystem/reclaimIdleMailboxes()``).
         case growing
-        /// At most `mailboxCapacity` messages queued: `tell` of a full mailbox goes to dead
+        /// At most `mailboxCapacity − 1` messages queued: `tell` to a full mailbox goes to dead
         /// letters, ``ActorRef/trySend(_:)`` returns `.full`, ``ActorRef/send(_:)`` waits.
         /// The ring is kept for the actor's life.
         case bounded
@@ -70,8 +70,11 @@ public struct SpawnOptions: Sendable {
     /// a generated name, not registered.
     public var name: String?
     /// Ring slots of the mailbox: a power of two from 4 to `Mailbox.maximumCapacity` (else
-    /// ``ActorSystemError/invalidMailboxCapacity(_:)``). Rings of 4 096 slots or more are
-    /// allocated at spawn; smaller ones at the first message.
+    /// ``ActorSystemError/invalidMailboxCapacity(_:)``); the ring holds `mailboxCapacity − 1`
+    /// messages before a growing mailbox overflows (in order) or a bounded one is full.
+    /// Large rings are allocated at spawn (an allocation failure is then a thrown
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``); small ones at the
+    /// first message.
     public var mailboxCapacity: Int
     /// Growing (default) or bounded.
     public var mailboxKind: MailboxKind
