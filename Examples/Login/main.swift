@@ -4,14 +4,14 @@
 //   swift run example-login
 //
 // - Four `APIActor`s check passwords against a user table. They form a pool
-//   (`system.spawnPool`): one ref, each request routed to the least loaded of them.
+//   (`SpawnOptions.pool`): one ref, each request routed to the least loaded of them.
 //   The "backend" of one user (slowpoke) answers late: the API actor replies from a task
 //   after 300 ms, never blocking its worker.
 // - The `Session` actor owns the sessions. A login asks the pool with a 200 ms timeout
 //   from a task (an ask future), and the task tells the outcome back to the session
 //   actor, so the session table is only touched in the actor's own turns.
-// - Every outcome goes to an audit log, a sequential actor (`spawnSequential`: a loop over
-//   its inbox); the session actor is a singleton by key (`system.singleton(key:)`).
+// - Every outcome goes to an audit log, a sequential actor (`spawn` with a body: a loop
+//   over its inbox); the session actor is a singleton by key (`system.singleton(key:create:)`).
 // - 24 clients log in concurrently, look themselves up and some log out; the program
 //   prints the outcomes, the sessions left, how the pool spread the work, and the
 //   shutdown report (the late backend replies end as dead letters, counted).

@@ -13,7 +13,7 @@ final class Counter: EventActor {
 }
 
 let system = try ActorSystem()
-let counter = try system.spawn(options: SpawnOptions(name: "counter")) { Counter() }
+let counter = try system.spawn(options: .named("counter")) { Counter() }
 for n in 1...100 { counter.tell(.add(n)) }                 // fire-and-forget, in order
 let total = try await counter.ask { .get(replyTo: $0) }    // request–reply
 print("total: \(total)")                                   // total: 5050

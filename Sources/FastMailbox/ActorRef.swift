@@ -86,7 +86,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// - Cost: never blocks; see <doc:Guarantees#Mailboxes-and-allocation> for what a send
     ///   costs and allocates.
     /// - Stopped actor: the message goes to the system's dead letters (counted, observable).
-    /// - Bounded mailbox (spawned with `boundedMailbox: true`) that is full: the message
+    /// - Bounded mailbox (spawned with `mailboxKind: .bounded`) that is full: the message
     ///   goes to dead letters with reason ``DeadLetterReason/mailboxFull``; use
     ///   ``trySend(_:)`` or ``send(_:)`` to get it back or to wait instead.
     @inlinable
@@ -118,7 +118,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
 
     /// Sends `message` if the actor's mailbox has room now; never waits, never overflows.
     ///
-    /// - Bounded mailbox (spawned with `boundedMailbox: true`): `.full(message)` when it
+    /// - Bounded mailbox (spawned with `mailboxKind: .bounded`): `.full(message)` when it
     ///   holds its `mailboxCapacity − 1` messages, or when senders wait in ``send(_:)``
     ///   (they keep their turn). Unbounded mailbox: never `.full`.
     /// - Stopped actor: `.stopped(message)`. Either way the message is handed back, never

@@ -2,7 +2,7 @@
 /// whichever scheduler worker its turn lands on (Haller & Odersky's "react" actors).
 ///
 /// Conform a class to it, keep its state in stored properties, and spawn it with
-/// `ActorSystem.spawn(name:_:)` passing a factory: the factory is called again for a
+/// `ActorSystem.spawn(options:_:)` passing a factory: the factory is called again for a
 /// fresh instance when a supervisor restarts the actor.
 ///
 /// Isolation: the runtime calls these methods from one thread at a time, with a

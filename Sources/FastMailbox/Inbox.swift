@@ -19,7 +19,7 @@ import Synchronization
 /// (without holding a thread) until a message arrives.
 ///
 /// Obtained only as the argument of the body passed to
-/// ``ActorSystem/spawnSequential(name:mailboxCapacity:_:)``. Not `Sendable`: use it only
+/// ``ActorSystem/spawn(of:options:body:)``. Not `Sendable`: use it only
 /// from the body's task (that makes it the single consumer; hand out ``myself`` instead).
 ///
 /// - Ordering: messages from one sender arrive in the order sent; a selective receive

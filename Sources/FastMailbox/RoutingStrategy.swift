@@ -1,5 +1,5 @@
 /// How a pool's router picks the routee for each message
-/// (see ``ActorSystem/spawnPool(name:size:routing:mailboxCapacity:supervisor:_:)``).
+/// (see ``SpawnOptions/pool``).
 ///
 /// Routees that have stopped (mailbox closed) are skipped by every strategy; when all have,
 /// the message goes to dead letters. Depths are snapshots read without locks, so under

@@ -6,7 +6,7 @@
 enum Runtime: String, CaseIterable, Codable, Sendable, Comparable {
     /// FastMailbox event actors (`ActorSystem.spawn`), on an MNScheduler with `workers` workers.
     case fastmailbox
-    /// FastMailbox sequential actors (`spawnSequential`, a loop over an `Inbox`).
+    /// FastMailbox sequential actors (`spawn` with a body: a loop over an `Inbox`).
     case sequential
     /// Native Swift actors whose executor is an `MNSerialExecutor`, callers on `MNTaskExecutor`.
     case mnActor = "mn-actor"

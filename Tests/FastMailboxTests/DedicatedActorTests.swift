@@ -48,8 +48,8 @@ import Synchronization
         #expect(system.shutdown().isBalanced)
     }
 
-    @Test("spawnDedicated after shutdown throws shutDown")
-    func spawnDedicatedAfterShutdown() throws {
+    @Test("a dedicated-thread spawn after shutdown throws shutDown")
+    func dedicatedSpawnAfterShutdown() throws {
         let system = try makeSystem()
         system.shutdown()
         #expect(throws: ActorSystemError.shutDown) { try system.spawn(options: SpawnOptions(placement: .dedicatedThread)) { ClosureActor { (_: Int, _) in } } }

@@ -201,16 +201,16 @@ final class DeterministicCounter: EventActor {
     func threadActorsAreRefused() throws {
         let deterministic = DeterministicScheduler(seed: 6)
         let system = makeDeterministicSystem(deterministic)
-        #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawnSequential")) {
+        #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawn of a sequential body")) {
             try system.spawn { (_: Inbox<Int>) in }
         }
-        #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawnDedicated")) {
+        #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawn with placement .dedicatedThread")) {
             try system.spawn(options: SpawnOptions(placement: .dedicatedThread)) { DeterministicCounter() }
         }
-        #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawnOnMainThread")) {
+        #expect(throws: ActorSystemError.unsupportedOnDeterministicScheduler("spawn with placement .mainThread")) {
             try system.spawn(options: SpawnOptions(placement: .mainThread)) { DeterministicCounter() }
         }
-        #expect("\(ActorSystemError.unsupportedOnDeterministicScheduler("spawnSequential"))".contains("deterministic scheduler"))
+        #expect("\(ActorSystemError.unsupportedOnDeterministicScheduler("spawn of a sequential body"))".contains("deterministic scheduler"))
         #expect(system.shutdown().isBalanced)
     }
 

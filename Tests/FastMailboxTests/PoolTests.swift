@@ -183,9 +183,9 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
 
     @Test("a pool's routees run specialised turns, whether spawned with an actor type or a closure")
     func routeesAreSpecialised() throws {
-        // spawnPool is inlinable, as spawn is, so it hands each routee the mailbox pass
-        // specialised for its actor type; before, routees drained through the generic path
-        // (ActorCellBase.handleFromMailbox, generic metadata per message).
+        // spawn is inlinable and forms each routee's mailbox pass in the caller, specialised
+        // for its actor type, not the generic path (ActorCellBase.handleFromMailbox,
+        // generic metadata per message).
         let deterministic = DeterministicScheduler(seed: 41)
         let system = makeDeterministicSystem(deterministic)
         let typed = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 3))) { IgnoringRoutee() }
