@@ -67,7 +67,7 @@ public struct ActorContext<Message: Sendable> {
         of messageType: M.Type = M.self, options: SpawnOptions = SpawnOptions(),
         receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
-        // As ActorSystem.spawn(receive:): the closure kept in the cell (ClosureActorCell).
+        // As ActorSystem.spawn(of:options:receive:): the closure kept in the cell (ClosureActorCell).
         try checkChildSpawn(options)
         return try cell.system.spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                                 boundedMailbox: options.isBounded, parent: cell,

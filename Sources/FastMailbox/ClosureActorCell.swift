@@ -1,5 +1,5 @@
-// ClosureActorCell — the cell of a closure actor (`ActorSystem.spawn(receive:)`,
-// `ActorContext.spawn(receive:)`): the closure is the behaviour, kept in the cell itself.
+// ClosureActorCell — the cell of a closure actor (`ActorSystem.spawn(of:options:receive:)`,
+// `ActorContext.spawn(of:options:receive:)`): the closure is the behaviour, kept in the cell itself.
 //
 // Why a cell of its own: as `ActorCell<ClosureActor<M>>` every closure actor allocated a
 // ClosureActor (an object holding nothing but the closure) beside its cell — one malloc
