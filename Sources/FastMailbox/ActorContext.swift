@@ -95,7 +95,7 @@ public struct ActorContext<Message: Sendable> {
         if _slowPath(!options.isPlain) {
             throw .unsupportedSpawnOptions(options.pool != nil
                 ? "a child cannot be a pool: spawn the pool from the system"
-                : "a child runs on its system's workers: spawn actors with placement \(options.placement) from the system")
+                : "a child runs on its system's workers: spawn actors with placement .\(options.placement) from the system")
         }
     }
 
