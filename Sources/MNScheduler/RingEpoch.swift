@@ -55,21 +55,17 @@ import CConcurrencyKit
     package static var isAsymmetric: Bool { ckshim_epoch_is_asymmetric() }
 
     /// The environment variable that chooses the mode (the article, "Choosing the mode").
-    package static let environmentVariable = "MN_RING_EPOCH"
+    package static let environmentVariable = ConfigurationVariable.ringEpoch.name
 
     /// MN_RING_EPOCH's accepted values, in words (used in error messages).
-    package static let allowedValues = "one of auto, fenced (case ignored; process-wide, read once at first use)"
+    package static let allowedValues = ConfigurationVariable.ringEpoch.allowed
 
     /// Checks MN_RING_EPOCH in `environment` as ckshim.h's decision reads it: unset, `auto`
     /// or `fenced`, case ignored. Returns whether it asks for the fenced mode; throws for any
     /// other value, naming the variable, the value and the accepted values.
     package static func checkEnvironment(_ environment: [String: String]) throws(SchedulerConfigurationError) -> Bool {
         guard let text = environment[environmentVariable] else { return false }
-        switch text.lowercased() {
-        case "auto": return false
-        case "fenced": return true
-        default: throw SchedulerConfigurationError(variable: environmentVariable, value: text, allowed: allowedValues)
-        }
+        return try ConfigurationVariable.ringEpoch.parse(text) == .word("fenced")
     }
 
     /// Ring blocks retired and not yet freed (a snapshot).

@@ -6,24 +6,11 @@
 // `Scheduler.shared`: once per process); otherwise the built-in default. Code wins because
 // a program that sets a value means it (tests pin `workers: 2`); the environment tunes
 // everything the program left open. `readsEnvironment: false` ignores the environment (but
-// for the check of MN_RING_EPOCH below).
+// for the check of MN_RING_EPOCH, the process's and not a scheduler's, which every
+// scheduler's start makes so a bad value stops it like the others).
 //
-//   setting            variable               default                allowed
-//   workers            MN_WORKERS             usable CPUs (*)        1...1024, or "auto"
-//   throughput         MN_THROUGHPUT          64                     1...1_000_000
-//   spinCount          MN_SPIN                64                     0...1_000_000
-//   runQueueCapacity   MN_RUNQUEUE_CAPACITY   256                    power of two in 4...65536
-//   pinWorkers         MN_PIN                 false                  1/0, true/false, yes/no, on/off
-//   blockingThreshold  MN_BLOCKING_THRESHOLD_MS  10                  0...60000 (0: detection off)
-//   maxBlockingThreads MN_MAX_BLOCKING_THREADS   64                  0...4096
-//   idleMailboxReclaim MN_IDLE_MAILBOX_RECLAIM_MS 10000              0...3600000 (0: off)
-//   (*) CPUAvailability: affinity mask, cgroup quota (v2 cpu.max, v1 cfs), online CPUs.
-//
-// One more variable is checked here but is not a scheduler's setting: MN_RING_EPOCH (auto,
-// the default, or fenced) chooses the ring epoch's mode for the whole process, once, at its
-// first use (RingEpoch.swift, "Choosing the mode"); it has no property in code. It is
-// checked even with `readsEnvironment: false` (the process reads it whatever a scheduler
-// says), so a bad value stops every scheduler's start like the others.
+// Each setting's variable, range, default and meaning live in one table,
+// ConfigurationVariable.all; this file only applies it.
 //
 // Resolution is a pure function of the configuration, an environment dictionary and a
 // CPUAvailability, so every bad value is testable without setenv.
@@ -90,36 +77,28 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         case workers, throughput, spinCount, runQueueCapacity, pinWorkers, blockingThresholdMilliseconds, maxBlockingThreads
         case idleMailboxReclaimMilliseconds
 
-        /// The environment variable that sets it.
-        public var environmentVariable: String {
+        /// Its entry in the table of variables.
+        public var variable: ConfigurationVariable {
             switch self {
-            case .workers: return "MN_WORKERS"
-            case .throughput: return "MN_THROUGHPUT"
-            case .spinCount: return "MN_SPIN"
-            case .runQueueCapacity: return "MN_RUNQUEUE_CAPACITY"
-            case .pinWorkers: return "MN_PIN"
-            case .blockingThresholdMilliseconds: return "MN_BLOCKING_THRESHOLD_MS"
-            case .maxBlockingThreads: return "MN_MAX_BLOCKING_THREADS"
-            case .idleMailboxReclaimMilliseconds: return "MN_IDLE_MAILBOX_RECLAIM_MS"
+            case .workers: return .workers
+            case .throughput: return .throughput
+            case .spinCount: return .spinCount
+            case .runQueueCapacity: return .runQueueCapacity
+            case .pinWorkers: return .pinWorkers
+            case .blockingThresholdMilliseconds: return .blockingThreshold
+            case .maxBlockingThreads: return .maxBlockingThreads
+            case .idleMailboxReclaimMilliseconds: return .idleMailboxReclaim
             }
         }
+
+        /// The environment variable that sets it.
+        public var environmentVariable: String { variable.name }
 
         /// The property that sets it in code.
         public var codeName: String { "SchedulerConfiguration.\(rawValue)" }
 
         /// The allowed values, in words (used in error messages).
-        public var allowed: String {
-            switch self {
-            case .workers: return "an integer in \(SchedulerConfiguration.workerRange) or \"auto\""
-            case .throughput: return "an integer in 1...1000000"
-            case .spinCount: return "an integer in 0...1000000"
-            case .runQueueCapacity: return "a power of two in 4...65536"
-            case .pinWorkers: return "one of 1, 0, true, false, yes, no, on, off"
-            case .blockingThresholdMilliseconds: return "an integer in 0...60000 (milliseconds; 0 turns detection off)"
-            case .maxBlockingThreads: return "an integer in 0...4096"
-            case .idleMailboxReclaimMilliseconds: return "an integer in 0...3600000 (milliseconds; 0 turns the automatic walk off)"
-            }
-        }
+        public var allowed: String { variable.allowed }
     }
 
     /// Where an effective value came from.
@@ -128,36 +107,35 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     }
 
     /// Allowed worker counts.
-    public static let workerRange = 1...1024
+    public static let workerRange = ConfigurationVariable.workers.range!
     /// Allowed throughput (items per turn).
-    public static let throughputRange = 1...1_000_000
+    public static let throughputRange = ConfigurationVariable.throughput.range!
     /// Allowed spin counts.
-    public static let spinRange = 0...1_000_000
+    public static let spinRange = ConfigurationVariable.spinCount.range!
     /// Allowed run-queue capacities (also: a power of two).
-    public static let runQueueCapacityRange = 4...65536
+    public static let runQueueCapacityRange = ConfigurationVariable.runQueueCapacity.range!
     /// Items per turn when nothing else is set.
-    public static let defaultThroughput = 64
+    public static let defaultThroughput = ConfigurationVariable.throughput.integerDefault!
     /// Search rounds before sleeping when nothing else is set.
-    public static let defaultSpinCount = 64
+    public static let defaultSpinCount = ConfigurationVariable.spinCount.integerDefault!
     /// Local run-queue slots when nothing else is set.
-    public static let defaultRunQueueCapacity = 256
+    public static let defaultRunQueueCapacity = ConfigurationVariable.runQueueCapacity.integerDefault!
     /// Pinning when nothing else is set.
-    public static let defaultPinWorkers = false
+    public static let defaultPinWorkers = ConfigurationVariable.pinWorkers.defaultValue == .boolean(true)
     /// Allowed blocking thresholds (milliseconds; 0 = off).
-    public static let blockingThresholdRange = 0...60_000
+    public static let blockingThresholdRange = ConfigurationVariable.blockingThreshold.range!
     /// Blocking threshold when nothing else is set (milliseconds).
-    public static let defaultBlockingThresholdMilliseconds = 10
+    public static let defaultBlockingThresholdMilliseconds = ConfigurationVariable.blockingThreshold.integerDefault!
     /// Allowed extra-thread caps.
-    public static let maxBlockingThreadsRange = 0...4096
+    public static let maxBlockingThreadsRange = ConfigurationVariable.maxBlockingThreads.range!
     /// Extra-thread cap when nothing else is set.
-    public static let defaultMaxBlockingThreads = 64
+    public static let defaultMaxBlockingThreads = ConfigurationVariable.maxBlockingThreads.integerDefault!
     /// Allowed idle-mailbox reclaim intervals (milliseconds; 0 = off).
-    public static let idleMailboxReclaimRange = 0...3_600_000
-    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds): one walk every 10 s.
-    /// 10 s: a walk costs about 100–200 ns per live actor (ring-bench spawn's
-    /// `idle_walk_ns_per_actor` on a loaded 2-core machine), so a million actors cost a
-    /// walker under 2 % of one core; a ring is given back 10–20 s after its last message.
-    public static let defaultIdleMailboxReclaimMilliseconds = 10_000
+    public static let idleMailboxReclaimRange = ConfigurationVariable.idleMailboxReclaim.range!
+    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds). Long enough
+    /// that a walk over every live actor costs a small share of one core; a ring is given
+    /// back within two intervals of its actor's last message.
+    public static let defaultIdleMailboxReclaimMilliseconds = ConfigurationVariable.idleMailboxReclaim.integerDefault!
 
     public var description: String {
         func show<T>(_ v: T?) -> String { v.map { "\($0)" } ?? "unset" }
@@ -166,16 +144,9 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     // MARK: resolution
 
-    /// The MN_* variables of this process (only those that are set): every setting's, and
-    /// MN_RING_EPOCH.
+    /// The MN_* variables of this process (only those that are set, known or not).
     public static func processEnvironment() -> [String: String] {
-        var out: [String: String] = [:]
-        for variable in Setting.allCases.map(\.environmentVariable) + [RingEpoch.environmentVariable] {
-            if let raw = getenv(variable) {
-                out[variable] = String(cString: raw)
-            }
-        }
-        return out
+        ConfigurationVariable.processEnvironment()
     }
 
     /// Resolves against this process's environment and CPUs.
@@ -194,61 +165,42 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         let env = readsEnvironment ? environment : [:]
         var sources: [Setting: Source] = [:]
 
-        func integer(_ setting: Setting, code: Int?, range: ClosedRange<Int>, default def: Int,
-                     accept: (Int) -> Bool = { _ in true }) throws(SchedulerConfigurationError) -> Int {
+        func integer(_ setting: Setting, code: Int?, default def: Int) throws(SchedulerConfigurationError) -> Int {
+            let variable = setting.variable
             if let code {
-                guard range.contains(code), accept(code) else {
-                    throw SchedulerConfigurationError(variable: setting.codeName, value: String(code), allowed: setting.allowed)
+                guard variable.accepts(code) else {
+                    throw SchedulerConfigurationError(variable: setting.codeName, value: String(code), allowed: variable.allowed)
                 }
                 sources[setting] = .code
                 return code
             }
-            if let text = env[setting.environmentVariable] {
-                if setting == .workers, text.lowercased() == "auto" {
-                    sources[setting] = .environment
-                    return def
-                }
-                guard let value = Int(text), range.contains(value), accept(value) else {
-                    throw SchedulerConfigurationError(variable: setting.environmentVariable, value: text, allowed: setting.allowed)
-                }
+            if let text = env[variable.name] {
                 sources[setting] = .environment
-                return value
+                if case .integer(let value) = try variable.parse(text) { return value }
+                return def  // the keyword that asks for the default ("auto")
             }
             sources[setting] = .default
             return def
         }
 
-        let workers = try integer(.workers, code: self.workers, range: SchedulerConfiguration.workerRange,
+        let workers = try integer(.workers, code: self.workers,
                                   default: min(cpus.usableCPUs, SchedulerConfiguration.workerRange.upperBound))
-        let throughput = try integer(.throughput, code: self.throughput, range: SchedulerConfiguration.throughputRange,
-                                     default: SchedulerConfiguration.defaultThroughput)
-        let spin = try integer(.spinCount, code: self.spinCount, range: SchedulerConfiguration.spinRange,
-                               default: SchedulerConfiguration.defaultSpinCount)
+        let throughput = try integer(.throughput, code: self.throughput, default: SchedulerConfiguration.defaultThroughput)
+        let spin = try integer(.spinCount, code: self.spinCount, default: SchedulerConfiguration.defaultSpinCount)
         let capacity = try integer(.runQueueCapacity, code: self.runQueueCapacity,
-                                   range: SchedulerConfiguration.runQueueCapacityRange,
-                                   default: SchedulerConfiguration.defaultRunQueueCapacity,
-                                   accept: { $0 & ($0 - 1) == 0 })
+                                   default: SchedulerConfiguration.defaultRunQueueCapacity)
         let threshold = try integer(.blockingThresholdMilliseconds, code: self.blockingThresholdMilliseconds,
-                                    range: SchedulerConfiguration.blockingThresholdRange,
                                     default: SchedulerConfiguration.defaultBlockingThresholdMilliseconds)
         let maxBlocking = try integer(.maxBlockingThreads, code: self.maxBlockingThreads,
-                                      range: SchedulerConfiguration.maxBlockingThreadsRange,
                                       default: SchedulerConfiguration.defaultMaxBlockingThreads)
         let reclaim = try integer(.idleMailboxReclaimMilliseconds, code: self.idleMailboxReclaimMilliseconds,
-                                  range: SchedulerConfiguration.idleMailboxReclaimRange,
                                   default: SchedulerConfiguration.defaultIdleMailboxReclaimMilliseconds)
         let pin: Bool
         if let code = self.pinWorkers {
             pin = code
             sources[.pinWorkers] = .code
         } else if let text = env[Setting.pinWorkers.environmentVariable] {
-            switch text.lowercased() {
-            case "1", "true", "yes", "on": pin = true
-            case "0", "false", "no", "off": pin = false
-            default:
-                throw SchedulerConfigurationError(variable: Setting.pinWorkers.environmentVariable, value: text,
-                                                  allowed: Setting.pinWorkers.allowed)
-            }
+            pin = try Setting.pinWorkers.variable.parse(text) == .boolean(true)
             sources[.pinWorkers] = .environment
         } else {
             pin = SchedulerConfiguration.defaultPinWorkers
@@ -301,20 +253,30 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
         sources[setting] ?? .default
     }
 
-    /// One line per setting: name, value, source and variable. Used by `ring-bench --print-config`.
+    /// The effective value of one setting, as text.
+    public func value(of setting: SchedulerConfiguration.Setting) -> String {
+        switch setting {
+        case .workers: return String(workers)
+        case .throughput: return String(throughput)
+        case .spinCount: return String(spinCount)
+        case .runQueueCapacity: return String(runQueueCapacity)
+        case .pinWorkers: return String(pinWorkers)
+        case .blockingThresholdMilliseconds: return String(blockingThresholdMilliseconds)
+        case .maxBlockingThreads: return String(maxBlockingThreads)
+        case .idleMailboxReclaimMilliseconds: return String(idleMailboxReclaimMilliseconds)
+        }
+    }
+
+    /// One line per setting: name, value, source, variable, allowed values and default,
+    /// then the CPUs. Used by `ring-bench --print-config`.
     public var description: String {
-        let rows: [(SchedulerConfiguration.Setting, String)] = [
-            (.workers, String(workers)), (.throughput, String(throughput)), (.spinCount, String(spinCount)),
-            (.runQueueCapacity, String(runQueueCapacity)), (.pinWorkers, String(pinWorkers)),
-            (.blockingThresholdMilliseconds, String(blockingThresholdMilliseconds)),
-            (.maxBlockingThreads, String(maxBlockingThreads)),
-            (.idleMailboxReclaimMilliseconds, String(idleMailboxReclaimMilliseconds)),
-        ]
         var out = "MNScheduler configuration (precedence: defaults < environment < code)\n"
-        for (setting, value) in rows {
+        for setting in SchedulerConfiguration.Setting.allCases {
+            let variable = setting.variable
             let name = setting.rawValue.padding(toLength: 29)
-            let shown = value.padding(toLength: 7)
-            out += "  \(name) \(shown) from \(source(of: setting).rawValue.padding(toLength: 11)) (\(setting.environmentVariable))\n"
+            let shown = value(of: setting).padding(toLength: 7)
+            out += "  \(name) \(shown) from \(source(of: setting).rawValue.padding(toLength: 11)) "
+                + "(\(variable.name): \(variable.allowed); default \(variable.defaultDescription))\n"
         }
         out += "  CPUs: \(cpus)"
         return out

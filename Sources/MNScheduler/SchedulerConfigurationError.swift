@@ -1,8 +1,10 @@
 // SchedulerConfigurationError — a configuration value out of range or malformed.
 
 /// A scheduler setting (from the environment or from code) that is malformed or out of
-/// range. The description names the variable, the value and the allowed range, e.g.
-/// `MN_WORKERS="0" is invalid: allowed is an integer in 1...1024 or "auto"`.
+/// range. The description is one line naming the variable, the value and the allowed
+/// values, e.g. `bad configuration value MN_WORKERS="0": allowed is an integer in
+/// 1...1024 or "auto"`. Uncaught at the top level of a program, it is the line the crash
+/// report begins with.
 public struct SchedulerConfigurationError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The environment variable (`MN_WORKERS`) or the code property
     /// (`SchedulerConfiguration.workers`) that held the bad value.
@@ -19,6 +21,6 @@ public struct SchedulerConfigurationError: Error, CustomStringConvertible, Equat
     }
 
     public var description: String {
-        "invalid scheduler configuration: \(variable)=\"\(value)\" is invalid: allowed is \(allowed)"
+        "bad configuration value \(variable)=\"\(value)\": allowed is \(allowed)"
     }
 }
