@@ -101,8 +101,10 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
 /// ``gracefulShutdown(timeout:)``, which never blocks a thread of Swift's cooperative pool);
 /// called from an actor's turn it does not wait (see there).
 ///
-/// Logging: ``logger`` receives supervisor decisions, dead letters (debug, rate-limited)
-/// and the shutdown report; nothing is logged per delivered message.
+/// Logging: ``logger`` receives supervisor decisions, dead letters (info, rate-limited:
+/// a few lines per second, then a count), a warning for each unknown `MN_` environment
+/// variable (once per process) and the shutdown report; nothing is logged per delivered
+/// message.
 public final class ActorSystem: Sendable {
     /// Default ring slots of an actor's mailbox: small, because actors number in the
     /// millions and an idle one should cost little; bursts beyond it overflow in order.
@@ -122,10 +124,8 @@ public final class ActorSystem: Sendable {
     public let logger: Logger
     /// Relaxed counters behind ``metrics`` (never touched per delivered message).
     let counters = SystemCounters()
-    /// Dead-letter log rate limit: the earliest clock time of the next line, and the
-    /// letters skipped since the last one.
-    private let nextDeadLetterLog = Atomic<UInt64>(0)
-    private let skippedDeadLetterLogs = Atomic<Int>(0)
+    /// The rate-limited log of dead letters.
+    let deadLetterLog = DeadLetterLog()
 
     private let ownsScheduler: Bool
     private let shuttingDown = Atomic<Bool>(false)
@@ -212,6 +212,7 @@ public final class ActorSystem: Sendable {
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
         self.askTimer = AskTimer(clock: scheduler.clock)
+        UnknownVariableReporter.process.reportOnce(environment: ConfigurationVariable.processEnvironment(), to: self.logger)
         startIdleMailboxReclaim()
     }
 
@@ -251,6 +252,7 @@ public final class ActorSystem: Sendable {
         self.defaultSupervisor = defaultSupervisor
         self.logger = ActorSystem.systemLogger(logger, name: name)
         self.askTimer = AskTimer(clock: scheduler.clock)
+        UnknownVariableReporter.process.reportOnce(environment: ConfigurationVariable.processEnvironment(), to: self.logger)
         startIdleMailboxReclaim()
     }
 
@@ -628,30 +630,8 @@ public final class ActorSystem: Sendable {
         let letter = DeadLetter(message: message, recipient: recipient, recipientName: recipientName,
                                 reason: reason ?? (isShuttingDown ? .systemShutDown : .recipientStopped))
         deadLetters.publish(letter)
-        if logger.logLevel <= .debug { logDeadLetter(letter) }
+        if logger.logLevel <= .info { deadLetterLog.record(letter, now: scheduler.clock.nanoseconds(), logger: logger) }
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
-    }
-
-    /// At most one dead-letter line per second (of the scheduler's clock: virtual on a
-    /// DeterministicScheduler), carrying how many were skipped before it.
-    /// Only the message's type is logged, never its value (it may hold private data).
-    private func logDeadLetter(_ letter: DeadLetter) {
-        let now = scheduler.clock.nanoseconds()
-        let due = nextDeadLetterLog.load(ordering: .relaxed)
-        guard now >= due,
-              nextDeadLetterLog.compareExchange(expected: due, desired: now &+ 1_000_000_000,
-                                                ordering: .relaxed).exchanged else {
-            skippedDeadLetterLogs.wrappingAdd(1, ordering: .relaxed)
-            return
-        }
-        let skipped = skippedDeadLetterLogs.exchange(0, ordering: .relaxed)
-        logger.debug("dead letter", metadata: [
-            "actor/id": "\(letter.recipient.rawValue)",
-            "actor/name": "\(letter.recipientName)",
-            "message/type": "\(type(of: letter.message))",
-            "deadletter/reason": "\(letter.reason)",
-            "deadletter/skipped": "\(skipped)",
-        ])
     }
 
     /// `shutdown` from inside a turn (see its documentation): the waiting part runs on a
@@ -857,6 +837,7 @@ public final class ActorSystem: Sendable {
             // Every cell the scheduler handed back has dead-lettered its work by now; the
             // cells still registered are running (a stuck turn, a body that ignores its stop).
             deadLetters.finishSubscribers()
+            deadLetterLog.flush(logger: logger)
             var report = accountingReport(workersNotStopped: workersNotStopped)
             // Dedicated actors' private systems: same deadline, figures added.
             for system in dedicated {

@@ -133,47 +133,6 @@ private func makeDeterministicSystem(_ deterministic: DeterministicScheduler, lo
         #expect(logs.all.isEmpty)
         system.shutdown()
     }
-
-    @Test("dead letters are logged at debug at most once per second, counting the ones skipped")
-    func deadLettersRateLimited() throws {
-        let logs = CapturedLogs()
-        let deterministic = DeterministicScheduler(seed: 5)  // the rate limit reads its virtual clock
-        let system = makeDeterministicSystem(deterministic, logs: logs, level: .debug)
-        let ref = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
-        ref.stop()
-        try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
-        for n in 0..<1_000 { ref.tell(n) }
-        var lines = logs.all.filter { $0.message == "dead letter" }
-        #expect(lines.count == 1)
-        #expect(lines.first?.level == .debug)
-        #expect(lines.first?.metadata["actor/name"] == "gone")
-        #expect(lines.first?.metadata["message/type"] == "Int")
-        #expect(lines.first?.metadata["deadletter/reason"] == "recipientStopped")
-        try deterministic.advanceTime(by: .milliseconds(999))
-        ref.tell(-2)  // still within the second: skipped
-        #expect(logs.all.filter { $0.message == "dead letter" }.count == 1)
-        try deterministic.advanceTime(by: .milliseconds(1))
-        ref.tell(-1)
-        lines = logs.all.filter { $0.message == "dead letter" }
-        #expect(lines.count == 2)
-        #expect(lines.last?.metadata["deadletter/skipped"] == "1000")
-        system.shutdown()
-    }
-
-    @Test("dead letters cost no log line when the logger is above debug")
-    func deadLettersSilentAtInfo() throws {
-        let logs = CapturedLogs()
-        let deterministic = DeterministicScheduler(seed: 6)
-        let system = makeDeterministicSystem(deterministic, logs: logs, level: .info)
-        let ref = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
-        ref.stop()
-        try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
-        for n in 0..<100 { ref.tell(n) }
-        #expect(!logs.all.contains { $0.message == "dead letter" })
-        system.shutdown()
-    }
 }
 
 /// A swift-metrics backend that keeps each counter's total and each gauge's last value.
