@@ -2,8 +2,12 @@
 # The README's main job. Installs libck-dev if missing, builds ring-bench in release mode and
 # runs it with the arguments given (none: the headline table, about a minute). With
 # `--peers` naming go (or all) it also installs Debian's golang-go when `go` is missing and
-# builds the Go peer in Benchmarks/peers/go. Results go to Benchmarks/results/ unless
-# --results says otherwise. `scripts/bench.sh --help` explains every option.
+# builds the Go peer in Benchmarks/peers/go. `scripts/bench.sh --help` explains every option.
+#
+# Results go to .build-results/ (git-ignored) unless `--results DIR` names another folder;
+# ring-bench removes the charts of an earlier run there before writing its own. With
+# `--results Benchmarks/results` (publishing a run) it also appends the run's row to
+# Benchmarks/results/history.md. So a run never changes a tracked file unless asked to.
 #
 # `scripts/bench.sh --static-binary` instead builds a standalone ring-bench (Swift runtime,
 # Foundation and Concurrency Kit linked in; it needs only glibc) at
@@ -29,17 +33,24 @@ if [ "${1:-}" = "--static-binary" ]; then
 fi
 
 wants_go=0
+results=""
 previous=""
 for arg in "$@"; do
   case "$arg" in
-    --peers=*) value="${arg#--peers=}" ;;
+    --peers=*|--results=*) value="${arg#*=}" ;;
     *) value="$arg" ;;
   esac
   if [ "$previous" = "--peers" ] || [[ "$arg" == --peers=* ]]; then
     if [[ ",$value," == *",go,"* || "$value" == "all" ]]; then wants_go=1; fi
   fi
+  if [ "$previous" = "--results" ] || [[ "$arg" == --results=* ]]; then results="$value"; fi
   previous="$arg"
 done
+
+history=()
+if [ -n "$results" ] && [ "$(realpath -m "$results")" = "$(realpath -m Benchmarks/results)" ]; then
+  history=(--append-history Benchmarks/results/history.md)
+fi
 
 if [ "$wants_go" = 1 ]; then
   if ! command -v go >/dev/null 2>&1; then
@@ -54,4 +65,4 @@ fi
 
 swift build -c release --product ring-bench
 RING_BENCH_COMMIT="$(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- Sources Package.swift Benchmarks/peers 2>/dev/null || echo '+changes')" \
-  exec .build/release/ring-bench "$@"
+  exec .build/release/ring-bench "$@" ${history[@]+"${history[@]}"}

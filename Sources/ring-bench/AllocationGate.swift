@@ -1,7 +1,7 @@
 // The allocation gate: heap allocations per operation on FastMailbox's hot paths, checked
 // against thresholds checked in at Benchmarks/allocation-thresholds.json, so a change that
 // adds a malloc to a message's path fails CI. Counts only, never time: allocation counts are
-// exact and repeatable on a shared machine, where wall-clock thresholds flap by ±30 %.
+// exact and repeatable on a shared machine, where wall-clock thresholds flap.
 //
 // MallocCounter counts the calling thread's allocations, so every measurement runs its
 // whole path on one thread: a 1-worker system whose worker runs both sides (ask's caller is

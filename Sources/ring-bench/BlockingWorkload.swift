@@ -1,4 +1,4 @@
-// blocking: a pool that meets code that blocks (issue 10). 16 actors each handle N
+// blocking: a pool that meets code that blocks. 16 actors each handle N
 // messages; every 20th message makes a 1 ms blocking call (usleep), the others a fixed
 // compute (ParallelWorkload.Work). Rows: FastMailbox with blocked-turn detection off
 // (MN_BLOCKING_THRESHOLD_MS=0: a blocked turn holds its worker), with detection on at the

@@ -15,7 +15,7 @@ enum FanInWorkload {
     /// The receiver's state: touched by one message at a time (the runtime's guarantee
     /// under test) and read after the latch (hence @unchecked). `@exclusivity(unchecked)`:
     /// the harness's own bookkeeping should not cost the Swift runtimes dynamic exclusivity
-    /// checks (three per message, ~10 % of a FastMailbox fan-in profile) that Go's
+    /// checks (three per message, a visible share of a fan-in profile) that Go's
     /// receiver does not pay; every Swift runtime shares this class.
     final class OrderCheck: @unchecked Sendable {
         @exclusivity(unchecked) var next: [Int]
@@ -105,7 +105,7 @@ enum FanInWorkload {
         }
     }
 
-    /// What tells fan-in's two regimes apart (Benchmarks/README, "Round `layout`"): the
+    /// What tells fan-in's two regimes apart (Benchmarks/README.md, "Read"): the
     /// share of messages that went to the sink's overflow chunks (near 100 %: the sink ran
     /// after the senders' turns, in a batch) and the steals (many: the sink ran beside the
     /// senders, streaming, and was taken again each time it ran dry); of those steals, the

@@ -1,7 +1,6 @@
 // parallel: Savina's fork-join throughput. One driver sends `size` messages to each of 64
 // actors, round-robin; each message costs a fixed compute (`Work.rounds` dependent
-// xorshift steps, about 160 ns here: `Work.ceiling` times it alone, the rate no runtime
-// can pass). Check: every actor's checksum of its results equals the one computed
+// xorshift steps: `Work.ceiling` times it alone, the rate no runtime can pass). Check: every actor's checksum of its results equals the one computed
 // beforehand, so no message was lost, doubled or skipped. FastMailbox's driver is this
 // thread, or (row "driver in the pool") an actor, as the other runtimes' senders are.
 // The "64 pairs" row (FastMailbox only; a negative parameter) has no outside driver: 64
@@ -32,7 +31,7 @@ enum ParallelWorkload {
             return x
         }
         /// The most messages per second `workers` cores could process if a message cost
-        /// nothing but its compute: `compute` alone, timed on this thread (about 20 ms), times
+        /// nothing but its compute: `compute` alone, timed on this thread, times
         /// the workers. Every runtime's rate in the row is bounded by it: the compute is one
         /// chain of dependent steps, so the runtime's own instructions per message run in its
         /// shadow and a faster runtime gains little (ring-bench's table prints it beside the

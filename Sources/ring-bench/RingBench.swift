@@ -11,14 +11,15 @@ struct RingBench: ParsableCommand {
         abstract: "FastMailbox's benchmark suite: Savina-style workloads, side by side with Swift actors, Dispatch and Go.",
         discussion: """
         With no arguments: the headline table (\(Workload.headline.map(\.rawValue).joined(separator: ", ")) \
-        at every CPU allowed, medians of 5 runs, about a minute on 2 cores), written to Benchmarks/results/.
+        at MN_WORKERS workers, else every CPU allowed; medians of 5 runs), written to .build-results/.
 
         Workloads (each checks its own result and prints CHECK FAILED instead of a figure when the check fails):
         \(Workload.allCases.map { "  \($0.rawValue): \($0.summary)" }.joined(separator: "\n"))
 
         Runtimes: fastmailbox (always; the reference), sequential, mn-actor, swift, dispatch, go (see --peers), \
         ck-ring (ring and mailbox only). Results: Markdown on stdout and in DIR/README.md, DIR/results.json \
-        (schema in Benchmarks/README.md), DIR/results.csv, one SVG chart per workload row.
+        (schema in Benchmarks/README.md), DIR/results.csv, one SVG chart per workload row; each records the \
+        scheduler configuration and the MN_ environment of the run. Charts of an earlier run in DIR are removed first.
         """,
         subcommands: [],
         helpNames: [.short, .long]
@@ -35,7 +36,7 @@ struct RingBench: ParsableCommand {
     @Flag(help: "Small runs, 3 repeats and one worker count: a smoke test of every selected workload (CI).")
     var quick = false
 
-    @Option(help: ArgumentHelp("Worker counts to sweep, comma-separated (e.g. 1,2). Default: CPUs allowed; 1…CPUs with --suite full.", valueName: "list"))
+    @Option(help: ArgumentHelp("Worker counts to sweep, comma-separated (e.g. 1,2). Default: MN_WORKERS when set, else CPUs allowed (1…CPUs with --suite full).", valueName: "list"))
     var workers: CommaList<Int>?
 
     @Option(help: ArgumentHelp("Producer/sender counts for mailbox and fanin, comma-separated. Default: mailbox 1,2,4; fanin 1,64 (1,4,16,64 with --suite full).", valueName: "list"))
@@ -53,13 +54,19 @@ struct RingBench: ParsableCommand {
     @Option(help: ArgumentHelp("The Go peer's binary (scripts/bench.sh --peers go builds it).", valueName: "path"))
     var goBinary = "Benchmarks/peers/go/ring-bench-go"
 
-    @Option(help: ArgumentHelp("Directory for README.md, results.json, results.csv and the SVG charts.", valueName: "dir"))
-    var results = "Benchmarks/results"
+    @Option(help: ArgumentHelp("Directory for README.md, results.json, results.csv and the SVG charts (Benchmarks/results holds the published run).", valueName: "dir"))
+    var results = ".build-results"
+
+    @Option(help: ArgumentHelp("Append this run's row (date, commit, headline ratios) to this history file (scripts/bench.sh passes Benchmarks/results/history.md with --results Benchmarks/results).", valueName: "path"))
+    var appendHistory: String?
+
+    @Option(help: .hidden)
+    var historyRowOf: String?
 
     @Option(help: ArgumentHelp("Also write the JSON results to this path.", valueName: "path"))
     var json: String?
 
-    @Flag(help: "Print the scheduler's resolved configuration (and where each value came from); exits unless --workload is given.")
+    @Flag(help: "Print the scheduler's resolved configuration (each value, where it came from, its variable and range) and the MN_ environment; exits unless --workload is given.")
     var printConfig = false
 
     @Option(help: ArgumentHelp("Check allocations per operation against the thresholds in this file (see Benchmarks/allocation-thresholds.json); exits 1 on a regression.", valueName: "path"))
@@ -97,8 +104,19 @@ struct RingBench: ParsableCommand {
 
     func run() throws {
         if let runCell { PinnedChild.runHere(runCell) }
+        if let historyRowOf {
+            // The history row of an earlier run's results.json, printed or appended.
+            let document = try JSONDecoder().decode(ResultsDocument.self, from: Data(contentsOf: URL(fileURLWithPath: historyRowOf)))
+            if let appendHistory { try HistoryFile.append(document, to: appendHistory) } else { print(HistoryFile.row(document)) }
+            return
+        }
+        let environment = ConfigurationVariable.processEnvironment()
+        let resolved = try SchedulerConfiguration().resolved(environment: environment, cpus: CPUAvailability.current())
         if printConfig {
-            print(try SchedulerConfiguration().resolved().description)
+            print(resolved.description)
+            if let workers { print("  (--workers \(workers.values.map(String.init).joined(separator: ",")) sets workers per cell)") }
+            print("MN_ environment: \(RunConfiguration.environmentText(environment))")
+            for unknown in UnknownConfigurationVariable.find(in: environment) { print("warning: \(unknown)") }
             if workloadList == nil { return }
         }
         if let checkAllocations {
@@ -106,14 +124,24 @@ struct RingBench: ParsableCommand {
         }
         let allowed = CPUAvailability.current().usableCPUs
         let scale: Scale = quick ? .quick : suite
-        let workerCounts = workers?.values ?? (scale == .full ? Array(1...allowed) : [allowed])
+        let workerCounts: [Int]
+        if let workers {
+            workerCounts = workers.values
+        } else if let text = environment[ConfigurationVariable.workers.name],
+                  try ConfigurationVariable.workers.parse(text) != .useDefault {
+            workerCounts = [resolved.workers]  // MN_WORKERS; "auto" keeps the default sweep
+        } else {
+            workerCounts = scale == .full ? Array(1...allowed) : [allowed]
+        }
+        let configuration = RunConfiguration(resolved: resolved, environment: environment, workers: workerCounts,
+                                             fromCommandLine: workers != nil)
         let peers = try selectedPeers()
         GoPeer.binary = goBinary
         let runner = Runner(workloads: try selectedWorkloads(), runtimes: peers, workers: workerCounts,
                             producers: producers?.values, capacity: capacity,
                             repeats: repeats ?? (quick ? 3 : 5), scale: scale)
         let machine = MachineInfo.current(includeGo: peers.contains(.go))
-        print("# ring-bench\n\n\(machine.markdown)\nCommand: `\(commandLine)`\n")
+        print("# ring-bench\n\n\(machine.markdown)\n\(configuration.markdown)Command: `\(commandLine)`\n")
         var markdown = ""
         let all = runner.run { workloadResults in
             guard let workload = workloadResults.first?.cell.workload else { return }
@@ -124,8 +152,13 @@ struct RingBench: ParsableCommand {
         }
         let settings = ResultsDocument.Settings(workloads: runner.workloads, runtimes: peers, workers: workerCounts,
                                                 producers: producers?.values, capacity: capacity, repeats: runner.repeats, scale: scale)
-        let document = ResultsDocument(command: CommandLine.arguments, machine: machine, settings: settings, results: all)
+        let document = ResultsDocument(command: CommandLine.arguments, machine: machine, settings: settings,
+                                       configuration: configuration, results: all)
         try write(document, markdown: markdown, results: all, machine: machine)
+        if let appendHistory {
+            try HistoryFile.append(document, to: appendHistory)
+            print("history row appended to \(appendHistory)")
+        }
         let failed = all.filter { $0.failure != nil }
         if !failed.isEmpty {
             // Each failure on stderr with its cell: CI shows only part of stdout's tables.
@@ -146,9 +179,11 @@ struct RingBench: ParsableCommand {
     func write(_ document: ResultsDocument, markdown: String, results all: [CellResult], machine: MachineInfo) throws {
         let fm = FileManager.default
         try fm.createDirectory(atPath: results, withIntermediateDirectories: true)
-        var readme = "# ring-bench results\n\n\(machine.markdown)\nCommand: `\(commandLine)`. Generated \(document.generated).\n"
+        var readme = "# ring-bench results\n\n\(machine.markdown)\n\(document.configuration?.markdown ?? "")"
+        readme += "Command: `\(commandLine)`. Generated \(document.generated).\n"
         readme += "Files: results.json (schema ring-bench/2), results.csv, one chart per workload row.\n\n"
         readme += markdown
+        try ScalingChart.removeCharts(in: results)
         var charts: [String] = []
         for workload in document.settings.workloads {
             for variant in workload.variants(producers: document.settings.producers, scale: document.settings.scale) {

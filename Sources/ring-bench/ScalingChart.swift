@@ -9,6 +9,18 @@ struct ScalingChart {
     let variant: Variant
     let results: [CellResult]
 
+    /// Removes the charts an earlier run left in `directory`: every SVG file named as
+    /// `fileName` names them (a workload's name, then `.svg` or `-`). Other files stay.
+    static func removeCharts(in directory: String) throws {
+        let fm = FileManager.default
+        let names = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasSuffix(".svg") {
+            if Workload.allCases.contains(where: { name.hasPrefix("\($0.rawValue)-") || name == "\($0.rawValue).svg" }) {
+                try fm.removeItem(atPath: "\(directory)/\(name)")
+            }
+        }
+    }
+
     var fileName: String {
         let slug = variant.name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined()
         return slug.isEmpty ? "\(workload.rawValue).svg" : "\(workload.rawValue)-\(slug).svg"
