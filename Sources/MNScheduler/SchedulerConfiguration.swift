@@ -271,9 +271,10 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
     /// then the CPUs. Used by `ring-bench --print-config`.
     public var description: String {
         var out = "MNScheduler configuration (precedence: defaults < environment < code)\n"
+        let width = SchedulerConfiguration.Setting.allCases.map(\.rawValue.count).max() ?? 0
         for setting in SchedulerConfiguration.Setting.allCases {
             let variable = setting.variable
-            let name = setting.rawValue.padding(toLength: 29)
+            let name = setting.rawValue.padding(toLength: width)
             let shown = value(of: setting).padding(toLength: 7)
             out += "  \(name) \(shown) from \(source(of: setting).rawValue.padding(toLength: 11)) "
                 + "(\(variable.name): \(variable.allowed); default \(variable.defaultDescription))\n"
