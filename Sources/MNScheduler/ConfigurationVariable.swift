@@ -50,6 +50,7 @@ public struct ConfigurationVariable: Sendable, Hashable, CustomStringConvertible
     /// a process-wide variable that has none.
     public let property: String?
 
+    /// An entry; the runtime's own are the static members below, listed in ``all``.
     public init(name: String, values: Values, defaultValue: Default, meaning: String, property: String?) {
         self.name = name
         self.values = values

@@ -55,6 +55,9 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     /// MN_RING_EPOCH, the process's and not a scheduler's, is checked either way.
     public var readsEnvironment: Bool
 
+    /// A configuration with the given properties set in code; each one left nil comes
+    /// from its environment variable (when `readsEnvironment`), else its default.
+    /// Values are checked by ``resolved()``, which a `Scheduler` calls when it starts.
     public init(workers: Int? = nil, throughput: Int? = nil, spinCount: Int? = nil,
                 runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil,
                 blockingThresholdMilliseconds: Int? = nil, maxBlockingThreads: Int? = nil,
@@ -74,7 +77,21 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     /// One knob: its environment variable, property name, default and allowed range.
     public enum Setting: String, CaseIterable, Sendable {
-        case workers, throughput, spinCount, runQueueCapacity, pinWorkers, blockingThresholdMilliseconds, maxBlockingThreads
+        /// ``SchedulerConfiguration/workers`` (MN_WORKERS).
+        case workers
+        /// ``SchedulerConfiguration/throughput`` (MN_THROUGHPUT).
+        case throughput
+        /// ``SchedulerConfiguration/spinCount`` (MN_SPIN).
+        case spinCount
+        /// ``SchedulerConfiguration/runQueueCapacity`` (MN_RUNQUEUE_CAPACITY).
+        case runQueueCapacity
+        /// ``SchedulerConfiguration/pinWorkers`` (MN_PIN).
+        case pinWorkers
+        /// ``SchedulerConfiguration/blockingThresholdMilliseconds`` (MN_BLOCKING_THRESHOLD_MS).
+        case blockingThresholdMilliseconds
+        /// ``SchedulerConfiguration/maxBlockingThreads`` (MN_MAX_BLOCKING_THREADS).
+        case maxBlockingThreads
+        /// ``SchedulerConfiguration/idleMailboxReclaimMilliseconds`` (MN_IDLE_MAILBOX_RECLAIM_MS).
         case idleMailboxReclaimMilliseconds
 
         /// Its entry in the table of variables.
@@ -103,7 +120,12 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     /// Where an effective value came from.
     public enum Source: String, Sendable, Equatable {
-        case `default`, environment, code
+        /// The built-in default: neither code nor the environment set it.
+        case `default`
+        /// Its MN_* environment variable.
+        case environment
+        /// The property, set in code.
+        case code
     }
 
     /// Allowed worker counts.

@@ -14,6 +14,7 @@ public struct SchedulerConfigurationError: Error, CustomStringConvertible, Equat
     /// The allowed values, in words.
     public let allowed: String
 
+    /// An error for `variable` holding `value`, which is not among `allowed`.
     public init(variable: String, value: String, allowed: String) {
         self.variable = variable
         self.value = value

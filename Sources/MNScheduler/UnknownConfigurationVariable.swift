@@ -20,6 +20,7 @@ public struct UnknownConfigurationVariable: Sendable, Hashable, CustomStringConv
     /// The known variable whose name is closest (edit distance), nil when none is close.
     public let closest: ConfigurationVariable?
 
+    /// An unknown variable `name`, with the known one nearest to it, if any.
     public init(name: String, closest: ConfigurationVariable?) {
         self.name = name
         self.closest = closest

@@ -106,7 +106,7 @@ enum FanInWorkload {
     }
 
     /// What tells fan-in's two regimes apart (Benchmarks/README.md, "Read"): the
-    /// share of messages that went to the sink's overflow chunks (near 100 %: the sink ran
+    /// share of messages that went to the sink's overflow chunks (nearly all: the sink ran
     /// after the senders' turns, in a batch) and the steals (many: the sink ran beside the
     /// senders, streaming, and was taken again each time it ran dry); of those steals, the
     /// ones from a sender's long turn (Worker.swift, "Long turns"), and how often the
