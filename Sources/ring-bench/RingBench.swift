@@ -155,11 +155,11 @@ struct RingBench: ParsableCommand {
         let document = ResultsDocument(command: CommandLine.arguments, machine: machine, settings: settings,
                                        configuration: configuration, results: all)
         try write(document, markdown: markdown, results: all, machine: machine)
-        if let appendHistory {
+        let failed = all.filter { $0.failure != nil }
+        if let appendHistory, failed.isEmpty {  // a run with a failed check is no history
             try HistoryFile.append(document, to: appendHistory)
             print("history row appended to \(appendHistory)")
         }
-        let failed = all.filter { $0.failure != nil }
         if !failed.isEmpty {
             // Each failure on stderr with its cell: CI shows only part of stdout's tables.
             for r in failed {
