@@ -5,23 +5,15 @@
 // otherwise the MN_* environment variable, read once when a Scheduler is created (for
 // `Scheduler.shared`: once per process); otherwise the built-in default. Code wins because
 // a program that sets a value means it (tests pin `workers: 2`); the environment tunes
-// everything the program left open. `readsEnvironment: false` ignores the environment (but
-// for the check of MN_RING_EPOCH, the process's and not a scheduler's, which every
-// scheduler's start makes so a bad value stops it like the others).
+// everything the program left open. `readsEnvironment: false` ignores the environment,
+// except MN_RING_EPOCH: that one is the process's, and every scheduler's start checks it,
+// so a bad value stops it like the others.
 //
 // Each setting's variable, range, default and meaning live in one table,
 // ConfigurationVariable.all; this file only applies it.
 //
 // Resolution is a pure function of the configuration, an environment dictionary and a
 // CPUAvailability, so every bad value is testable without setenv.
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The scheduler's tuning knobs. `nil` means "not set in code": the environment variable
 /// decides, else the default (precedence: defaults < environment < code).
