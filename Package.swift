@@ -107,11 +107,19 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             path: "Examples/Service"
         ),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),  // helpers both test targets share
+        // Helpers the test targets share: threads, process limits, scheduler units
+        // (TestSupport); systems, probes and gates for actor tests (FastMailboxTestSupport).
+        .target(name: "TestSupport", dependencies: ["MNScheduler", "CConcurrencyKit"], path: "Tests/TestSupport"),
+        .target(
+            name: "FastMailboxTestSupport",
+            dependencies: ["FastMailbox", "MNScheduler", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/FastMailboxTestSupport"
+        ),
+        // Unit tests: safe to run in parallel (scripts/test.sh runs them first).
         .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit", "TestSupport"]),
         .testTarget(
             name: "FastMailboxTests",
-            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport",
+            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport", "FastMailboxTestSupport",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "Metrics", package: "swift-metrics")]
         ),
@@ -125,6 +133,14 @@ let package = Package(
             dependencies: ["FastMailboxServiceLifecycle", "FastMailboxDistributed",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                                     condition: .when(traits: ["ServiceLifecycleSupport"])),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        // Stress, soak and fault-injection tests: they load both cores on purpose or
+        // measure the whole process, so they run alone, one at a time (--no-parallel).
+        .testTarget(name: "MNSchedulerStressTests", dependencies: ["MNScheduler", "CConcurrencyKit", "TestSupport"]),
+        .testTarget(
+            name: "FastMailboxStressTests",
+            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport", "FastMailboxTestSupport",
                            .product(name: "Logging", package: "swift-log")]
         ),
     ],

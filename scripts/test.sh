@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# The README's test command: installs libck-dev if missing, runs the whole suite, then the
-# whole suite again under ThreadSanitizer (with the ck_ring annotations compiled in), then
-# under AddressSanitizer with LeakSanitizer (0 errors and 0 leaks required).
+# The README's test command: installs libck-dev if missing, then runs every test three
+# times: in debug, under ThreadSanitizer (with the ck_ring annotations compiled in), and
+# under AddressSanitizer with LeakSanitizer (0 errors and 0 leaks required). Each time the
+# unit targets run first, in parallel; then the stress targets (stress, soak, fault
+# injection, whole-process measurements) run alone, one test at a time (--no-parallel):
+# they load both cores on purpose, and timing-sensitive tests must not run beside them.
+# FASTMAILBOX_SOAK_SECONDS sets the soak's length (SoakTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-# --no-parallel: suites run one after another. The stress suites saturate both cores on
-# purpose (16 producer threads); timing-sensitive suites must not run underneath them.
+# The stress targets' tests (a --filter / --skip pattern on "<target>.<suite>").
+stress='^(FastMailboxStressTests|MNSchedulerStressTests)\.'
+run_tests() {  # extra `swift build` / `swift test` arguments (scratch path, sanitizer)
+  swift build --build-tests "$@"
+  echo "-- unit targets, in parallel"
+  swift test --skip-build --parallel --skip "$stress" "$@"
+  echo "-- stress targets, one test at a time"
+  swift test --skip-build --no-parallel --filter "$stress" "$@"
+}
 echo "== swift test (all suites)"
-swift test --no-parallel
+run_tests
 echo "== swift test under ThreadSanitizer (every suite; stress tests scale down under TSan)"
-swift test --no-parallel --scratch-path .build-tsan --sanitize=thread -Xcc -DCKSHIM_TSAN=1 2>&1 | tee .build-tsan.log
+run_tests --scratch-path .build-tsan --sanitize=thread -Xcc -DCKSHIM_TSAN=1 2>&1 | tee .build-tsan.log
 if grep -q "WARNING: ThreadSanitizer" .build-tsan.log; then
   echo "ThreadSanitizer reported races (see above)" >&2
   exit 1
@@ -20,8 +31,11 @@ echo "== swift test under AddressSanitizer + LeakSanitizer"
 # LeakSanitizer reports at process exit and then makes the exit code non-zero; the log is
 # checked as well, so a report can never pass unnoticed.
 set +e
-ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0" \
-  swift test --no-parallel --scratch-path .build-asan --sanitize=address > .build-asan.log 2>&1
+(
+  set -eo pipefail
+  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+  run_tests --scratch-path .build-asan --sanitize=address
+) > .build-asan.log 2>&1
 status=$?
 set -e
 tail -n 3 .build-asan.log

@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
-@Suite("ActorSystemService (issue 12)")
+@Suite("ActorSystemService")
 struct ActorSystemServiceTests {
     @Test("a graceful shutdown of the service group drains every actor and the books balance")
     func gracefulShutdownDrainsActors() async throws {

@@ -8,7 +8,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
-@Suite("ClusterSystemService (issue 13)")
+@Suite("ClusterSystemService")
 struct ClusterSystemServiceTests {
     func node(_ port: Int, peers: [Int], network: LoopbackNetwork) async throws -> ClusterSystem {
         let actors = try ActorSystem(name: "node\(port)", configuration: SchedulerConfiguration(workers: 2))

@@ -7,6 +7,8 @@ import Foundation
 import MNScheduler
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 private typealias Lifecycle = ActorLifecycle
 

@@ -6,6 +6,7 @@ import MNScheduler
 import Synchronization
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 /// Ping-pong as a user writes it: an enum whose payload carries a reply-to ref.
 enum Volley: Sendable { case ball(Int, replyTo: ActorRef<Volley>), stop }

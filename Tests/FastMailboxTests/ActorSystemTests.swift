@@ -4,34 +4,7 @@ import Foundation
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
-
-/// Waits (bounded) until `condition` holds; returns whether it did.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(200)
-    }
-    return condition()
-}
-
-/// Collects values from any thread. (MNScheduler's pthread Lock, not Synchronization.Mutex:
-/// ThreadSanitizer cannot see Mutex's futex on Linux.)
-final class Probe<T: Sendable>: Sendable {
-    private let storage = Lock<[T]>([])
-    func record(_ value: T) { storage.withLock { $0.append(value) } }
-    var values: [T] { storage.withLock { $0 } }
-    var count: Int { storage.withLock { $0.count } }
-}
-
-/// A system for one test: `workers` workers and a silent logger (supervisor warnings from
-/// tests that throw on purpose would flood the CI log; the logging tests use their own).
-func makeSystem(workers: Int = 2) throws -> ActorSystem {
-    var configuration = SchedulerConfiguration()
-    configuration.workers = workers
-    return try ActorSystem(configuration: configuration,
-                           logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
-}
+import FastMailboxTestSupport
 
 @Suite("ActorSystem", .serialized) struct ActorSystemTests {
     @Test("tell delivers every message in the order one sender sent it")
@@ -73,8 +46,6 @@ final class Counter: EventActor {
         }
     }
 }
-
-enum TestFailure: Error, Equatable { case boom, named(String) }
 
 extension ActorSystemTests {
     @Test("ask returns the reply and each request gets a unique id")
@@ -412,21 +383,16 @@ extension ActorSystemTests {
 }
 
 extension ActorSystemTests {
-    /// The smallest heap block size (malloc_usable_size) of the cells of `refs`: malloc
-    /// may report one 16-byte step more for a block carved from a reused chunk it could not
-    /// split, so one actor's figure depends on the allocator's history (CI once saw 800
-    /// where 784 was the bound); the smallest of 8 is the size class.
-    /// An idle actor is its cell alone, 152 bytes in debug builds (136 in release: ring-bench
-    /// spawn's heap per idle actor fell by 32 bytes): the cell is its own mailbox queue
-    /// (MPSCQueue, "One object"), whose fields add 24 bytes to a cell that had a separate
-    /// 40-byte queue object beside it (debug 120 + 40 = 160, release 112 + 40).
-    /// A closure actor's cell holds its closure (ClosureActorCell: 16 bytes instead of
-    /// ActorCell's factory and instance, 24, and no ClosureActor object of 32 bytes beside
-    /// it; debug builds' turn-confinement word, TurnConfinement.swift, fits in the same
-    /// 16-byte step). Before the cell packed its phase and flags into bytes and moved what
-    /// spawn rarely gives (a name, a parent, a supervisor, bounded-mailbox waiters) into a
-    /// side object made only then, cell + queue were 216 + 88 = 304 (release; debug
-    /// 232 + 88), which fails.
+    /// The bound on an idle actor's heap block (malloc_usable_size), in debug builds (the
+    /// tests run in debug). malloc may report one 16-byte step more for a block carved from
+    /// a reused chunk it could not split, so one actor's figure depends on the allocator's
+    /// history: the smallest of several is the size class.
+    /// An idle actor is its cell alone: the cell is its own mailbox queue (MPSCQueue, "One
+    /// object"); a closure actor's cell holds its closure (ClosureActorCell), with no
+    /// separate actor object; the phase and flags are packed into bytes, and what spawn
+    /// rarely gives (a name, a parent, a supervisor, bounded-mailbox waiters) lives in a
+    /// side object made only then. Debug builds' turn-confinement word
+    /// (TurnConfinement.swift) fits in the same 16-byte step.
     static let idleCellBytes = 152
 
     /// The smallest block over `HeapSampling.count` live cells (see there), each checked
@@ -462,7 +428,7 @@ extension ActorSystemTests {
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.deliveredCount == 1 })
-        // The ring (RawRing.headerBytes + 32 entries × (8 + 8) = 720 bytes requested; `ringBytes` is
+        // The ring (RawRing.headerBytes + 32 entries of a ready mark and a slot; `ringBytes` is
         // the request) stays for the actor's life. The cell as in idleActorFootprint.
         let ring = RawRing.mailboxAllocationSize(capacity: ActorSystem.defaultMailboxCapacity, slotBytes: 8)
         #expect(cells.allSatisfy { $0.mailbox.ringBytes == ring })

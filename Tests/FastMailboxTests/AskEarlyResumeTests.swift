@@ -4,17 +4,18 @@ import Glibc
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
+import FastMailboxTestSupport
 
 // An ask answered on another thread before its asker reaches the await (the reply can
 // overtake the asker: the request is sent inside withUnsafeThrowingContinuation's body).
 // The Swift runtime then takes its fast path (swift_continuation_await finds the
 // continuation resumed and goes on) without the ThreadSanitizer acquire it makes when a
 // suspended task is resumed, so, to TSan, the replier's reads of the continuation's
-// context raced with the asker's next use of that task-allocator memory (CI's TSan run
-// found it in ActorSystemStressTests). Here each reply is made on another thread while the
-// request's send waits, so (all but certainly) every ask takes that path: under TSan
-// (scripts/test.sh) the run reported the race before `finishAsk` acquired the task
-// (threadSanitizerAcquireCurrentTask); in every build the replies must arrive, in order.
+// context would race with the asker's next use of that task-allocator memory; `finishAsk`
+// acquires the task (threadSanitizerAcquireCurrentTask) to order them. Here each reply is
+// made on another thread while the request's send waits, so (all but certainly) every ask
+// takes that path: under TSan (scripts/test.sh) the run must report no race; in every
+// build the replies must arrive, in order.
 
 enum EarlyQuestion: Sendable { case square(Int, replyTo: ActorRef<Int>) }
 

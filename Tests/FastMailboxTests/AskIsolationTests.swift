@@ -1,5 +1,6 @@
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 /// `ask` runs in the caller's isolation: it compiles and works from the main actor with a
 /// closure that captures main-actor state.

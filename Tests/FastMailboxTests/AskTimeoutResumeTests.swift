@@ -2,12 +2,13 @@ import Testing
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
+import FastMailboxTestSupport
 
 // An ask made from a task on the pool (scheduler.task) that times out while the pool is
-// saturated. The soak measured such asks ending up to 1.8 s past their deadline, with the
-// timer on time (< 0.1 ms late): all of it was the resumed task waiting in the injection
-// queue (see AskTimeoutResumeTests.saturatedPool); tasks resumed from outside now have a
-// queue of their own that workers serve every other turn. Turns are counted, not timed.
+// saturated. The timer fires on time; what could delay the asker is the resumed task
+// waiting behind the pool's queued units. Tasks resumed from outside have a queue of their
+// own that workers serve every other turn (Worker, step 0), so the wait is a turn or two.
+// Turns are counted, not timed.
 
 /// Turns run by every Spinner, and the switch that lets them go idle.
 private final class SpinCounter: Sendable {
@@ -62,9 +63,8 @@ private final class Spinner: ScheduledUnit, @unchecked Sendable {
         let waited = turnsAtResume - turnsAtTimeout.load(ordering: .relaxed)
         print("ask timeout resume: the resumed asker waited \(waited) turns of other units (\(Self.spinners) queued, 1 worker)")
         // Fair service for a resumed task: the turn in progress when the timer fired, not
-        // a share of the queue behind it. Before the resumed queue (Worker, step 0) it waited
-        // its place in the injection queue, which a busy worker polls for one unit every 61
-        // ticks: 8,939–15,245 turns measured here.
+        // a share of the queue behind it (the injection queue, which a busy worker polls
+        // only now and then, would give thousands of turns here).
         #expect(waited <= 4, "the resumed asker waited \(waited) turns of other units")
         _ = system.shutdown()
     }

@@ -1,5 +1,6 @@
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 @Suite("Ask timer")
 struct AskTimerTests {
@@ -26,8 +27,8 @@ struct AskTimerTests {
             for id in UInt64(1)...UInt64(buckets) {
                 used.insert(AskTimer.RequestID(id)._rawHashValue(seed: seed) & (buckets - 1))
             }
-            // Random hashing fills 1 − 1/e ≈ 63 % of the buckets; a constant or a hash of the
-            // high bits only would fill a handful.
+            // Random hashing fills a fraction 1 − 1/e of the buckets, well over half; a constant
+            // or a hash of the high bits only would fill a handful.
             #expect(used.count > buckets / 2, "seed \(seed): \(used.count) of \(buckets) buckets used")
         }
         var table: [AskTimer.RequestID: Int] = [:]

@@ -5,8 +5,9 @@ import MNScheduler
 import Synchronization
 import Testing
 import TestSupport
+import FastMailboxTestSupport
 
-/// Issue 9, item 7: bounded mailboxes and back-pressure, nothing lost.
+/// Bounded mailboxes and back-pressure, nothing lost.
 @Suite("Bounded mailboxes", .serialized) struct BoundedMailboxTests {
     /// An actor that blocks in its first message until `gate` is signalled, and records
     /// what it receives.
@@ -143,8 +144,8 @@ import TestSupport
     func senderRacingTheLastDrain() async throws {
         // Replays W2's gap (BoundedMailboxWaiters.swift) deterministically: the sender found
         // the ring full and is paused before recording itself; the actor drains the ring dry
-        // and goes idle; then the sender records itself. Before the fix nothing ever ran the
-        // actor again and `send` never returned.
+        // and goes idle; then the sender records itself. Unless that record reschedules the
+        // actor, nothing ever runs it again and `send` never returns.
         let deterministic = DeterministicScheduler(seed: 11)
         let system = makeDeterministicSystem(deterministic)
         let seen = Lock<[Int]>([])
@@ -247,8 +248,8 @@ import TestSupport
 
     @Test("stop hands every waiting sender its message back at once (.stopped), while the turn in hand still runs; a send after the stop is refused at once")
     func stopFailsWaitersAtOnce() async throws {
-        // The tester's reproduction: an actor blocked in a turn, 7 queued, 20 senders waiting
-        // in send. Before the fix none of them returned until the turn ended (never, here).
+        // An actor blocked in a turn, 7 queued, 20 senders waiting in send: none may wait
+        // for the turn to end (it never does, here).
         for mode in [StopMode.immediately, .afterDrainingMailbox] {
             let system = try makeSystem()
             let gate = DispatchSemaphore(value: 0)

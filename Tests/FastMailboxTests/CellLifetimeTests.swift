@@ -11,6 +11,8 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import MNScheduler
+import FastMailboxTestSupport
+import TestSupport
 
 @Suite("Cell lifetime (registry retain, unretained run-queue entries)")
 struct CellLifetimeTests {

@@ -1,7 +1,6 @@
-// A cell's mailbox is a Mailbox<Message> (issue 9, item 1): the same type, with the same
-// typed operations, as a standalone mailbox. What the cells' deinit used to do (release
-// the payloads of messages nobody took) is now the mailbox's own, done by its queue when
-// the last reference goes (MPSCQueue.swift, "Where the fields live"). These tests put
+// A cell's mailbox is a Mailbox<Message>: the same type, with the same typed operations,
+// as a standalone mailbox. Releasing the payloads of messages nobody took is the
+// mailbox's own job, done by its queue when the last reference goes (MPSCQueue.swift, "Where the fields live"). These tests put
 // messages into a cell's mailbox that no turn takes, drop the cell, and count the payloads:
 // each released exactly once (a double release drives the count below its start, and
 // ASan reports it), for ring and overflow slots, boxed messages, a lazily allocated ring
@@ -12,6 +11,7 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import MNScheduler
+import FastMailboxTestSupport
 
 /// A payload that counts its live instances (its own counter: independent of other suites).
 private final class Counted: Sendable {

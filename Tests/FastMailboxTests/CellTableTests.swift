@@ -4,6 +4,7 @@
 import MNScheduler
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 @Suite("Cell table")
 struct CellTableTests {

@@ -6,13 +6,7 @@ import Logging
 import MNScheduler
 import Testing
 @testable import FastMailbox
-
-/// A system on `deterministic` with a silent logger (tests throw on purpose).
-func makeDeterministicSystem(_ deterministic: DeterministicScheduler,
-                             supervisor: SupervisorStrategy = .default) -> ActorSystem {
-    ActorSystem(scheduler: deterministic, defaultSupervisor: supervisor,
-                logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
-}
+import FastMailboxTestSupport
 
 /// What an ask started on the deterministic scheduler ended with.
 enum AskOutcome: Sendable, Equatable {

@@ -1,11 +1,12 @@
 // Inbox: receive, selective receive, timeouts, the for-await loop and stopping.
-// Helpers (eventually, Probe, makeSystem) live in ActorSystemTests; runOnThreads and
-// SignalingProbe (a body's records wake the test: no polling) in Support.
+// SignalingProbe (FastMailboxTestSupport): a body's records wake the test, no polling.
 
 import Testing
 import Foundation
 import Synchronization
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 /// A flag a test opens to let a body go on (bodies poll it with Task.yield()).
 private final class BodyGate: Sendable {

@@ -7,8 +7,9 @@ import Darwin
 #endif
 @testable import FastMailbox
 import MNScheduler
+import FastMailboxTestSupport
 
-/// Defect 12 (issue 7): a mailbox capacity is bounded, and a ring that cannot be allocated
+/// A mailbox capacity is bounded, and a ring that cannot be allocated
 /// is an error the caller can report, not a trap.
 @Suite("MailboxCapacity", .serialized) struct MailboxCapacityTests {
     @Test("a mailbox capacity of 2^30 is refused with an error naming the value and the range 4...2^20")

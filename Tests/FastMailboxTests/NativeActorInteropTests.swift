@@ -1,6 +1,6 @@
 // Native Swift actors beside ours: a native `actor` on an MNSerialExecutor of the system's
 // scheduler holds ActorRefs and is called from event actors; global actors run their code
-// on scheduler workers. Helpers (eventually, Probe, makeSystem) live in ActorSystemTests.
+// on scheduler workers.
 //
 // Shutdown note: MNSerialExecutor / MNTaskExecutor trap when a job is enqueued after
 // their scheduler shut down, so every test waits until the last job of each task it
@@ -10,6 +10,7 @@ import Testing
 import Synchronization
 import MallocCounter
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 /// A native actor with `tell` (MNActor), for the allocation count.
 private actor TellCounter: MNActor {

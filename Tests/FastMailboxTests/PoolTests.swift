@@ -1,10 +1,12 @@
 // Pools: routing strategies (the pure selection and through real routees), stop, ask,
-// errors and accounting. Helpers (eventually, Probe, makeSystem) live in ActorSystemTests.
+// errors and accounting.
 
 import Testing
 import Foundation
 import Synchronization
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 // Routing decisions read routees' mailbox depths. The tests that need a busy routee run on
 // a DeterministicScheduler: nothing runs until the test drives it, so a routee told a

@@ -1,10 +1,12 @@
 // Lookup by name, singletons by key (including a race from many threads) and the typed
-// service registry. Helpers (eventually, Probe, makeSystem) live in ActorSystemTests.
+// service registry.
 
 import Testing
 import Foundation
 import Synchronization
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 /// Counts its instances, so a test can prove a singleton was made once.
 private final class CountedActor: EventActor {

@@ -1,5 +1,4 @@
 // Sequential (thread-style) actors: lifecycle, threads, watch, ask, accounting.
-// Helpers (eventually, Probe, makeSystem) live in ActorSystemTests; runOnThreads in Support.
 
 import Testing
 import Foundation
@@ -8,6 +7,8 @@ import Logging
 import MNScheduler
 import MallocCounter
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 /// Watches the actors it is told about and records their terminations.
 private final class TerminationRecorder: EventActor {
@@ -216,8 +217,8 @@ private enum Arithmetic: Sendable {
     func stopInsideStartBodysWindowEndsTheActor() throws {
         // The rare hang of stopRacingWithStartEndsEveryBody, made deterministic: the stop
         // sets `cancelRequested` after startBody loaded the word (phase notStarted), so its
-        // CAS fails. startBody used to give up there, leaving the phase notStarted with no
-        // task and no later turn: the actor never left the registry.
+        // CAS fails. Were startBody to give up there, the phase would stay notStarted with
+        // no task and no later turn: the actor would never leave the registry.
         let system = try makeSystem()
         let stopped = Atomic<Bool>(false)
         SequentialStartTestHook.arm(system) { cell in
@@ -406,65 +407,5 @@ extension SequentialActorTests {
         #expect(allocations == 0, "\(allocations) allocations in \(rounds) messages")
         let report = system.shutdown()
         #expect(report.deadLettered == 0)
-    }
-}
-
-extension SequentialActorTests {
-    /// Heap bytes per sequential actor parked in `for await` after one message (mallinfo:
-    /// chunk headers included), and again once two walks took the idle rings back.
-    static func heapPerParkedActor(count: Int) throws -> (parked: Double, ringless: Double) {
-        var configuration = SchedulerConfiguration()
-        configuration.workers = 1
-        configuration.idleMailboxReclaimMilliseconds = 0  // the test walks
-        let system = try ActorSystem(configuration: configuration,
-                                     logger: Logger(label: "fastmailbox.tests") { _ in SwiftLogNoOpLogHandler() })
-        let received = Probe<Int>()
-        var refs: [ActorRef<Int>] = []
-        refs.reserveCapacity(count)
-        let start = malloc_counter_heap_bytes()
-        for i in 0..<count {
-            let ref = try system.spawn { (inbox: Inbox<Int>) in
-                received.record(try await inbox.receive())
-                for await _ in inbox {}  // parked until shutdown
-            }
-            ref.tell(i)
-            refs.append(ref)
-        }
-        let cells = refs.map { $0.identity as! SequentialActorCell<Int> }
-        func allParked() -> Bool {
-            cells.allSatisfy { SequentialWake.phase($0.wake.load(ordering: .acquiring)) == SequentialWake.parked }
-        }
-        #expect(eventually(timeout: .seconds(60)) { received.count == count && allParked() })
-        let parked = Double(Int(malloc_counter_heap_bytes()) - Int(start)) / Double(count)
-        _ = system.reclaimIdleMailboxes()
-        #expect(system.reclaimIdleMailboxes() == count)
-        #expect(eventually(timeout: .seconds(60)) { system.idleMailboxRingsReleased == count && allParked() })
-        #expect(eventually { RingEpoch.collect(wait: true) == 0 })
-        let ringless = Double(Int(malloc_counter_heap_bytes()) - Int(start)) / Double(count)
-        let report = system.shutdown()
-        #expect(report.isBalanced && report.delivered == count, "\(report)")
-        return (parked, ringless)
-    }
-
-    @Test("memory: a sequential actor parked in receive fits its task's first allocator slab, and gives its idle ring back")
-    func heapPerParkedSequentialActor() throws {
-        guard malloc_counter_active() != 0 else { return }  // TSan build: TSan owns malloc
-        let (parked, ringless) = try Self.heapPerParkedActor(count: 4_000)
-        // What stays (SequentialActorCell, "Cost floor"): the task object and its first
-        // task-allocator slab (1,016 B, the runtime's), cell, queue, Inbox, the body's
-        // closure context, a registry slot; and the ring until a walk takes it. Measured
-        // (x86_64, Swift 6.3.1), mallinfo: release 2,155 B parked, ~1,675 B without the
-        // ring (3,243 B before the body's task fitted one slab and rings were given back);
-        // debug builds' larger frames take a second slab: 3,197 and 2,719 B. Over 4,000
-        // actors, so another suite's allocations meanwhile move it little.
-        #if DEBUG
-        let parkedBound = 3_500.0, ringlessBound = 3_000.0
-        #else
-        let parkedBound = 2_400.0, ringlessBound = 1_900.0
-        #endif
-        #expect(parked <= parkedBound, "\(parked) heap bytes per parked sequential actor (ringless \(ringless))")
-        // The ring (208 + 32 × 8 = 464 B, 480 with its chunk header) given back.
-        #expect(parked - ringless >= 400, "\(parked) B parked, \(ringless) B once the rings were given back")
-        #expect(ringless <= ringlessBound, "\(ringless) heap bytes per parked sequential actor without its ring")
     }
 }

@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import Synchronization
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 // A sequential actor's wait resumed by a sender before the body reaches its `await` (the
 // wait is published inside withUnsafeContinuation's closure): the Swift runtime's fast path
@@ -10,10 +11,9 @@ import Synchronization
 // of the race AskEarlyResumeTests pins for `ask`. Every wait here is held at the point a
 // test hook marks while a message is sent from the test's thread, and the two threads see
 // each other only through relaxed atomics and sleeps. In every build the messages must
-// arrive, in order, each through that path. Under ThreadSanitizer this test reported no
-// race even with park(isolation:)'s acquire of the task (threadSanitizerAcquireCurrentTask)
-// removed (2 runs, 2026-11-27): the acquire stays as a defence, and this test covers the
-// path's correctness, not that acquire.
+// arrive, in order, each through that path. The test covers the path's correctness, not
+// park(isolation:)'s acquire of the task (threadSanitizerAcquireCurrentTask): ThreadSanitizer
+// reports no race here without that acquire either, and it stays as a defence.
 
 @Suite("Sequential wait resumed before the body awaits") struct SequentialEarlyResumeTests {
     @Test("messages that resume a published wait before its await all arrive, in order (TSan: no race)")

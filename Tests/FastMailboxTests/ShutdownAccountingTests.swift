@@ -4,19 +4,9 @@ import Foundation
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
+import FastMailboxTestSupport
 
-/// A one-shot gate a behaviour can wait on (a test controls when it opens).
-final class TestGate: Sendable {
-    private let opened = DispatchSemaphore(value: 0)
-    private let arrived = DispatchSemaphore(value: 0)
-    /// Called by the code under test: says "I am here" and waits for `open()`.
-    func pass() { arrived.signal(); opened.wait() }
-    /// Waits until the code under test reached `pass()`.
-    func waitForArrival(timeout: Double = 20) -> Bool { arrived.wait(timeout: .now() + timeout) == .success }
-    func open() { opened.signal() }
-}
-
-@Suite("Shutdown accounting (issue 7)", .serialized) struct ShutdownAccountingTests {
+@Suite("Shutdown accounting", .serialized) struct ShutdownAccountingTests {
     @Test("shutdown called from an actor's turn on a real scheduler returns a snapshot at once and finishes the shutdown once the turn ends (it trapped)")
     func shutdownFromATurnOnWorkers() throws {
         let system = try makeSystem()
@@ -227,9 +217,10 @@ final class TestGate: Sendable {
         for i in 0..<10 { ref.tell(i) }
         #expect(gate.waitForArrival())
         let start = ContinuousClock.now
-        let report = system.shutdown(timeout: .milliseconds(200))
+        // Long enough for the idle worker to stop on a loaded machine, beside other tests.
+        let report = system.shutdown(timeout: .seconds(1))
         let took = ContinuousClock.now - start
-        #expect(took < .seconds(5), "shutdown took \(took)")  // unbounded before: it joined the stuck worker
+        #expect(took < .seconds(5), "shutdown took \(took)")  // it must not join the stuck worker
         #expect(report.workersNotStopped == 1 && report.actorsNotStopped == 1, "\(report)")
         #expect(report.actorsNotStoppedNames == ["blocker"])
         #expect(report.left == 9 && report.isBalanced, "\(report)")

@@ -7,6 +7,7 @@ import MNScheduler
 import Synchronization
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 @Suite("Spawn cost")
 struct SpawnCostTests {
@@ -50,22 +51,22 @@ struct SpawnCostTests {
 
     /// Debug builds' DeterministicScheduler allocates one entry per schedule of an idle
     /// unit (each stage below schedules each actor once); release builds' real scheduler
-    /// none (scripts/instructions.sh spawn counts 3 allocations per actor in all: the
+    /// none (scripts/instructions.sh spawn counts the allocations per actor in all: the
     /// caller's closure context, the cell, which is its own mailbox queue, and the ring).
     @Test("allocations per closure actor: spawn, first message, stop")
     func allocationsPerStage() throws {
         guard malloc_counter_active() != 0 else { return }  // TSan/ASan builds: the sanitizer owns malloc
         let unnamed = try Self.measure(count: 1_000)
-        // The cell, which is its own mailbox queue (MPSCQueue, "One object"; 3 while the
-        // queue was an object of its own), and one more this debug build makes per
-        // spawn, not yet identified (no longer the first turn's schedule: a closure actor
-        // gets none, closureActorBornRunning). Not the name: `$<id>` is formatted when
-        // read. Not a ClosureActor: the cell holds the closure (ClosureActorCell; 4 before).
+        // The cell, which is its own mailbox queue (MPSCQueue, "One object"), and one more
+        // this debug build makes per spawn, not yet identified (not the first turn's
+        // schedule: a closure actor gets none, closureActorBornRunning). Not the name:
+        // `$<id>` is formatted when read. Not a ClosureActor: the cell holds the closure
+        // (ClosureActorCell).
         #expect(unnamed.spawn <= 2, "\(unnamed)")
         // The ring, the schedule.
         #expect(unnamed.firstMessage <= 2.01, "\(unnamed)")
-        // The schedule only: the stop travels in the system-queue word (before: a system
-        // queue, its ring and the extras holding `termination`, 4 in all).
+        // The schedule only: the stop travels in the system-queue word, with no system
+        // queue, ring or extras of its own.
         #expect(unnamed.stop <= 1.01, "\(unnamed)")
         let named = try Self.measure(count: 1_000, named: true)
         #expect(named.spawn <= 3, "the SpawnInfo holding the name: \(named)")

@@ -7,6 +7,7 @@ import MNScheduler
 import Synchronization
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 /// The four kinds of behaviour `spawn` takes.
 enum BehaviourKind: String, Sendable, CaseIterable, CustomStringConvertible {

@@ -5,6 +5,7 @@ import Logging
 import MNScheduler
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 @Suite("Spawn path")
 struct SpawnPathTests {

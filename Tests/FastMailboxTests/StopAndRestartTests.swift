@@ -3,11 +3,7 @@ import Foundation
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
-
-enum SlowMessage: Sendable {
-    case work(Int)
-    case get(replyTo: ActorRef<Int>)
-}
+import FastMailboxTestSupport
 
 /// The ask (with a 60 s timeout) must fail with `recipientStopped`, well before its timeout.
 private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>,
@@ -27,7 +23,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
     #expect(ContinuousClock.now - start < .seconds(30), "the ask waited for its timeout", sourceLocation: sourceLocation)
 }
 
-@Suite("Stop and restart (issue 7)", .serialized) struct StopAndRestartTests {
+@Suite("Stop and restart", .serialized) struct StopAndRestartTests {
     @Test("stop(.immediately) on a busy actor: the message in hand finishes, every other one is a dead letter")
     func stopImmediatelyStopsABusyActor() async throws {
         // Deterministic: the test's "other thread" acts inside message 0's turn (the hook),
@@ -118,98 +114,5 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         #expect(system.statistics.liveActors >= 100)
         let report = system.shutdown()
         #expect(report.isBalanced, "\(report)")
-    }
-}
-
-@Suite("Durations at the extremes (issue 7)", .serialized) struct ExtremeDurationTests {
-    @Test("saturating conversion clamps huge and negative durations instead of trapping or wrapping")
-    func saturatingConversion() {
-        #expect(Duration.seconds(Int64.max).saturatingNanoseconds == UInt64.max)
-        #expect(Duration.seconds(1e11).saturatingNanoseconds == UInt64.max)  // 1e20 ns > UInt64.max
-        #expect(Duration.seconds(1e9).saturatingNanoseconds == 1_000_000_000_000_000_000)
-        #expect(Duration.seconds(-5).saturatingNanoseconds == 0)
-        #expect(Duration.milliseconds(1500).saturatingNanoseconds == 1_500_000_000)
-        #expect(Duration.seconds(Int64.max).saturatingDeadline(from: 10) == UInt64.max)
-        #expect(Duration.seconds(1).saturatingDeadline(from: UInt64.max - 5) == UInt64.max)
-    }
-
-    @Test("ask, shutdown and supervisor windows accept Duration.seconds(Int64.max)")
-    func hugeTimeoutsWork() async throws {
-        let system = try makeSystem()
-        let counter = try system.spawn(options: SpawnOptions(supervisor: .restart(maxRestarts: 3, within: .seconds(1e11)))) { Counter() }
-        counter.tell(.add(2))
-        counter.tell(.fail)  // restart: the window conversion ran on a worker without trapping
-        counter.tell(.add(3))
-        let total = try await counter.ask(timeout: .seconds(Int64.max)) { .get(replyTo: $0) }
-        #expect(total == 3)
-        let report = system.shutdown(timeout: .seconds(Int64.max))
-        #expect(report.isBalanced, "\(report)")
-    }
-
-    @Test("Inbox.receive with a huge timeout waits for the message instead of timing out at once")
-    func hugeReceiveTimeoutWaits() async throws {
-        let system = try makeSystem()
-        let got = SignalingProbe<String>()
-        let ref: ActorRef<Int> = try system.spawn(options: SpawnOptions(name: "patient")) { inbox in
-            do {
-                let m = try await inbox.receive(timeout: .seconds(Int64.max))
-                got.record("got \(m)")
-            } catch {
-                got.record("error \(error)")
-            }
-        }
-        try await Task.sleep(for: .milliseconds(50))
-        ref.tell(7)
-        #expect(got.waitForCount(1))
-        #expect(got.values == ["got 7"])
-        #expect(system.shutdown().isBalanced)
-    }
-}
-
-@Suite("Memory released after the work (issue 7)", .serialized) struct MemoryReleaseTests {
-    @Test("an overflow burst's batch is released once the mailbox drained")
-    func overflowBatchIsReleased() throws {
-        // Deterministic: nothing runs until driven, so the whole burst piles up (overflows)
-        // behind message 0 with no gate, and quiescence says when it is drained.
-        let deterministic = DeterministicScheduler(seed: 1, throughput: 64)
-        let system = makeDeterministicSystem(deterministic)
-        let count = Atomic<Int>(0)
-        let ref = try system.spawn(options: SpawnOptions(name: "burst", mailboxCapacity: 4)) { (m: Int, _) in
-            count.wrappingAdd(1, ordering: .relaxed)
-        }
-        ref.tell(0)
-        for i in 1...100_000 { ref.tell(i) }
-        let cell = try #require(ref.identity as? ActorCellBase<Int>)
-        #expect(cell.mailbox.overflowSendCount > 0)
-        try deterministic.runUntilQuiescent()
-        #expect(count.load(ordering: .relaxed) == 100_001 && !cell.mailbox.hasPendingWork)
-        // The consumer-side batch is the consumer's; read it after the mailbox went idle.
-        #expect(cell.mailbox.queue.overflowChunksHeld == 0)
-        #expect(system.shutdown().isBalanced)
-    }
-
-    @Test("an answered ask releases its timeout timer and promise at once")
-    func answeredAskReleasesItsTimer() async throws {
-        final class Weak: @unchecked Sendable { weak var object: AnyObject? }
-        let deterministic = DeterministicScheduler(seed: 2)
-        let system = makeDeterministicSystem(deterministic)
-        let weaks = Lock<[Weak]>([])
-        let ref = try system.spawn(options: SpawnOptions(name: "replier")) { (m: SlowMessage, _) in
-            if case .get(let replyTo) = m {
-                let weak = Weak()
-                weak.object = replyTo.identity as AnyObject
-                weaks.withLock { $0.append(weak) }
-                replyTo.tell(1)
-            }
-        }
-        try await runDriven(deterministic) {
-            for _ in 0..<100 {
-                _ = try await ref.ask(timeout: .seconds(3600)) { SlowMessage.get(replyTo: $0) }
-            }
-        }
-        #expect(weaks.withLock { $0.count } == 100)
-        #expect(weaks.withLock { $0.allSatisfy { $0.object == nil } }, "answered asks are still retained (by their timers)")
-        #expect(system.outstandingAsks.load(ordering: .relaxed) == 0)
-        #expect(system.shutdown().isBalanced)
     }
 }

@@ -10,6 +10,7 @@ import Glibc
 import Darwin
 #endif
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 #if DEBUG
 /// Records violations while installed as TurnConfinement's handler.

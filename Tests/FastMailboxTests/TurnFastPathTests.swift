@@ -7,6 +7,7 @@
 import FastMailbox
 @testable import MNScheduler
 import Testing
+import FastMailboxTestSupport
 
 @Suite("Turn fast path") struct TurnFastPathTests {
     /// Records what a behaviour handled, in order (MNScheduler's Lock, which

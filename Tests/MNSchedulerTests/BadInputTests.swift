@@ -7,7 +7,7 @@ import Darwin
 #endif
 @testable import MNScheduler
 
-/// Defect 12 (issue 7): bad input must fail cleanly, never trap.
+/// Bad input must fail cleanly, never trap.
 @Suite struct BadInputTests {
     @Test("a ring capacity above 2^20 is refused with an error naming the value and the range")
     func ringCapacityAboveMaximumIsRefused() {

@@ -7,6 +7,7 @@ import Glibc
 import Darwin
 #endif
 @testable import MNScheduler
+import TestSupport
 
 /// The current worker is a C thread-local (ckshim.h, "current worker"): set by a worker's
 /// loop on its own thread, cleared when the loop returns, nil on every other thread; and

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import MNScheduler
+import TestSupport
 
 /// The engine's invariants (DeterministicEngine.swift, D1–D4) checked on the engine itself;
 /// DeterministicSchedulerTests checks them through the public API.
@@ -70,10 +71,9 @@ import Testing
         #expect(innerUnit.runs.load(ordering: .relaxed) == 1)
     }
 
-    /// The actor system's shutdown drain takes and releases the drive guard like any drive
-    /// (regression: on a thread that had never driven, it once kept the guard and ran
-    /// nothing — found by the replay test, seed 7). A fresh thread, so no earlier drive
-    /// left state behind.
+    /// The actor system's shutdown drain takes and releases the drive guard like any drive,
+    /// also on a thread that has never driven (keeping the guard there would run nothing).
+    /// A fresh thread, so no earlier drive left state behind.
     @Test("the shutdown drain runs the turns and releases the drive guard, on a thread that never drove")
     func driveForShutdownReleasesTheGuard() throws {
         let deterministic = DeterministicScheduler(seed: 14)

@@ -6,6 +6,7 @@ import Glibc
 import Darwin
 #endif
 @testable import MNScheduler
+import TestSupport
 
 @Suite struct DeterministicSchedulerTests {
     /// A unit that records its name in a shared log on every turn and takes one pending item.

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,7 +22,7 @@ import Darwin
         let lock = FutexLock<[Int]>([])
         let holding = Atomic<Bool>(false)
         let release = Atomic<Bool>(false)
-        let holder = Thread {
+        let holder = JoinableThread {
             lock.withLock { state in
                 holding.store(true, ordering: .sequentiallyConsistent)
                 // Hold until the waiter has marked the word waited for (it is asleep, or about to be).
@@ -31,7 +32,7 @@ import Darwin
         }
         #expect(waitUntil { holding.load(ordering: .sequentiallyConsistent) })
         let waiterDone = Atomic<Bool>(false)
-        let waiter = Thread {
+        let waiter = JoinableThread {
             lock.withLock { $0.append(2) }
             waiterDone.store(true, ordering: .sequentiallyConsistent)
         }
@@ -69,7 +70,7 @@ import Darwin
 /// CPU inside the critical section every that many increments (staggered per thread).
 private func incrementConcurrently(_ lock: FutexLock<Int>, threads: Int, perThread: Int, yieldEvery: Int? = nil) {
     let started = (0..<threads).map { index in
-        Thread {
+        JoinableThread {
             for k in 0..<perThread {
                 lock.withLock { value in
                     value += 1

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 // Fairness between the injection queue and a busy worker's local queue (Worker's file
 // comment, step 1). With more always-runnable units than a local queue holds, some of them
@@ -64,8 +65,8 @@ private final class Probe: ScheduledUnit, @unchecked Sendable {
     /// fairly (round robin over everything runnable) a unit waits about `spinners` turns;
     /// an overflow moves the local queue's older half (127 units that were next) to the
     /// injection queue's back, which can add up to a local queue's length on top: under
-    /// 2 × 400. Before the fix a unit in the injection queue waited its place at one unit
-    /// per 61 turns: thousands of turns.
+    /// 2 × 400. A unit left waiting for a periodic poll of the injection queue would wait
+    /// thousands of turns.
     static let factor = 2
 
     @Test("a unit scheduled from outside, and every spinner, gets a turn within 2 × runnable units turns on a busy worker")
@@ -88,9 +89,8 @@ private final class Probe: ScheduledUnit, @unchecked Sendable {
         let scheduledAt = clock.turns.load(ordering: .relaxed)
         scheduler.schedule(probe)  // from outside, behind whatever the injection queue holds
         #expect(waitUntil { probe.ranAt.load(ordering: .relaxed) >= 0 })
-        // Long enough for several overflow cycles of the local queue (one every ~128 turns
-        // taken from the injection queue) and for the old code's slowest units (one injected
-        // unit per 61 turns) to come round.
+        // Long enough for several overflow cycles of the local queue, and for a unit that
+        // waits for a periodic poll of the injection queue to come round.
         let measureUntil = clock.measureFrom.load(ordering: .relaxed) + 150 * Self.spinners
         #expect(waitUntil(seconds: 60) { clock.turns.load(ordering: .relaxed) >= measureUntil })
         clock.stop.store(true, ordering: .relaxed)

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 @Suite struct InjectionQueueTests {
     static func word(_ producer: Int, _ i: Int) -> UnsafeMutableRawPointer {

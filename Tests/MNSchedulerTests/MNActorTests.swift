@@ -10,6 +10,7 @@ import Glibc
 import Darwin
 #endif
 @testable import MNScheduler
+import TestSupport
 
 /// Shared probes the actor's code writes into from inside its isolation.
 final class ExclusivityProbe: Sendable {

@@ -7,6 +7,7 @@ import Testing
 import Synchronization
 import Dispatch
 @testable import MNScheduler
+import TestSupport
 
 /// A native actor that counts calls, and runs a caller's closure inside its isolation.
 actor DirectCounter: MNActor {
@@ -110,10 +111,9 @@ actor DirectCounter: MNActor {
         let scheduler = try makeScheduler(workers: 1)
         defer { scheduler.shutdown() }
         let executors = (0..<HeapSampling.count).map { _ in MNSerialExecutor(scheduler: scheduler) }
-        // malloc_usable_size of the executor and its MPSCQueue: 56 + 40 (the executor was 72
-        // with its off-pool thread word and separate running-job and inline-host words; the
-        // queue was 88 with its overflow fields and count: MPSCQueue.swift, "Where the
-        // fields live").
+        // malloc_usable_size of the executor and its MPSCQueue: the executor has no off-pool
+        // thread word and no separate running-job and inline-host words, the queue no
+        // overflow fields or count (MPSCQueue.swift, "Where the fields live").
         // The smallest of HeapSampling.count, all alive at once (see there).
         let executorBytes = executors.map { heapBlockSize(of: $0) }.min()!
         let queueBytes = executors.map { heapBlockSize(of: $0.jobs) }.min()!

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 actor MNCounter {
     let executor: MNSerialExecutor

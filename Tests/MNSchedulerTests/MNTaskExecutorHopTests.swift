@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 /// A default (Swift-executor) actor: a pool task that awaits it hops lanes twice per call.
 private actor DefaultCounter {
@@ -34,9 +35,9 @@ private actor Holder {
         #endif
     }
 
-    // Before the resume slot took H2/H3 hops, each call went through a lane push, a
-    // schedule() and a turn each way: 2 turns per call, 40 turns for these 20 calls, and no
-    // resumed runs (checked by disabling the H2/H3 branch of hopLane: turns 40, runs 0).
+    // Without the resume slot's H2/H3 hops, each call would go through a lane push, a
+    // schedule() and a turn each way: 2 turns per call, and no resumed runs (disabling the
+    // H2/H3 branch of hopLane shows it).
     @Test("a pool task's awaited calls to a default actor run in its lane's turn: no lane push, no extra turn")
     func defaultActorCallsStayInTheTurn() async throws {
         let scheduler = try makeScheduler(workers: 1, throughput: 64)

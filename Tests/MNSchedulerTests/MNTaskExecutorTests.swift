@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 /// Holds one suspended task's continuation so a test can resume it at a chosen moment.
 private final class ParkedContinuation: Sendable {
@@ -22,8 +23,8 @@ private final class ParkedContinuation: Sendable {
 }
 
 @Suite struct MNTaskExecutorTests {
-    // Defect 9 (issue 7). Before the fix the executor held its scheduler unretained, so the
-    // resume below read the freed Scheduler: AddressSanitizer reports heap-use-after-free.
+    // The executor retains its scheduler: were it unretained, the resume below would read
+    // the freed Scheduler, and AddressSanitizer would report a heap-use-after-free.
     @Test("a task started with scheduler.task that resumes after its Scheduler was released finishes on Swift's global executor")
     func taskOutlivesItsScheduler() async throws {
         let parked = ParkedContinuation()

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 /// A drain that finds nothing committed while a producer has claimed a ring slot waits for
 /// that commit, a bounded time, before its turn ends (MPSCQueue.swift, "Producers between

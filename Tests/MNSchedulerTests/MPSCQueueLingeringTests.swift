@@ -2,11 +2,13 @@ import Dispatch
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 /// A lingering drain (MPSCQueue.swift, "Lingering") looks again before going idle, but only
 /// on a pool worker of two or more with nothing else to run; what arrives meanwhile is taken
-/// in the same drain, and nothing else about the idle protocol changes.
-@Suite struct MPSCQueueLingeringTests {
+/// in the same drain, and nothing else about the idle protocol changes. Serialized: the
+/// tests arm MPSCQueueTestHook's linger point, which holds one queue for the whole process.
+@Suite(.serialized) struct MPSCQueueLingeringTests {
     /// Runs `body` inside one turn on a worker of `scheduler` and returns its result.
     private func inTurn<R: Sendable>(_ scheduler: Scheduler, _ body: @escaping @Sendable () -> R) -> R? {
         let result = Lock<R?>(nil)
@@ -96,7 +98,7 @@ import Synchronization
         }
         slot.storeBytes(of: UInt(5), as: UInt.self)
         queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
-        // Before the fix the drain spun until this commit: the turn never came back in time.
+        // A drain that spun until this commit would not have come back in time.
         #expect(first == [1])
         #expect(result == [2, 3], "the drain returns .more with the overflow still waiting")
         var rest: [UInt] = []

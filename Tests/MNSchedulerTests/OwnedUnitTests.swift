@@ -13,6 +13,7 @@ import Darwin
 #endif
 import Testing
 @testable import MNScheduler
+import TestSupport
 
 /// What happened to one OwnedUnit, kept outside it so it can be read after its deinit.
 final class UnitBooks: @unchecked Sendable {

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 @Suite struct ParkerTests {
     @Test("an unpark before park makes park return at once; an unpark during park wakes it")
@@ -9,7 +10,7 @@ import Synchronization
         parker.unpark()
         parker.park()  // returns: the wake-up was pending
         let woke = Atomic<Bool>(false)
-        let sleeper = Thread {
+        let sleeper = JoinableThread {
             parker.park()
             woke.store(true, ordering: .sequentiallyConsistent)
         }
@@ -23,7 +24,7 @@ import Synchronization
         let a = Parker(), b = Parker()
         let rounds = 2000
         let done = Atomic<Int>(0)
-        let other = Thread {
+        let other = JoinableThread {
             for _ in 0..<rounds { b.park(); a.unpark() }
             done.wrappingAdd(1, ordering: .sequentiallyConsistent)
         }

@@ -65,7 +65,7 @@ import Darwin
         let word = Word(0)
         let sleeping = Atomic<Bool>(false)
         let waited = Atomic<Int64>(-1)
-        let waiter = Thread {
+        let waiter = JoinableThread {
             let start = PlatformTests.nanosecondsNow()
             sleeping.store(true, ordering: .sequentiallyConsistent)
             while word.atomic.pointee.load(ordering: .acquiring) == 0 {
@@ -120,7 +120,7 @@ import Darwin
     func parkerHandOffs() {
         let a = Parker(), b = Parker()
         let counter = Atomic<Int>(0)
-        let other = Thread {
+        let other = JoinableThread {
             for _ in 0..<500 {
                 b.park()
                 counter.wrappingAdd(1, ordering: .relaxed)
@@ -184,7 +184,7 @@ import Darwin
         #expect(mine != 0)
         #expect(ckplat_thread_id() == mine)
         let theirs = Atomic<Int64>(0)
-        let thread = Thread { theirs.store(ckplat_thread_id(), ordering: .sequentiallyConsistent) }
+        let thread = JoinableThread { theirs.store(ckplat_thread_id(), ordering: .sequentiallyConsistent) }
         thread.join()
         #expect(theirs.load(ordering: .sequentiallyConsistent) != 0)
         #expect(theirs.load(ordering: .sequentiallyConsistent) != mine)
@@ -193,7 +193,7 @@ import Darwin
     @Test("thread names round-trip, cut to 15 bytes")
     func threadNames() {
         let names = Mutex<[String]>([])
-        let thread = Thread {
+        let thread = JoinableThread {
             func current() -> String {
                 var buffer = [CChar](repeating: 0, count: 64)
                 guard ckplat_get_thread_name(&buffer, buffer.count) == 0 else { return "<error>" }

@@ -1,6 +1,7 @@
 import Testing
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 @Suite(.serialized) struct RunQueueTests {
     static func word(_ i: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: i + 1)! }
@@ -45,7 +46,7 @@ import Synchronization
 
     /// Runs `body` on a new thread and waits for it.
     private func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
-        Thread(body).join()  // SchedulerTests' pthread wrapper
+        JoinableThread(body).join()
     }
 
     /// Holds an owner handle the way a Worker does (a class's `let`), so a test can reach

@@ -1,5 +1,6 @@
 import Testing
 @testable import MNScheduler
+import TestSupport
 
 @Suite struct SchedulerClockTests {
     @Test("a real scheduler reads the monotonic clock")

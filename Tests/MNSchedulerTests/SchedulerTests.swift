@@ -7,6 +7,7 @@ import Glibc
 import Darwin
 #endif
 @testable import MNScheduler
+import TestSupport
 
 @Suite struct SchedulerTests {
     @Test("a unit scheduled from outside the pool runs once on one of the scheduler's workers")
@@ -182,7 +183,7 @@ import Darwin
         let queued = (0..<20).map { _ in ClosureUnit() }  // more than the local ring: injection + spill
         for unit in queued { scheduler.schedule(unit) }
         // Release the turn only once shutdown has begun, so nothing queued can run after it.
-        let releaser = Thread {
+        let releaser = JoinableThread {
             _ = waitUntil { scheduler.isShutDown }
             release.store(true, ordering: .sequentiallyConsistent)
         }
@@ -216,19 +217,4 @@ import Darwin
         #expect((0..<200).allSatisfy { _ in ran.wait(timeout: .now() + 20) == .success })
         #expect(children.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) == 1 })
     }
-}
-
-/// A joinable OS thread for tests.
-final class Thread: @unchecked Sendable {
-    private var thread = pthread_t()
-    init(_ body: @escaping @Sendable () -> Void) {
-        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let rc = pthread_create(&thread, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, box)
-        precondition(rc == 0)
-    }
-    func join() { pthread_join(thread, nil) }
 }

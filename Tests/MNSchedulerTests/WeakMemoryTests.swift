@@ -9,10 +9,9 @@ import Darwin
 @testable import MNScheduler
 import CConcurrencyKit
 
-/// Defect 13 (issue 7): the orderings that x86-64 gives for free and AArch64 does not.
-/// On x86-64 (TSO) these tests pass with or without the fences, so they cannot fail here
-/// before the fix: they are the litmus tests for a weakly ordered machine (run them on
-/// ARM), and the fences themselves were checked in the generated aarch64 code (see the
+/// The orderings that x86-64 gives for free and AArch64 does not. On x86-64 (TSO) these
+/// tests pass with or without the fences, so they cannot fail here: they are the litmus
+/// tests for a weakly ordered machine (run them on ARM), and the fences themselves were checked in the generated aarch64 code (see the
 /// file comments of MPSCQueue.swift and ckshim.h).
 @Suite(.serialized) struct WeakMemoryTests {
     /// Rounds of each race; fewer under a sanitizer (each round is a few µs natively).

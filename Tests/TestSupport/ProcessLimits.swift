@@ -1,5 +1,5 @@
 // ProcessLimits — helpers the test suites share for running code under a memory limit
-// (the allocation-failure tests of issue 7, defect 12).
+// (the tests that check an allocation failure is reported, not trapped on).
 
 #if canImport(Glibc)
 import Glibc

@@ -3,11 +3,13 @@ import Foundation
 import Synchronization
 import CConcurrencyKit
 @testable import MNScheduler
+import TestSupport
 
-/// The rules that keep 2 workers from being slower than 1 (issue 9, item 8): spare threads
+/// The rules that keep 2 workers from being slower than 1: spare threads
 /// only where a CPU is free or a worker sleeps in the kernel. No timing assertions: every
-/// wait is for a state, with a generous bound.
-@Suite("Worker scaling rules (issue 9, item 8)", .serialized) struct WorkerScalingTests {
+/// wait is for a state, with a generous bound. The tests read which threads are runnable
+/// and fill every CPU with spinning turns, so they run alone, in the stress target.
+@Suite("Worker scaling rules", .serialized) struct WorkerScalingTests {
     /// A scheduler core with `workers` workers on a machine of `cpus` CPUs, no threads.
     private func core(workers: Int, cpus: Int) throws -> SchedulerCore {
         let resolved = try SchedulerConfiguration(workers: workers, readsEnvironment: false)

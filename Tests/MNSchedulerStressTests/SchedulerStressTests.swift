@@ -6,6 +6,7 @@ import Glibc
 import Darwin
 #endif
 @testable import MNScheduler
+import TestSupport
 
 /// Stress tests: many threads, many rounds. Each asserts an exact count.
 @Suite(.serialized) struct SchedulerStressTests {
@@ -100,7 +101,7 @@ import Darwin
             let perThread = 3000
             let units = (0..<4).map { _ in (0..<perThread).map { _ in ClosureUnit() } }
             let started = Atomic<Int>(0)
-            let producers = Thread {
+            let producers = JoinableThread {
                 onThreads(4) { t in
                     started.wrappingAdd(1, ordering: .sequentiallyConsistent)
                     for unit in units[t] { scheduler.schedule(unit) }

@@ -2,11 +2,14 @@ import Testing
 import Foundation
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 /// The ring epoch's grace period (RingEpoch.swift), in whichever mode this process runs:
 /// asymmetric (sections begin without a fence, collections pay a membarrier) where the
 /// kernel offers membarrier, fenced elsewhere or with MN_RING_EPOCH=fenced (.ci/run runs
-/// this suite and the reclaim suites a second time that way).
+/// this suite and the reclaim suites a second time that way). The epoch is one for the whole process and any
+/// worker in a long turn holds it back, so these tests, which wait for every retired block
+/// to be freed, run alone, in the stress target.
 @Suite(.serialized) struct RingEpochTests {
     /// MN_RING_EPOCH=fenced (any case) in this process's environment.
     static let fencedRequested = getenv(RingEpoch.environmentVariable)

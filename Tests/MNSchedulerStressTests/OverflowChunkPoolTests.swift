@@ -5,12 +5,13 @@ import Glibc
 import Darwin
 #endif
 @testable import MNScheduler
+import TestSupport
 
 /// Maximum-size overflow chunks are reused for a while instead of freed at once, and go
-/// back to malloc within two intervals (OverflowChunkPool.swift). Serialized: the pool is
-/// process-wide (other suites that overflow a mailbox may use it meanwhile, so the checks
-/// are about chunks this test gave and their addresses, not counts; slot sizes no other
-/// suite's messages use).
+/// back to malloc within two intervals (OverflowChunkPool.swift). The pool is process-wide
+/// and every live scheduler's monitor ages it, so this suite runs in the stress target,
+/// alone. The checks are about chunks this test gave and their addresses, not counts, in
+/// slot sizes no other suite's messages use.
 @Suite(.serialized) struct OverflowChunkPoolTests {
     @Test("a maximum-size chunk given back is reused by the next chunk of its slot size; other sizes and small chunks are not pooled")
     func chunksAreReusedBySlotSize() {
@@ -88,7 +89,7 @@ import Darwin
             expected += 1
         }) == .more {}
         #expect(expected == burst)
-        // The queue holds no chunk any more (the list itself, 136 bytes, stays with the ring).
+        // The queue holds no chunk any more (the list itself stays with the ring).
         #expect(list.head == nil && list.pendingChunk == nil)
         #expect(!small.contains { OverflowChunkPool.contains($0) }, "a small chunk was pooled, not freed")
         #expect(full.allSatisfy { OverflowChunkPool.contains($0) }, "a full chunk was freed at once (or reused by another test)")

@@ -3,14 +3,16 @@ import Foundation
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
+import FastMailboxTestSupport
+import TestSupport
 
-// Fault injection (issue 11, item 5): each test injects one fault — behaviours throwing at
+// Fault injection: each test injects one fault — behaviours throwing at
 // random, stops while messages are in flight, a worker held inside a turn, shutdown under
 // full load, ask timeouts racing replies, a sender descheduled between its closed check and
 // its insert (MPSCQueueTestHook) — and asserts the outcome. Seeds are printed; they fix the
 // random choices (the interleaving is the real scheduler's).
 
-@Suite("Fault injection (issue 11)", .serialized) struct FaultInjectionTests {
+@Suite("Fault injection", .serialized) struct FaultInjectionTests {
     static func seed() -> UInt64 {
         ProcessInfo.processInfo.environment["FASTMAILBOX_FAULT_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...UInt64(UInt32.max))

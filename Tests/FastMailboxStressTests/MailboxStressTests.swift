@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import Synchronization
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 /// Hunts for lost, duplicated and reordered messages with many real threads.
 ///

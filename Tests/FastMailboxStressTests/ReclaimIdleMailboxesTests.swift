@@ -4,9 +4,13 @@ import Foundation
 import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
+import FastMailboxTestSupport
+import TestSupport
 
 /// Idle actors give their mailbox ring back (ActorSystem+Reclaim.swift; MPSCQueue.swift,
-/// "Giving the ring back").
+/// "Giving the ring back"). The ring epoch is one for the whole process and any worker in
+/// a long turn holds it back, so these tests, which wait for every retired block to be
+/// freed, run alone, in the stress target.
 @Suite("Reclaiming idle mailboxes", .serialized) struct ReclaimIdleMailboxesTests {
     private func queue(of ref: ActorRef<Int>) throws -> MPSCQueue {
         try #require(ref.identity as? ActorCellBase<Int>).mailbox.queue

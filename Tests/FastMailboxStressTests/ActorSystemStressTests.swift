@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import Synchronization
 @testable import FastMailbox
+import FastMailboxTestSupport
+import TestSupport
 
 /// 10,000 actors, random tells from many threads and asks from many tasks, a tenth of the
 /// actors stopped mid-stream (half immediately, half after draining), then shutdown.

@@ -2,9 +2,13 @@ import Testing
 import Foundation
 import Synchronization
 @testable import MNScheduler
+import TestSupport
 
 /// An idle queue gives its ring back (MPSCQueue.swift, "Giving the ring back"; the grace
 /// period: RingEpoch.swift): seal, detach, retire; the next send allocates a fresh ring.
+/// The epoch is one for the whole process and any
+/// worker in a long turn holds it back, so these tests, which wait for every retired block
+/// to be freed, run alone, in the stress target.
 @Suite(.serialized) struct MPSCQueueReclaimTests {
     /// Drains everything into `out` (the queue's consumer).
     private func drainAll(_ queue: MPSCQueue, into out: inout [UInt]) -> MPSCQueue.DrainOutcome {

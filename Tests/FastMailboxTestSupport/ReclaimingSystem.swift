@@ -4,7 +4,7 @@ import MNScheduler
 
 /// A system on `workers` workers whose logs are discarded, walking idle mailboxes every
 /// `idleMailboxReclaimMilliseconds` (0: never by itself, so a test decides when walks happen).
-func makeReclaimingSystem(workers: Int, idleMailboxReclaimMilliseconds: Int) throws -> ActorSystem {
+package func makeReclaimingSystem(workers: Int, idleMailboxReclaimMilliseconds: Int) throws -> ActorSystem {
     var configuration = SchedulerConfiguration()
     configuration.workers = workers
     configuration.idleMailboxReclaimMilliseconds = idleMailboxReclaimMilliseconds

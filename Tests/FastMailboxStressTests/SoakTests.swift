@@ -4,13 +4,15 @@ import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
 import MallocCounter
+import FastMailboxTestSupport
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-// Soak (issue 11, item 4): many actors with tiny mailboxes (capacity 4, so the overflow path
+// Soak: many actors with tiny mailboxes (capacity 4, so the overflow path
 // is hot), random tells / asks / spawns / stops / replacements / throws (restarts) and short
 // blocking sections, from outside threads, from tasks on and off the pool and from inside
 // actors. It ends with exact accounting (report.isBalanced, nothing left, no worker stuck),
@@ -18,8 +20,8 @@ import Darwin
 // (each sender numbers its messages; a receiver sees them strictly increasing, gaps being
 // dead letters and restarts), heap back near its baseline, and prints its figures.
 //
-// FASTMAILBOX_SOAK_SECONDS: run time (default 5 s in the whole-suite runs; .ci/run runs
-// it for 20 s; hours by setting it). FASTMAILBOX_SOAK_SEED: the seed (default: random,
+// FASTMAILBOX_SOAK_SECONDS: run time (default 5 s in scripts/test.sh's stress runs;
+// .ci/run runs it for 20 s; hours by setting it). FASTMAILBOX_SOAK_SEED: the seed (default: random,
 // printed). The seed fixes every random choice each thread and actor makes; the
 // interleaving is the real scheduler's, so a failure replays its choices, not its schedule.
 
@@ -228,7 +230,7 @@ func heapInUse() -> Int? {
     return current - fast - rest + mmapped
 }
 
-@Suite("Soak (issue 11)", .serialized) struct SoakTests {
+@Suite("Soak", .serialized) struct SoakTests {
     static var seconds: Double {
         ProcessInfo.processInfo.environment["FASTMAILBOX_SOAK_SECONDS"].flatMap(Double.init) ?? 5
     }
@@ -354,8 +356,7 @@ func heapInUse() -> Int? {
         // sanitizers, which own the allocator).
         #expect(eventually { weakSystem == nil }, "seed \(seed): the system outlived its last reference")
         // glibc's figure includes fragmentation of its arenas, which grows with the run's
-        // length (about 0.2 MB per second of soak with restarts, measured 2026-11-23),
-        // while ASan's exact count (quarantine off) showed no retention for the same
+        // length, while ASan's exact count (quarantine off) shows no retention for the same
         // operations; so the bound is asserted for CI-length runs and printed for long ones.
         if !underThreadSanitizer, malloc_counter_active() != 0, let heapBefore, let heapAfter = heapInUse() {
             let growth = heapAfter - heapBefore

@@ -3,7 +3,7 @@ import CConcurrencyKit
 
 /// Starts `count` OS threads running `body(index)` and waits for all of them.
 /// Real threads (not tasks) so producers are preempted by the kernel, as in production.
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+package func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()
@@ -17,6 +17,6 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     group.wait()
 }
 
-/// True when this test binary carries the ThreadSanitizer annotations (runs are ~10× slower,
+/// True when this test binary carries the ThreadSanitizer annotations (runs are much slower,
 /// so stress tests scale their message counts down).
-let underThreadSanitizer = ckshim_tsan_enabled() != 0
+package let underThreadSanitizer = ckshim_tsan_enabled() != 0

@@ -4,10 +4,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import MNScheduler
+import MNScheduler
 
 /// A scheduler for one test: fixed size, environment ignored, spins little so it parks fast.
-func makeScheduler(workers: Int = 2, throughput: Int = 64, spin: Int = 8, capacity: Int = 256) throws -> Scheduler {
+package func makeScheduler(workers: Int = 2, throughput: Int = 64, spin: Int = 8, capacity: Int = 256) throws -> Scheduler {
     try Scheduler(configuration: SchedulerConfiguration(
         workers: workers, throughput: throughput, spinCount: spin, runQueueCapacity: capacity,
         pinWorkers: false, readsEnvironment: false))
@@ -15,7 +15,7 @@ func makeScheduler(workers: Int = 2, throughput: Int = 64, spin: Int = 8, capaci
 
 /// Waits (yielding the CPU) until `condition` holds or `seconds` pass. Returns whether it held.
 /// A generous bound: a failure means "never happened", not "was slow".
-func waitUntil(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+package func waitUntil(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     let deadline = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 + seconds
@@ -32,20 +32,22 @@ func waitUntil(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
 
 /// A mailbox-like unit: producers add to `pending` then schedule; a turn takes at most
 /// `budget` of the pending items. An in-use flag trips if two turns ever overlap.
-final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
-    let pending = Atomic<Int>(0)
-    let processed = Atomic<Int>(0)
-    let turns = Atomic<Int>(0)
-    let inUse = Atomic<Bool>(false)
-    let overlaps = Atomic<Int>(0)
-    let maxBudgetSeen = Atomic<Int>(0)
+package final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
+    package let pending = Atomic<Int>(0)
+    package let processed = Atomic<Int>(0)
+    package let turns = Atomic<Int>(0)
+    package let inUse = Atomic<Bool>(false)
+    package let overlaps = Atomic<Int>(0)
+    package let maxBudgetSeen = Atomic<Int>(0)
 
-    func send(_ n: Int = 1, via scheduler: Scheduler) {
+    package override init() {}
+
+    package func send(_ n: Int = 1, via scheduler: Scheduler) {
         pending.wrappingAdd(n, ordering: .sequentiallyConsistent)
         scheduler.schedule(self)
     }
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    package override func runTurn(budget: Int) -> TurnOutcome {
         if inUse.exchange(true, ordering: .acquiringAndReleasing) { overlaps.wrappingAdd(1, ordering: .relaxed) }
         defer { inUse.store(false, ordering: .releasing) }
         turns.wrappingAdd(1, ordering: .relaxed)
@@ -65,25 +67,25 @@ final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
 }
 
 /// Runs `body` once per turn; counts turns.
-final class ClosureUnit: ScheduledUnit, @unchecked Sendable {
-    let runs = Atomic<Int>(0)
-    let body: @Sendable (ClosureUnit, Int) -> TurnOutcome
-    init(_ body: @escaping @Sendable (ClosureUnit, Int) -> TurnOutcome = { _, _ in .idle }) {
+package final class ClosureUnit: ScheduledUnit, @unchecked Sendable {
+    package let runs = Atomic<Int>(0)
+    package let body: @Sendable (ClosureUnit, Int) -> TurnOutcome
+    package init(_ body: @escaping @Sendable (ClosureUnit, Int) -> TurnOutcome = { _, _ in .idle }) {
         self.body = body
     }
-    override func runTurn(budget: Int) -> TurnOutcome {
+    package override func runTurn(budget: Int) -> TurnOutcome {
         let n = runs.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
         return body(self, n)
     }
     /// Times the scheduler handed this unit to its after-shutdown hook instead of a turn.
-    let abandoned = Atomic<Int>(0)
-    override func runAfterShutdown() {
+    package let abandoned = Atomic<Int>(0)
+    package override func runAfterShutdown() {
         abandoned.wrappingAdd(1, ordering: .sequentiallyConsistent)
     }
 }
 
 /// Starts `count` OS threads running `body(index)` and joins them.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+package func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     final class Box: @unchecked Sendable {
         let body: @Sendable (Int) -> Void
         let index: Int
@@ -102,30 +104,4 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         threads.append(t)
     }
     for t in threads { pthread_join(t, nil) }
-}
-
-/// A producer that has claimed `slot` (ticket `ticket`) of `queue`'s ring and commits `value`
-/// at the consumer's first look for it (MPSCQueueTestHook's commit wait): a deterministic
-/// stand-in for a commit that lands a few nanoseconds after the drain found nothing. Run
-/// `drain` (the consumer's drain); returns its outcome and whether the commit happened
-/// inside it. If it did not (the drain ended without waiting), the item is committed after
-/// it, so the test can go on.
-func drainWithCommitDuringWait(_ queue: MPSCQueue, slot: UnsafeMutableRawPointer, ticket: UInt32, value: UInt,
-                               drain: () -> MPSCQueue.DrainOutcome) -> (outcome: MPSCQueue.DrainOutcome, waited: Bool) {
-    let committedInDrain = Atomic<Bool>(false)
-    nonisolated(unsafe) let claimed = slot
-    MPSCQueueTestHook.armCommitWait(queue) {
-        claimed.storeBytes(of: value, as: UInt.self)
-        queue.ring.publishMultiProducer(slot: claimed, ticket: ticket)
-        committedInDrain.store(true, ordering: .sequentiallyConsistent)
-    }
-    defer { MPSCQueueTestHook.disarmCommitWait() }
-    let outcome = drain()
-    let waited = committedInDrain.load(ordering: .sequentiallyConsistent)
-    if !waited {
-        MPSCQueueTestHook.disarmCommitWait()
-        slot.storeBytes(of: value, as: UInt.self)
-        queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
-    }
-    return (outcome, waited)
 }
