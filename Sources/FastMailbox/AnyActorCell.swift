@@ -1,34 +1,21 @@
-// AnyActorCell — the untyped part of every actor: identity, lifecycle, the system queue,
-// children and watchers. ActorCell<A> adds the typed mailbox and behaviour on top.
+// AnyActorCell: the untyped part of every actor. It holds identity, lifecycle, the system
+// queue, children and watchers. ActorCellBase adds the typed mailbox and behaviour.
 //
-// Confinement rules (what makes the @unchecked Sendable below sound):
-//  (C1) `let` fields are immutable after init.
-//  (C2) every `var` here is touched only from inside this cell's turns (runTurn on a
-//       scheduler worker); debug builds check it where user code holds an ActorContext
-//       (TurnConfinement.swift). The scheduler never runs a unit on two workers at once and
-//       orders successive turns (ScheduledUnit's state word + run-queue edges), so these
-//       fields behave like a single-threaded object's.
+// Confinement rules (why `@unchecked Sendable` is sound):
+//  (C1) `let` fields never change after init.
+//  (C2) every `var` is touched only inside this cell's turns. The scheduler never runs a
+//       unit on two workers at once and orders successive turns (ScheduledUnit.swift,
+//       R2). Debug builds check this where user code holds an ActorContext
+//       (TurnConfinement.swift).
 //  (C3) other threads reach a cell only through thread-safe entry points: the MPSCQueues
-//       (user mailbox, system queue), Atomics, and Scheduler.schedule.
-// Delivered counts (`deliveredCount`) are kept by the subclasses in Atomics written by one
-// side only (relaxed load+store, no RMW), so statistics can read them from any thread
-// without a race: ActorCellBase derives its count from the mailbox's own count of messages
-// taken (no cell write per message: its "Accounting"), SequentialActorCell counts per message.
-// Lifecycle: phase, reason and pending stop are `lifecycle` (ActorLifecycle.swift: the
-// states, events, transition table and rules); they change only through `advance`.
-// Memory (an idle actor's cell: 136 bytes in release builds, its mailbox queue included;
-// was 112 + a 40-byte queue, and before that 216 + 88): the cell is an MPSCQueue, its own user mailbox's queue
-// (MPSCQueue.swift, "One object"; a pool's router leaves its queue unused), so spawning
-// allocates one object, not two; the phase, the reasons and the flags are bytes packed
-// right after the queue's fields; what spawn was given beyond the defaults (a name, a parent, a supervisor
-// other than the system's, a bounded mailbox) is in a small immutable `SpawnInfo` made by
-// init only then (a child given only its parent keeps the parent in that word itself,
-// trait `.parentOnly`, so spawning a child allocates no SpawnInfo); turn state most actors never use is in `Extras`, made on first use. The
-// name `$<id>` of an unnamed actor is formatted when read (logs, Terminated, dead
-// letters), never at spawn. A stop from outside travels in the system-queue word itself
-// (StopWord, rules S1–S3), so an actor that never gets another system message never
-// allocates a system queue; and `termination` is rebuilt from the phase, so a stop that
-// nobody watches allocates nothing.
+//       (user mailbox, system queue), atomics and scheduling.
+//
+// The cell is its own user mailbox's MPSCQueue, so a spawn allocates one object. Phase,
+// reason and pending stop live in `lifecycle` and change only through `advance`
+// (ActorLifecycle.swift). Rarely used state lives in side objects made on demand:
+// `SpawnInfo` (what spawn was given beyond the defaults) and `Extras` (turn state).
+// A stop from outside travels in the system-queue word itself (`StopWord`, S1–S3).
+// The layout and its reasons: the "Actor cells" article in FastMailbox.docc.
 
 import Logging
 import MNScheduler
@@ -62,31 +49,16 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
-    // Layout (issue: idle-actor footprint). Swift lays a subclass's fields out after its
-    // superclass's last byte: ScheduledUnit's state byte and the queue's flags share the
-    // first word after the header, the queue's shape and ring word follow (MPSCQueue,
-    // "Where the fields live": 40 bytes with the header), and the one-byte fields below
-    // share the next word; everything rarely used lives in `SpawnInfo`
-    // (a given name, the parent, a supervisor other than the system's, bounded-mailbox
-    // waiters) or `Extras` (children, watchers, failure texts, …). Keep the bytes first
-    // and the words after.
-    // Senders on other cores: every send reads `traits` (offset 46) and, in ActorCellBase,
-    // the mailbox queue's idle flag (17) and ring word (32): all on the cell's first line,
-    // which a send to a separate queue object did not share. An event actor's turn writes no field of the cell per
-    // message (ActorCellBase, "Accounting"): a turn that wrote a count on the line of
-    // `traits` made a sender on another core miss on that line once per message (fan-in
-    // from one sender at 2 workers, Benchmarks/README, "Round `tally`").
+    // Layout: the one-byte fields below share a word right after MPSCQueue's fields.
+    // Keep bytes first and words after. A send reads `traits` and the queue's fields, all
+    // on the cell's first cache line; an event actor's turn writes no cell field per message.
 
-    /// Phase, reason and pending stop: three bytes, changed only by `advance` (the table in
-    /// ActorLifecycle.swift). Turn-confined (C2): `@exclusivity(unchecked)`, like every
-    /// turn-confined field below (the turn reads them on every message; the scheduler's
-    /// confinement (C2) is what rules out overlapping accesses, so the runtime's dynamic
-    /// exclusivity check proves nothing it does not already guarantee).
+    /// Phase, reason and pending stop, changed only by `advance`. Turn-confined (C2), so
+    /// `@exclusivity(unchecked)` like every turn-confined field below: C2 already rules
+    /// out overlapping accesses.
     @exclusivity(unchecked) @usableFromInline final private(set) var lifecycle = ActorLifecycle()
-    /// True once the registry maps this cell's name to it (a name given at spawn, or a
-    /// pool's). Written under the system's registry lock before the cell can run or stop
-    /// (register, fillReservedName) and never cleared, so `releaseName` may read it
-    /// without the lock: unnamed actors take no lock and hash no name on the way out.
+    /// True once the registry maps this cell's name to it. Written under the registry lock
+    /// before the cell can run, never cleared, so `releaseName` may read it without the lock.
     @exclusivity(unchecked) var holdsRegisteredName = false
     /// Set by the turn that found the stopped cell drained and left the registry (C2).
     @exclusivity(unchecked) final var leftRegistry = false
@@ -96,10 +68,10 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
 
     @usableFromInline let id: ActorID
     @usableFromInline let system: ActorSystem
-    /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue created by the first
-    /// system message (most actors never get one: spawn needs none), installed by CAS
-    /// (acq_rel; the loser releases its own), read with acquire. Before any queue exists, a
-    /// `.stop` from outside travels in this word itself (`StopWord`: no queue, no ring).
+    /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue made by the first
+    /// system message, installed by CAS (acq_rel; the loser releases its own) and read with
+    /// acquire. Before any queue exists, a `.stop` from outside travels in this word
+    /// (`StopWord`).
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     #if DEBUG
     /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
@@ -127,9 +99,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             self.waiters = waiters
         }
     }
-    /// nil (nothing beyond the defaults), the parent cell (trait `.parentOnly`: a child
-    /// given nothing else, the common case, which then allocates no SpawnInfo), or a
-    /// SpawnInfo. Immutable.
+    /// nil, the parent cell (trait `.parentOnly`), or a SpawnInfo. Immutable.
     @usableFromInline let spawnStorage: AnyObject?
     /// What spawn was given beyond the defaults, when more than a parent.
     @inline(__always) final var spawnInfo: SpawnInfo? {
@@ -165,10 +135,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     final var phaseReason: TerminationReason { decode(reasonCode, failure: extrasStorage?.phaseFailure) }
 
     /// A stop requested during a message or a hook, run once that code has returned.
-    /// Turn-confined (C2); the per-message check `pendingStop != nil` reads one byte.
-    /// Small for the inliner: the per-message `pendingStop != nil` of specialised code is
-    /// one byte test (pattern matches, not `==`, which the inliner counts as calls).
-    /// Set it with `advance(.stopFromInside, reason)`.
+    /// Turn-confined (C2). The per-message check tests one byte; pattern matches, not `==`,
+    /// keep it small for the inliner. Set it with `advance(.stopFromInside, reason)`.
     @inlinable final var pendingStop: TerminationReason? {
         @inline(__always) get {
             if case .none = pendingStopCode { return nil }
@@ -179,18 +147,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         decode(pendingStopCode, failure: extrasStorage?.pendingFailure)
     }
 
-    /// Moves the lifecycle along `event` (carrying `reason`, if it has one) by the table in
-    /// ActorLifecycle.swift — the only way phase, reason and pending stop change — and does
-    /// the stop's effects itself: `.drain` closes the mailbox, `.finalize` runs
-    /// `finalizeStop`. Returns the effect (`.start` and `.restart` are the caller's to do).
-    /// An illegal transition is an assertion failure naming the phase and the event (the
-    /// cell's code must never raise one); release builds then change nothing.
-    /// Always inlined, like the table (ActorLifecycle.swift, "Cost").
+    /// Moves the lifecycle along `event` by the table in ActorLifecycle.swift. This is the
+    /// only way phase, reason and pending stop change. It does the stop's effects itself:
+    /// `.drain` closes the mailbox, `.finalize` runs `finalizeStop`. The caller does
+    /// `.start` and `.restart`. An illegal transition asserts in debug builds and changes
+    /// nothing in release builds. Always inlined, like the table.
     @discardableResult @inline(__always)
     final func advance(_ event: ActorLifecycle.Event, _ reason: TerminationReason? = nil) -> ActorLifecycle.Effect {
         let phaseBefore = lifecycle.phase
-        // An ignored event changes nothing and makes no access for writing either (the
-        // mutating `apply` is one, for ThreadSanitizer too): a stopped cell's lifecycle is
+        // An ignored event makes no write access either, so a stopped cell's lifecycle is
         // never written again (ActorLifecycle.swift, L1).
         if case .ignored? = ActorLifecycle.transition(phaseBefore, event)?.effect { return .ignored }
         guard let (effect, text) = lifecycle.apply(event, reason: reason.map(ActorLifecycle.Reason.init) ?? .none) else {
@@ -220,14 +185,11 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// Lifecycle state most actors never use (children, watchers, restarts, failure texts,
-    /// observers, the logger), allocated on first use so an idle actor stays small.
-    /// Turn-confined (C2). ActorCellBase's cells make a subclass with their typed state
-    /// (`makeExtras`), so a cell has one side object at most.
+    /// Turn state most actors never use, allocated on first use. Turn-confined (C2).
+    /// ActorCellBase subclasses it with its typed state, so a cell has one side object.
     @usableFromInline class Extras {
         @usableFromInline init() {}
 
-        // Turn-confined (C2), like `phaseCode`: no dynamic exclusivity checks.
         @exclusivity(unchecked) final var children: [ActorID: AnyActorCell] = [:]
         @exclusivity(unchecked) final var watchers: [ActorID: AnyActorCell] = [:]
         @exclusivity(unchecked) final var restartBudget = RestartBudget()
@@ -298,20 +260,16 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     }
 
     /// `name` nil: the actor is called `$<id>`. `supervisor` nil: the system's default.
-    /// `waiters`: a bounded mailbox's BoundedMailboxWaiters. `traits`: `.boxed`,
-    /// `.stopWord` (`.bounded` follows from `waiters`). A SpawnInfo is allocated only if
-    /// something differs from the defaults.
-    /// Parameters are borrowed (`__shared`): a spawn passes references it holds anyway,
-    /// and an owned parameter cost the caller a retain and this init a release of each
-    /// besides the retain that stores it (spawn: about ten atomic operations).
+    /// `waiters`: a bounded mailbox's BoundedMailboxWaiters. A SpawnInfo is allocated only
+    /// if something differs from the defaults. Parameters are borrowed (`__shared`): the
+    /// caller holds these references anyway, so no retain/release pair is needed.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, traits: Traits = [], waiters: AnyObject? = nil) {
         self.id = id
         self.system = system
         if _fastPath(name == nil && parent == nil && supervisor == nil && waiters == nil) {
-            // The common spawn (nothing beyond the defaults), tested first: no copies of
-            // optional references to make and release on the way to `spawnStorage = nil`.
+            // The common spawn, tested first: no optional references to copy and release.
             spawnStorage = nil
             self.traits = traits
         } else {
@@ -332,12 +290,9 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         super.init(shape: mailbox)
     }
 
-    /// The common spawn's init: nothing beyond the defaults (no name, parent, supervisor or
-    /// waiters), so no SpawnInfo. Inlinable, so that ActorCellBase's init (inlinable too)
-    /// makes a spawn's cell in the caller's module with its traits and nil arguments as
-    /// constants: the tests of the init above, its call and the metadata look-up of the
-    /// message type's size (`Mailbox.isBoxed`) are gone (scripts/instructions.sh
-    /// spawnactor). `system` is borrowed, as above.
+    /// The common spawn's init: nothing beyond the defaults, so no SpawnInfo. Inlinable, so
+    /// ActorCellBase's inlinable init builds the cell in the caller's module with constant
+    /// traits and arguments.
     @inlinable
     init(id: ActorID, system: __shared ActorSystem, mailbox: MPSCQueue.Shape, traits: Traits) {
         self.id = id
@@ -348,24 +303,23 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     }
 
     deinit {
-        // The cell's retain on its system queue; the queue's deinit releases the system
-        // messages nobody drained (their type is recorded in its ring: MessageEncoding).
+        // Release the system queue; its deinit releases the messages nobody drained.
         if let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) {
             Unmanaged<MPSCQueue>.fromOpaque(raw).release()
         }
     }
 
-    /// A `.stop` from outside (reason `.stopped` or `.systemShutDown`) held in
-    /// `systemQueueStorage` itself while the cell has no system queue: an odd bit pattern
-    /// (a queue's address is 16-byte aligned), so the stop of an actor that never got
-    /// another system message allocates nothing (before: a queue and its ring).
-    /// Rules: (S1) only a sender installs a word, by CAS from nil, and schedules the cell
-    /// (the word is the "became non-empty" transition); (S2) only a turn (`drainSystem`) or
-    /// `runAfterShutdown` removes it, by CAS to nil, and handles it as the queued message
-    /// it stands for; (S3) a sender that needs a queue while a word is held makes one with
-    /// that stop already in it and swaps it for the word by CAS, so the stop keeps its place
-    /// ahead of later system messages. A word and a queue never coexist, and once a queue
-    /// is installed it stays until deinit.
+    /// A `.stop` from outside (reason `.stopped` or `.systemShutDown`), held in
+    /// `systemQueueStorage` while the cell has no system queue. It is an odd bit pattern; a
+    /// queue's address is 16-byte aligned. So stopping an actor that never got another
+    /// system message allocates nothing.
+    /// Rules:
+    ///  (S1) only a sender installs a word, by CAS from nil, and then schedules the cell.
+    ///  (S2) only a turn (`drainSystem`) or `runAfterShutdown` removes it, by CAS to nil,
+    ///       and handles it as the queued message it stands for.
+    ///  (S3) a sender that needs a queue while a word is held makes one with that stop
+    ///       already in it and swaps it in by CAS, so the stop stays ahead of later messages.
+    /// A word and a queue never coexist. An installed queue stays until deinit.
     @usableFromInline struct StopWord: Equatable {
         let mode: StopMode
         let reason: TerminationReason
@@ -400,20 +354,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// The *release request* (ActorSystem+Reclaim): another odd word the slot of a cell
-    /// with no system queue may hold, telling its next (general) turn to give the user
-    /// mailbox's ring back if it drains empty. Installed only by CAS from nil (and the
-    /// installer schedules the cell, as S1), removed by the turn (CAS to nil); a sender that
-    /// needs the slot for a stop word or a queue CASes it away (the request is dropped:
-    /// the cell's turn runs anyway and does nothing). Neither a stop nor a queue.
-    /// A cell whose slot holds a system queue (watched, a parent, observed) gets the same
-    /// request as a system message instead (`SystemMessage.releaseMailboxRing`).
+    /// The *release request* (ActorSystem+Reclaim): another odd word for the system slot.
+    /// It tells the next general turn to give the mailbox's ring back if it drains empty.
+    /// Installed only by CAS from nil (the installer schedules the cell, as S1); removed by
+    /// the turn by CAS to nil. A sender that needs the slot CASes it away, dropping the
+    /// request. A cell that already has a system queue gets `.releaseMailboxRing` instead.
     static let releaseRequestWord: UInt = 9
 
-    /// Asks the cell to give its mailbox ring back at its next turn (the walker, any
-    /// thread, under the registry lock: the cell is registered): the request word in an
-    /// empty system slot, or `.releaseMailboxRing` in the system queue the slot holds.
-    /// False when the slot holds a stop or a request already pending.
+    /// Asks the cell to give its mailbox ring back at its next turn. Called by the walker
+    /// under the registry lock. False when the slot holds a stop or a pending request.
     final func requestMailboxRelease() -> Bool {
         let word = UnsafeMutableRawPointer(bitPattern: AnyActorCell.releaseRequestWord).unsafelyUnwrapped
         let (installed, seen) = systemQueueStorage.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing)
@@ -421,8 +370,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             scheduleSelf()
             return true
         }
-        // A queue, once installed, stays until deinit (StopWord's rules): enqueue into it,
-        // as sendSystem would.
+        // An installed queue stays until deinit (S1–S3): enqueue into it.
         guard let raw = seen, !StopWord.isWord(raw) else { return false }
         let queue = Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue()
         if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(.releaseMailboxRing, into: queue) {
@@ -488,21 +436,17 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     }
 
     /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
-    /// to `runAfterShutdown` instead, which dead-letters the work (never left in a queue).
-    /// Inlined (two loads and a call): the cell itself is the unit, so scheduleOwned(on:)
-    /// gets it in the register it is already in, and a send pays no frame of its own here.
+    /// to `runAfterShutdown` instead, which dead-letters the work.
     @inlinable @inline(__always) final func scheduleSelf() {
-        // The cell holds the system and the system its scheduler (both `let`): no retain
-        // of either is needed around the call. scheduleOwned: a cell is registered (its
-        // owner bit set, CellTable T4) for all of its life but its end, so T1's first CAS
-        // guesses so.
+        // The cell holds the system and the system its scheduler (both `let`), so no retain
+        // is needed. A registered cell has its owner bit set (ScheduledUnit.swift,
+        // "Lifetime"), so the first CAS guesses that.
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwned(on: $0) }
     }
 
-    /// The scheduler has shut down and will never run this cell again (it was still queued,
-    /// or work arrived late, or a turn outlived the shutdown timeout). The caller holds the
-    /// cell exclusively, like a turn: stop it (postStop runs, watchers and the parent are
-    /// told), drop system messages, dead-letter every message, leave the registry.
+    /// The scheduler has shut down and will never run this cell again. The caller holds
+    /// the cell exclusively, like a turn: stop it, drop system messages, dead-letter every
+    /// message, leave the registry.
     override final func runAfterShutdown() {
         let previousTurn = enterTurn()  // exclusive, like a turn (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
@@ -511,8 +455,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             while systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
                 switch message {
                 case .watch, .unwatch, .observe:
-                    // Told now if stopped, else kept: the stop below (or the body's end, for
-                    // a sequential actor still running) tells them.
+                    // Told now if stopped; else the stop below (or the body's end) tells them.
                     handleSystem(message)
                 default:
                     break
@@ -579,9 +522,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// Starts a cell whose preStart does nothing without a turn (`ActorSystem.enroll`,
-    /// `bornRunning`): what `startIfNeeded` would do, called by spawn before the cell is
-    /// registered or scheduled, so no turn can run concurrently (C2).
+    /// Starts a cell whose preStart needs no turn. Spawn calls it before the cell is
+    /// registered or scheduled, so no turn runs concurrently (C2).
     final func startWithoutTurn() {
         advance(.start)
         instanceStarted = true
@@ -595,11 +537,9 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         finishPendingStop()
     }
 
-    /// Applies the supervisor's directive to a failure of this cell's behaviour.
-    /// Every decision is logged with the error (`context.log`'s metadata plus
-    /// `supervisor/directive`): resume at debug, restart at warning, stop and escalate at
-    /// error. Failures are not the hot path; a behaviour that throws on every message logs
-    /// on every message, which is what its supervisor chose.
+    /// Applies the supervisor's directive to a failure of this cell's behaviour. Every
+    /// decision is logged with the error: resume at debug, restart at warning, stop and
+    /// escalate at error.
     @usableFromInline final func handleFailure(_ error: any Error) {
         let described = String(describing: error)
         switch supervisor.decide(error) {
@@ -638,10 +578,9 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// A restart stops the children of the failed instance (as Akka's default preRestart
-    /// does) and frees their names at once, so the fresh instance's preStart can spawn
-    /// children under the same names while the old ones drain (their queued messages
-    /// become dead letters).
+    /// A restart stops the failed instance's children, as Akka's default preRestart does.
+    /// It frees their names at once, so the new preStart can reuse them while the old
+    /// children drain (their queued messages become dead letters).
     final func stopChildrenForRestart() {
         guard extrasStorage != nil, !children.isEmpty else { return }
         for child in children.values {
@@ -662,27 +601,22 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         advance(.pendingStopDue)
     }
 
-    /// The stop (the table's `fin`, run by `advance` once the phase is stopped): closes the
-    /// mailbox (later sends → dead letters), stops children, runs postStop (`postStop`: the
-    /// actor had started), tells watchers and the parent. Messages still in the mailbox are
-    /// dead-lettered by the current and later turns, which then leave the registry. Runs
-    /// once (ActorLifecycle L2). The name is freed first (before anyone is told), so a
-    /// watcher or an awaiting task that spawns a successor under the same name never meets
-    /// ``ActorSystemError/duplicateName(_:)``.
+    /// The stop, run once by `advance` when the phase becomes stopped (ActorLifecycle L2).
+    /// Frees the name first, so a watcher may spawn a successor under it. Then closes the
+    /// mailbox, stops children, runs postStop if the actor had started, and tells watchers
+    /// and the parent. Later turns dead-letter what is left and leave the registry.
     private final func finalizeStop(postStop: Bool) {
         let reason = phaseReason
         if case .failed = reason { system.counters.failedStops.wrappingAdd(1, ordering: .relaxed) }
         system.releaseName(of: self)
         closeMailbox()
         if let extras = extrasStorage {
-            // As `ref.stop()` (children are event actors): the mailbox closes and waiting
-            // senders get their messages back now, not when the child's turn in hand ends.
+            // Stop children at once, so their waiting senders get their messages back now.
             for child in extras.children.values { child.stopImmediately() }
         }
         if postStop { stopInstance() }
         resetBehaviourState()
-        // Built only when someone is told (a stop nobody watches formats no name); later
-        // watchers and observers get the same value from `termination`.
+        // Built only when someone is told; later watchers get the same value from `termination`.
         if let extras = extrasStorage {
             if !extras.watchers.isEmpty || !extras.observers.isEmpty {
                 let t = Terminated(id: id, name: name, reason: reason)
@@ -695,14 +629,13 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         releaseInstance()
     }
 
-    /// A stopped cell drops the behaviour's instance and factory, so refs they held (to
-    /// other actors, to the system) no longer keep anything alive: the cell is a stub.
+    /// A stopped cell drops the behaviour's instance and factory, so refs they held keep
+    /// nothing alive.
     func releaseInstance() {}
 
-    /// The mailbox drained empty where a walk asked for its ring: gives the ring back
-    /// (MPSCQueue.releaseIdleRing; the caller is the mailbox's only consumer: an event
-    /// actor's turn, a sequential actor's body). The overflow sends counted in a list given
-    /// back with it go to the system's retired count, so the system's total stays exact.
+    /// The mailbox drained empty where a walk asked for its ring: gives the ring back. The
+    /// caller is the mailbox's only consumer. Overflow sends counted in a list given back
+    /// go to the system's retired count, so the system's total stays exact.
     @inline(never)
     final func releaseMailboxRing() {
         var overflows = 0
@@ -712,8 +645,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     }
 
     // MARK: counts of the user mailbox (any thread; snapshots)
-    // The user mailbox's queue is the cell itself (MPSCQueue, "One object"); a pool's
-    // router never uses its own, so every count of it is 0.
+    // A pool's router never uses its own queue, so every count of it is 0.
 
     /// Messages ever accepted by the user mailbox (taken out + still inside).
     final var acceptedCount: Int { dequeuedCount + approximateCount }
@@ -722,19 +654,17 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     final var retiredAcceptedCount: Int { dequeuedCount }
     /// Sends that went to the user mailbox's overflow list.
     final var overflowCount: Int { overflowAppends }
-    /// This cell's part of a shutdown report (ActorSystem.accountingReport): messages
-    /// delivered, accepted (taken out + still queued) and left (still queued, or held
-    /// outside the queue). The queued count is read once, for `accepted` and `left`: a
-    /// message inserted meanwhile is in both or in neither. (Its stash is in the system's
-    /// `heldBack`.)
+    /// This cell's part of a shutdown report: messages delivered, accepted (taken out +
+    /// queued) and left (queued, or held outside the queue). The queued count is read once,
+    /// so a message inserted meanwhile is in both `accepted` and `left` or in neither.
     final var reportFigures: (delivered: Int, accepted: Int, left: Int) {
         let queued = approximateCount
         return (deliveredCount, dequeuedCount &+ queued, queued &+ heldOutsideQueue)
     }
 
-    /// Messages handed to the behaviour so far (a snapshot from other threads; exact once
-    /// the cell's turns have ended). Kept by the subclasses (file comment); 0 for a cell
-    /// without a behaviour of its own (a pool's router).
+    /// Messages handed to the behaviour so far: a snapshot from other threads, exact once
+    /// the turns have ended. Subclasses keep it in an atomic written by one side only
+    /// (relaxed load and store). 0 for a pool's router.
     var deliveredCount: Int { 0 }
 
     /// The cell itself: every kind of cell (an actor's, a pool's router) can be watched.
