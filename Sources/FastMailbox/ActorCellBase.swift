@@ -1,57 +1,35 @@
-// ActorCellBase — an actor's typed half: the user mailbox and one turn of processing.
+// ActorCellBase: an actor's typed half, the user mailbox and one turn of processing.
 //
 // One turn (runTurn, on a scheduler worker, never concurrent with itself):
-//   1. run preStart if this is the first turn (spawn schedules the new cell directly;
-//      a closure actor, whose preStart is empty, is born running and gets no such turn:
-//      ActorSystem.enroll), then drain the system queue completely (stop, watch,
-//      terminated, childFailed);
-//   2. a stopped cell dead-letters up to `budget` mailbox messages and ends the turn;
-//      `stop(.immediately)` from any thread closes the mailbox at once and queues a system
-//      message; the turn looks for pending system messages before every message (two
-//      loads) and handles them there, so the message in hand is the last one handled and
-//      the rest become dead letters;
-//   3. messages released by unstashAll() go first (the priority list), then up to the rest
-//      of `budget` from the mailbox, each handed to the top `become` closure or to the
-//      behaviour. A message arriving in a batch while the priority list is non-empty is
-//      appended to it, so unstashed messages keep their place ahead of newer ones;
-//   4. a `.draining` cell (stop after drain) stops once its mailbox reported empty;
-//   5. the turn returns .more if the mailbox, the system queue or the priority list still
-//      holds work (the scheduler re-queues the cell at the back: fairness), else .idle.
-// Accounting: the delivered count (messages handed to the behaviour) is derived, not
-// counted per message: it is the mailbox's count of messages taken (MPSCQueue's
-// `dequeuedCount`, which the drain already keeps on the ring's consumer line, counted
-// before the hand-off) minus `undelivered`, which the turn changes only off the common
-// path: +1 for a message taken and not handed over (dead-lettered by a stopped cell or at
-// shutdown, put behind unstashed messages) and for one stashed (handed back until it is
-// handled again or dead-lettered); −1 for one handed over that was not taken from the
-// mailbox then (an unstashed message, a watch's message). A handed-over message therefore
-// costs no write to the cell, whose first line every sender reads (AnyActorCell, "Layout").
-// The stash and the unstashed messages still waiting are counted in the system's
-// `heldBack` (what shutdown adds to `left` for actors that did not stop; a stopped actor
-// dead-letters them).
-// After the scheduler shut down, runAfterShutdown (AnyActorCell) finalizes the cell and
-// finishAfterShutdown below dead-letters the mailbox, the stash and the unstashed list.
-// Specialised turns: this generic class's methods are compiled once, unspecialised (the
-// scheduler calls runTurn through the vtable), so every message would pay value-witness
-// calls and metadata look-ups for `Message`. The @inlinable spawn entry points therefore
-// build a `MailboxPass` for the concrete actor type in the caller's module
-// (ActorCell.specializedMailboxPass): the mailbox drain and the move out of the ring slot
-// (Mailbox's `take(max:lingering:_:)`) and the call into the behaviour's `receive`, all
-// specialised. runTurn calls it for the
-// mailbox part of a turn. Per message it checks `isOnFastPath` (no system message
-// pending, not stopped, no `become` behaviour or unstashed messages in front) and
-// otherwise hands the message to the unspecialised `handleFromMailbox`, which is the one
-// place that knows the rules above; cells spawned without a pass use it for every message.
-// The common turn (a running cell with a pass, no system message pending, nothing
-// unstashed, an unbounded mailbox) is tested for first and is just the pass: steps 1, 2,
-// 3's priority list and 4 have nothing to do then, and step 5 is the pass's outcome; a
-// turn whose behaviour stopped the actor or unstashed messages ends through the general
-// tail (finishTurn). Any other turn is runGeneralTurn, steps 1–5 as written.
-// Wake-ups: the cell's mailbox signals the cell itself (MPSCQueue, "The unit as the idle
-// flag"): after every send, the sender looks at the cell's state word — a cell already
-// scheduled or notified is left alone (one plain load), an idle one is scheduled, a
-// running one marked notified so that it runs again — so a message is never left behind
-// (ScheduledUnit R3 and "Due units").
+//   1. Run preStart on the first turn, then drain the system queue. A closure actor is
+//      born running and gets no such turn (ActorSystem.enroll).
+//   2. A stopped cell dead-letters up to `budget` mailbox messages and ends the turn.
+//      The turn checks for system messages before every message, so a stop from any
+//      thread makes the message in hand the last one handled.
+//   3. Messages released by unstashAll() go first, then up to the rest of `budget` from
+//      the mailbox, each to the top `become` closure or to the behaviour. A mailbox
+//      message met while unstashed ones wait joins them, so they keep their place.
+//   4. A draining cell stops once its mailbox reported empty.
+//   5. The turn returns .more if any work is left (the scheduler re-queues the cell at
+//      the back), else .idle.
+//
+// Accounting (A1): the delivered count is the mailbox's count of messages taken minus
+// `undelivered`. The turn changes `undelivered` only off the common path: +1 for a
+// message taken but not handed over (dead-lettered, stashed, queued behind unstashed
+// ones), −1 for one handed over from elsewhere (unstashed, a watch message). So a
+// delivered message writes nothing to the cell, whose first line every sender reads.
+// Stashed and unstashed messages count in the system's `heldBack`.
+//
+// Specialised turns (A2): this generic class is compiled unspecialised, since the
+// scheduler calls runTurn through the vtable. The inlinable spawn entry points therefore
+// build a `MailboxPass` for the concrete actor type in the caller's module: the drain,
+// the move out of the ring slot and the call to `receive`, all specialised. Per message
+// the pass checks `isOnFastPath`; otherwise `handleFromMailbox` applies the rules above.
+// The common turn (running, a pass, no system message, nothing unstashed, unbounded) is
+// just the pass. Any other turn is runGeneralTurn, steps 1–5 as written.
+//
+// Wake-ups: every send looks at the cell's state word and schedules an idle cell or
+// marks a running one notified, so no message is left behind (ScheduledUnit.swift, R3).
 
 import MNScheduler
 import Synchronization
@@ -65,29 +43,21 @@ import Darwin
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
     /// Drains up to `max` mailbox messages into the behaviour, specialised for one actor
-    /// type (see "Specialised turns" in the file comment). Returns the drain's outcome as
-    /// the turn's (`.more` for `.more`, `.idle` for `.empty`): the common turn returns it
-    /// as it is, and the pass makes the conversion on the drain's own constants (free),
-    /// where runTurn had to compare and set it on every turn.
+    /// type (A2). Returns the drain's outcome as the turn's: `.more` or `.idle`.
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> TurnOutcome
 
-    /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
-    /// slots, see MessageEncoding). Its queue is the cell itself (MPSCQueue, "One object":
-    /// no second object per actor). Messages still inside when the cell goes (left at a
-    /// shutdown whose actor never finished) are released by the queue's deinit, the cell's
-    /// last. The untyped operations (`isClosed`, `markClosed()`, `approximateCount`,
-    /// `hasPendingWork`, `dequeuedCount`, …) are called on the cell itself: where the call
-    /// is not inlined, forming the Mailbox costs a retain and a release of the cell.
+    /// The user mailbox; its queue is the cell itself. Messages still inside when the
+    /// cell goes are released by the queue's deinit. Untyped operations (`isClosed`,
+    /// `approximateCount`, …) are called on the cell: forming a Mailbox out of line costs
+    /// a retain and a release.
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     /// The specialised mailbox pass, nil when spawned from unspecialised code.
     @usableFromInline let mailboxPass: MailboxPass?
     /// Messages taken from the mailbox and not handed to the behaviour, less those handed
-    /// to it from elsewhere (file comment, "Accounting"). Written only by the turn (a
-    /// relaxed load and store), read by any thread through `deliveredCount`.
+    /// over from elsewhere (A1). Written only by the turn, read by any thread.
     let undelivered = Atomic<Int>(0)
-    /// Senders waiting for room; nil for an unbounded mailbox (see BoundedMailboxWaiters:
-    /// a bounded mailbox is its ring, with no overflow). Kept in the cell's SpawnInfo; the
-    /// unbounded case reads one byte. Any thread.
+    /// Senders waiting for room; nil for an unbounded mailbox (BoundedMailboxWaiters).
+    /// Kept in the cell's SpawnInfo; the unbounded case reads one byte. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
         @inline(__always) get {
             guard traits.contains(.bounded) else { return nil }
@@ -95,32 +65,26 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                                   to: BoundedMailboxWaiters<Message>.self)
         }
     }
-    /// True when `Message` is too big for a ring slot and travels boxed (computed once, at
-    /// spawn, into the cell's traits: this generic class's code is not specialised, see
-    /// MessageEncoding).
+    /// True when `Message` is too big for a ring slot and travels boxed. Computed once at
+    /// spawn into the traits, because this class's code is not specialised.
     final var boxed: Bool { @inline(__always) get { traits.contains(.boxed) } }
 
     // Turn-confined (AnyActorCell C2).
 
     /// Behaviour state most actors never use (become stack, stash, watch messages),
-    /// allocated on first use so an idle actor stays small: the cell's one side object
-    /// (AnyActorCell.Extras, made by `makeExtras`), so the hot path only tests
-    /// `extrasStorage == nil`.
+    /// allocated on first use: the cell's one side object (`makeExtras`).
     @usableFromInline final class TypedExtras: AnyActorCell.Extras {
-        // The per-message checks read only the counters (and `offFastPath`, kept from them),
-        // never the arrays: in unspecialised generic code touching an array of `Message` or
-        // of closures costs a metadata look-up each time (measured: request–reply ping-pong
-        // 2.7 → 1.7 M round trips/s).
+        // Per-message checks read only the counters and `offFastPath`, never the arrays:
+        // in unspecialised code each array access costs a metadata look-up.
         var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
-        // Code specialised in the user's module reads these from the turn: turn-confined
-        // (AnyActorCell C2), so no dynamic exclusivity check.
+        // Read by specialised code in the turn: turn-confined (C2).
         @exclusivity(unchecked) @usableFromInline var becomeDepth = 0 { didSet { updateOffFastPath() } }
         var stashed: [Message] = []
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
         @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateOffFastPath() } }
         @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateOffFastPath() } }
-        /// `becomeDepth > 0 || hasPriority`, kept by those three fields' observers: the
-        /// per-message check (`isOnFastPath`) reads one byte instead of three words.
+        /// `becomeDepth > 0 || hasPriority`, kept by the observers above, so
+        /// `isOnFastPath` reads one byte.
         @exclusivity(unchecked) @usableFromInline var offFastPath = false
         func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount }
         /// stashed + unstashed still waiting, as last added to the system's `heldBack`.
@@ -129,9 +93,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var watching: Set<ActorID> = []
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    /// The side object, as this cell kind's (turn-confined: see AnyActorCell's `phaseCode`).
-    /// No `Optional.map`: this generic class's code is not specialised, and a generic call
-    /// there costs metadata look-ups on every message.
+    /// The side object, as this cell kind's. Turn-confined. No `Optional.map`: a generic
+    /// call in unspecialised code costs metadata look-ups on every message.
     @inlinable final var typedExtras: TypedExtras? {
         @inline(__always) get {
             guard let extras = extrasStorage else { return nil }
@@ -169,14 +132,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
     /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `mailbox`: the
-    /// validated shape of the cell's own mailbox queue (ActorSystem.mailboxShape).
-    /// Inlinable, so that a spawn (ClosureActorCell's inlinable init, in the caller's
-    /// module) makes its cell specialised for `Message`, its arguments mostly constants
-    /// there: the traits are a constant (no look-up of the message type's size), the
-    /// common spawn (nothing beyond the defaults) takes AnyActorCell's short inlinable init,
-    /// and a pass that captures nothing is stored without a retain of its (nil) context.
-    /// (Out of line, this init with AnyActorCell's and MPSCQueue's was ~110 instructions a
-    /// spawn: scripts/instructions.sh spawnactor.)
+    /// validated shape of the cell's own queue. Inlinable, so a spawn builds its cell
+    /// specialised for `Message` with mostly constant arguments: constant traits, the
+    /// short init for the common spawn, no retain of a nil pass context.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
@@ -198,19 +156,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     // MARK: MessageRecipient (any thread)
 
-    /// Messages waiting, plus one while a turn is running (the message in hand): the load a
-    /// router compares. A snapshot. (Not "running or due": a cell is due from its spawn on,
-    /// before any message arrives.)
+    /// Messages waiting, plus one while a turn runs: the load a router compares. A snapshot.
     @usableFromInline override final var mailboxDepth: Int { approximateCount + (isInTurn ? 1 : 0) }
 
-    /// Inlinable, so that it is specialised for the message type in the sender's module
-    /// (`ActorRef.tell`): the message's size and whether it is boxed are constants there.
-    /// Never inlined: inlined into `ActorRef.deliver`'s switch it made every other case
-    /// (a sequential actor's send) pay its registers (+30 instructions per message).
-    /// The common send — unbounded, into the ring or behind an active overflow — is
-    /// `Mailbox.enqueueOnRing`, which makes no call, and the schedule is a tail call, so
-    /// this path saves and restores almost no registers (−12 instructions per message in
-    /// ping-pong, thread-ring and fan-in); anything else is `deliverFully`.
+    /// Inlinable, so it is specialised for the message type in the sender's module
+    /// (`ActorRef.tell`), where the message's size and boxing are constants. Never inlined
+    /// into `ActorRef.deliver`'s switch, so other recipient kinds do not pay its registers.
+    /// The common send (unbounded, into the ring or behind an active overflow) is
+    /// `Mailbox.enqueueOnRing`, which makes no call; the schedule is a tail call. Anything
+    /// else is `deliverFully`.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
@@ -235,15 +189,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// A send that found the cell not due schedules it; true (a tail call of `deliver`,
-    /// and itself one of MNScheduler's scheduleOwnedAccepting).
+    /// A send that found the cell not due schedules it; returns true. A tail call.
     @inlinable @inline(__always)
     final func scheduleAfterSend() -> Bool {
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(on: $0) }
     }
 
-    /// Every send `enqueueOnRing` declined (a bounded mailbox, no ring yet, a full ring, a
-    /// boxed message, a closed mailbox, a busy overflow lock): the full enqueue.
+    /// Every send `enqueueOnRing` declined (bounded, no ring yet, ring full, boxed,
+    /// closed, overflow lock busy): the full enqueue.
     @inlinable @inline(never)
     final func deliverFully(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
@@ -319,11 +272,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// `.immediately`: the mailbox closes now (later sends are dead letters) and the turn
-    /// stops before its next message. `.afterDrainingMailbox`: the mailbox closes now and
-    /// what it holds is handled first. Either way senders waiting for room in a bounded
-    /// mailbox get their messages back now (`closeMailbox`: BoundedMailboxWaiters W4), not
-    /// when the turn in hand ends: their messages were never in the mailbox.
+    /// `.immediately`: the mailbox closes now and the turn stops before its next message.
+    /// `.afterDrainingMailbox`: the mailbox closes now and what it holds is handled first.
+    /// Either way, senders waiting for room get their messages back now
+    /// (BoundedMailboxWaiters W4).
     override final func stop(_ mode: StopMode) {
         closeMailbox()
         sendSystem(.stop(mode, .stopped))
@@ -331,10 +283,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     override final func stopImmediately() { stop(.immediately) }
 
-    /// A message of this actor's that will not be handled. `wasQueued`: it had been accepted
-    /// into the mailbox (see ActorSystem.publishDeadLetter).
-    /// After the cell left the registry its count is closed: a late arrival (a sender that
-    /// passed the closed check before the close) is counted as sent when dead-lettered.
+    /// A message of this actor's that will not be handled. `wasQueued`: it had been
+    /// accepted into the mailbox. After the cell left the registry its count is closed, so
+    /// a late arrival is counted as sent when dead-lettered.
     final func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued && !leftRegistry)
     }
@@ -344,32 +295,26 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func runTurn(budget: Int) -> TurnOutcome {
         let previousTurn = enterTurn()  // debug builds only (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
-        // The common turn: a running cell, spawned with a specialised pass, with nothing
-        // but mailbox messages to handle (no system message, no unstashed messages waiting,
-        // unbounded). It is the general turn with every skipped step known to do nothing
-        // (`budget` ≥ 1: the scheduler's throughput, SchedulerConfiguration.throughputRange).
+        // The common turn (A2): the general turn with every skipped step known to do
+        // nothing. `budget` ≥ 1 (SchedulerConfiguration.throughputRange).
         assert(budget > 0, "a turn with no budget")
         if case .running = phaseCode, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
-            // `mailboxPass!(…)` calls the stored closure without the retain and release of
-            // its context that `if let` (a copy) costs; `self` keeps it alive. (Its presence
-            // is tested with `case .some`: `!= nil` would reabstract the closure for the
-            // generic comparison, a thunk allocated per turn in debug builds.)
+            // `mailboxPass!(…)` avoids the retain and release of its context that `if let`
+            // costs; `self` keeps it alive. `case .some`, not `!= nil`, avoids a thunk.
             let outcome = mailboxPass!(self, budget)
-            // What the behaviour did in the pass (stop, unstashAll) is for the general tail;
-            // a running cell with nothing unstashed has nothing else to do.
+            // A stop or unstashAll in the pass is for the general tail.
             if case .running = phaseCode, !hasPriority { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget)
     }
 
-    /// Any other turn, by every rule of the file comment (out of line: the common turn
-    /// above then saves and restores fewer registers).
+    /// Any other turn, by steps 1–5. Out of line, so the common turn saves fewer registers.
     @inline(never)
     final func runGeneralTurn(budget: Int) -> TurnOutcome {
         if isCreated { startIfNeeded() }
-        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked (the word…
-        let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or a message)
+        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
+        let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or message
         let mailboxOutcome: MPSCQueue.DrainOutcome
         let ranMailbox = !isStopped
         if !ranMailbox {
@@ -384,8 +329,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     mailboxOutcome = drainUnspecialised(max: remaining)
                 }
             } else {
-                // Budget spent on unstashed messages: the mailbox is visited next turn
-                // (only drain may declare it idle).
+                // Budget spent on unstashed messages: only a drain may declare the mailbox idle.
                 mailboxOutcome = hasPendingWork ? .more : .empty
             }
         }
@@ -393,9 +337,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
     }
 
-    /// The end of a turn (file comment, steps 4 and 5): bounded senders admitted and a
-    /// draining cell stopped once empty (`ranMailbox`: the turn handled mailbox messages
-    /// rather than dead-lettering them), a stopped and drained cell out of the registry.
+    /// The end of a turn (steps 4 and 5): admit bounded senders, stop a draining cell once
+    /// empty, and take a stopped, drained cell out of the registry. `ranMailbox`: the turn
+    /// handled mailbox messages rather than dead-lettering them.
     final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
                           ranMailbox: Bool) -> TurnOutcome {
         if ranMailbox {
@@ -415,8 +359,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return more ? .more : .idle
     }
 
-    // The parts of a turn that hold a `Message` in unspecialised code, out of line: runTurn
-    // itself then needs no stack space for a `Message` of unknown size.
+    // The parts of a turn that hold a `Message` in unspecialised code, out of line, so
+    // runTurn needs no stack space for a `Message` of unknown size.
 
     /// A stopped cell's turn: up to `max` mailbox messages become dead letters.
     @inline(never)
@@ -424,7 +368,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         mailbox.take(max: max, boxed: boxed) { countUndelivered(1); deadLetter($0) }
     }
 
-    /// Unstashed messages first (file comment, step 3); returns the budget left.
+    /// Unstashed messages first (step 3); returns the budget left.
     @inline(never)
     final func runUnstashed(max: Int) -> Int {
         guard let extras = typedExtras else { return max }
@@ -456,13 +400,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let boxed = boxed
         while mailbox.take(max: Int.max, boxed: boxed, { countUndelivered(1); deadLetter($0) }) == .more {
             sched_yield()
-        }  // a sender between claim and commit: a few instructions
+        }  // a sender between claim and commit finishes shortly
         leaveRegistry()
     }
 
-    /// True when the next mailbox message may go straight to `receive` (see "Specialised
-    /// turns"): no system message pending (a stop is observed per message), not stopped,
-    /// no `become` behaviour and no unstashed messages ahead of the mailbox. Turn only.
+    /// True when the next mailbox message may go straight to `receive` (A2): no system
+    /// message pending, not stopped, no `become` and nothing unstashed. Turn only.
     @inlinable @inline(__always)
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
@@ -471,11 +414,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return true
     }
 
-    /// The mailbox part of a specialised turn ("Specialised turns" in the file comment),
-    /// for every cell whose behaviour is one call (`receive`: ActorCell's instance,
-    /// ClosureActorCell's closure): the drain, the move out of the ring slot and the call
-    /// become one function in the pass that inlines this. Turn only.
-    /// Returns the drain's outcome as a turn's (MailboxPass).
+    /// The mailbox part of a specialised turn (A2), for a cell whose behaviour is one call.
+    /// The drain, the move out of the slot and the call become one function. Turn only.
     @inlinable @inline(__always)
     final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> TurnOutcome {
         // A local function, not a closure literal, so that it can be forced inline.
@@ -485,9 +425,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return mailbox.take(max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
     }
 
-    /// `invoke` for the fast path: runs `receive` (the mailbox counted the message: file
-    /// comment, "Accounting"), and hands failures and stops requested inside it to the
-    /// unspecialised code. Turn only.
+    /// `invoke` for the fast path: runs `receive` and hands failures and requested stops
+    /// to the unspecialised code. The mailbox already counted the message (A1). Turn only.
     @inlinable @inline(__always)
     final func invokeOnFastPath(_ message: Message, _ receive: (Message) throws -> Void) {
         do {
@@ -498,7 +437,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if pendingStop != nil { finishPendingStop() }
     }
 
-    /// One mailbox message, by the full rules (file comment, step 3). Turn only.
+    /// One mailbox message, by the full rules (step 3). Turn only.
     @usableFromInline @inline(never)
     final func handleFromMailbox(_ message: consuming Message) {
         if hasSystemWork { _ = drainSystem() }  // a stop observed per message
@@ -533,23 +472,20 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         updateHeldBack()
     }
 
-    /// Adds `delta` to `undelivered` (file comment, "Accounting"). Turn only.
+    /// Adds `delta` to `undelivered` (A1). Turn only.
     @inline(__always)
     final func countUndelivered(_ delta: Int) {
         undelivered.store(undelivered.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
     }
 
-    /// Messages handed to the behaviour so far: taken from the mailbox, less `undelivered`
-    /// (file comment, "Accounting"). A snapshot from other threads; exact once the cell's
-    /// turns have ended.
+    /// Messages handed to the behaviour so far (A1). A snapshot from other threads; exact
+    /// once the cell's turns have ended.
     override final var deliveredCount: Int {
         dequeuedCount &- undelivered.load(ordering: .relaxed)
     }
 
     /// Runs one message through the current behaviour; failures go to the supervisor. The
-    /// caller accounts for it ("Accounting": nothing to do for a message just taken from
-    /// the mailbox, which the mailbox counted before the hand-off, so a stop inside the
-    /// behaviour retires an exact count).
+    /// caller accounts for it (A1).
     @inline(__always)
     final func invoke(_ message: Message) {
         do {
@@ -578,8 +514,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
         extras.becomeStack = []
-        // Stashed messages of a stopping or restarting actor are not lost: they are
-        // dead-lettered when it stops, and kept in order (ahead of the mailbox) when it restarts.
+        // Stashed messages are never lost: dead-lettered on stop, kept in order on restart.
         if isStopped {
             for message in stashed { deadLetter(message) }
             for message in priority[priorityIndex...] { deadLetter(message) }
@@ -626,8 +561,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// The current instance (replaced on restart, nil once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `mailbox` is the
-    /// shape of the cell's own mailbox queue (see ActorCellBase.init).
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
@@ -638,16 +572,15 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
-    /// The mailbox pass for `A`, specialised where it is formed: the @inlinable spawn
-    /// entry points, in the user's module (see "Specialised turns" in the file comment).
+    /// The mailbox pass for `A`, specialised where it is formed: the inlinable spawn entry
+    /// points, in the user's module (A2).
     @inlinable
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
             return cell.drainOnFastPath(max: max) { message in
-                // Set until stopped, and only replaced or released after `receive` returns (a
-                // restart by handleFailure, a stop by finishPendingStop): the cell's own
-                // reference keeps it alive for the call, so no retain/release pair is needed.
+                // Set until stopped, and replaced or released only after `receive`
+                // returns, so the cell's reference keeps it alive: no retain needed.
                 try Unmanaged.passUnretained(cell.instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
                     try $0.receive(message, context: ActorContext(cell: cell))
                 }
