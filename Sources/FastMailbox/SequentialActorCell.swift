@@ -1,142 +1,55 @@
-// SequentialActorCell — the cell of a thread-style actor (Haller & Odersky's "receive"
-// half): the behaviour is one async body that loops on `inbox.receive()`. The body runs as
-// a Swift task with the scheduler's MNTaskExecutor as its executor preference, so it
-// occupies a worker only while it computes; a receive with nothing to take suspends the
-// task (a continuation, no thread), and the sender that makes the mailbox non-empty
-// resumes it.
+// SequentialActorCell: the cell of a thread-style actor. Its behaviour is one async body
+// that loops on `inbox.receive()`, run as a task that prefers the scheduler's task
+// executor. It holds a worker only while it computes; an empty receive parks the task on
+// a continuation, and the sender that makes the mailbox non-empty resumes it.
 //
-// ## Who consumes the mailbox (the MPSCQueue's single consumer)
-//   (C1) while the body runs (phase awake, parked or signalled): the body's task, through
-//        Inbox. Successive jobs of one task are ordered by the executor, so the task is one
-//        consumer even when it hops between workers.
-//   (C2) once the body ended (phase `ended`), or if the cell stopped before it started
-//        (`endedBeforeStart`): the cell's turn, which dead-letters whatever is left. The
-//        hand-over is the `wake` word: the task's last drain happens-before its release CAS
-//        to `ended`, which happens-before the turn's acquire load that sees it.
+// Who consumes the mailbox (the MPSCQueue's single consumer):
+//  (C1) while the body runs: the body's task, through Inbox. The executor orders a task's
+//       jobs, so it is one consumer even when it hops between workers.
+//  (C2) once the body ended (phase `ended` or `endedBeforeStart`): the cell's turn, which
+//       dead-letters what is left. The task's last drain happens-before its release CAS
+//       to `ended`, which happens-before the turn's acquire load that sees it.
 //
-// ## Wake-up protocol (no lost wake-up, no lock)
-// One atomic word, `wake` (SequentialWake), holds the body's phase — notStarted, awake,
-// parked, signalled, ended, endedBeforeStart — plus two flags (the task handle published,
-// a cancel requested) and the generation of the current wait. Every change of phase is a
-// read-modify-write of that word, so all of them fall in one total order.
-// The task (consumer) takes one message at a time with `mailbox.takeOne()` (a drain of at
-// most one, specialised in the body's module: Inbox.receiveStep):
-//   got one       → return it (selective receive: buffer it in the Inbox and go on);
-//   .more, none   → a producer is between claim and commit: Task.yield() and retry;
-//   .empty        → the mailbox went idle (MPSCQueue's idle flag), so the next enqueue
-//                   is the idle→busy one and reports `becameNonEmpty`. Now park
-//                   (`suspend`, inside withUnsafeContinuation): store the continuation in
-//                   `waiter`, then, if the phase is `signalled`, CAS it to `awake` and look
-//                   again; if the actor is stopping or the task is cancelled, don't park;
-//                   else CAS `awake` → `parked` with the next generation (acquire-release:
-//                   it publishes `waiter`).
-// A sender whose enqueue reported `becameNonEmpty` calls `wakeBody`: `parked` → CAS to
-// `awake`, then it resumes `waiter`; `awake` → CAS to `signalled`; `signalled` → a CAS
-// that changes nothing (its release still orders the sender's enqueue before the
-// consumer's next acquire of the word); notStarted/ended → the cell's turn starts the body
-// or dead-letters. The two CASes are ordered one way or the other: sender first → the
-// consumer's CAS fails, it sees `signalled` (acquire: the enqueue is visible) and does
-// not park; consumer first → the sender finds `parked` (acquire: `waiter` is visible).
-// Every enqueue after the consumer observed empty is either that idle→busy sender or lands
-// behind it, so a parked consumer always has a resumer. A stale `signalled` (set while the
-// consumer was running) costs one extra, empty drain. Senders that do not take the mailbox
-// from idle touch no word: the hot path stays an ordinary send (Guarantees, "Lock-free on
-// the common path").
-// Other resumers go through the same word: stop/close call `wakeBody` after closing the
-// mailbox (so a consumer about to park sees `signalled`, then the closed mailbox); the
-// timeout timer CASes `parked` → `awake` only if the generation still matches, so a stale
-// timer never resumes a later wait. Whoever wins the CAS out of `parked` resumes `waiter`,
-// so each continuation is resumed exactly once; the consumer does not touch `waiter` again
-// until it runs after that resume. Cancellation: the body's task is cancelled only by
-// requestStop, which wakes a parked receive itself, or by the body itself (while it runs,
-// so never while it is parked). A task already cancelled does not park (→ .cancelled); the
-// check reads `taskCancelled` from the word it loaded anyway, set by the one cancellation
-// handler the body's task registers for the body's whole life, not one per park (each registration
-// is a status-record lock). The handler may run with the task's status-record lock held,
-// so it only ORs the flag in: resuming the task from there would take that lock again.
-// The task handle: startBody CASes notStarted → awake before it creates the task, stores
-// the handle, then sets `taskPublished`; stop(.immediately) sets `cancelRequested`. Both
-// are RMWs of the word, so exactly one of them sees the other's flag and cancels the task.
-// A stop that sets `cancelRequested` between startBody's load and its CAS makes the CAS
-// fail: startBody looks again at the word that CAS returned (an acquire load, so the
-// stop's earlier writes are visible), sees the flag and CASes to endedBeforeStart
-// instead, so the same turn ends the cell (the stop schedules nothing for a body that
-// has not started: it relies on that first turn).
+// The wake word (`wake`, layout in SequentialWake) holds the body's phase, flags and the
+// generation of the current wait. Every phase change is an acq_rel RMW of it, so all
+// fall in one total order. Rules:
+//  (Q1) The consumer parks only after a drain found the mailbox empty, by CAS
+//       awake → parked after storing `waiter`. A phase of `signalled` makes it look again.
+//  (Q2) The sender that took the mailbox from idle (`becameNonEmpty`) calls `wakeBody`:
+//       parked → awake and resume, awake → signalled, signalled → unchanged (still an RMW,
+//       so its release orders the enqueue). Other senders touch no word.
+//  (Q3) Whoever CASes out of `parked` resumes `waiter`, so each continuation is resumed
+//       exactly once. Resumers: senders, stop and close, a timer whose generation
+//       still matches, and a ring-release request.
+//  (Q4) Cancellation only ORs `taskCancelled` in: the handler may run under the task's
+//       status-record lock, so it must not resume. A cancelled task does not park.
+//  (Q5) startBody CASes notStarted → awake, then publishes the task (`taskPublished`);
+//       stop(.immediately) sets `cancelRequested`. Both are RMWs, so exactly one sees the
+//       other's flag and cancels. A stop that lands first makes the body never start
+//       (`endedBeforeStart`), and the same turn ends the cell.
+// Why no wake-up is lost: Q1 and Q2's CASes are ordered. Sender first: the consumer sees
+// `signalled` (acquire: the message is visible) and does not park. Consumer first: the
+// sender sees `parked` (acquire: `waiter` is visible). Every later enqueue lands behind
+// that idle→busy sender.
 //
-// ## Giving the ring back (ActorSystem+Reclaim)
-// The mailbox is reclaimable, as an event actor's: a parked body that once got a message
-// would otherwise keep its ring (~460 bytes at 32 slots) for as long as it waits. A walk
-// that finds the ring idle since its previous look asks the cell (the request word or
-// message, AnyActorCell.requestMailboxRelease); the cell's turn takes the request and ORs
-// `releaseRequested` into `wake` (requestRingRelease): `parked` → `awake` with the flag,
-// then it resumes `waiter` (.signalled: the receive looks again) — the same CAS out of
-// `parked` as any resumer's, so the continuation is still resumed once; `awake` or
-// `signalled` → the flag only. Only the consumer gives the ring back (MPSCQueue, "Giving
-// the ring back"): `suspend`, about to park after its drain found the mailbox empty, sees
-// the flag in the word it loaded, calls MPSCQueue.releaseIdleRing, clears the flag and
-// parks as usual (the parking CAS would drop a flag set again meanwhile). A sender that claimed meanwhile makes the release give
-// up (its message is delivered) and, having taken the mailbox from idle, signals the body
-// as any sender does; a send after the release installs a fresh ring. Nothing per message
-// but one test of a bit `suspend` already loaded.
+// Stop and end:
+//  - stop(.immediately) closes the mailbox, makes every receive throw, wakes the body and
+//    cancels its task (Q5). stop(.afterDrainingMailbox) and shutdown close the mailbox and
+//    wake the body; receive returns what is left, then throws ActorStoppedError.
+//  - At the body's end the task closes the mailbox, dead-letters the Inbox's buffer,
+//    stores the reason, then the phase `ended` (C2), and schedules the cell. That turn
+//    runs the stop and leaves the registry only once the mailbox drained empty. So
+//    `.terminated` means the body runs no more code, and the books balance.
+//  - After the scheduler shut down, an ended or unstarted body gets the final drain on
+//    the caller's thread; a running one keeps the mailbox (C1) until it ends.
 //
-// ## Stop and end
-//   stop(.immediately): closes the mailbox, sets `immediateStop` (receive throws
-//     ActorStoppedError at once), wakes the body (a parked receive is resumed), and
-//     cancels the body's task (the taskPublished/cancelRequested handshake above).
-//   stop(.afterDrainingMailbox), shutdown's closeMailbox(): closes the mailbox and resumes
-//     a parked receive; receive keeps returning what is buffered or queued, then throws
-//     ActorStoppedError (and `for await` ends).
-//   The body's end (return, throw, or stop): the task closes the mailbox, dead-letters the
-//     Inbox's buffered messages, stores the reason and then the phase `ended` (release),
-//     and schedules the cell; that turn runs AnyActorCell.finalizeStop (watchers get
-//     `.terminated`) and dead-letters what is
-//     left in the mailbox (C2); the cell leaves the registry only once that drain reported
-//     empty, so shutdown never stops the scheduler under messages not yet accounted for.
-//     So `.terminated` means the body will run no more code, and
-//     delivered + dead-lettered + left = sent holds.
-//   After the scheduler shut down (runAfterShutdown): a body that ended, or never started,
-//     gets the same final drain on the caller's thread; a body still running keeps the
-//     mailbox (C1) until it ends, and its bodyDidEnd schedules the final drain then.
-// Accounting: `delivered` is written only by the consumer task (relaxed load+store, one
-// writer); `buffered` (messages the Inbox set aside) is written only by it too, and is read
-// by shutdown to count what is left.
+// Giving the ring back: a walk's request sets `releaseRequested` (waking a parked body,
+// Q3). The body, about to park after an empty drain, gives the ring back itself, since
+// only the consumer may (MPSCQueue.swift).
 //
-// ## Specialised receive
-// This generic class's code is compiled once, unspecialised, so a message taken here paid
-// metadata look-ups for `Optional<Message>` and value-witness calls; and every async call
-// between the body and the continuation cost a task-allocator frame and an executor check.
-// The receive path is therefore @inlinable (Inbox.receive(), the iterator's next,
-// takeOne, park): it is specialised in the body's module, and the one real suspension is
-// the continuation. What it calls out of line (suspend, wakeBody, errors) is not generic
-// over `Message`. Each swift_task_switch costs a status-record lock here (the task has an
-// executor preference), so the path keeps to one per wait: the continuation is created
-// without a hop (the executor-inheriting form), and the hop after it names the same
-// executor value as the body's own hops (Inbox.receive(isolation:) for `for await`), which
-// lets the optimizer drop those as redundant.
-//
-// ## Cost floor (measured, Swift 6.3.1, x86_64)
-// What is left per ping-pong message is mostly the Swift runtime's, not this file's:
-// callgrind (instruction-probe sequential, MN_WORKERS=1) put 2,319 instructions per
-// message (today's count: Benchmarks/results/instructions.md) at ~1,540 in
-// libswift_Concurrency, libc and ld.so (the continuation's await and resume, its
-// TaskDependencyStatusRecord added, updated and removed, and the task executor preference
-// looked up by swift_task_enqueue and swift_task_switch: five status-record lock round
-// trips, a pthread mutex each) against ~780 in this package.
-// Memory: a sequential actor parked in receive after one message is 2,123 heap bytes
-// (instruction-probe seqspawn 100000, mallinfo, chunk headers included; valgrind dhat for
-// who allocates what): the task's first allocator slab 1,016 B and the task object 304 B
-// (the runtime's: the slab size is fixed at 1,024 − header; the task's first use is its
-// executor-preference record, at creation), the ring 464 B (until a walk takes it
-// back: "Giving the ring back", then ~1,640 B), the cell with its mailbox queue inside
-// (MPSCQueue, "One object"), the Inbox 40 B, the body's closure context (the caller's), a
-// registry slot. The frames of the
-// task's closure, withTaskCancellationHandler and its operation take ~480 B of the slab,
-// the executor-preference record included; a body whose own frames (its closure and what
-// it awaits, nested) need more than the ~500 B left gets a second slab, +1,016 B (debug
-// builds' frames do). The handler's ~270 B could go if suspend asked the runtime whether
-// the task is cancelled instead of reading `taskCancelled`: measured +100 instructions per
-// ping-pong message, so it stays. Going much below ~1,330 B per actor needs bodies that
-// are not one task each.
+// The receive path is @inlinable so it is specialised in the body's module; its one
+// suspension is the continuation. The costs behind these choices: the "Actor cells"
+// article (FastMailbox.docc/ActorCells.md).
 
 import Dispatch
 import MNScheduler
@@ -149,31 +62,25 @@ import Darwin
 
 @usableFromInline
 final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
-    // @unchecked: mutable state is atomic, ordered by `wake` (waiter, bodyTask, ended),
-    // turn-confined (AnyActorCell C2), or the MPSCQueue's consumer side (see C1/C2 above).
+    // @unchecked: mutable state is atomic, ordered by `wake`, turn-confined
+    // (AnyActorCell C2), or the MPSCQueue's consumer side (C1/C2 above).
 
     typealias Body = @Sendable (Inbox<Message>) async throws -> Void
 
-    // The protocol's types live outside this generic class (below): nested in it, every
-    // use instantiated generic metadata (swift_getGenericMetadata was ~60 % of a sequential
-    // ping-pong message's instructions).
+    // The protocol's types live outside this generic class: nested, every use would
+    // instantiate generic metadata.
     @usableFromInline typealias WakeReason = SequentialWakeReason
     typealias Wake = SequentialWake
 
-    /// The user mailbox, every typed operation on it one of Mailbox's (messages in ring
-    /// slots, see MessageEncoding). Its queue is the cell itself (MPSCQueue, "One object");
-    /// messages still inside when the cell goes (left at a shutdown) are released by the
-    /// queue's deinit, the cell's last. Untyped operations are called on the cell itself
-    /// (as in ActorCellBase: no Mailbox formed, no retain of the cell).
+    /// The user mailbox; its queue is the cell itself, as in ActorCellBase.
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     let body: Body
-    /// Messages handed to the body so far (written only by the body's task, C1; see
-    /// "Accounting" in the file comment).
+    /// Messages handed to the body so far. Written only by the body's task (C1).
     @usableFromInline let delivered = Atomic<Int>(0)
-    /// The wake-up word (see the file comment and SequentialWake).
+    /// The wake word (Q1–Q5, SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
     /// The parked receive's continuation: written by the consumer before its CAS to
-    /// `parked`, read by whoever CASes `parked` → `awake` (see the file comment).
+    /// `parked`, read by whoever CASes out of `parked` (Q3).
     @exclusivity(unchecked) var waiter: UnsafeContinuation<WakeReason, Never>?
     /// The body's task: written once by startBody before it sets `taskPublished`; read by
     /// requestStop only after seeing that flag.
@@ -186,11 +93,11 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @usableFromInline let immediateStop = Atomic<Bool>(false)
     /// `stop(_:)` was called (as opposed to a close by shutdown). Any thread.
     let stopRequested = Atomic<Bool>(false)
-    /// True when `Message` travels boxed (see MessageEncoding), computed once. Beside the
-    /// two flags above, not first: alone it took a padded word (the cell 8 bytes larger,
-    /// one 16-byte malloc step more per actor).
+    /// True when `Message` travels boxed (MessageEncoding). Placed beside the two flags
+    /// above so it shares their word.
     @usableFromInline let boxed = Mailbox<Message>.isBoxed
-    /// Messages the Inbox set aside (selective receive). Written by the consumer task only.
+    /// Messages the Inbox set aside (selective receive). Written by the consumer task only;
+    /// read by shutdown to count what is left.
     let buffered = Atomic<Int>(0)
 
     /// `mailbox`: the validated shape of the cell's own mailbox queue (ActorSystem.mailboxShape).
@@ -204,16 +111,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override var mailboxDepth: Int { approximateCount + buffered.load(ordering: .relaxed) }
 
-    /// Inlinable (and never inlined), so specialised for `Message` in the module that sends
-    /// it, as ActorCellBase.deliver(movingFrom:) is: unspecialised, the enqueue's move of the
-    /// message looked up `Message`'s metadata and witnesses on every send.
+    /// Inlinable and never inlined, so it is specialised for `Message` in the sender's
+    /// module, as ActorCellBase.deliver(movingFrom:) is.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch mailbox.enqueue(movingFrom: source, boxed: boxed) {
         case .accepted(let becameNonEmpty):
-            // The idle→busy sender's duty: wake the body, or (none running) get a turn to
-            // start it or dead-letter.
+            // The idle→busy sender's duty (Q2): wake the body, or get a turn to start it
+            // or dead-letter.
             if becameNonEmpty, !wakeBody(.signalled) { scheduleSelf() }
             return true
         case .closed:
@@ -226,18 +132,17 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         requestStop(mode, explicit: true)
     }
 
-    /// A message of this actor's that will not be handled (see ActorSystem.publishDeadLetter).
-    /// The turn's drains pass `wasQueued: !leftRegistry`: after the cell left the registry
-    /// a late arrival counts as sent when dead-lettered (see ActorCellBase.deadLetter).
+    /// A message of this actor's that will not be handled. The turn's drains pass
+    /// `wasQueued: !leftRegistry` (see ActorCellBase.deadLetter).
     @usableFromInline func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
 
     // MARK: wake-ups (any thread)
 
-    /// Wakes the body (see "Wake-up protocol"): resumes a parked receive with `reason`, or
-    /// leaves `signalled`. False when no body runs (not started, or ended): then the caller
-    /// decides whether the cell needs a turn. Lock-free: a CAS loop on `wake`.
+    /// Wakes the body (Q2): resumes a parked receive with `reason`, or leaves `signalled`.
+    /// False when no body runs; the caller then decides whether the cell needs a turn.
+    /// Lock-free: a CAS loop on `wake`.
     @discardableResult
     @usableFromInline final func wakeBody(_ reason: WakeReason) -> Bool {
         var word = wake.load(ordering: .relaxed)
@@ -280,17 +185,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     /// Suspends the body until a sender, a stop or a cancellation wakes it; returns at once
-    /// if one of them already happened. Isolated to the caller's `isolation` value and
-    /// inlinable: the continuation is the receive's only suspension, and the hop back after
-    /// it names the same executor value as the caller's own hops, so the optimizer drops
-    /// theirs (see "Specialised receive"; Inbox.receive() makes its continuation inline).
+    /// if one already happened. Inlinable and isolated to the caller's `isolation`: the
+    /// hop back after the continuation names the caller's executor, so the optimizer
+    /// drops the caller's own hops.
     @inlinable
     final func park(isolation: isolated (any Actor)?) async -> WakeReason {
-        // An unsafe continuation: each is resumed exactly once, by whoever takes it out of
-        // `parked` (see the file comment). The executor-inheriting form: this function
-        // already runs where the continuation must be created, and
-        // withUnsafeContinuation(isolation:)'s hop before it would be one more
-        // swift_task_switch (a status-record lock with a task executor preference) per wait.
+        // Resumed exactly once (Q3). The executor-inheriting form avoids a hop, and so a
+        // status-record lock, before creating the continuation.
         let reason = await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
             _ = suspend(continuation)
         }
@@ -298,9 +199,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return reason
     }
 
-    /// Waits like `park(isolation:)`, and with a deadline (uptime nanoseconds) a timer
-    /// resumes the wait with `.timedOut` unless something else resumed it first. The
-    /// general receive's wait (Inbox.receive(timeout:where:)).
+    /// Waits like `park(isolation:)`. With a deadline (uptime nanoseconds), a timer resumes
+    /// the wait with `.timedOut` unless something else resumed it first (Q3).
     nonisolated(nonsending) final func park(deadline: UInt64?) async -> WakeReason {
         var timer: DispatchWorkItem?
         let reason = await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
@@ -316,8 +216,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return reason
     }
 
-    /// The consumer's half of the wake-up protocol, inside withUnsafeContinuation: parks
-    /// (returns the wait's generation) or resumes `continuation` at once (returns nil).
+    /// The consumer's half of the protocol (Q1), inside withUnsafeContinuation: parks and
+    /// returns the wait's generation, or resumes `continuation` at once and returns nil.
     @usableFromInline
     final func suspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
         waiter = continuation
@@ -336,8 +236,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
                 } else {
-                    // A walk asked for the ring back (see "Giving the ring back"): out of line,
-                    // so this path keeps its registers.
+                    // A walk asked for the ring back: out of line, so this path keeps its registers.
                     if _slowPath(word & Wake.releaseRequested != 0) { return releaseRingThenSuspend(continuation) }
                     let parked = Wake.parking(word)
                     let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
@@ -369,12 +268,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// Gives the mailbox's ring back (AnyActorCell.releaseMailboxRing): the body's task only
-    /// (the consumer, C1), right after a drain that found the mailbox empty (suspend). A
-    /// producer that claimed meanwhile makes it give up; its message is delivered as usual.
-    /// Then clears `releaseRequested` (an RMW: other bits may change meanwhile) and
-    /// suspends as usual. No drain ran since the caller's, so suspend's look at the word
-    /// still follows an empty drain.
+    /// Gives the mailbox's ring back: the body's task only (C1), right after an empty
+    /// drain. A producer that claimed meanwhile makes it give up. Then clears
+    /// `releaseRequested` and suspends as usual; no drain ran since the caller's.
     @inline(never)
     private func releaseRingThenSuspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
         releaseMailboxRing()
@@ -382,10 +278,9 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return suspend(continuation)
     }
 
-    /// A walk asked for the ring back (the turn; see "Giving the ring back"): sets
-    /// `releaseRequested` for the body's next park, and wakes a parked body so that it looks
-    /// again, finds the mailbox empty and parks once more, giving the ring back first. A
-    /// body not running (not started, ended) has no ring to give: nothing. Any thread.
+    /// A walk asked for the ring back: sets `releaseRequested` for the body's next park and
+    /// wakes a parked body (Q3), which looks again and gives the ring back before parking.
+    /// A body not running has no ring to give. Any thread.
     private func requestRingRelease() {
         var word = wake.load(ordering: .relaxed)
         while true {
@@ -425,16 +320,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The task's last act (out of line: it adds nothing to the task's initial context):
-    /// dead-letters what the Inbox set aside and hands the mailbox to the turn (C2), which
-    /// finalizes the stop.
+    /// The task's last act, out of line: dead-letters what the Inbox set aside and hands
+    /// the mailbox to the turn (C2), which finalizes the stop.
     @inline(never)
     func bodyDidEnd(_ reason: TerminationReason, inbox: Inbox<Message>) {
         markClosed()
         inbox.finish()
         ended = reason
         var word = wake.load(ordering: .relaxed)
-        while true {  // release: `ended` and the task's last drain before the turn's
+        while true {  // release: `ended` and the task's last drain, before the turn (C2)
             let (exchanged, original) = wake.compareExchange(
                 expected: word, desired: Wake.replacingPhase(of: word, with: Wake.ended), ordering: .acquiringAndReleasing)
             if exchanged { break }
@@ -446,8 +340,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     // MARK: the turn (system messages, start, final stop, dead letters)
 
     override func runTurn(budget: Int) -> TurnOutcome {
-        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: a walk asked (the word…
-        let systemOutcome = drainSystem(releaseRequested: &releaseRing)  // …or a message)
+        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
+        let systemOutcome = drainSystem(releaseRequested: &releaseRing)  // …or message
         if isCreated {
             advance(.start)
             startBody()
@@ -491,15 +385,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         advance(.ended, ended)
     }
 
-    /// After the scheduler shut down (see the file comment): the final drain, on the
-    /// caller's thread, unless the body still runs and so still owns the mailbox.
+    /// After the scheduler shut down: the final drain on the caller's thread, unless the
+    /// body still runs and so still owns the mailbox (C1).
     override func finishAfterShutdown() {
         guard let ended = endedReason(forShutdown: true) else { return }
         if isCreated { advance(.shutdown) } else { finalize(ended) }  // created: it never started
         let counted = !leftRegistry
         while mailbox.take(max: Int.max, boxed: boxed, { deadLetter($0, wasQueued: counted) }) == .more {
             sched_yield()
-        }  // a sender between claim and commit: a few instructions
+        }  // a sender between claim and commit finishes shortly
         leaveRegistry()
     }
 
@@ -515,22 +409,16 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             #if DEBUG
             SequentialStartTestHook.pauseIfArmed(self)
             #endif
-            // A failed CAS is a stop that set cancelRequested meanwhile: look again (giving
-            // up here left the phase notStarted, with no task and no turn to end the cell).
+            // A failed CAS is a stop that set cancelRequested meanwhile: look again (Q5).
             let (exchanged, original) = wake.compareExchange(
                 expected: word, desired: Wake.replacingPhase(of: word, with: next), ordering: .acquiringAndReleasing)
             if exchanged { break }
             word = original
         }
         guard next == Wake.awake else { return }
-        // The task's frames live in its allocator's first 1,000-byte slab (the runtime's
-        // fixed size); a body whose frames do not fit gets a second slab (+1,016 heap bytes
-        // for as long as it lives). So this side keeps its share of the slab small:
-        //  - a throwing operation: the non-throwing Task init wraps it in a reabstraction
-        //    thunk (two more frames, and a 32-byte heap context per actor);
-        //  - the body's whole run is this closure, not a call to a method: its frame is the
-        //    task's initial context, allocated with the task object, not in the slab.
-        // The closure captures only the cell (it reads `body` from it).
+        // Keep the task's first allocator slab for the body's frames: a non-throwing
+        // operation would add a reabstraction thunk, and the body's run is this closure
+        // (allocated with the task), not a method call. It captures only the cell.
         let task = Task<Void, any Error>(executorPreference: system.scheduler.taskExecutor) { [self] in
             let inbox = Inbox(cell: self)
             var failure: (any Error)?
@@ -538,7 +426,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 try await withTaskCancellationHandler {
                     try await body(inbox)
                 } onCancel: { [self] in
-                    // Only the flag (see "Wake-up protocol": the status-record lock may be held).
+                    // Only the flag (Q4): the status-record lock may be held.
                     wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
                 }
             } catch {
@@ -571,7 +459,7 @@ enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancell
 
 /// The layout of SequentialActorCell's `wake` word: bits 0–2 the body's phase, bit 3
 /// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bit 6
-/// `releaseRequested`, bits 7–63 the generation of the current (or last) wait. See the cell's file comment for who changes what.
+/// `releaseRequested`, bits 7–63 the generation of the current (or last) wait.
 enum SequentialWake {
     static let phaseMask: UInt64 = 0b111
     static let notStarted: UInt64 = 0
@@ -608,10 +496,9 @@ enum SequentialWake {
 }
 
 #if DEBUG
-/// Debug builds only: runs an action on the body's thread right after its wait is published
-/// (the wake word says parked, a sender may resume the continuation) and before the body
-/// reaches its `await`, so a test can resume the wait early (park(isolation:)'s ThreadSanitizer
-/// acquire). Stays armed until disarmed.
+/// Debug builds only: runs an action on the body's thread after its wait is published and
+/// before the body reaches its `await`, so a test can resume the wait early. Stays armed
+/// until disarmed.
 enum SequentialSuspendTestHook {
     private static let point = SystemHookPoint()
 
@@ -623,9 +510,8 @@ enum SequentialSuspendTestHook {
     static func pauseIfArmed(_ cell: AnyActorCell) { point.fire(for: cell.system) }
 }
 
-/// Debug builds only: pauses the next first turn of a sequential actor of one system
-/// between startBody's look at the wake word and its CAS out of `notStarted`, so a test can
-/// run a stop in that gap (the start/stop race of the file comment).
+/// Debug builds only: pauses a sequential actor's next first turn between startBody's look
+/// at the wake word and its CAS, so a test can run a stop in that gap (Q5).
 enum SequentialStartTestHook {
     private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable (AnyActorCell) -> Void)?>(nil)
 
