@@ -1,49 +1,33 @@
-// Mailbox — the typed, many-producer / one-consumer message queue of every actor.
+// Mailbox: the typed, many-producer, one-consumer message queue of every actor.
 //
-// A thin typed layer over MNScheduler's MPSCQueue (ck_ring + ordered overflow; its file
-// comment has the algorithm, invariants and memory-ordering argument) plus
-// MessageEncoding (how a message travels inside a ring slot without allocating). One type
-// for every use: a standalone mailbox, an event actor's cell (ActorCellBase) and a
-// sequential actor's (SequentialActorCell, read through Inbox) each hold a
-// `Mailbox<Message>`, and every typed operation on an actor's messages is one of its
-// methods: the public ones below and, for the cells, the internal ones at the end (a
-// send specialised for the message type, the turn's drains, the Inbox's take), all
-// inlinable so a caller specialised for `Message` runs them specialised.
+// A thin typed layer over MNScheduler's MPSCQueue (ck_ring plus an ordered overflow; the
+// algorithm, invariants and memory ordering live in MPSCQueue.swift and ckshim.h, "Ready
+// marks") and MessageEncoding (how a message travels in a ring slot). A standalone
+// mailbox, an event actor's cell and a sequential actor's cell all use this one type;
+// every typed operation on an actor's messages is one of its inlinable methods, so a
+// caller specialised for `Message` runs them specialised.
 //
-// A struct whose one stored property is the queue reference: copies share the queue, a
-// standalone mailbox is one object, and a cell's `mailbox` is the cell itself seen as its
-// queue (a cell is an MPSCQueue: MPSCQueue.swift, "One object"; so an actor is one
-// object too). What a class deinit did (release the messages left inside) the
-// queue does itself when its last reference goes: every enqueue here records the message
-// type in the ring block when it allocates the ring (MessageEncoding, "Ownership";
-// MPSCQueue, "Where the fields live"), so that is true whether the last reference was a
-// standalone mailbox, one of its copies, or a cell.
+// The struct's one stored property is the queue, so copies share it. A cell is itself an
+// MPSCQueue, so a cell's `mailbox` is the cell seen as its queue. The queue releases the
+// messages left inside when its last reference goes: the first enqueue records the
+// message type in the ring block (MessageEncoding, "Ownership").
 //
-// Guarantees, all tested in MailboxTests / MailboxStressTests:
-//  - send is lock-free from any thread while the ring has room (its cost: the Guarantees
-//    article, "Lock-free on the common path"). A full ring never loses, reorders or blocks: the message goes
-//    to an ordered overflow list (one short critical section, counted by
-//    `overflowSendCount`), and the ring is used again once the consumer has emptied it.
-//  - per-sender FIFO: what one thread sends arrives in the order sent; senders interleave.
-//  - exactly one send is told `becameNonEmpty` per empty → non-empty transition; the
-//    consumer learns from drain() when the mailbox is empty again.
-//  - close(): later sends return `.closed(message)` (the message is handed back, not
-//    dropped); what was inside is still drained or returned by `closeAndDrain()`.
-//  - memory: an idle mailbox is one small object (the MPSCQueue), 40 heap bytes on x86_64
-//    (`idleFootprintBytes`; measured with malloc_usable_size); no ring. The first send
-//    allocates the ring: RawRing.headerBytes (208: ck_ring keeps c_head, p_tail/p_head and
-//    size/mask 64 bytes apart, plus a line before the slots) + capacity × (an 8-byte ready
-//    mark + the message's size rounded up to 8, or 8 for a boxed message over 64 bytes),
-//    e.g. 4,304 bytes for Int messages at the default capacity of 256. It is kept until the mailbox is released: a
-//    producer may still hold a pointer to it, and freeing it safely would need hazard
-//    pointers or epochs on every send. A send cannot report a failed allocation (it
-//    traps); `reserveRing()` allocates it up front and throws instead. Capacities are
-//    powers of two in 4...2^20 (an 8 MiB ring at most).
+// Guarantees (tested in MailboxTests and MailboxStressTests):
+//  (M1) send is lock-free from any thread while the ring has room. A full ring never
+//       loses, reorders or blocks: the message goes to an ordered overflow list (one short
+//       critical section), and the ring is used again once the consumer emptied it.
+//  (M2) per-sender FIFO: one thread's messages arrive in the order sent.
+//  (M3) exactly one send reports `becameNonEmpty` per empty → non-empty transition.
+//  (M4) after close(), sends return `.closed(message)`: the message is handed back.
+//       What was inside can still be drained.
+//  (M5) an idle mailbox is one small object with no ring. The first send allocates the
+//       ring; `reserveRing()` does it up front and throws where a send would trap. A
+//       standalone mailbox keeps its ring until released. An actor's mailbox gives an
+//       idle ring back (ActorSystem+Reclaim.swift); RingEpoch frees it once no thread can
+//       still read it.
 //
-// ck_ring facts that shape it: capacity is a power of two ≥ 4 and holds capacity − 1
-// entries; a producer preempted between claiming and committing its slot hides the slots
-// behind it. drain() then returns `.more` without having taken them; the consumer comes
-// back later instead of spinning (the actor layer re-queues the actor).
+// A producer preempted between claiming and publishing its slot holds up only the
+// consumer, at that slot: drain() returns `.more`, and the actor is re-queued.
 
 import MNScheduler
 #if canImport(Glibc)
@@ -220,8 +204,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// Bytes of the ring, 0 until the first send.
     public var ringBytes: Int { queue.ringBytes }
 
-    /// Heap bytes of an idle mailbox (its one object, the queue; no ring), as reported by
-    /// the allocator (malloc_usable_size).
+    /// Heap bytes of the idle mailbox's one object (no ring), as the allocator reports them.
     public var idleFootprintBytes: Int { heapBlockSize(of: queue) }
 }
 
@@ -300,13 +283,12 @@ extension Mailbox {
     }
 
     /// Consumer only: at most one message, and what the mailbox left behind (a sequential
-    /// actor's receive, specialised in the body's module).
+    /// actor's receive).
     @inlinable @inline(__always)
     func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Self.takeOne(from: queue) }
 
-    /// `takeOne()` on `queue`, a queue of `Message`s (a sequential actor's cell, its own
-    /// mailbox queue): no Mailbox formed, so an async caller retains nothing (forming one
-    /// from the cell cost a retain and a release per message in the Inbox's receive).
+    /// `takeOne()` on a queue of `Message`s, with no Mailbox formed, so an async caller
+    /// retains nothing.
     @inlinable @inline(__always)
     static func takeOne(from queue: MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
