@@ -1,115 +1,42 @@
-// ActorLifecycle — an actor cell's lifecycle: its phase, the reason it stops for and the stop
-// its own code asked for, and the one table that moves them. This comment is the one place
-// that states the lifecycle; AnyActorCell, ActorCellBase, SequentialActorCell and Router
-// only raise events (AnyActorCell.advance), and ActorLifecycleTests has the table written
-// out again, independently.
+// ActorLifecycle: an actor cell's phase, the reason it stops for, the stop its own code
+// asked for, and the one table (`transition`) that moves them. Cells only raise events
+// (AnyActorCell.advance). ActorLifecycleTests holds an independent copy of the table; the
+// "Actor cells" article (FastMailbox.docc/ActorCells.md) prints it with the effects.
 //
-// ## State (three bytes of the cell: AnyActorCell's `lifecycle`)
-//   phase    created   spawned; no code of the actor has run yet.
-//            running   started: preStart ran (or there is none: a closure actor, a pool's
-//                      router); messages are handled.
-//            draining  stop after drain: the mailbox is closed, what it held is still
-//                      handled; the cell stops once it reports empty.
-//            stopped   final: the stop ran (postStop if it had started, the termination
-//                      announced); what is left or arrives late becomes a dead letter.
-//   reason   why the cell drains or stopped (`.none` before: never read then). `.failed`'s
-//            text lives in the cell's Extras (`phaseFailure`).
-//   pending  a stop the actor's own code or its supervisor asked for during a message or a
-//            hook, run when that code has returned (`.none`: none; text: `pendingFailure`).
+// Phases: created (no actor code ran yet), running, draining (stop after drain: the
+// mailbox is closed, what it holds is still handled) and stopped (final; what is left
+// becomes a dead letter). `reason` says why the cell drains or stopped. `pending` is a
+// stop asked for during a message or hook, run once that code has returned.
 //
-// ## Events, and who raises them
-//   start            the cell's first turn (ActorCellBase.startIfNeeded: preStart next;
-//                    SequentialActorCell: the body's task next), or before the cell can run:
-//                    spawn of a cell born running (startWithoutTurn), Router.init.
-//   stopAfterDrain   a `.stop(.afterDrainingMailbox, r)` system message (ActorRef.stop, a
-//                    pool's stop, shutdown with r = systemShutDown), in handleSystem.
-//   stopImmediately  a `.stop(.immediately, r)` system message (ActorRef.stop, a parent that
-//                    stops or restarts), in handleSystem.
-//   stopFromInside   context.stop() (r = stopped); the supervisor's stop or escalate, or a
-//                    restart whose preStart failed (r = failed), in handleFailure.
-//   pendingStopDue   the message or hook that asked to stop has returned (finishPendingStop).
-//   restart          the supervisor restarts the actor after a failure (handleFailure): the
-//                    caller stops the old instance and starts a fresh one.
-//   mailboxDrained   a draining cell's turn found its mailbox empty and nothing unstashed
-//                    (ActorCellBase.finishTurn).
-//   ended            the actor's work ended by itself: a sequential actor's body returned or
-//                    threw (r from the body), or will never start because a stop came first
-//                    (r = stopped); a pool's last routee terminated (Router: r = stopped if
-//                    the pool was stopped, else the last routee's).
-//   shutdown         the scheduler shut down and will never run the cell again
-//                    (runAfterShutdown → finishAfterShutdown; r = systemShutDown).
+// Effects: `drain` closes the mailbox. `fin` is the stop (AnyActorCell.finalizeStop);
+// `fin⁰` is the stop of an actor that never started, so no postStop. `record` sets
+// `pending`: a failure replaces a pending plain stop. `ignored` changes and writes
+// nothing. An illegal pair is one the cells never raise: `transition` returns nil.
 //
-// ## The table (`transition`): state × event → next state, effect, reason
-//                    created            running              draining             stopped
-//   start            running  start     illegal              illegal              illegal
-//   stopAfterDrain   stopped  fin⁰ e    draining drain e     ignored              ignored
-//   stopImmediately  stopped  fin⁰ e    stopped  fin e       stopped  fin e       ignored
-//   stopFromInside   illegal            running  record      draining record      ignored
-//   pendingStopDue   illegal            stopped  fin p       stopped  fin p       illegal
-//   restart          illegal            running  restart     draining restart     illegal
-//   mailboxDrained   illegal            illegal              stopped  fin k       illegal
-//   ended            illegal            stopped  fin e       stopped  fin k/e     ignored
-//   shutdown         stopped  fin⁰ s    stopped  fin s       stopped  fin s       ignored
-// Effects (what the caller must do; AnyActorCell.advance does drain and fin itself):
-//   start    start the behaviour (preStart, the body's task; nothing for a cell born running).
-//   drain    close the mailbox (later sends are dead letters); keep handling what it holds.
-//   fin      the stop (AnyActorCell.finalizeStop): free the name, close the mailbox, stop the
-//            children, postStop — fin⁰: none, the actor never started —, drop become/stash
-//            (stash → dead letters), announce the termination (watchers, `await
-//            ref.terminated` observers, the parent), drop the instance. Clears `pending`.
-//   record   set `pending` (phase unchanged): a failure replaces a pending plain stop; a
-//            plain stop is recorded only when nothing is pending.
-//   restart  the caller replaces the instance (phase unchanged).
-//   ignored  nothing changes (the state already says more than the event); nothing is
-//            written either (`apply` returns before any store).
-// Reasons: e the event's; s systemShutDown; p the pending stop's; k kept (draining's);
-//   k/e kept unless the event's is a failure.
-// A stop of a created cell, in either mode, is fin⁰ at once: nothing ran, so nothing drains
-// and its messages become dead letters. Only a sequential cell meets it (its turn reads the
-// system queue before it starts the body; an event actor's first turn starts it first);
-// shutdown of a created cell (one the scheduler never ran) is fin⁰ likewise.
-// Illegal: the cell's code never raises it (its callers test the phase first, or the
-// situation cannot arise: no actor code runs while created, nothing is pending or restarts
-// once stopped); `transition` returns nil and AnyActorCell.advance fails an assertion naming
-// the phase and the event (debug builds; release builds change nothing).
+// Rules:
+//  (L1) stopped is final: every event there is ignored or illegal, neither of which
+//       writes, so the three bytes never change again.
+//  (L2) the termination is announced once: only `fin` announces it, and every way into
+//       stopped is a `fin`. A draining cell does stop: its mailbox drains, something
+//       stops it first, or shutdown does.
+//  (L3) the reason is written when the cell leaves created or running, and is final once
+//       stopped. Draining's reason stands unless the drain is cut short (an immediate
+//       stop, shutdown, a stop from inside, a failing body).
+//  (L4) postStop runs only for a cell that started, at most once (L2).
+//  (L5) start happens once, from created; a cell stopped before it started never starts.
+//  (L6) nothing is pending once stopped: `fin` clears `pending`.
 //
-// ## Rules that follow
-//   (L1) stopped is final: no row leaves it, and every event there is ignored or illegal,
-//        neither of which writes, so the three bytes never change again.
-//   (L2) the termination is announced once: only `fin` announces it, every transition into
-//        stopped is a `fin` and none leaves stopped (L1), so a cell that stops runs exactly
-//        one. A draining cell does stop: its mailbox drains, something stops it first, or
-//        shutdown does.
-//   (L3) the reason is written when the cell leaves created or running, and is final once
-//        stopped.
-//        Draining's reason stands unless the drain is cut short: an immediate stop,
-//        shutdown, a stop from inside, a failing body — their reason is the one announced.
-//   (L4) postStop runs only for a cell that started (fin⁰ from created), at most once (L2).
-//   (L5) start happens once, from created; a cell stopped before it started never starts.
-//   (L6) nothing is pending once stopped: fin clears `pending`, and stopFromInside is
-//        ignored there (postStop asking to stop).
+// Confinement and ordering (x86 and ARM): the three bytes are plain fields, turn-confined
+// (AnyActorCell C2). Every event is raised inside a turn, in runAfterShutdown (which holds
+// the cell like a turn), or before the cell can run (spawn's startWithoutTurn,
+// Router.init). Successive turns are ordered by ScheduledUnit's state word and the run
+// queues' edges, so no atomics are needed. Other threads never read these bytes; they learn
+// of a stop through the mailbox's closed bit, system messages and observers, each
+// published after the `fin` that wrote the phase. Tests that read them after
+// `await terminated` rely on L1.
 //
-// ## Confinement and ordering (x86 and ARM)
-// The three bytes are plain fields, turn-confined (AnyActorCell C2): every event is raised
-// inside one of the cell's turns, in runAfterShutdown (which holds the cell exclusively, like
-// a turn), or before anything can run the cell (spawn's startWithoutTurn, before the cell is
-// registered or scheduled; Router.init). Successive turns are ordered by ScheduledUnit's
-// state word (acquire-release RMWs) and the run queues' release/acquire edges, so each turn
-// sees the previous turn's writes on both architectures; no atomics are needed. Other
-// threads never read these bytes: they learn of a stop from the mailbox's closed bit, the
-// system queue, `Terminated` messages and observers, each published by its own release
-// edge after the fin that wrote the phase. (Tests read them between steps of a
-// DeterministicScheduler, on the thread that runs the turns, or after `await terminated`:
-// sound because of L1, though a turn may still raise ignored events on the stopped cell
-// after the observers fired — a sequential body's `ended` after an `observe` of a cell
-// already stopped; ThreadSanitizer saw that turn's same-value store race with the test's
-// read before ignored events stopped writing.)
-// Cost: `phase` is the struct's first byte; the turn's fast path reads it as one byte load
-// and compare (`if case .running = phaseCode`), and `pending` per message likewise. The
-// table runs only on lifecycle events, never per message, and is inlined into each place
-// that raises one (AnyActorCell.advance, `transition` and `apply` are always inlined): the
-// event is a constant there, so what is left is a test of the phase and the stores — a
-// closure actor's start is a compare and a store, as it was before the table.
+// Cost: the table runs only on lifecycle events and is always inlined, so at each call
+// site the event is a constant and it folds to a test of the phase and the stores.
 
 /// An actor cell's lifecycle state and the table that changes it (see the file comment).
 @usableFromInline
@@ -131,19 +58,39 @@ struct ActorLifecycle: Equatable, Sendable {
         }
     }
 
-    /// What happens to the cell (file comment, "Events").
+    /// What happens to the cell, and who raises it.
     enum Event: UInt8, CaseIterable, Sendable {
-        case start, stopAfterDrain, stopImmediately, stopFromInside, pendingStopDue, restart, mailboxDrained, ended, shutdown
+        /// The first turn (preStart or the body's task next), or before the cell can run:
+        /// a cell born running (startWithoutTurn), Router.init.
+        case start
+        /// `.stop(.afterDrainingMailbox, r)`: ActorRef.stop, a pool's stop, shutdown.
+        case stopAfterDrain
+        /// `.stop(.immediately, r)`: ActorRef.stop, a parent that stops or restarts.
+        case stopImmediately
+        /// context.stop(), a supervisor's stop or escalate, a restart whose preStart failed.
+        case stopFromInside
+        /// The message or hook that asked to stop has returned (finishPendingStop).
+        case pendingStopDue
+        /// The supervisor restarts the actor; the caller replaces the instance.
+        case restart
+        /// A draining cell's turn found its mailbox empty and nothing unstashed.
+        case mailboxDrained
+        /// The actor's work ended by itself: a sequential body returned, threw or never
+        /// started; a pool's last routee terminated.
+        case ended
+        /// The scheduler shut down and will never run the cell again (runAfterShutdown).
+        case shutdown
     }
 
-    /// What the caller must do after a transition (file comment, "Effects").
+    /// What the caller must do after a transition (file comment, "Effects"). AnyActorCell's
+    /// `advance` does `drain` and `finalize` itself.
     enum Effect: Equatable, Sendable {
         case ignored, start, drain, record, restart
         /// The stop; `postStop`: the actor had started (fin), else fin⁰.
         case finalize(postStop: Bool)
     }
 
-    /// Where the reason comes from (file comment, "Reasons").
+    /// Where the reason comes from.
     enum ReasonRule: Equatable, Sendable {
         /// Reason and pending stay as they are.
         case unchanged
@@ -201,8 +148,7 @@ struct ActorLifecycle: Equatable, Sendable {
     }
 
     /// The table: what `event` does in `phase`; nil when it is illegal (never raised).
-    /// Inlined: at each call site the event is a constant, so the table folds to a test of
-    /// the phase (see "Cost" in the file comment).
+    /// Inlined: at each call site the event is a constant (file comment, "Cost").
     @inline(__always)
     static func transition(_ phase: Phase, _ event: Event) -> Transition? {
         func to(_ next: Phase, _ effect: Effect, _ reason: ReasonRule) -> Transition {
@@ -250,8 +196,7 @@ struct ActorLifecycle: Equatable, Sendable {
     mutating func apply(_ event: Event, reason eventReason: Reason = .none) -> (effect: Effect, text: TextMove)? {
         guard let transition = Self.transition(phase, event) else { return nil }
         // Ignored: no store at all, not even of the same values, so a stopped cell's bytes
-        // are never written again (file comment, "Confinement and ordering": a reader after
-        // `terminated` races with nothing).
+        // are never written again (L1).
         if case .ignored = transition.effect { return (.ignored, .none) }
         var text = TextMove.none
         switch transition.reason {
