@@ -1,39 +1,24 @@
-// CellTable — the registry's set of live cells (ActorSystem.Registry.cells): an
-// open-addressing hash table of (id, retained cell) pairs, linear probing, power-of-two
-// capacity. The home slot of an id: Fibonacci hashing of id / 4, times 4, plus id mod 4.
-// Ids are a process-wide counter, so a run of spawns takes consecutive ids: four of them
-// share one 64-byte line of slots (a slot is 16 bytes), and a run of spawns into a table
-// larger than the caches misses on a line every fourth insertion instead of on every one
-// (Fibonacci hashing of the id itself sent each to a random line: the insertion was
-// ~11 % of a spawning thread's samples at 100,000 live actors, its one cache miss). The
-// groups of four still spread over the table, so ids that survive in a stride (every
-// 16th, say) do not pile onto a few homes. It replaces a `[ActorID: AnyActorCell]` Dictionary that every
-// spawn and every actor's last turn paid for (Dictionary.setValue about 180 instructions,
-// removeValue about as much); here an insertion or a removal is a multiply, a shift and a
-// short probe. A slot is 16 bytes, as a Dictionary bucket (key and value) was.
+// CellTable: the registry's set of live cells. An open-addressing hash table of
+// (id, retained cell) pairs with linear probing and a power-of-two capacity.
+//
+// An id's home slot: Fibonacci hashing of id / 4, times 4, plus id mod 4. Ids come from a
+// process-wide counter, so four consecutive spawns share one cache line of slots, while
+// groups of four still spread over the table.
 //
 // Not thread-safe: every access is under the system's registry lock, which orders
-// everything (no atomics here, no memory-ordering argument of its own).
-// Invariants:
-//   (T1) a cell is in the table at most once: `insert` is called once per cell (register),
-//        `remove` reports whether it was there (cellTerminated counts a cell once).
-//   (T2) every entry is reachable from its home slot by probing forward without crossing an
-//        empty slot (id 0 marks an empty slot: ids start at 1). Removal keeps this by
-//        backward-shift deletion (no tombstones): each later entry of the run moves into
-//        the hole unless its home lies cyclically after the hole.
-//   (T3) count ≤ 3/4 of the slots (an insert that would pass it first doubles the table).
-//        A removal never shrinks it (as a Dictionary never did): halving maps each home h
-//        to h/2, doubling the local density, and removals in slot order (shutdown stops the
-//        cells in that order) leave the survivors packed at one end — halving then would
-//        make one run of thousands of entries (measured: about 5,000 probe steps per
-//        removal). Only removeAll (shutdown's end) goes back to the smallest table.
-//   (T4) each stored cell holds one retain, the *owner's* retain of MNScheduler's lifetime
-//        rule (ScheduledUnit.swift, "Lifetime"): insert takes it and sets the cell's owner
-//        bit (`ownerArrives`, before spawn can schedule the cell), so while the cell is
-//        here its run-queue entries hold no retain. remove and removeAll give it up with
-//        `ownerLeaves`: released here if the cell was idle; otherwise handed to the entry
-//        or worker holding the cell (not released here), which releases it after the turn
-//        (the cell's final turn removes itself this way, and stays alive to its end).
+// everything. Invariants:
+//   (T1) a cell is in the table at most once: `insert` runs once per cell, and `remove`
+//        reports whether it was there.
+//   (T2) every entry is reachable from its home by probing forward without crossing an
+//        empty slot (id 0; ids start at 1). Removal keeps this by backward-shift deletion.
+//   (T3) count ≤ 3/4 of the slots; an insert that would pass it doubles the table first.
+//        Removal never shrinks it: halving doubles the local density, and shutdown's
+//        removals in slot order leave survivors packed at one end, one long run. Only
+//        removeAll goes back to the smallest table.
+//   (T4) each stored cell holds the owner's retain (ScheduledUnit.swift, "Lifetime").
+//        insert takes it and sets the owner bit before spawn can schedule the cell, so its
+//        run-queue entries hold none. remove and removeAll give it up with `ownerLeaves`:
+//        released here if the cell was idle, else handed to whoever holds the cell.
 
 #if canImport(Glibc)
 import Glibc
@@ -71,13 +56,9 @@ final class CellTable {
     private var capacity: Int { 1 &<< bits }
     private var mask: Int { capacity &- 1 }
 
-    /// Zeroed slots from calloc, freed with `free` (`freeSlots`): an empty slot is all zero
-    /// bits (id 0, cell nil), so nothing is written here. A table past malloc's mmap
-    /// threshold (every table from 8,192 slots on, as each is twice the one before: glibc
-    /// raises the threshold to a freed mapping's size, up to 32 MiB) comes from fresh pages
-    /// the kernel zeroes as they are touched; `initialize(repeating:)` wrote every slot
-    /// once more (a spawn run to 40,000 actors: ~52 instructions of memset per spawn, and
-    /// every page of the new table touched at the resize).
+    /// Zeroed slots from calloc, freed with `free`: an empty slot is all zero bits, so
+    /// nothing is written here. A large table comes from fresh pages the kernel zeroes as
+    /// they are touched.
     private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
         guard let raw = calloc(capacity, MemoryLayout<Slot>.stride) else {
             fatalError("CellTable: could not allocate \(capacity) slots (out of memory)")
@@ -101,8 +82,7 @@ final class CellTable {
     func homeSlot(of id: ActorID) -> Int { home(id.rawValue) }
 
     /// Adds `cell` (not already present, T1; never scheduled yet) and retains it as its
-    /// owner (T4). Inlined into the registration (one call a spawn fewer; `resize` stays
-    /// out of line).
+    /// owner (T4). Inlined into the registration; `resize` stays out of line.
     @inline(__always)
     func insert(_ cell: AnyActorCell) {
         // Wrapping arithmetic: count < capacity ≤ 2^62 (no overflow checks to pay for).
@@ -159,9 +139,8 @@ final class CellTable {
 
     /// Every cell in the table (retained by the array).
     var values: [AnyActorCell] {
-        // Not for an empty table: Array(unsafeUninitializedCapacity: 0) writes the count into
-        // the shared empty-array storage, a (benign) race TSan reports between two systems'
-        // shutdowns.
+        // Not for an empty table: Array(unsafeUninitializedCapacity: 0) writes the count
+        // into the shared empty-array storage, a benign race TSan reports.
         guard count > 0 else { return [] }
         return Array(unsafeUninitializedCapacity: count) { buffer, initialized in
             for index in 0..<capacity where slots[index].id != 0 {
@@ -171,11 +150,10 @@ final class CellTable {
         }
     }
 
-    /// Calls `body` with the cells in slots `start..<start + limit` (fewer at the end) and
-    /// returns the slot to go on from, nil once past the last: a walk in chunks, each under
-    /// the registry lock, so spawns wait for one chunk at most. A resize between chunks
-    /// moves cells: a walk may then visit some twice or miss some (a statistics pass must
-    /// use `forEach`).
+    /// Calls `body` with the cells in slots `start..<start + limit` and returns the slot to
+    /// go on from, nil once past the last. Each chunk runs under the registry lock, so
+    /// spawns wait for one chunk at most. A resize between chunks may make a walk visit
+    /// some cells twice or miss some; a statistics pass must use `forEach(_:)`.
     func forEach(from start: Int, limit: Int, _ body: (AnyActorCell) -> Void) -> Int? {
         let end = min(start + limit, capacity)
         guard start < end else { return nil }
@@ -227,9 +205,8 @@ final class CellTable {
         return found == count && count * 4 <= capacity * 3 ? longest : nil
     }
 
-    /// Doubles the table (T3): every group g of four homes becomes group 2g or 2g + 1 (each
-    /// id keeps its place in its group), so runs only get shorter.
-    /// One pass over the old slots into the new table, its pointer and geometry in locals.
+    /// Doubles the table (T3): each group g of four homes becomes group 2g or 2g + 1, so
+    /// runs only get shorter.
     @inline(never)
     private func resize(bits newBits: Int) {
         let old = slots

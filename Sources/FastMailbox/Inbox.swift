@@ -1,16 +1,15 @@
-// Inbox — the receiving end of a sequential actor (see SequentialActorCell for the
-// wake-up protocol and who consumes the mailbox).
+// Inbox: the receiving end of a sequential actor. SequentialActorCell owns the wake-up
+// protocol and says who consumes the mailbox.
 //
-// Selective receive: messages that a `receive(where:)` skipped are kept in `buffer`, in
-// arrival order, and every later receive scans that buffer (oldest first) before taking
-// anything new from the mailbox. Invariants:
-//   (I1) buffer[head...] holds skipped messages in the order they were sent to the actor
-//        (per sender), all older than anything still in the mailbox;
-//   (I2) a receive returns the oldest message that matches: first in the buffer, else the
-//        first matching one taken from the mailbox (skipped ones are appended to the buffer);
-//   (I3) cell.buffered == buffer.count - head (shutdown reads it to account what is left).
-// Thread-safety: an Inbox is confined to its actor's body task (it is not Sendable), which
-// makes it the mailbox's single consumer.
+// Selective receive keeps skipped messages in `buffer`, and every later receive scans it,
+// oldest first, before taking anything new. Invariants:
+//   (I1) buffer[head...] holds skipped messages in per-sender order, all older than
+//        anything still in the mailbox.
+//   (I2) a receive returns the oldest matching message: from the buffer first, else from
+//        the mailbox (skipped ones join the buffer).
+//   (I3) cell.buffered == buffer.count - head; shutdown reads it to account what is left.
+// An Inbox is confined to its actor's body task (it is not Sendable), which makes it the
+// mailbox's single consumer.
 
 import MNScheduler
 import Synchronization
@@ -35,9 +34,7 @@ import Synchronization
 ///   inbox empty wakes the waiting body with one compare-and-swap (lock-free; other sends
 ///   do no more than an ordinary mailbox send).
 public final class Inbox<Message: Sendable> {
-    // Confined to the body's task (see the file comment), so the runtime's dynamic
-    // exclusivity checks would prove nothing (`@exclusivity(unchecked)`: ~200 instructions
-    // a message).
+    // Confined to the body's task, so dynamic exclusivity checks would prove nothing.
     @usableFromInline let cell: SequentialActorCell<Message>
     @exclusivity(unchecked) @usableFromInline var buffer: [Message] = []
     @exclusivity(unchecked) @usableFromInline var head = 0
@@ -58,15 +55,12 @@ public final class Inbox<Message: Sendable> {
     public var bufferedCount: Int { buffer.count - head }
 
     /// The next message (buffered ones first), waiting as long as it takes. Like every
-    /// receive, it runs on the caller's executor (`nonisolated(nonsending)`): taking a
+    /// receive, it runs on the caller's executor (`nonisolated(nonsending)`), so taking a
     /// message costs no executor hop.
     /// - Throws: ``ActorStoppedError`` when the actor is stopping (see the type's
     ///   documentation), `CancellationError` when the task is cancelled otherwise.
-    ///
-    /// Inlinable (specialised in the body's module): with nothing set aside by selective
-    /// receives, taking a message is a specialised ring dequeue, and waiting is one
-    /// continuation (SequentialActorCell.suspend decides whether it parks), with no other
-    /// async call in between.
+    // Inlinable, so it is specialised in the body's module: a ring dequeue, and waiting is
+    // one continuation with no other async call in between.
     @inlinable @inline(__always)
     nonisolated(nonsending) public func receive() async throws -> Message {
         guard head == buffer.count, !finished else { return try await receive(timeout: nil) { _ in true } }
@@ -75,8 +69,7 @@ public final class Inbox<Message: Sendable> {
             case .message(let message): return message
             case .yield: await Task.yield()
             case .wait:
-                // The continuation right here, not in a nonsending helper: its hop back then
-                // names the caller's own executor value (see `receive(isolation:)`).
+                // The continuation right here, so its hop back names the caller's executor.
                 let reason = await _unsafeInheritExecutor_withUnsafeContinuation {
                     (continuation: UnsafeContinuation<SequentialWakeReason, Never>) in _ = cell.suspend(continuation)
                 }
@@ -86,11 +79,9 @@ public final class Inbox<Message: Sendable> {
         }
     }
 
-    /// `receive()` for the iterator's `next(isolation:)`: the same loop, isolated to the
-    /// caller's `isolation` value itself rather than to the implicit isolation of a
-    /// nonisolated(nonsending) call. Inlined into a `for await` loop, the hop after the wait
-    /// then names the same executor value as the loop's own hops, so the optimizer drops
-    /// those as redundant: one swift_task_switch per wait instead of two.
+    /// `receive()` for the iterator's `next(isolation:)`, isolated to the caller's value
+    /// itself. Inlined into a `for await` loop, the hop after the wait names the loop's
+    /// executor, so the optimizer drops the loop's own hop.
     @inlinable @inline(__always)
     func receive(isolation: isolated (any Actor)?) async throws -> Message {
         guard head == buffer.count, !finished else { return try await receiveBuffered(isolation: isolation) }
@@ -103,8 +94,8 @@ public final class Inbox<Message: Sendable> {
         }
     }
 
-    /// The slow path of `receive(isolation:)` (messages set aside, or the body ended),
-    /// isolated to the same value so that its return needs no hop of the fast path's.
+    /// The slow path of `receive(isolation:)`, isolated to the same value so its return
+    /// needs no extra hop.
     @usableFromInline
     func receiveBuffered(isolation: isolated (any Actor)?) async throws -> Message {
         try await receive(timeout: nil) { _ in true }

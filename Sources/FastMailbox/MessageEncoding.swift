@@ -1,26 +1,17 @@
-// MessageEncoding — how a typed message travels through a mailbox's ring (MPSCQueue): the
-// private encoding detail of Mailbox<Message>, through which every cell and every
-// standalone mailbox sends and takes (Mailbox.swift).
+// MessageEncoding: how a typed message travels through a mailbox's ring, the private
+// encoding detail of Mailbox<Message>.
 //
-// A message of at most RawRing.maximumSlotBytes (64) bytes (and at most 8-byte alignment)
-// travels *inside* the ring: the mailbox's queue is made with itemBytes = its size, the
-// sender's bytes are copied into the slot it reserved, and the consumer moves the message
-// out of the slot before freeing it (MPSCQueue, "Items"; ckshim.h, "Ready marks"). Enums
-// with payloads, structs with a String, anything carrying ActorRefs: 0 allocations.
-// A bigger message is moved into one heap box (UnsafeMutablePointer.allocate) whose pointer
-// travels instead: exactly 1 allocation per message, freed when it is consumed.
-// (A message that finds the ring full goes, the same way, into a slot of the ordered
-// overflow list's current chunk: one allocation per chunk of up to 1,024 messages.)
-// MailboxTests proves those numbers with MallocCounter.
+// A message of at most RawRing.maximumSlotBytes bytes (and at most 8-byte alignment)
+// travels inside its ring slot: the sender copies its bytes in, the consumer moves them
+// out. A bigger message is moved into one heap box whose pointer travels instead, freed
+// when it is consumed. A message that finds the ring full goes, the same way, into a slot
+// of the overflow list's current chunk. MailboxTests counts these allocations.
 //
-// Ownership: a message is moved (a bitwise copy after which the source is forgotten, never
-// destroyed): `withMovable` lends its bytes to a callee that must move them out — into the
-// queue, or back out with `take` to dead-letter it. Every item a queue accepted is taken
-// out exactly once: by a drain, or by the queue's deinit. For that, every enqueue here
-// passes `MessageEncoding<Message>` (an MPSCQueueItemType) to the queue, which records it
-// in the ring block when that enqueue allocates the ring — the cold path: the type costs
-// nothing per message — and its deinit destroys what nobody drained with `destroyItem`
-// (MPSCQueue.swift, "Where the fields live").
+// Ownership (E1): a message is moved, never copied: its bytes are forgotten at the source.
+// `withMovable` lends them to a callee that must move them out, into the queue or back
+// with `take`. (E2): every accepted item is taken out exactly once, by a drain or by the
+// queue's deinit. For that, the enqueue that allocates the ring records
+// `MessageEncoding<Message>` in it, and the deinit destroys leftovers with `destroyItem`.
 
 import MNScheduler
 
@@ -51,10 +42,8 @@ enum MessageEncoding<Message> {
         // An Optional's payload starts at offset 0; storing nil over the moved-out bytes
         // makes `held` forget them instead of destroying them.
         var held: Message? = consume message
-        // Unprotected (no stack canary): `body` touches only the message's own bytes (it
-        // reads its size, `itemBytes`, and at most writes the message back), so a canary
-        // guards nothing; with one, every function that sends (a behaviour's `receive`)
-        // paid a canary store and check per call.
+        // Unprotected (no stack canary): `body` touches only the message's own bytes, so a
+        // canary would guard nothing and cost every sending function a check.
         return _withUnprotectedUnsafeMutablePointer(to: &held) { pointer in
             let result = body(UnsafeMutableRawPointer(pointer))
             pointer.initialize(to: nil)
@@ -71,11 +60,9 @@ enum MessageEncoding<Message> {
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
-    /// `enqueue(movingFrom:into:)` for code specialised for `Message` (an event actor's
-    /// inlined `deliver`): whether it is boxed and its size are constants there, so the copy
-    /// into the slot is a fixed sequence of word moves. In unspecialised code they would be
-    /// metadata look-ups; that code calls `enqueue(movingFrom:into:boxed:)`, which reads the
-    /// size from the queue (made with `itemBytes`, makeQueue).
+    /// `enqueue(movingFrom:into:)` for code specialised for `Message`, where boxing and
+    /// size are constants, so the copy is a fixed sequence of word moves. Unspecialised
+    /// code calls `enqueue(movingFrom:into:boxed:)`, which reads the size from the queue.
     @inlinable @inline(__always)
     static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
         if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self) }
@@ -149,7 +136,7 @@ enum MessageEncoding<Message> {
     }
 }
 
-/// What a queue's deinit uses to destroy the messages nobody drained (see "Ownership").
+/// What a queue's deinit uses to destroy the messages nobody drained (E2).
 extension MessageEncoding: MPSCQueueItemType {
     @usableFromInline static func destroyItem(at item: UnsafeMutableRawPointer) {
         _ = take(from: item)
