@@ -1,21 +1,16 @@
-// Ask — request–reply on top of tell.
+// Ask: request–reply on top of tell.
 //
 // `ref.ask { replyTo in .get(replyTo: replyTo) }` creates an AskPromise: a one-shot
-// recipient with a unique request id, wrapped in an ActorRef<Reply> that the message
-// carries. The first of {reply, timeout, refusal} wins a CAS on the promise's state and
-// resumes the caller's continuation; anything that loses (a reply after the timeout, a
-// second reply) goes to dead letters with the request id. Nothing crashes, nothing is
-// silently dropped.
+// recipient with a unique request id, wrapped in the ActorRef<Reply> the message carries.
+// The first of reply, timeout or refusal wins a CAS on the promise's state and resumes
+// the caller. Whatever loses (a late reply, a second reply) goes to dead letters with the
+// request id. A request that is itself dead-lettered fails the ask at once with
+// `recipientStopped`: ActorSystem.publishDeadLetter looks for a pending promise inside.
+// Timeouts: the system's AskTimer.
 //
-// The request itself dead-lettered (the actor stopped before handling it) fails the ask
-// at once with `recipientStopped`: ActorSystem.publishDeadLetter looks for a pending
-// promise inside a dead-lettered message (only while asks are outstanding).
-// Timeouts: the system's AskTimer (one Dispatch timer for all asks, or the virtual clock
-// of a DeterministicScheduler; see AskTimer.swift).
-// Memory ordering: the continuation is stored before the ask is added to the timer (its
-// lock) and the request is sent (the send's ring release), which order it before any
-// reader; the CAS (acq_rel) makes the winner the only thread that touches it afterwards.
-// The winner removes the ask from the timer, so an answered ask holds no memory.
+// Memory ordering: the continuation is stored before the ask joins the timer (its lock)
+// and before the request is sent (the send's release). The acq_rel CAS makes the winner
+// the only thread that touches it afterwards. The winner removes the ask from the timer.
 
 import MNScheduler
 import Synchronization
@@ -68,10 +63,8 @@ enum AskTarget: Sendable {
     }
 }
 
-/// The part of an ask's reply slot that does not depend on the reply's type: the state
-/// word, the request id, the timer's and the dead letters' handle on it. Not generic, so
-/// the timer holds promises as this class (no witness table per ask, as an existential of
-/// the generic promise needed) and the ask's bookkeeping is compiled once.
+/// The part of an ask's reply slot that does not depend on the reply's type. Not generic,
+/// so the timer holds promises as this class and the bookkeeping is compiled once.
 @usableFromInline
 class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
     // @unchecked: `state` is atomic; everything else is immutable.
@@ -115,9 +108,8 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         fail(.recipientStopped(requestID: requestID, recipient: target.name))
     }
 
-    /// After the asker's continuation returned or threw (ThreadSanitizer: the replier's
-    /// writes happen-before the asker's next line, including those of a resume that came
-    /// before the asker awaited; see `threadSanitizerAcquireCurrentTask`).
+    /// After the asker's continuation returned or threw: tells ThreadSanitizer that the
+    /// replier's writes happen-before the asker's next line.
     @usableFromInline final func finishAsk() {
         threadSanitizerAcquire(self)
         threadSanitizerAcquireCurrentTask()
@@ -152,7 +144,7 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
     }
 
-    /// Timeouts from here on (about 292 years) are treated as "never": no timer at all.
+    /// Timeouts from here on (about 292 years) mean "never": no timer at all.
     static var noTimeoutThreshold: UInt64 { UInt64(Int64.max) / 1_000 }
 }
 
@@ -162,10 +154,8 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
     // @unchecked: `continuation` is written before the request is published and afterwards
     // only by the CAS winner (see file comment).
 
-    /// Resumed exactly once, by the CAS winner (file comment). Unsafe, not checked: the
-    /// CAS already rules out a second resume, and a CheckedContinuation's canary was one
-    /// more allocation per ask (its leak warning could not fire here anyway: the asker
-    /// keeps the promise, and so the continuation, alive until it is resumed).
+    /// Resumed exactly once, by the CAS winner. Unsafe, not checked: the CAS already rules
+    /// out a second resume, and a checked continuation allocates.
     @usableFromInline var continuation: UnsafeContinuation<Reply, any Error>?
 
     @usableFromInline override init(asking target: AskTarget, timeout: Duration) {
@@ -223,9 +213,8 @@ extension ActorRef {
         isolation: isolated (any Actor)? = #isolation,
         _ makeMessage: (ActorRef<Reply>) -> Message
     ) async throws -> Reply {
-        // Inlinable, so specialised where it is called: the promise's type, the message's
-        // move into the ring slot and the send are concrete there (unspecialised, they cost
-        // generic metadata and witness-table look-ups on every ask).
+        // Inlinable, so the promise's type, the message's move and the send are concrete
+        // at the call site.
         let promise = AskPromise<Reply>(asking: askTarget, timeout: timeout)
         defer { promise.finishAsk() }
         return try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in

@@ -1,33 +1,25 @@
-// AskTimer — the timeouts of one system's pending asks, on one Dispatch timer.
+// AskTimer: the timeouts of one system's pending asks, on one Dispatch timer.
 //
-// A timer per ask (a DispatchSource) cost about four allocations per ask and a kernel
-// timer each; here every pending ask is an entry in a dictionary (request id → promise,
-// the id hashed cheaply: RequestID)
-// and a min-heap of (deadline, request id), under one short lock (a FutexLock: each ask
-// takes it twice), and a single DispatchSource fires at the earliest deadline. An answered
-// ask removes its dictionary entry at once (so the promise is freed now, not at its
-// deadline); its heap entry (16 bytes) is skipped when it comes up, and the heap is
-// rebuilt from the dictionary when stale entries outnumber live ones, so memory follows
-// the asks still pending. The timer's handler fails the expired asks outside the lock
-// (AskPromiseBase.fail resumes a continuation). The Dispatch timer is re-armed only under
-// the lock, so the deadline it is set for is always the heap's minimum (or later than a
-// removed entry's: a wasted fire). Thread-safety: every method from any thread.
-// Clock: the system's scheduler's (SchedulerClock). On a DeterministicScheduler there is
-// no Dispatch timer: arming adds a timer to its VirtualClock, which fires when the test
-// advances virtual time past the deadline (a stale one finds nothing expired). Deadlines
-// saturate at `UInt64.max`, which a virtual clock can reach (VirtualClock, V4): such a
-// deadline is armed and fires like any other, so an ask with a timer always ends.
+// Every pending ask is an entry in a dictionary (request id → promise) and in a min-heap
+// of (deadline, request id), under one short lock. A single DispatchSource fires at the
+// earliest deadline. An answered ask leaves the dictionary at once, so its promise is
+// freed now; its heap entry is skipped when it comes up, and the heap is rebuilt when
+// stale entries outnumber live ones. The handler fails expired asks outside the lock.
+// The timer is re-armed only under the lock, so it is never set later than the heap's
+// minimum. Every method may be called from any thread.
+//
+// Clock: the scheduler's (SchedulerClock). On a DeterministicScheduler, arming adds a
+// timer to its VirtualClock instead, which fires when the test advances virtual time.
+// Deadlines saturate at `UInt64.max`, which a virtual clock can reach (VirtualClock, V4);
+// such a deadline is armed like any other, so an ask with a timer always ends.
 
 import Dispatch
 import MNScheduler
 
 final class AskTimer: Sendable {
-    /// Everything but the teardown. The Dispatch timer's handler holds the core strongly
-    /// (core → source → handler → core), a cycle that `deinit` below breaks by cancelling
-    /// the source: Dispatch then releases the handler. No weak reference to either object
-    /// exists on a real clock: a weak reference gives its object a side table, and then every
-    /// retain and release of it takes the runtime's slow path — each ask retains the timer
-    /// twice (add, and remove when it is answered).
+    /// Everything but the teardown. The Dispatch timer's handler holds the core strongly,
+    /// a cycle that `deinit` breaks by cancelling the source. No weak reference: it would
+    /// give the object a side table and slow every retain and release of it.
     let core: Core
 
     /// Test hook: called on the timer's thread once the expired asks of one firing have been
@@ -45,8 +37,7 @@ final class AskTimer: Sendable {
     }
 
     /// Starts timing `promise` out `nanoseconds` from now (on `clock`).
-    /// `nanoseconds`: the timeout, as `Duration.saturatingNanoseconds` gives it (the
-    /// caller has it already: one conversion per ask).
+    /// `nanoseconds`: the timeout as `Duration.saturatingNanoseconds` gives it.
     func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) { core.add(promise, id: id, nanoseconds: nanoseconds) }
 
     /// The ask ended (replied or failed): forget it now.
@@ -57,10 +48,8 @@ final class AskTimer: Sendable {
 }
 
 extension AskTimer {
-    /// A request id as the pending table's key, hashed by a SplitMix64 finaliser of the id
-    /// and the table's seed instead of the standard library's SipHash: ids are the system's
-    /// own sequence numbers, never chosen by an outsider, so hash flooding is not a concern,
-    /// and SipHash cost two hashes of ~90 instructions per ask (one to add, one to remove).
+    /// A request id as the pending table's key, hashed by a SplitMix64 finaliser instead of
+    /// SipHash: ids are the system's own sequence numbers, so hash flooding is no concern.
     struct RequestID: Hashable {
         let raw: UInt64
         init(_ raw: UInt64) { self.raw = raw }
@@ -78,16 +67,13 @@ extension AskTimer {
     }
 
     final class Core: @unchecked Sendable {
-        // @unchecked: `state` is under its lock; `source` is a DispatchSource, whose schedule
-        // and cancel are thread-safe (we call schedule only under the lock, so the armed
-        // deadline and the heap's minimum never disagree).
+        // @unchecked: `state` is under its lock; the DispatchSource is thread-safe, and we
+        // schedule it only under the lock.
         private struct State {
             var pending: [RequestID: AskPromiseBase] = [:]
             var heap: [(deadline: UInt64, id: UInt64)] = []
-            /// The deadline the timer is set for; nil when it is not armed. (Not a `.max`
-            /// sentinel: `.max` is a real deadline on a virtual clock — every deadline
-            /// saturates to it once the clock has reached it, see VirtualClock's V4 — and
-            /// must be armed like any other.)
+            /// The deadline the timer is set for; nil when not armed. Not a `.max` sentinel:
+            /// `.max` is a real deadline on a virtual clock (VirtualClock, V4).
             var armedFor: UInt64?
         }
 

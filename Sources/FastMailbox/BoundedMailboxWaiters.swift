@@ -1,37 +1,26 @@
-// BoundedMailboxWaiters — the senders waiting for room in a full bounded mailbox
+// BoundedMailboxWaiters: the senders waiting for room in a full bounded mailbox
 // (``ActorRef/send(_:)``), in arrival order, with their messages.
 //
-// A bounded mailbox is a ring with no overflow: it holds at most capacity − 1 messages.
-// `tell` on a full one dead-letters (`.mailboxFull`), `trySend` hands the message back,
-// `send` waits here. Invariants (all state under `state`'s lock):
+// A bounded mailbox is a ring with no overflow. `tell` on a full one dead-letters
+// (`.mailboxFull`), `trySend` hands the message back, `send` waits here. All state is
+// under `state`'s lock; `count` mirrors the list's length as a lock-free hint.
+// Invariants:
 //  (W1) FIFO: a sender that finds waiters queues behind them even if a slot is free, and
-//       only the actor's own turn moves waiting messages into the ring, oldest first
-//       (`admit`), so waiting senders' messages enter in the order they arrived.
-//  (W2) no lost wake-up: the turn looks at `count` after its drain, and admits (under the
-//       lock) when it is > 0. The lock alone does not close the gap: a sender can find
-//       the ring full, then the turn drain the ring dry, read `count` == 0 and go idle,
-//       and only then the sender record itself (BoundedMailboxTests replays exactly that
-//       with `BoundedMailboxWaitersTestHook`). So a sender that recorded itself then claims
-//       the mailbox's consumer like a producer that inserted an item
-//       (MPSCQueue.claimConsumerForWaiter, the same Dekker pair as "Who runs the
-//       consumer" in MPSCQueue.swift, with `count` in place of the ring): either it takes
-//       the idle consumer and schedules a turn, which sees it, or a turn is running or
-//       due whose `count` load comes after its idle store and so sees it. Every waiter is
-//       therefore admitted, cancelled or failed.
+//       only the actor's turn moves waiting messages into the ring, oldest first (`admit`).
+//  (W2) no lost wake-up: the turn admits when `count` > 0 after its drain. The lock alone
+//       leaves a gap: a sender finds the ring full, the turn drains it dry, sees no waiter
+//       and goes idle, then the sender records itself. So a sender that recorded itself
+//       then claims the consumer like a producer that inserted an item
+//       (MPSCQueue.claimConsumerForWaiter, the Dekker pair of "Who runs the consumer").
+//       Either it schedules a turn, or a running or due turn loads `count` after its idle
+//       store and sees it.
 //  (W3) nothing lost: a waiting message is owned by its record until exactly one of
-//       admit (into the ring; the sender's `send` returns), cancel (back to the sender in
-//       `SendError.cancelled`) or failAll (the actor stopped: `SendError.stopped`) takes it.
-//  (W4) a stop fails every waiter at once, and no sender waits after it: every stop closes
-//       the mailbox and then calls failAll (ActorCellBase.closeMailbox, from `ref.stop`, a
-//       parent's stop, shutdown, and the turn's own stop), without waiting for the turn in
-//       hand. A sender records itself only under the lock, after finding the mailbox open
-//       there (tryEnqueue's closed check, or `isClosed`). So either it holds the lock
-//       before failAll does, and failAll takes its record; or failAll's lock comes first,
-//       and then so does the close (before failAll, on the stopping thread): the sender's
-//       check, after the lock, sees it and refuses at once. BoundedMailboxTests replays
-//       both orders with `BoundedMailboxWaitersTestHook`. (A turn's admit after the close
-//       meets it too: `.closed`, and the rest fail.)
-// `count` mirrors the list's length (written under the lock, read without it: a hint).
+//       admit, cancel (`SendError.cancelled`) or failAll (`SendError.stopped`) takes it.
+//  (W4) a stop fails every waiter at once, and no sender waits after it. Every stop
+//       closes the mailbox, then calls failAll. A sender records itself only under the
+//       lock after finding the mailbox open there. If it locks first, failAll takes its
+//       record; if failAll locks first, the close came before, and the sender sees it.
+// BoundedMailboxTests replays the W2 and W4 interleavings with the test hook below.
 
 import MNScheduler
 import Synchronization
@@ -154,8 +143,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 
 #if DEBUG
 /// Debug builds only: pauses the next sender that found the mailbox full at one of two
-/// points, so a test can run the actor's last drain (W2 in the file comment) or a stop (W4)
-/// in that gap.
+/// points, so a test can run the actor's last drain (W2) or a stop (W4) in that gap.
 enum BoundedMailboxWaitersTestHook {
     enum Point: Equatable, Sendable {
         /// Before it takes the waiters' lock: a stop can run to its end here.
