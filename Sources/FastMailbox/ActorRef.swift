@@ -4,11 +4,10 @@
 /// Holding a ref keeps the actor's small cell object alive, not the actor running: a
 /// stopped actor's ref still works, and whatever is sent to it goes to dead letters.
 public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConvertible {
-    /// What a ref points at: one of the package's recipient classes. Every payload is a
-    /// single native class reference, so the enum is one word (the case lives in the
-    /// pointer's spare bits) and a copy is one retain. A send switches on the case and
-    /// calls the class's `final` deliver directly: no existential, no witness table
-    /// (issue 9, item 2). Adding a kind of recipient means adding a case here.
+    /// What a ref points at: one of the package's recipient classes. Every payload is one
+    /// native class reference, so the enum is one word and a copy is one retain. A send
+    /// switches on the case and calls the class's `final` deliver directly. Adding a kind
+    /// of recipient means adding a case here.
     @usableFromInline enum Target: Sendable {
         case cell(ActorCellBase<Message>)
         case sequential(SequentialActorCell<Message>)
@@ -23,9 +22,8 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The ref of an event actor's cell (`context.myself`): one retain.
     @inlinable init(cell: ActorCellBase<Message>) { self.target = .cell(cell) }
 
-    /// The actor's identity. A switch of its own, not `identity.id`: refs are hashed and
-    /// compared by it (dictionary keys), and the existential costs a retain, a release and
-    /// an indirect call.
+    /// The actor's identity, by a switch of its own: refs are hashed and compared by it,
+    /// and the existential would cost a retain, a release and an indirect call.
     public var id: ActorID {
         switch target {
         case .cell(let cell): cell.id
@@ -39,9 +37,8 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     public var name: String { identity.name }
 
     /// The recipient's identity and control operations. RecipientIdentity, not the generic
-    /// MessageRecipient: an existential of that costs a witness-table look-up each time it
-    /// is formed for a generic class (and generic metadata in unspecialised code); this one
-    /// needs none for an actor's cell. Sends do not use it: they switch on `target`.
+    /// MessageRecipient, which would cost a witness-table look-up each time. Sends do not
+    /// use it: they switch on `target`.
     var identity: any RecipientIdentity {
         switch target {
         case .cell(let cell): cell

@@ -1,25 +1,13 @@
-// ClosureActorCell — the cell of a closure actor (`ActorSystem.spawn(of:options:receive:)`,
-// `ActorContext.spawn(of:options:receive:)`): the closure is the behaviour, kept in the cell itself.
+// ClosureActorCell: the cell of a closure actor (`spawn(of:options:receive:)`). The
+// closure is the behaviour, kept in the cell itself, so a closure actor allocates no object
+// beside its cell. It has no state, no preStart, no postStop, no signal handler and the
+// default child supervisor, so ActorCell's work with its instance reduces to calling it.
 //
-// Why a cell of its own: as `ActorCell<ClosureActor<M>>` every closure actor allocated a
-// ClosureActor (an object holding nothing but the closure) beside its cell — one malloc
-// and one free of each actor's five, about 600 instructions of a spawn's life
-// (scripts/instructions.sh spawn) and 32 bytes of every live actor. A closure actor has
-// no state of its own, no preStart, no postStop, no signal handler and the default child
-// supervisor, so what ActorCell does with its instance reduces here to calling the closure.
-//
-// The closure lives in `slot`, a noncopyable struct, and is called by a borrowing method:
-// the call borrows the closure in place, so a message costs no retain and release of the
-// closure's context (a plain `var` of closure type is copied — retained and released —
-// around every call, because the callee could overwrite the property; the ClosureActor's
-// `let` avoided that the same way). The stop drops the closure (`releaseInstance` sets it
-// to nil), so what it captured — refs to other actors, to the system — no longer keeps
-// anything alive, as ActorCell drops its instance. (A no-op closure in its place would be
-// a closure formed in generic code: it captures `Message`'s metadata, an allocation.)
-// Turn-confined (AnyActorCell C2), like ActorCell's instance: `@exclusivity(unchecked)`.
-//
-// Per message this is ActorCell's fast path (ActorCellBase.drainOnFastPath, shared) with
-// the closure call for `receive`.
+// The closure lives in `slot`, a noncopyable struct, called by a borrowing method: the
+// call borrows it in place, so a message costs no retain of the closure's context. (A
+// plain `var` of closure type is copied around every call.) The stop sets it to nil, so
+// what it captured keeps nothing alive. Turn-confined (AnyActorCell C2).
+// Per message this is ActorCellBase's fast path (A2) with the closure call for `receive`.
 
 import MNScheduler
 import Synchronization
@@ -32,9 +20,8 @@ struct ClosureActorBody<Message: Sendable>: ~Copyable {
 
     @inlinable init(_ closure: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void) { self.closure = closure }
 
-    /// Calls the closure, if not yet released, without copying it (no retain of its context).
-    /// (The optional call borrows in place; `closure.unsafelyUnwrapped(…)` copied it: a
-    /// retain, a release and a reabstraction, ~375 instructions per message.)
+    /// Calls the closure, if not yet released, borrowing it in place (no retain of its
+    /// context, unlike `closure.unsafelyUnwrapped(…)`).
     @inlinable @inline(__always)
     borrowing func call(_ message: Message, _ context: ActorContext<Message>) throws {
         try closure?(message, context)
@@ -47,13 +34,8 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
     /// The behaviour (released once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var body: ClosureActorBody<Message>
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `body` is taken
-    /// (`consume`d from the spawn on: with a borrowed or merely `__owned` value the spawn
-    /// kept its own copies alive to the end of its scope, two retains and releases of the
-    /// closure's context per spawn); `mailbox` is the shape of the cell's own mailbox queue
-    /// (ActorCellBase.init). Inlinable, so that the spawn (inlinable too) hands its +1 of
-    /// the closure over: out of line, this init borrowed it, retained it to store it, and
-    /// the caller released its own.
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `body` is consumed,
+    /// so the spawn hands its +1 of the closure over. Inlinable for the same reason.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,

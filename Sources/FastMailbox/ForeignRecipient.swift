@@ -1,20 +1,15 @@
-// ForeignRecipient — the one door through which another module of this package
-// (FastMailboxDistributed) makes an `ActorRef` to something that is not a cell of this
-// module: a remote actor. `package` access only: users still see nothing but `ActorRef`.
+// ForeignRecipient: the one door through which FastMailboxDistributed makes an `ActorRef`
+// to something that is not a cell of this module, a remote actor. `package` access only.
 //
 // Invariants:
-//  (F1) A tell to such a ref calls the foreign recipient's `deliver` exactly once; the
-//       foreign side either hands the message on (to a transport) or reports it (a dead
-//       letter through `publishForeignDeadLetter`, or an error) — never drops it silently.
-//  (F2) The ref's identity is the foreign recipient's `id`, an ActorID drawn from this
-//       process's counter (`ActorSystem.nextForeignActorID()`), so it never aliases a
-//       local actor's ref.
-//  (F3) Watching the ref watches `watchProxy`, a local cell that stands for the remote
-//       actor: when the proxy stops, watchers get `Terminated` with the proxy's reason.
-//       The foreign side makes the proxy's id equal to the ref's id (it passes the
-//       proxy's id as its own), so the `Terminated` names the remote ref.
-// Thread-safety: everything here is immutable after init; `deliver` is the foreign
-// recipient's, which must itself be callable from any thread.
+//  (F1) A tell to such a ref calls the foreign `deliver` exactly once; it hands the
+//       message on or reports it (a dead letter, an error), never drops it silently.
+//  (F2) The ref's identity is an ActorID from this process's counter
+//       (`ActorSystem.nextForeignActorID()`), so it never aliases a local actor's ref.
+//  (F3) Watching the ref watches `watchProxy`, a local cell standing for the remote actor
+//       and given the ref's id, so the `Terminated` names the remote ref.
+// Everything here is immutable after init; the foreign `deliver` must be callable from
+// any thread.
 
 import MNScheduler
 

@@ -1,18 +1,14 @@
-// Router — the recipient behind a pool's ref: no mailbox of its own, it forwards each
-// message to one routee, chosen by a RoutingStrategy, on the sender's thread.
+// Router: the recipient behind a pool's ref. It has no mailbox of its own and forwards
+// each message, on the sender's thread, to one routee chosen by a RoutingStrategy.
 //
-// Concurrency: every field is immutable except `cursor` (relaxed atomic increment: it only
-// spreads work, it orders nothing) and `stopped` (set once by stop(), release; read by
-// deliver, acquire). A routee's depth and closed bit are single atomic loads of its
-// MPSCQueue state word. So deliver is lock-free: one increment, up to n loads, and the
-// routee's own enqueue.
-// Ordering: a message is one tell to one routee, so per-sender FIFO holds per routee only:
-// two messages from one sender that go to different routees may be processed in any order.
-// Lifecycle: the router is a cell without a mailbox. It is registered under the pool's
-// name (not counted as a live actor: its routees are), watches every routee, and its turns
-// only drain its system queue: watch/unwatch/observe as any cell, a routee's `.terminated`
-// counted down, a `.stop` passed on to the routees. When the last routee has terminated the
-// router stops (watchers and `await ref.terminated` callers are told) and frees its name.
+// Concurrency: every field is immutable except `cursor` (a relaxed increment: it only
+// spreads work) and `stopped` (set once with release, read with acquire). So deliver is
+// lock-free: one increment, up to n atomic loads, and the routee's own enqueue.
+// Ordering: per-sender FIFO holds per routee only; two messages from one sender that go
+// to different routees may be handled in any order.
+// Lifecycle: the router is a cell registered under the pool's name (not counted as a live
+// actor). It watches every routee; its turns only drain its system queue. When the last
+// routee has terminated, the router stops and frees its name.
 
 import MNScheduler
 import Synchronization
@@ -38,8 +34,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         self.strategy = strategy
         self.routees = routees
         self.routeesRunning = routees.count
-        // A router has no mailbox: the queue every cell is (MPSCQueue, "One object") stays
-        // empty and ring-less (the smallest shape, 24 bytes in the object).
+        // A router has no mailbox: its own queue stays empty and ring-less.
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
                    mailbox: .unused)
         advance(.start)  // no preStart: a router has no behaviour of its own
@@ -63,18 +58,13 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         !stopped.load(ordering: .acquiring) && routees.contains { !$0.isClosed }
     }
 
-    /// Hands the message at `source` to the routee `route()` picks, as a tell to it would
-    /// (the bytes move straight from the sender's slot into the routee's mailbox), else
-    /// dead-letters it. Inlinable: specialised with the sender's `tell` (ActorRef's switch),
-    /// so the pick and the routee's send are the message type's own code (unspecialised,
-    /// each message paid generic metadata look-ups and the routee's generic send). Never
-    /// inlined: inside every `tell`'s switch it made the send's closure too big to inline
-    /// (ping-pong 352 → 361 instructions per message).
+    /// Hands the message at `source` to the routee `route()` picks, as a tell to it would,
+    /// else dead-letters it. Inlinable, so it is specialised with the sender's `tell`.
+    /// Never inlined, so every `tell`'s switch stays small enough to inline.
     @inlinable @inline(never) @discardableResult
     func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        // The routee is held by `routees`, a `let` of this router, which the sender's ref
-        // keeps alive: the call borrows it unretained (the compiler retained the array
-        // element around the call otherwise, a retain and a release per message).
+        // `routees` is a `let` the sender's ref keeps alive, so the routee is borrowed
+        // unretained.
         if let index = route() {
             return Unmanaged.passUnretained(routees[index])._withUnsafeGuaranteedRef { $0.deliver(movingFrom: source) }
         }

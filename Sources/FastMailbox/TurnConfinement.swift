@@ -1,30 +1,21 @@
-// TurnConfinement — AnyActorCell's confinement rule C2 ("every `var` is touched only from
-// inside this cell's turns") checked in debug builds, where an `ActorContext` crosses into
-// user code. A context is handed to `receive`, `preStart` and the rest for the length of
-// one call; a context kept and used later from another thread (a stored context, a task
-// started inside `receive` under `nonisolated(unsafe)`) would touch turn-confined state
-// while the cell's next turn runs on a worker: a data race the compiler cannot see, since
-// the cell is `@unchecked Sendable`.
+// TurnConfinement: debug builds check AnyActorCell's rule C2 where an `ActorContext`
+// reaches user code. A context is valid for one call of `receive`, `preStart` and the
+// rest. A context kept and used later from another thread would race with the cell's
+// next turn, unseen by the compiler, since the cell is `@unchecked Sendable`.
 //
 // The rule as checked:
-//  (T1) While a turn (or the exclusive post-shutdown finalization, which stands in for
-//       one) runs, the cell's `turnThread` holds the running thread's id; outside it, 0.
-//       Only the thread running the turn stores it (at the turn's start and end).
-//  (T2) Every ActorContext operation that reads or writes turn-confined state (spawn,
-//       stop, watch, unwatch, become, unbecome, stash, unstashAll, stashCount, children,
-//       log) first checks `turnThread == current thread`. A mismatch is a violation: it is
-//       reported and the operation is skipped (spawn throws
-//       ``ActorSystemError/contextUsedOutsideTurn(_:)``), so the misuse touches nothing.
+//  (T1) While a turn runs (or runAfterShutdown, which stands in for one), the cell's
+//       `turnThread` holds the running thread's id; outside it, 0. Only that thread
+//       stores it.
+//  (T2) Every ActorContext operation on turn-confined state first checks
+//       `turnThread == current thread`. A mismatch is reported and the operation is
+//       skipped (spawn throws ``ActorSystemError/contextUsedOutsideTurn(_:)``).
 //       `myself`, `id`, `name` and `system` are immutable and need no check.
-// Memory ordering: the check is a relaxed load. A thread reads its own id only if it
-// stored it itself and has not yet cleared it (coherence of a location orders a thread's
-// own writes for its own reads), so a thread running the turn always passes and any other
-// thread always fails, whatever it reads of other threads' stores — on x86 and on ARM.
-// Release builds compile the check out: the turn stores nothing (the hot path stays as
-// it is), and a context operation's check is a call that returns true.
-// Reporting: `violationHandler` (tests install one to record; a pthread Lock, which
-// ThreadSanitizer sees, unlike Mutex's futex); without one, a violation
-// is an `assertionFailure` naming the operation and the actor.
+// Memory ordering: a relaxed load suffices on x86 and ARM. A thread reads its own id only
+// if it stored it and has not cleared it (coherence orders a thread's own writes for its
+// own reads), so the running thread always passes and any other always fails.
+// Release builds compile the check out. Reporting: `violationHandler`, which tests
+// install; without one, a violation is an `assertionFailure` naming the operation.
 
 import MNScheduler
 #if canImport(Glibc)
