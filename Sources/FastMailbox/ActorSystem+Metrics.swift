@@ -1,20 +1,11 @@
-// ActorSystem+Metrics — the figures a service watches, readable in code (`metrics`) and
+// ActorSystem+Metrics: the figures a service watches, readable in code (`metrics`) and
 // published to swift-metrics by a sampling reporter (ActorSystemMetricsReporter).
 //
-// Cost model (the one place it is stated; Architecture.md links here): nothing below runs
-// per delivered message. Delivered counts are the per-cell counts the turn already keeps
-// (an event actor's derived from its mailbox's count of messages taken: ActorCellBase,
-// "Accounting"); dead letters are counted by reason where they are published (one
-// relaxed increment each, off the hot path); restarts and failure stops where the
-// supervisor decides. A snapshot walks the registry once under its lock (O(live actors),
-// plus one short spin lock per mailbox for its overflow count), so sample it every few
-// seconds, not per request. The reporter turns cumulative figures into counter increments
-// (the difference since its last sample) and live actors into a gauge.
-//
-// Scheduler-internal figures (parks, steals, per-worker busy time, injection-queue depth,
-// blocked workers) belong to MNScheduler; they will join `ActorSystemMetrics` as a new
-// field when the scheduler exposes them (the initializer is internal, so adding fields is
-// not a breaking change).
+// Cost model: nothing here runs per delivered message. Delivered counts are the per-cell
+// counts the turn keeps anyway (ActorCellBase, A1). Dead letters are counted by reason
+// where they are published, restarts and failure stops where the supervisor decides. A
+// snapshot walks the registry once under its lock, so sample it every few seconds. The
+// reporter turns cumulative figures into counter increments and live actors into a gauge.
 
 import Metrics
 import MNScheduler
@@ -127,7 +118,8 @@ extension ActorSystem {
 /// - `fastmailbox_messages_delivered_total`, `fastmailbox_mailbox_overflows_total`,
 ///   `fastmailbox_restarts_total`, `fastmailbox_failed_stops_total` (counters),
 /// - `fastmailbox_dead_letters_total` (counter, with a `reason` dimension:
-///   `recipient_stopped`, `ask_timed_out`, `duplicate_reply`, `system_shut_down`),
+///   `recipient_stopped`, `ask_timed_out`, `duplicate_reply`, `system_shut_down`,
+///   `mailbox_full`),
 /// - the scheduler's: `fastmailbox_scheduler_parks_total`, `fastmailbox_scheduler_steals_total`
 ///   (counters), `fastmailbox_scheduler_injection_queue_depth`,
 ///   `fastmailbox_scheduler_blocked_workers` (in `blocking {}` or detected),

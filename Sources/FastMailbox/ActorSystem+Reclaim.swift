@@ -1,35 +1,23 @@
-// ActorSystem+Reclaim — idle actors give their mailbox ring back (issue 9, item 6).
+// ActorSystem+Reclaim: idle actors give their mailbox ring back.
 //
-// An actor's mailbox allocates its ring (~460 bytes with 32 word slots) on its first
-// message. An actor that handled a few messages and went idle would keep it for ever; the
-// walk below takes it back, so an idle actor costs its cell again (the mailbox queue is the cell). How the ring
-// is given back safely while senders may still hold its address (seal, detach, grace
-// period) is MPSCQueue.swift's "Giving the ring back" and RingEpoch.swift; here is only
-// who asks, and when:
-//  - a walk (`reclaimIdleMailboxes`, one at a time) visits the registry's cells in chunks
-//    of `reclaimChunk`, each under the registry lock, inside one ring epoch section per
-//    chunk. For each actor (event or sequential) whose mailbox has a ring and took no message since the
-//    previous walk (the queue compares its taken count with the walker's snapshot, a word
-//    in the ring block only the walker touches), it asks for a release: it installs the
-//    *release request* word in the cell's system slot (AnyActorCell.requestMailboxRelease,
-//    a CAS from nil) and schedules the cell; a cell whose slot holds a system queue
-//    (watched, a parent, observed) gets `SystemMessage.releaseMailboxRing` in that queue
-//    instead; a cell with a pending stop is left alone. No registration, nothing per
-//    message.
-//  - a sequential actor's turn takes the request likewise and passes it to its body, which
-//    gives the ring back before it next parks (SequentialActorCell, "Giving the ring back");
-//  - either way an event actor's `hasSystemWork` is true and the cell's next turn is the general one (the
-//    fast turn pays nothing: it already tests hasSystemWork). The general turn takes the
-//    word or the message (drainSystem(releaseRequested:); a request drained anywhere else,
-//    mid-turn, is dropped and the next walk asks again), drains as usual, and if the drain
-//    ended `.empty` (and the actor is running) calls `releaseIdleRing()` — the mailbox's
-//    only consumer, in its own turn.
-//  - the system walks by itself every `idleMailboxReclaimMilliseconds`
-//    (SchedulerConfiguration, MN_IDLE_MAILBOX_RECLAIM_MS, default 10,000 ms, 0: off; a walk
-//    costs ~100–200 ns per live actor, see defaultIdleMailboxReclaimMilliseconds) on a
-//    Dispatch timer (the global queue's threads, as AskTimer: no thread of its own), not
-//    on a virtual clock (deterministic tests call the walk themselves). After each walk
-//    it collects retired rings whose grace period is over (RingEpoch.collect).
+// A mailbox allocates its ring on its first message. The walk below takes it back from an
+// actor that went idle, so an idle actor costs only its cell again. How a ring is given
+// back while senders may still hold its address lives in MPSCQueue.swift ("Giving the
+// ring back") and RingEpoch.swift. Here is only who asks, and when:
+//  - A walk visits the registry's cells in chunks, each under the registry lock and inside
+//    one ring epoch section. It asks each actor whose ring took no message since the
+//    previous walk: the release request word in an empty system slot, else
+//    `.releaseMailboxRing` in its system queue (AnyActorCell.requestMailboxRelease). A
+//    cell with a pending stop is left alone. Nothing happens per message.
+//  - An event actor's next turn is then the general one. It takes the request, drains as
+//    usual, and gives the ring back if the drain ended empty: the mailbox's only
+//    consumer, in its own turn. A request drained mid-turn is dropped; the next walk asks
+//    again.
+//  - A sequential actor's turn passes the request to its body, which gives the ring back
+//    before it next parks (SequentialActorCell).
+//  - The system walks by itself every `idleMailboxReclaimMilliseconds` (0: off) on a
+//    Dispatch timer, never on a virtual clock (deterministic tests call the walk). After
+//    each walk it collects retired rings whose grace period is over.
 // So a ring is given back between one and two intervals after the actor's last message.
 
 import Dispatch
@@ -39,13 +27,13 @@ extension ActorSystem {
     /// Cells visited per hold of the registry lock by a walk.
     static let reclaimChunk = 1_024
 
-    /// Asks every actor (event or sequential) whose mailbox holds a ring and took no message since the
-    /// previous walk to give that ring back at its next turn (a turn with nothing to do
-    /// then frees the ring; the actor's next message allocates a fresh one). The system
-    /// walks by itself every `SchedulerConfiguration.idleMailboxReclaimMilliseconds` (MNScheduler)
-    /// (default ten seconds); call this to walk now — an actor is asked on the second walk
-    /// that finds it idle. Runs on the calling thread; spawns wait at most for one chunk of
-    /// the registry. Walks run one at a time.
+    /// Asks every actor whose mailbox holds a ring and took no message since the previous
+    /// walk to give that ring back at its next turn. Its next message allocates a fresh
+    /// one. The system walks by itself every
+    /// `SchedulerConfiguration.idleMailboxReclaimMilliseconds` (MNScheduler); call this to
+    /// walk now. An actor is asked on the second walk that finds it idle. Runs on the
+    /// calling thread; spawns wait at most for one chunk of the registry. Walks run one at
+    /// a time.
     /// - Returns: the number of actors asked to give their ring back.
     @discardableResult
     public func reclaimIdleMailboxes() -> Int {
@@ -66,7 +54,7 @@ extension ActorSystem {
                 next = registry.withLock { registry in
                     if registry.shuttingDown { return nil }
                     return registry.cells.forEach(from: start, limit: ActorSystem.reclaimChunk) { cell in
-                        // The cell's own mailbox queue (reclaimable: an event or sequential actor's, unless bounded or eagerly allocated).
+                        // Reclaimable: an event or sequential actor's, unless bounded or eagerly allocated.
                         if cell.reclaimable, cell.ringIdleSinceLastLook(), cell.requestMailboxRelease() {
                             requested += 1
                         }
@@ -93,12 +81,8 @@ extension ActorSystem {
         let interval = DispatchTimeInterval.milliseconds(milliseconds)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, milliseconds / 10)))
         // The handler holds the registry and the walk lock, not the system: a weak
-        // reference to the system would give it a side table, and every retain and
-        // release of the system (each spawn's cell takes one) would then take the
-        // runtime's slow path (swift_retain → incrementSlow, an atomic on the side table:
-        // ~12 % of a spawn's samples). The system's deinit cancels the timer; a handler
-        // already running then walks a registry that holds no cell (a registered cell
-        // keeps its system alive), and does nothing.
+        // reference would give the system a side table and slow every retain of it. The
+        // system's deinit cancels the timer; a handler already running then finds no cell.
         let registry = registry, walk = reclaimWalk
         timer.setEventHandler {
             _ = ActorSystem.walkIdleMailboxes(registry: registry, walk: walk)
