@@ -1,8 +1,7 @@
 /// What every kind of recipient answers the same way, whatever its message type. Declared
 /// by the non-generic bases (AnyActorCell, AskPromiseBase), so an existential of it needs
-/// no witness-table look-up for an actor's cell, as one of the generic MessageRecipient
-/// does on every use: ActorRef's identity and control operations go through it (its send
-/// paths switch on the ref's case instead).
+/// no witness-table look-up for an actor's cell. ActorRef's identity and control
+/// operations go through it; sends switch on the ref's case instead.
 protocol RecipientIdentity: AnyObject, Sendable {
     /// Identity (equal refs ⇔ equal ids).
     var id: ActorID { get }

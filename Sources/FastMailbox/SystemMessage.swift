@@ -15,11 +15,9 @@ enum SystemMessage: Sendable {
     case childFailed(ChildFailedError)
     /// Code outside any actor awaits this cell's end (`ActorRef.terminated`).
     case observe(TerminationObserver)
-    /// The idle-mailbox walk asks this cell to give its mailbox ring back if its mailbox
-    /// drains empty in this turn (ActorSystem+Reclaim.swift). Sent only to a cell whose
-    /// system slot already holds a queue (otherwise the request is a word in the slot);
-    /// only the general turn acts on it, anywhere else it is dropped (the next walk asks
-    /// again).
+    /// The idle-mailbox walk asks this cell to give its ring back if its mailbox drains
+    /// empty in this turn (ActorSystem+Reclaim.swift). Sent only to a cell whose system
+    /// slot holds a queue. Only the general turn acts on it; elsewhere it is dropped.
     case releaseMailboxRing
 }
 
