@@ -29,67 +29,60 @@ import Darwin
 @usableFromInline
 class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @usableFromInline enum Phase: Equatable, Sendable { case created, running, draining(TerminationReason), stopped }
-    /// `Phase` without its payload: one byte (the reason lives in `reasonCode`).
+    /// `Phase` without its payload: one byte.
     @usableFromInline typealias PhaseCode = ActorLifecycle.Phase
-    /// A `TerminationReason` in one byte; `.failed`'s text lives in `Extras` (rare).
+    /// A `TerminationReason` in one byte; `.failed`'s text lives in `Extras`.
     @usableFromInline typealias ReasonCode = ActorLifecycle.Reason
     /// What a cell is from its spawn on (immutable, C1).
     @usableFromInline struct Traits: OptionSet, Sendable {
         @usableFromInline let rawValue: UInt8
         @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
         /// A bounded mailbox: `SpawnInfo.waiters` holds its waiting senders.
-        @inlinable static var bounded: Traits { Traits(rawValue: 1 << 1) }  // computed: a constant in inlined code
-        /// The user mailbox's messages travel boxed (MessageEncoding), computed once.
+        @inlinable static var bounded: Traits { Traits(rawValue: 1 << 1) }  // computed: a constant when inlined
+        /// The user mailbox's messages travel boxed (MessageEncoding).
         @inlinable static var boxed: Traits { Traits(rawValue: 1 << 2) }
-        /// `.stop` from outside may travel in `systemQueueStorage` itself (see StopWord):
-        /// cells whose turns read the system queue through `drainSystem` only.
+        /// `.stop` from outside may travel in `systemQueueStorage` itself (StopWord).
         @inlinable static var stopWord: Traits { Traits(rawValue: 1 << 3) }
-        /// Spawn was given a parent and nothing else beyond the defaults: `spawnStorage` is
-        /// the parent cell itself, not a SpawnInfo (a child costs no extra allocation).
+        /// Spawn was given a parent and nothing else: `spawnStorage` is the parent cell.
         static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
-    // Layout: the one-byte fields below share a word right after MPSCQueue's fields.
-    // Keep bytes first and words after. A send reads `traits` and the queue's fields, all
-    // on the cell's first cache line; an event actor's turn writes no cell field per message.
+    // Layout: the one-byte fields share a word right after MPSCQueue's fields. Keep bytes
+    // first and words after.
 
-    /// Phase, reason and pending stop, changed only by `advance`. Turn-confined (C2), so
-    /// `@exclusivity(unchecked)` like every turn-confined field below: C2 already rules
-    /// out overlapping accesses.
+    /// Phase, reason and pending stop, changed only by `advance`. Turn-confined fields are
+    /// `@exclusivity(unchecked)`: C2 already rules out overlapping accesses.
     @exclusivity(unchecked) @usableFromInline final private(set) var lifecycle = ActorLifecycle()
     /// True once the registry maps this cell's name to it. Written under the registry lock
     /// before the cell can run, never cleared, so `releaseName` may read it without the lock.
     @exclusivity(unchecked) var holdsRegisteredName = false
-    /// Set by the turn that found the stopped cell drained and left the registry (C2).
+    /// Set by the turn that found the stopped cell drained and left the registry.
     @exclusivity(unchecked) final var leftRegistry = false
-    /// The behaviour's instance ran preStart once (ActorCell: the next start is a restart). C2.
+    /// The instance ran preStart once, so the next start is a restart.
     @exclusivity(unchecked) final var instanceStarted = false
     @usableFromInline let traits: Traits
 
     @usableFromInline let id: ActorID
     @usableFromInline let system: ActorSystem
-    /// Lifecycle traffic (SystemMessage, boxed): a retained MPSCQueue made by the first
-    /// system message, installed by CAS (acq_rel; the loser releases its own) and read with
-    /// acquire. Before any queue exists, a `.stop` from outside travels in this word
-    /// (`StopWord`).
+    /// Lifecycle traffic: a retained MPSCQueue of SystemMessage, made by the first system
+    /// message and installed by CAS (the loser releases its own). Before that, a `.stop`
+    /// from outside may travel in this word (`StopWord`).
     @usableFromInline let systemQueueStorage = Atomic<UnsafeMutableRawPointer?>(nil)
     #if DEBUG
-    /// The thread running this cell's turn, 0 outside turns (debug builds; TurnConfinement T1).
+    /// The thread running this cell's turn, 0 outside turns (TurnConfinement T1).
     let turnThread = Atomic<UInt>(0)
     #endif
 
-    /// What spawn was given beyond the defaults; made by init only then (most actors: nil).
-    /// Immutable (C1): any thread may read it.
+    /// What spawn was given beyond the defaults; nil for most actors. Immutable (C1).
     final class SpawnInfo {
-        /// The name given at spawn (nil: the name is `$<id>`, formatted when read).
+        /// The name given at spawn (nil: `$<id>`).
         let name: String?
-        /// The parent cell (nil for top-level actors). Strong: a child keeps its parent's
-        /// cell object alive (not running); the parent drops the child when it terminates.
+        /// The parent cell (nil for top-level actors). The parent drops the child when it
+        /// terminates.
         let parent: AnyActorCell?
-        /// The strategy that decides about this cell's failures when it is not the system's
-        /// default (its parent's `childSupervisor`, or the one given at spawn).
+        /// The strategy for this cell's failures, when not the system's default.
         let supervisor: SupervisorStrategy?
-        /// A bounded mailbox's BoundedMailboxWaiters<Message> (ActorCellBase.waiters).
+        /// A bounded mailbox's BoundedMailboxWaiters<Message>.
         let waiters: AnyObject?
 
         init(name: String?, parent: AnyActorCell?, supervisor: SupervisorStrategy?, waiters: AnyObject?) {
@@ -101,20 +94,19 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     }
     /// nil, the parent cell (trait `.parentOnly`), or a SpawnInfo. Immutable.
     @usableFromInline let spawnStorage: AnyObject?
-    /// What spawn was given beyond the defaults, when more than a parent.
     @inline(__always) final var spawnInfo: SpawnInfo? {
         guard let storage = spawnStorage, !traits.contains(.parentOnly) else { return nil }
         return unsafeDowncast(storage, to: SpawnInfo.self)
     }
 
-    /// The phase's case (see `phase`): one byte load. Turn-confined (C2).
+    /// The phase's case: one byte load. Turn-confined (C2), like the next ones.
     @inlinable @inline(__always) final var phaseCode: PhaseCode { lifecycle.phase }
-    /// Why the cell is draining or stopped (`.none` before). Turn-confined (C2).
+    /// Why the cell is draining or stopped (`.none` before).
     final var reasonCode: ReasonCode { lifecycle.reason }
-    /// The stop requested during a message or hook (`.none`: none). Turn-confined (C2).
+    /// The stop requested during a message or hook (`.none`: none).
     @inlinable @inline(__always) final var pendingStopCode: ReasonCode { lifecycle.pending }
 
-    /// The phase, payload included (`draining`'s reason). Turn-confined (C2).
+    /// The phase, payload included.
     @usableFromInline final var phase: Phase {
         @inline(__always) get {
             switch phaseCode {
@@ -131,12 +123,11 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// `isCreated`, likewise.
     @inlinable @inline(__always) final var isCreated: Bool { if case .created = phaseCode { true } else { false } }
 
-    /// Why the cell is draining or stopped (valid in those phases). Turn-confined (C2).
+    /// Why the cell is draining or stopped (valid in those phases).
     final var phaseReason: TerminationReason { decode(reasonCode, failure: extrasStorage?.phaseFailure) }
 
-    /// A stop requested during a message or a hook, run once that code has returned.
-    /// Turn-confined (C2). The per-message check tests one byte; pattern matches, not `==`,
-    /// keep it small for the inliner. Set it with `advance(.stopFromInside, reason)`.
+    /// A stop requested during a message or hook, run once that code has returned. The
+    /// check is a one-byte pattern match, small for the inliner.
     @inlinable final var pendingStop: TerminationReason? {
         @inline(__always) get {
             if case .none = pendingStopCode { return nil }
@@ -147,16 +138,14 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         decode(pendingStopCode, failure: extrasStorage?.pendingFailure)
     }
 
-    /// Moves the lifecycle along `event` by the table in ActorLifecycle.swift. This is the
-    /// only way phase, reason and pending stop change. It does the stop's effects itself:
-    /// `.drain` closes the mailbox, `.finalize` runs `finalizeStop`. The caller does
-    /// `.start` and `.restart`. An illegal transition asserts in debug builds and changes
-    /// nothing in release builds. Always inlined, like the table.
+    /// Moves the lifecycle along `event` by ActorLifecycle's table: the only way phase,
+    /// reason and pending stop change. Does `.drain` and `.finalize` itself; the caller
+    /// does `.start` and `.restart`. An illegal transition asserts in debug builds and
+    /// changes nothing in release builds.
     @discardableResult @inline(__always)
     final func advance(_ event: ActorLifecycle.Event, _ reason: TerminationReason? = nil) -> ActorLifecycle.Effect {
         let phaseBefore = lifecycle.phase
-        // An ignored event makes no write access either, so a stopped cell's lifecycle is
-        // never written again (ActorLifecycle.swift, L1).
+        // An ignored event writes nothing, so a stopped cell's lifecycle never changes (L1).
         if case .ignored? = ActorLifecycle.transition(phaseBefore, event)?.effect { return .ignored }
         guard let (effect, text) = lifecycle.apply(event, reason: reason.map(ActorLifecycle.Reason.init) ?? .none) else {
             assertionFailure("illegal lifecycle transition: event \(event) in phase \(phaseBefore) (see ActorLifecycle.swift)")
@@ -193,15 +182,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         @exclusivity(unchecked) final var children: [ActorID: AnyActorCell] = [:]
         @exclusivity(unchecked) final var watchers: [ActorID: AnyActorCell] = [:]
         @exclusivity(unchecked) final var restartBudget = RestartBudget()
-        /// The text of a `.failed` reason in `reasonCode` / `pendingStopCode`.
+        /// The text of a `.failed` reason or pending stop.
         @exclusivity(unchecked) final var phaseFailure: String?
         @exclusivity(unchecked) final var pendingFailure: String?
         /// `await ref.terminated` callers, resumed when the cell stops.
         @exclusivity(unchecked) final var observers: [TerminationObserver] = []
-        /// `context.log`, built on first use (the system's logger plus actor/id, actor/name).
+        /// `context.log`, built on first use.
         @exclusivity(unchecked) final var logger: Logger?
     }
-    /// Turn-confined (C2); nil until a turn needs it.
+    /// Nil until a turn needs it.
     @exclusivity(unchecked) @usableFromInline final var extrasStorage: Extras?
     final var extras: Extras {
         if let extrasStorage { return extrasStorage }
@@ -209,7 +198,6 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         extrasStorage = fresh
         return fresh
     }
-    /// The side object this kind of cell keeps (ActorCellBase: with its typed state).
     func makeExtras() -> Extras { Extras() }
     final var children: [ActorID: AnyActorCell] {
         get { extrasStorage?.children ?? [:] }
@@ -227,29 +215,24 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         get { extrasStorage?.observers ?? [] }
         _modify { yield &extras.observers }
     }
-    /// The actor's end, once stopped: built from the phase's reason when read, so a stop
-    /// nobody watches builds none (and formats no name).
+    /// The actor's end, once stopped, built when read: a stop nobody watches builds none.
     final var termination: Terminated? {
         isStopped ? Terminated(id: id, name: name, reason: phaseReason) : nil
     }
 
-    /// The name given at spawn, else `$<id>` (formatted when read: every reader gets the
-    /// same text, and a spawn formats nothing). Any thread.
+    /// The name given at spawn, else `$<id>`, formatted when read. Any thread.
     final var name: String {
         if let name = spawnInfo?.name { return name }
         return "$\(id.rawValue)"
     }
-    /// The parent cell, nil for top-level actors (see `SpawnInfo.parent`).
     final var parent: AnyActorCell? {
         if traits.contains(.parentOnly) { return unsafeDowncast(spawnStorage.unsafelyUnwrapped, to: AnyActorCell.self) }
         return spawnInfo?.parent
     }
-    /// The strategy that decides about *this* cell's failures (its parent's, or the
-    /// system default).
+    /// The strategy that decides about this cell's failures.
     final var supervisor: SupervisorStrategy { spawnInfo?.supervisor ?? system.defaultSupervisor }
 
-    /// The system's logger with this actor's `actor/id` and `actor/name` (turn only; built
-    /// once per actor, on first use).
+    /// The system's logger with `actor/id` and `actor/name`, built on first use. Turn only.
     final var logger: Logger {
         if let logger = extrasStorage?.logger { return logger }
         var logger = system.logger
@@ -259,17 +242,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         return logger
     }
 
-    /// `name` nil: the actor is called `$<id>`. `supervisor` nil: the system's default.
-    /// `waiters`: a bounded mailbox's BoundedMailboxWaiters. A SpawnInfo is allocated only
-    /// if something differs from the defaults. Parameters are borrowed (`__shared`): the
-    /// caller holds these references anyway, so no retain/release pair is needed.
+    /// `name` nil: `$<id>`. `supervisor` nil: the system's default. A SpawnInfo is made
+    /// only if something differs from the defaults. Parameters are `__shared`: the caller
+    /// holds them anyway, so no retain/release pair.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, traits: Traits = [], waiters: AnyObject? = nil) {
         self.id = id
         self.system = system
         if _fastPath(name == nil && parent == nil && supervisor == nil && waiters == nil) {
-            // The common spawn, tested first: no optional references to copy and release.
             spawnStorage = nil
             self.traits = traits
         } else {
@@ -290,9 +271,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         super.init(shape: mailbox)
     }
 
-    /// The common spawn's init: nothing beyond the defaults, so no SpawnInfo. Inlinable, so
-    /// ActorCellBase's inlinable init builds the cell in the caller's module with constant
-    /// traits and arguments.
+    /// The common spawn's init: nothing beyond the defaults. Inlinable, so a spawn builds
+    /// the cell with constant arguments.
     @inlinable
     init(id: ActorID, system: __shared ActorSystem, mailbox: MPSCQueue.Shape, traits: Traits) {
         self.id = id
@@ -333,7 +313,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             self.reason = reason
         }
 
-        /// The word stored in `systemQueueStorage`, nil when `raw` is a queue's address.
+        /// The word in `systemQueueStorage`, nil when `raw` is a queue's address.
         init?(_ raw: UnsafeMutableRawPointer) {
             let bits = UInt(bitPattern: raw)
             guard bits & 1 != 0, bits != AnyActorCell.releaseRequestWord else { return nil }
@@ -348,21 +328,19 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
 
         var message: SystemMessage { .stop(mode, reason) }
 
-        /// True when `raw` is a stop word rather than a queue's address.
         @inlinable @inline(__always) static func isWord(_ raw: UnsafeMutableRawPointer) -> Bool {
             UInt(bitPattern: raw) & 1 != 0
         }
     }
 
-    /// The *release request* (ActorSystem+Reclaim): another odd word for the system slot.
-    /// It tells the next general turn to give the mailbox's ring back if it drains empty.
-    /// Installed only by CAS from nil (the installer schedules the cell, as S1); removed by
-    /// the turn by CAS to nil. A sender that needs the slot CASes it away, dropping the
-    /// request. A cell that already has a system queue gets `.releaseMailboxRing` instead.
+    /// The release request (ActorSystem+Reclaim): another odd word for the system slot,
+    /// asking the next general turn to give the mailbox's ring back if it drains empty.
+    /// Installed by CAS from nil, then the cell is scheduled (as S1); removed by the turn.
+    /// A sender that needs the slot CASes it away, dropping the request.
     static let releaseRequestWord: UInt = 9
 
-    /// Asks the cell to give its mailbox ring back at its next turn. Called by the walker
-    /// under the registry lock. False when the slot holds a stop or a pending request.
+    /// Asks the cell to give its ring back at its next turn (the walker, under the registry
+    /// lock). False when the slot holds a stop or a pending request.
     final func requestMailboxRelease() -> Bool {
         let word = UnsafeMutableRawPointer(bitPattern: AnyActorCell.releaseRequestWord).unsafelyUnwrapped
         let (installed, seen) = systemQueueStorage.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing)
@@ -379,20 +357,19 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         return true
     }
 
-    /// Takes a pending release request (a turn): true when there was one.
+    /// Takes a pending release request (a turn).
     final func takeReleaseRequest() -> Bool {
         guard let raw = systemQueueStorage.load(ordering: .acquiring),
               UInt(bitPattern: raw) == AnyActorCell.releaseRequestWord else { return false }
         return systemQueueStorage.compareExchange(expected: raw, desired: nil, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// The system queue if one was created.
     final var systemQueue: MPSCQueue? {
         guard let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) else { return nil }
         return Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue()
     }
 
-    /// The installed system queue, made now if there is none (carrying a held stop word, S3).
+    /// The installed system queue, made now if there is none (S3).
     private final func makeSystemQueue() -> MPSCQueue {
         var current = systemQueueStorage.load(ordering: .acquiring)
         while true {
@@ -405,15 +382,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             let (won, seen) = systemQueueStorage.compareExchange(
                 expected: current, desired: fresh.toOpaque(), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
             if won {
-                if current != nil { scheduleSelf() }  // carried a stop: its turn is due anyway (S1); harmless (R1)
+                if current != nil { scheduleSelf() }  // carried a stop (S1); harmless (R1)
                 return queue
             }
-            fresh.release()  // the loser's queue, and the held stop copied into it (its deinit)
+            fresh.release()  // the loser's queue, with its copy of the stop
             current = seen
         }
     }
 
-    /// Enqueues a system message from any thread and schedules the cell if it was idle.
+    /// Enqueues a system message from any thread and schedules the cell if needed.
     final func sendSystem(_ message: SystemMessage) {
         if traits.contains(.stopWord), case .stop(let mode, let reason) = message, let word = StopWord(mode, reason),
            systemQueueStorage.compareExchange(expected: nil, desired: word.raw, ordering: .acquiringAndReleasing).exchanged {
@@ -426,8 +403,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// Takes a held stop word (S2): its stop, or nil when there is none (or a sender just
-    /// swapped it for a queue that carries it).
+    /// Takes a held stop word (S2), or nil.
     private final func takeStopWord() -> SystemMessage? {
         guard let raw = systemQueueStorage.load(ordering: .acquiring), let word = StopWord(raw),
               systemQueueStorage.compareExchange(expected: raw, desired: nil, ordering: .acquiringAndReleasing).exchanged
@@ -435,12 +411,10 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         return word.message
     }
 
-    /// Makes the cell runnable. After the scheduler shut down, the scheduler hands the cell
-    /// to `runAfterShutdown` instead, which dead-letters the work.
+    /// Makes the cell runnable. After shutdown the scheduler calls `runAfterShutdown`.
     @inlinable @inline(__always) final func scheduleSelf() {
-        // The cell holds the system and the system its scheduler (both `let`), so no retain
-        // is needed. A registered cell has its owner bit set (ScheduledUnit.swift,
-        // "Lifetime"), so the first CAS guesses that.
+        // Cell → system → scheduler are `let`s: no retain. A registered cell has its owner
+        // bit set (ScheduledUnit.swift, "Lifetime"), so the first CAS guesses that.
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwned(on: $0) }
     }
 
@@ -450,12 +424,12 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     override final func runAfterShutdown() {
         let previousTurn = enterTurn()  // exclusive, like a turn (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
-        _ = takeStopWord()  // a stop, dropped like a queued one: the stop below is the one that counts
+        _ = takeStopWord()  // dropped like a queued stop: the stop below counts
         if let systemQueue {
             while systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
                 switch message {
                 case .watch, .unwatch, .observe:
-                    // Told now if stopped; else the stop below (or the body's end) tells them.
+                    // Told now if stopped; else the stop below tells them.
                     handleSystem(message)
                 default:
                     break
@@ -465,33 +439,32 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         finishAfterShutdown()
     }
 
-    /// The typed half of `runAfterShutdown` (mailbox, stash, body).
+    /// The typed half of `runAfterShutdown`.
     func finishAfterShutdown() {}
 
-    /// Leaves the registry once (stopped, and every message accounted for).
+    /// Leaves the registry once: stopped, and every message accounted for.
     final func leaveRegistry() {
         guard !leftRegistry else { return }
         leftRegistry = true
         system.cellTerminated(self)
     }
 
-    /// True when system messages wait (two loads): checked before each user message.
+    /// True when system messages wait (two loads). Checked before each user message.
     @inlinable @inline(__always) final var hasSystemWork: Bool {
         guard let raw = systemQueueStorage.load(ordering: .acquiring) else { return false }
         if StopWord.isWord(raw) { return true }
         return Unmanaged<MPSCQueue>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.flagSaysPending }
     }
 
-    /// Whether a turn should be taken for system messages only (stopped cells).
+    /// Drains the system queue (stopped cells).
     final func drainSystem() -> MPSCQueue.DrainOutcome {
         var releaseRequested = false
         return drainSystem(releaseRequested: &releaseRequested)
     }
 
-    /// `drainSystem()`, setting `releaseRequested` when a `.releaseMailboxRing` was among
-    /// the messages (the general turn acts on it after its mailbox drain).
+    /// `drainSystem()`, noting a `.releaseMailboxRing` for the general turn.
     final func drainSystem(releaseRequested: inout Bool) -> MPSCQueue.DrainOutcome {
-        if let stop = takeStopWord() { handleSystem(stop) }  // S2: the word, then any queue
+        if let stop = takeStopWord() { handleSystem(stop) }  // S2
         guard let systemQueue, systemQueue.flagSaysPending else { return .empty }
         return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
             if case .releaseMailboxRing = message { releaseRequested = true } else { handleSystem(message) }
@@ -501,7 +474,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     final func handleSystem(_ message: SystemMessage) {
         switch message {
         case .stop(let mode, let reason):
-            advance(mode == .immediately ? .stopImmediately : .stopAfterDrain, reason)  // ignored once stopped
+            advance(mode == .immediately ? .stopImmediately : .stopAfterDrain, reason)
         case .watch(let watcher):
             if let termination {
                 watcher.sendSystem(.terminated(termination))
@@ -518,18 +491,17 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         case .observe(let observer):
             if let termination { observer.fire(termination) } else { observers.append(observer) }
         case .releaseMailboxRing:
-            break  // acted on by the general turn only (drainSystem(releaseRequested:)); here dropped
+            break  // only the general turn acts on it
         }
     }
 
-    /// Starts a cell whose preStart needs no turn. Spawn calls it before the cell is
-    /// registered or scheduled, so no turn runs concurrently (C2).
+    /// Starts a cell whose preStart needs no turn, before it is registered or scheduled.
     final func startWithoutTurn() {
         advance(.start)
         instanceStarted = true
     }
 
-    /// Runs preStart on the first turn (spawn schedules the cell; no message needed).
+    /// Runs preStart on the first turn.
     final func startIfNeeded() {
         guard isCreated else { return }
         advance(.start)
@@ -537,9 +509,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         finishPendingStop()
     }
 
-    /// Applies the supervisor's directive to a failure of this cell's behaviour. Every
-    /// decision is logged with the error: resume at debug, restart at warning, stop and
-    /// escalate at error.
+    /// Applies the supervisor's directive to a failure, logging it: resume at debug,
+    /// restart at warning, stop and escalate at error.
     @usableFromInline final func handleFailure(_ error: any Error) {
         let described = String(describing: error)
         switch supervisor.decide(error) {
@@ -578,9 +549,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// A restart stops the failed instance's children, as Akka's default preRestart does.
-    /// It frees their names at once, so the new preStart can reuse them while the old
-    /// children drain (their queued messages become dead letters).
+    /// A restart stops the old instance's children and frees their names at once, so the
+    /// new preStart can reuse them. Their queued messages become dead letters.
     final func stopChildrenForRestart() {
         guard extrasStorage != nil, !children.isEmpty else { return }
         for child in children.values {
@@ -590,33 +560,30 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         children = [:]
     }
 
-    /// Stops this cell at once, from outside its turns: its parent restarts, or shutdown's
-    /// timeout found it still running. ActorCellBase and SequentialActorCell: their
-    /// `stop(.immediately)`; Router: nothing (a pool stops once its routees have).
+    /// Stops this cell at once, from outside its turns (a parent's restart, shutdown's
+    /// timeout). A Router does nothing: a pool stops once its routees have.
     func stopImmediately() { sendSystem(.stop(.immediately, .stopped)) }
 
-    /// Runs a stop requested during a message or a hook, once that code has returned.
     @usableFromInline final func finishPendingStop() {
         guard pendingStopCode != .none else { return }
         advance(.pendingStopDue)
     }
 
-    /// The stop, run once by `advance` when the phase becomes stopped (ActorLifecycle L2).
-    /// Frees the name first, so a watcher may spawn a successor under it. Then closes the
-    /// mailbox, stops children, runs postStop if the actor had started, and tells watchers
-    /// and the parent. Later turns dead-letter what is left and leave the registry.
+    /// The stop, run once (ActorLifecycle L2). Frees the name first, so a watcher may reuse
+    /// it. Then closes the mailbox, stops children, runs postStop if the actor started,
+    /// and tells watchers and the parent. Later turns dead-letter what is left.
     private final func finalizeStop(postStop: Bool) {
         let reason = phaseReason
         if case .failed = reason { system.counters.failedStops.wrappingAdd(1, ordering: .relaxed) }
         system.releaseName(of: self)
         closeMailbox()
         if let extras = extrasStorage {
-            // Stop children at once, so their waiting senders get their messages back now.
+            // At once, so their waiting senders get their messages back now.
             for child in extras.children.values { child.stopImmediately() }
         }
         if postStop { stopInstance() }
         resetBehaviourState()
-        // Built only when someone is told; later watchers get the same value from `termination`.
+        // Built only when someone is told.
         if let extras = extrasStorage {
             if !extras.watchers.isEmpty || !extras.observers.isEmpty {
                 let t = Terminated(id: id, name: name, reason: reason)
@@ -629,13 +596,11 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         releaseInstance()
     }
 
-    /// A stopped cell drops the behaviour's instance and factory, so refs they held keep
-    /// nothing alive.
+    /// Drops the instance and factory, so what they captured keeps nothing alive.
     func releaseInstance() {}
 
-    /// The mailbox drained empty where a walk asked for its ring: gives the ring back. The
-    /// caller is the mailbox's only consumer. Overflow sends counted in a list given back
-    /// go to the system's retired count, so the system's total stays exact.
+    /// Gives the idle ring back, as a walk asked (the mailbox's consumer only). Overflow
+    /// sends counted in a list given back join the system's retired count.
     @inline(never)
     final func releaseMailboxRing() {
         var overflows = 0
@@ -644,36 +609,30 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
     }
 
-    // MARK: counts of the user mailbox (any thread; snapshots)
-    // A pool's router never uses its own queue, so every count of it is 0.
+    // MARK: counts of the user mailbox (any thread; snapshots; 0 for a router)
 
-    /// Messages ever accepted by the user mailbox (taken out + still inside).
+    /// Messages ever accepted: taken out plus still inside.
     final var acceptedCount: Int { dequeuedCount + approximateCount }
-    /// The same when the cell leaves the registry (drained: taken out only; a message still
-    /// being inserted then is counted when it is dead-lettered).
+    /// The same when the cell leaves the registry, drained: taken out only.
     final var retiredAcceptedCount: Int { dequeuedCount }
-    /// Sends that went to the user mailbox's overflow list.
     final var overflowCount: Int { overflowAppends }
-    /// This cell's part of a shutdown report: messages delivered, accepted (taken out +
-    /// queued) and left (queued, or held outside the queue). The queued count is read once,
-    /// so a message inserted meanwhile is in both `accepted` and `left` or in neither.
+    /// This cell's part of a shutdown report. The queued count is read once, so a message
+    /// inserted meanwhile is in both `accepted` and `left` or in neither.
     final var reportFigures: (delivered: Int, accepted: Int, left: Int) {
         let queued = approximateCount
         return (deliveredCount, dequeuedCount &+ queued, queued &+ heldOutsideQueue)
     }
 
-    /// Messages handed to the behaviour so far: a snapshot from other threads, exact once
-    /// the turns have ended. Subclasses keep it in an atomic written by one side only
-    /// (relaxed load and store). 0 for a pool's router.
+    /// Messages handed to the behaviour: a snapshot, exact once turns ended. Subclasses
+    /// keep it in an atomic with one writer.
     var deliveredCount: Int { 0 }
 
-    /// The cell itself: every kind of cell (an actor's, a pool's router) can be watched.
     final var watchableCell: AnyActorCell? { self }
 
-    /// Messages waiting (RecipientIdentity). Overridden by every kind of cell.
+    /// Messages waiting. Overridden by every kind of cell.
     var mailboxDepth: Int { 0 }
 
-    /// Asks the actor to stop (RecipientIdentity). Overridden by every kind of cell.
+    /// Asks the actor to stop. Overridden by every kind of cell.
     func stop(_ mode: StopMode) {
         preconditionFailure("AnyActorCell.stop(_:) must be overridden by \(type(of: self))")
     }
@@ -682,17 +641,13 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
 
     /// Closes the user mailbox (thread-safe; idempotent).
     func closeMailbox() {}
-    /// Messages taken out of the user mailbox and held outside it, neither delivered nor
-    /// dead-lettered yet: a sequential actor's Inbox buffer (0 for others).
+    /// Messages taken out and held outside the queue: a sequential actor's Inbox buffer.
     var heldOutsideQueue: Int { 0 }
-    /// preStart on a (fresh) instance.
     func startInstance() throws {}
-    /// postStop on the current instance.
     func stopInstance() {}
-    /// Drop become stack and stash (restart, stop).
+    /// Drops become stack and stash (restart, stop).
     func resetBehaviourState() {}
-    /// A watched actor terminated: deliver the watch message or signal.
     func handleTerminated(_ t: Terminated) {}
-    /// The strategy this cell's children get (its behaviour's supervisorStrategy).
+    /// The strategy this cell's children get.
     @usableFromInline var childSupervisor: SupervisorStrategy { system.defaultSupervisor }
 }
