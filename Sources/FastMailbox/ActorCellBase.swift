@@ -43,21 +43,18 @@ import Darwin
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
     /// Drains up to `max` mailbox messages into the behaviour, specialised for one actor
-    /// type (A2). Returns the drain's outcome as the turn's: `.more` or `.idle`.
+    /// type (A2).
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> TurnOutcome
 
-    /// The user mailbox; its queue is the cell itself. Messages still inside when the
-    /// cell goes are released by the queue's deinit. Untyped operations (`isClosed`,
-    /// `approximateCount`, …) are called on the cell: forming a Mailbox out of line costs
-    /// a retain and a release.
+    /// The user mailbox; its queue is the cell itself. Untyped operations are called on the
+    /// cell directly: forming a Mailbox out of line costs a retain and a release.
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
-    /// The specialised mailbox pass, nil when spawned from unspecialised code.
+    /// The specialised mailbox pass; nil when spawned from unspecialised code.
     @usableFromInline let mailboxPass: MailboxPass?
-    /// Messages taken from the mailbox and not handed to the behaviour, less those handed
-    /// over from elsewhere (A1). Written only by the turn, read by any thread.
+    /// Messages taken but not handed to the behaviour, less those handed over from
+    /// elsewhere (A1). Written only by the turn.
     let undelivered = Atomic<Int>(0)
-    /// Senders waiting for room; nil for an unbounded mailbox (BoundedMailboxWaiters).
-    /// Kept in the cell's SpawnInfo; the unbounded case reads one byte. Any thread.
+    /// Senders waiting for room; nil for an unbounded mailbox. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
         @inline(__always) get {
             guard traits.contains(.bounded) else { return nil }
@@ -65,36 +62,32 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                                   to: BoundedMailboxWaiters<Message>.self)
         }
     }
-    /// True when `Message` is too big for a ring slot and travels boxed. Computed once at
-    /// spawn into the traits, because this class's code is not specialised.
+    /// True when `Message` travels boxed, computed once at spawn into the traits.
     final var boxed: Bool { @inline(__always) get { traits.contains(.boxed) } }
 
-    // Turn-confined (AnyActorCell C2).
 
-    /// Behaviour state most actors never use (become stack, stash, watch messages),
-    /// allocated on first use: the cell's one side object (`makeExtras`).
+    /// Behaviour state most actors never use, allocated on first use. Turn-confined (C2).
     @usableFromInline final class TypedExtras: AnyActorCell.Extras {
-        // Per-message checks read only the counters and `offFastPath`, never the arrays:
-        // in unspecialised code each array access costs a metadata look-up.
+        // Per-message checks read only the counters and `offFastPath`: in unspecialised
+        // code each array access costs a metadata look-up.
         var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
-        // Read by specialised code in the turn: turn-confined (C2).
         @exclusivity(unchecked) @usableFromInline var becomeDepth = 0 { didSet { updateOffFastPath() } }
         var stashed: [Message] = []
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
         @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateOffFastPath() } }
         @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateOffFastPath() } }
-        /// `becomeDepth > 0 || hasPriority`, kept by the observers above, so
-        /// `isOnFastPath` reads one byte.
+        /// `becomeDepth > 0 || hasPriority`, kept by the observers, so `isOnFastPath`
+        /// reads one byte.
         @exclusivity(unchecked) @usableFromInline var offFastPath = false
         func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount }
-        /// stashed + unstashed still waiting, as last added to the system's `heldBack`.
+        /// stashed + unstashed, as last added to the system's `heldBack`.
         var heldBack = 0
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    /// The side object, as this cell kind's. Turn-confined. No `Optional.map`: a generic
-    /// call in unspecialised code costs metadata look-ups on every message.
+    /// The side object, as this cell kind's. No `Optional.map`: a generic call here costs
+    /// metadata look-ups on every message.
     @inlinable final var typedExtras: TypedExtras? {
         @inline(__always) get {
             guard let extras = extrasStorage else { return nil }
@@ -128,13 +121,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         _modify { yield &typed.watching }
     }
 
-    /// True when unstashed messages wait ahead of the mailbox.
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `mailbox`: the
-    /// validated shape of the cell's own queue. Inlinable, so a spawn builds its cell
-    /// specialised for `Message` with mostly constant arguments: constant traits, the
-    /// short init for the common spawn, no retain of a nil pass context.
+    /// Parameters are `__shared`, as in AnyActorCell.init. Inlinable, so a spawn builds its
+    /// cell specialised for `Message` with mostly constant arguments.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
@@ -150,21 +140,19 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// A bounded mailbox's waiting senders (out of line: the inlinable init's rare case).
+    /// Out of line: the inlinable init's rare case.
     @usableFromInline
     static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
 
     // MARK: MessageRecipient (any thread)
 
-    /// Messages waiting, plus one while a turn runs: the load a router compares. A snapshot.
+    /// Messages waiting, plus one while a turn runs: the load a router compares.
     @usableFromInline override final var mailboxDepth: Int { approximateCount + (isInTurn ? 1 : 0) }
 
-    /// Inlinable, so it is specialised for the message type in the sender's module
-    /// (`ActorRef.tell`), where the message's size and boxing are constants. Never inlined
-    /// into `ActorRef.deliver`'s switch, so other recipient kinds do not pay its registers.
-    /// The common send (unbounded, into the ring or behind an active overflow) is
-    /// `Mailbox.enqueueOnRing`, which makes no call; the schedule is a tail call. Anything
-    /// else is `deliverFully`.
+    /// Inlinable, so it is specialised in the sender's module, where the message's size
+    /// and boxing are constants. Never inlined into `ActorRef.deliver`'s switch, so other
+    /// recipient kinds do not pay its registers. The common send is `enqueueOnRing`, which
+    /// makes no call, and the schedule is a tail call.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
@@ -176,8 +164,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// `deliver` from a thread outside a ring epoch section (not a pool worker) to a
-    /// mailbox whose ring may be given back: the same, inside a section (RingEpoch.swift).
+    /// `deliver` from a thread outside a ring epoch section to a mailbox whose ring may be
+    /// given back: the same, inside a section (RingEpoch.swift).
     @inlinable @inline(never)
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
@@ -189,14 +177,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// A send that found the cell not due schedules it; returns true. A tail call.
+    /// Schedules the cell after a send; returns true. A tail call.
     @inlinable @inline(__always)
     final func scheduleAfterSend() -> Bool {
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(on: $0) }
     }
 
-    /// Every send `enqueueOnRing` declined (bounded, no ring yet, ring full, boxed,
-    /// closed, overflow lock busy): the full enqueue.
+    /// Every send `enqueueOnRing` declined: the full enqueue.
     @inlinable @inline(never)
     final func deliverFully(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
@@ -210,16 +197,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// A send to a closed mailbox: the message goes to dead letters. Out of line, so the
-    /// send path needs no stack space for a `Message` of unknown size.
+    /// A send to a closed mailbox goes to dead letters. Out of line, so the send path needs
+    /// no stack space for a `Message` of unknown size.
     @usableFromInline @inline(never)
     final func refuse(movingFrom source: UnsafeMutableRawPointer, reason: DeadLetterReason? = nil) {
         let message = Mailbox<Message>.take(from: source, boxed: false)
         system.publishDeadLetter(message, recipient: id, recipientName: name, reason: reason, wasQueued: false)
     }
 
-    /// `tell` to a bounded mailbox: into the ring if it has room, else a dead letter with
-    /// reason `.mailboxFull` (a stopped actor's: `.recipientStopped`).
+    /// `tell` to a bounded mailbox: into the ring if it has room, else a dead letter.
     @usableFromInline @inline(never)
     final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         let (result, refused) = mailbox.tryEnqueue(Mailbox<Message>.take(from: source, boxed: false))
@@ -272,10 +258,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// `.immediately`: the mailbox closes now and the turn stops before its next message.
-    /// `.afterDrainingMailbox`: the mailbox closes now and what it holds is handled first.
-    /// Either way, senders waiting for room get their messages back now
-    /// (BoundedMailboxWaiters W4).
+    /// Closes the mailbox now; `.immediately` also stops the turn before its next message.
+    /// Senders waiting for room get their messages back now (BoundedMailboxWaiters W4).
     override final func stop(_ mode: StopMode) {
         closeMailbox()
         sendSystem(.stop(mode, .stopped))
@@ -284,8 +268,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func stopImmediately() { stop(.immediately) }
 
     /// A message of this actor's that will not be handled. `wasQueued`: it had been
-    /// accepted into the mailbox. After the cell left the registry its count is closed, so
-    /// a late arrival is counted as sent when dead-lettered.
+    /// accepted. After the cell left the registry, a late arrival counts as sent here.
     final func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued && !leftRegistry)
     }
@@ -293,16 +276,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: the turn
 
     override final func runTurn(budget: Int) -> TurnOutcome {
-        let previousTurn = enterTurn()  // debug builds only (TurnConfinement T1)
+        let previousTurn = enterTurn()  // debug builds only
         defer { leaveTurn(previousTurn) }
-        // The common turn (A2): the general turn with every skipped step known to do
-        // nothing. `budget` ≥ 1 (SchedulerConfiguration.throughputRange).
+        // The common turn (A2). `budget` ≥ 1 (SchedulerConfiguration.throughputRange).
         assert(budget > 0, "a turn with no budget")
         if case .running = phaseCode, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
-            // `mailboxPass!(…)` avoids the retain and release of its context that `if let`
-            // costs; `self` keeps it alive. `case .some`, not `!= nil`, avoids a thunk.
+            // `mailboxPass!` avoids a retain of the context; `case .some` avoids a thunk.
             let outcome = mailboxPass!(self, budget)
-            // A stop or unstashAll in the pass is for the general tail.
             if case .running = phaseCode, !hasPriority { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
@@ -329,7 +309,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     mailboxOutcome = drainUnspecialised(max: remaining)
                 }
             } else {
-                // Budget spent on unstashed messages: only a drain may declare the mailbox idle.
+                // Budget spent: only a drain may declare the mailbox idle.
                 mailboxOutcome = hasPendingWork ? .more : .empty
             }
         }
@@ -337,21 +317,19 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
     }
 
-    /// The end of a turn (steps 4 and 5): admit bounded senders, stop a draining cell once
-    /// empty, and take a stopped, drained cell out of the registry. `ranMailbox`: the turn
-    /// handled mailbox messages rather than dead-lettering them.
+    /// The end of a turn (steps 4 and 5). `ranMailbox`: the turn handled mailbox messages
+    /// rather than dead-lettering them.
     final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
                           ranMailbox: Bool) -> TurnOutcome {
         if ranMailbox {
             if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: mailbox) {
-                scheduleSelf()  // room made and filled by waiting senders (BoundedMailboxWaiters W2)
+                scheduleSelf()  // waiting senders filled the room (W2)
             }
             if case .draining = phaseCode, mailboxOutcome == .empty, !hasPriority {
                 advance(.mailboxDrained)
             }
         }
         if isStopped, mailboxOutcome == .empty {
-            // Stopped and every message accounted for (delivered or dead-lettered).
             leaveRegistry()
         }
         let more = mailboxOutcome == .more || systemOutcome == .more
@@ -359,10 +337,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return more ? .more : .idle
     }
 
-    // The parts of a turn that hold a `Message` in unspecialised code, out of line, so
-    // runTurn needs no stack space for a `Message` of unknown size.
+    // Parts of a turn that hold a `Message` in unspecialised code, out of line.
 
-    /// A stopped cell's turn: up to `max` mailbox messages become dead letters.
     @inline(never)
     final func deadLetterMailbox(max: Int) -> MPSCQueue.DrainOutcome {
         mailbox.take(max: max, boxed: boxed) { countUndelivered(1); deadLetter($0) }
@@ -388,45 +364,41 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return remaining
     }
 
-    /// The mailbox part of a turn for a cell spawned without a specialised pass.
     @inline(never)
     final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
         mailbox.take(max: max, boxed: boxed, lingering: true) { handleFromMailbox($0) }
     }
 
-    /// See AnyActorCell.runAfterShutdown: stop, then dead-letter everything still here.
+    /// Stop, then dead-letter everything still here.
     override final func finishAfterShutdown() {
-        advance(.shutdown)  // unless stopped: the stop dead-letters stash and priority
+        advance(.shutdown)
         let boxed = boxed
         while mailbox.take(max: Int.max, boxed: boxed, { countUndelivered(1); deadLetter($0) }) == .more {
             sched_yield()
-        }  // a sender between claim and commit finishes shortly
+        }
         leaveRegistry()
     }
 
-    /// True when the next mailbox message may go straight to `receive` (A2): no system
-    /// message pending, not stopped, no `become` and nothing unstashed. Turn only.
+    /// True when the next message may go straight to `receive` (A2). Turn only.
     @inlinable @inline(__always)
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
         if isStopped { return false }
-        if let extras = typedExtras, extras.offFastPath { return false }  // a `become` or unstashed messages
+        if let extras = typedExtras, extras.offFastPath { return false }
         return true
     }
 
-    /// The mailbox part of a specialised turn (A2), for a cell whose behaviour is one call.
-    /// The drain, the move out of the slot and the call become one function. Turn only.
+    /// The mailbox part of a specialised turn (A2): drain, move and call in one function.
     @inlinable @inline(__always)
     final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> TurnOutcome {
-        // A local function, not a closure literal, so that it can be forced inline.
+        // A local function, so that it can be forced inline.
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
         return mailbox.take(max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
     }
 
-    /// `invoke` for the fast path: runs `receive` and hands failures and requested stops
-    /// to the unspecialised code. The mailbox already counted the message (A1). Turn only.
+    /// `invoke` for the fast path. The mailbox already counted the message (A1).
     @inlinable @inline(__always)
     final func invokeOnFastPath(_ message: Message, _ receive: (Message) throws -> Void) {
         do {
@@ -437,15 +409,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if pendingStop != nil { finishPendingStop() }
     }
 
-    /// One mailbox message, by the full rules (step 3). Turn only.
+    /// One mailbox message, by the full rules (step 3).
     @usableFromInline @inline(never)
     final func handleFromMailbox(_ message: consuming Message) {
-        if hasSystemWork { _ = drainSystem() }  // a stop observed per message
+        if hasSystemWork { _ = drainSystem() }
         if isStopped {
             countUndelivered(1)
             deadLetter(message)
         } else if let extras = typedExtras, extras.hasPriority {
-            countUndelivered(1)  // handed over later, from the priority list
+        countUndelivered(1)  // handed over later
             extras.priority.append(message)
             updateHeldBack()
         } else {
@@ -453,7 +425,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// Publishes the change in stash + unstashed count to the system's `heldBack` (turn only).
+    /// Publishes the change in stash + unstashed count to the system's `heldBack`.
     final func updateHeldBack() {
         guard let extras = typedExtras else { return }
         let count = extras.stashed.count + extras.priorityCount - extras.priorityIndex
@@ -464,28 +436,25 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// Stashing hands the message back: it is counted as delivered again when it is handled
-    /// after `unstashAll`, or as a dead letter if the actor stops first.
+    /// A stashed message is counted as delivered again when handled after `unstashAll`, or
+    /// as a dead letter if the actor stops first.
     final func stash(_ message: Message) {
         typed.stashed.append(message)
         countUndelivered(1)
         updateHeldBack()
     }
 
-    /// Adds `delta` to `undelivered` (A1). Turn only.
     @inline(__always)
     final func countUndelivered(_ delta: Int) {
         undelivered.store(undelivered.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
     }
 
-    /// Messages handed to the behaviour so far (A1). A snapshot from other threads; exact
-    /// once the cell's turns have ended.
+    /// Messages handed to the behaviour so far (A1). A snapshot.
     override final var deliveredCount: Int {
         dequeuedCount &- undelivered.load(ordering: .relaxed)
     }
 
-    /// Runs one message through the current behaviour; failures go to the supervisor. The
-    /// caller accounts for it (A1).
+    /// Runs one message through the current behaviour; failures go to the supervisor.
     @inline(__always)
     final func invoke(_ message: Message) {
         do {
@@ -508,13 +477,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     override final func closeMailbox() {
         markClosed()
-        waiters?.failAll()  // after the close (W4): senders waiting for room get their messages back
+        waiters?.failAll()  // after the close (W4)
     }
 
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
         extras.becomeStack = []
-        // Stashed messages are never lost: dead-lettered on stop, kept in order on restart.
+        // Stashed messages are dead-lettered on stop, kept in order on restart.
         if isStopped {
             for message in stashed { deadLetter(message) }
             for message in priority[priorityIndex...] { deadLetter(message) }
@@ -530,8 +499,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func handleTerminated(_ t: Terminated) {
         guard watching.remove(t.id) != nil else { return }
         if let message = watchMessages.removeValue(forKey: t.id) {
-            system.runtimeSent.wrappingAdd(1, ordering: .relaxed)  // sent by the runtime
-            countUndelivered(-1)  // handed over, not taken from the mailbox
+            system.runtimeSent.wrappingAdd(1, ordering: .relaxed)
+            countUndelivered(-1)  // not taken from the mailbox (A1)
             invoke(message)
         } else {
             do { try receiveSignal(.terminated(t)) } catch { handleFailure(error) }
@@ -555,13 +524,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 /// The cell of an `EventActor` instance.
 @usableFromInline
 final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
-    /// Makes a fresh instance on every restart; nil once stopped, and for a stateless
-    /// actor spawned with one instance to reuse (no factory). Turn-confined.
+    /// Makes a fresh instance on every restart; nil once stopped, or for one instance
+    /// reused. Turn-confined.
     var factory: (@Sendable () -> A)?
-    /// The current instance (replaced on restart, nil once stopped). Turn-confined.
+    /// The current instance; nil once stopped. Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
@@ -572,15 +540,13 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
-    /// The mailbox pass for `A`, specialised where it is formed: the inlinable spawn entry
-    /// points, in the user's module (A2).
+    /// The mailbox pass for `A`, specialised where the spawn forms it (A2).
     @inlinable
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
             return cell.drainOnFastPath(max: max) { message in
-                // Set until stopped, and replaced or released only after `receive`
-                // returns, so the cell's reference keeps it alive: no retain needed.
+                // Replaced or released only after `receive` returns: no retain needed.
                 try Unmanaged.passUnretained(cell.instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
                     try $0.receive(message, context: ActorContext(cell: cell))
                 }
@@ -597,7 +563,7 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     }
 
     override func startInstance() throws {
-        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state (no factory: the one instance is kept)
+        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state
         instanceStarted = true
         try instance?.preStart(context: ActorContext(cell: self))
     }
