@@ -62,45 +62,40 @@ import Darwin
 
 @usableFromInline
 final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
-    // @unchecked: mutable state is atomic, ordered by `wake`, turn-confined
-    // (AnyActorCell C2), or the MPSCQueue's consumer side (C1/C2 above).
+    // @unchecked: mutable state is atomic, ordered by `wake`, turn-confined, or the
+    // queue's consumer side (C1, C2).
 
     typealias Body = @Sendable (Inbox<Message>) async throws -> Void
 
-    // The protocol's types live outside this generic class: nested, every use would
-    // instantiate generic metadata.
+    // The protocol's types live outside this generic class, so using them instantiates no
+    // generic metadata.
     @usableFromInline typealias WakeReason = SequentialWakeReason
     typealias Wake = SequentialWake
 
-    /// The user mailbox; its queue is the cell itself, as in ActorCellBase.
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     let body: Body
-    /// Messages handed to the body so far. Written only by the body's task (C1).
+    /// Messages handed to the body so far. Written only by the body's task.
     @usableFromInline let delivered = Atomic<Int>(0)
     /// The wake word (Q1–Q5, SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
     /// The parked receive's continuation: written by the consumer before its CAS to
     /// `parked`, read by whoever CASes out of `parked` (Q3).
     @exclusivity(unchecked) var waiter: UnsafeContinuation<WakeReason, Never>?
-    /// The body's task: written once by startBody before it sets `taskPublished`; read by
+    /// The body's task: written once by startBody before `taskPublished`; read by
     /// requestStop only after seeing that flag.
     @exclusivity(unchecked) var bodyTask: Task<Void, any Error>?
-    /// Why the body ended: written by the task before it stores the phase `ended`; read by
-    /// the turn only after loading that phase.
+    /// Why the body ended: written before the phase `ended`, read only after it.
     @exclusivity(unchecked) var ended: TerminationReason?
     /// Set (release) by stop(.immediately) before it wakes the body; read (acquire) by
     /// every receive.
     @usableFromInline let immediateStop = Atomic<Bool>(false)
-    /// `stop(_:)` was called (as opposed to a close by shutdown). Any thread.
+    /// `stop(_:)` was called, not a close by shutdown. Any thread.
     let stopRequested = Atomic<Bool>(false)
-    /// True when `Message` travels boxed (MessageEncoding). Placed beside the two flags
-    /// above so it shares their word.
+    /// True when `Message` travels boxed. Beside the two flags so it shares their word.
     @usableFromInline let boxed = Mailbox<Message>.isBoxed
-    /// Messages the Inbox set aside (selective receive). Written by the consumer task only;
-    /// read by shutdown to count what is left.
+    /// Messages the Inbox set aside. Written by the body's task; read by shutdown.
     let buffered = Atomic<Int>(0)
 
-    /// `mailbox`: the validated shape of the cell's own mailbox queue (ActorSystem.mailboxShape).
     init(id: ActorID, name: String?, system: ActorSystem, mailbox: MPSCQueue.Shape, body: @escaping Body) {
         self.body = body
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
@@ -111,15 +106,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override var mailboxDepth: Int { approximateCount + buffered.load(ordering: .relaxed) }
 
-    /// Inlinable and never inlined, so it is specialised for `Message` in the sender's
-    /// module, as ActorCellBase.deliver(movingFrom:) is.
+    /// Inlinable and never inlined, so it is specialised in the sender's module.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch mailbox.enqueue(movingFrom: source, boxed: boxed) {
         case .accepted(let becameNonEmpty):
-            // The idle→busy sender's duty (Q2): wake the body, or get a turn to start it
-            // or dead-letter.
+            // Q2: wake the body, or get a turn to start it or dead-letter.
             if becameNonEmpty, !wakeBody(.signalled) { scheduleSelf() }
             return true
         case .closed:
@@ -132,17 +125,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         requestStop(mode, explicit: true)
     }
 
-    /// A message of this actor's that will not be handled. The turn's drains pass
-    /// `wasQueued: !leftRegistry` (see ActorCellBase.deadLetter).
+    /// A message of this actor's that will not be handled (see ActorCellBase.deadLetter).
     @usableFromInline func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
 
     // MARK: wake-ups (any thread)
 
-    /// Wakes the body (Q2): resumes a parked receive with `reason`, or leaves `signalled`.
-    /// False when no body runs; the caller then decides whether the cell needs a turn.
-    /// Lock-free: a CAS loop on `wake`.
+    /// Wakes the body (Q2). False when no body runs; the caller then decides whether the
+    /// cell needs a turn. Lock-free: a CAS loop on `wake`.
     @discardableResult
     @usableFromInline final func wakeBody(_ reason: WakeReason) -> Bool {
         var word = wake.load(ordering: .relaxed)
@@ -151,7 +142,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             switch Wake.phase(word) {
             case Wake.parked: next = Wake.replacingPhase(of: word, with: Wake.awake)
             case Wake.awake: next = Wake.replacingPhase(of: word, with: Wake.signalled)
-            case Wake.signalled: next = word  // still an RMW: its release orders this sender's enqueue
+            case Wake.signalled: next = word  // still an RMW: its release orders the enqueue
             default: return false
             }
             let (exchanged, original) = wake.compareExchange(expected: word, desired: next, ordering: .acquiringAndReleasing)
@@ -161,8 +152,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// Closes the mailbox and wakes a parked receive; `.immediately` also makes every
-    /// receive throw and cancels the body's task. Idempotent; any thread.
+    /// Closes the mailbox and wakes a parked receive; `.immediately` also makes receives
+    /// throw and cancels the body's task. Idempotent; any thread.
     func requestStop(_ mode: StopMode, explicit: Bool) {
         markClosed()
         if explicit { stopRequested.store(true, ordering: .releasing) }
@@ -178,20 +169,16 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override final var deliveredCount: Int { delivered.load(ordering: .relaxed) }
 
-    /// Counts one message handed to the body.
     @inlinable @inline(__always)
     final func countDelivered() {
         delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
-    /// Suspends the body until a sender, a stop or a cancellation wakes it; returns at once
-    /// if one already happened. Inlinable and isolated to the caller's `isolation`: the
-    /// hop back after the continuation names the caller's executor, so the optimizer
-    /// drops the caller's own hops.
+    /// Suspends the body until a sender, a stop or a cancellation wakes it. Isolated to
+    /// the caller's `isolation`, so the optimizer drops the caller's own hops.
     @inlinable
     final func park(isolation: isolated (any Actor)?) async -> WakeReason {
-        // Resumed exactly once (Q3). The executor-inheriting form avoids a hop, and so a
-        // status-record lock, before creating the continuation.
+        // Resumed exactly once (Q3). The executor-inheriting form saves a hop.
         let reason = await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
             _ = suspend(continuation)
         }
@@ -199,12 +186,12 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return reason
     }
 
-    /// Waits like `park(isolation:)`. With a deadline (uptime nanoseconds), a timer resumes
-    /// the wait with `.timedOut` unless something else resumed it first (Q3).
+    /// Waits like `park(isolation:)`; with a deadline, a timer resumes the wait with
+    /// `.timedOut` unless something else resumed it first (Q3).
     nonisolated(nonsending) final func park(deadline: UInt64?) async -> WakeReason {
         var timer: DispatchWorkItem?
         let reason = await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
-            // No deadline, or one centuries away (a huge timeout, saturated): no timer.
+            // No deadline, or a saturated one: no timer.
             guard let generation = suspend(continuation), let deadline,
                   deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 else { return }
             let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
@@ -216,8 +203,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return reason
     }
 
-    /// The consumer's half of the protocol (Q1), inside withUnsafeContinuation: parks and
-    /// returns the wait's generation, or resumes `continuation` at once and returns nil.
+    /// The consumer's half of Q1: parks and returns the wait's generation, or resumes
+    /// `continuation` at once and returns nil.
     @usableFromInline
     final func suspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
         waiter = continuation
@@ -236,7 +223,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
                 } else {
-                    // A walk asked for the ring back: out of line, so this path keeps its registers.
+                    // Out of line, so this path keeps its registers.
                     if _slowPath(word & Wake.releaseRequested != 0) { return releaseRingThenSuspend(continuation) }
                     let parked = Wake.parking(word)
                     let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
@@ -268,9 +255,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// Gives the mailbox's ring back: the body's task only (C1), right after an empty
-    /// drain. A producer that claimed meanwhile makes it give up. Then clears
-    /// `releaseRequested` and suspends as usual; no drain ran since the caller's.
+    /// Gives the ring back (the body's task only, after an empty drain), clears
+    /// `releaseRequested` and suspends as usual.
     @inline(never)
     private func releaseRingThenSuspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
         releaseMailboxRing()
@@ -278,9 +264,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return suspend(continuation)
     }
 
-    /// A walk asked for the ring back: sets `releaseRequested` for the body's next park and
-    /// wakes a parked body (Q3), which looks again and gives the ring back before parking.
-    /// A body not running has no ring to give. Any thread.
+    /// Sets `releaseRequested` for the body's next park and wakes a parked body (Q3). A
+    /// body not running has no ring to give. Any thread.
     private func requestRingRelease() {
         var word = wake.load(ordering: .relaxed)
         while true {
@@ -297,17 +282,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The error a receive throws once the actor is stopping.
     @usableFromInline
     final func stoppedError() -> any Error { ActorStoppedError(actorName: name, actorID: id) }
 
-    /// The error a receive throws when its task was cancelled and it would have to wait.
+    /// The error a cancelled receive throws when it would have to wait.
     @usableFromInline
     final func cancelledError() -> any Error {
         immediateStop.load(ordering: .acquiring) ? stoppedError() : CancellationError()
     }
 
-    /// Why the body ended, given how (`error` nil: it returned).
     func terminationReason(after error: (any Error)?) -> TerminationReason {
         let stopRequested = stopRequested.load(ordering: .acquiring)
         switch error {
@@ -320,15 +303,15 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The task's last act, out of line: dead-letters what the Inbox set aside and hands
-    /// the mailbox to the turn (C2), which finalizes the stop.
+    /// The task's last act: dead-letters what the Inbox set aside and hands the mailbox to
+    /// the turn (C2).
     @inline(never)
     func bodyDidEnd(_ reason: TerminationReason, inbox: Inbox<Message>) {
         markClosed()
         inbox.finish()
         ended = reason
         var word = wake.load(ordering: .relaxed)
-        while true {  // release: `ended` and the task's last drain, before the turn (C2)
+        while true {  // release: `ended` and the last drain, before the turn (C2)
             let (exchanged, original) = wake.compareExchange(
                 expected: word, desired: Wake.replacingPhase(of: word, with: Wake.ended), ordering: .acquiringAndReleasing)
             if exchanged { break }
@@ -337,11 +320,11 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         scheduleSelf()
     }
 
-    // MARK: the turn (system messages, start, final stop, dead letters)
+    // MARK: the turn
 
     override func runTurn(budget: Int) -> TurnOutcome {
-        var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
-        let systemOutcome = drainSystem(releaseRequested: &releaseRing)  // …or message
+        var releaseRing = takeReleaseRequest()
+        let systemOutcome = drainSystem(releaseRequested: &releaseRing)
         if isCreated {
             advance(.start)
             startBody()
@@ -352,13 +335,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             finalize(ended)
             let counted = !leftRegistry
             mailboxOutcome = mailbox.take(max: budget, boxed: boxed) { deadLetter($0, wasQueued: counted) }
-            if mailboxOutcome == .empty { leaveRegistry() }  // every message accounted for
+            if mailboxOutcome == .empty { leaveRegistry() }
         }
         return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
     }
 
-    /// Why the body ended, if it has (a body that never started counts as ended once the
-    /// cell stopped, or when `forShutdown`).
+    /// Why the body ended, if it has. A body that never started counts as ended once the
+    /// cell stopped, or at shutdown.
     private func endedReason(forShutdown: Bool = false) -> TerminationReason? {
         var word = wake.load(ordering: .acquiring)
         while true {
@@ -371,7 +354,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 let (exchanged, original) = wake.compareExchange(
                     expected: word, desired: Wake.replacingPhase(of: word, with: Wake.endedBeforeStart),
                     ordering: .acquiringAndReleasing)
-                if exchanged { return forShutdown ? .systemShutDown : .stopped }  // stopped before the body started
+                if exchanged { return forShutdown ? .systemShutDown : .stopped }
                 word = original
             default:
                 return nil
@@ -379,46 +362,42 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The body ended: run the cell's stop (watchers, parent) once (ignored if a stop came
-    /// first; a draining cell keeps its reason unless the body failed: ActorLifecycle).
+    /// The body ended: run the cell's stop once (ActorLifecycle decides the reason).
     private func finalize(_ ended: TerminationReason) {
         advance(.ended, ended)
     }
 
-    /// After the scheduler shut down: the final drain on the caller's thread, unless the
-    /// body still runs and so still owns the mailbox (C1).
+    /// The final drain on the caller's thread, unless the body still runs (C1).
     override func finishAfterShutdown() {
         guard let ended = endedReason(forShutdown: true) else { return }
-        if isCreated { advance(.shutdown) } else { finalize(ended) }  // created: it never started
+        if isCreated { advance(.shutdown) } else { finalize(ended) }
         let counted = !leftRegistry
         while mailbox.take(max: Int.max, boxed: boxed, { deadLetter($0, wasQueued: counted) }) == .more {
             sched_yield()
-        }  // a sender between claim and commit finishes shortly
+        }
         leaveRegistry()
     }
 
-    /// Starts the body's task (first turn), unless an immediate stop came first.
+    /// Starts the body's task on the first turn, unless an immediate stop came first (Q5).
     private func startBody() {
         var word = wake.load(ordering: .acquiring)
         var next: UInt64
         while true {
             guard Wake.phase(word) == Wake.notStarted else { return }
-            // cancelRequested: a stop(.immediately) came first (it set immediateStop before).
             let stopped = word & Wake.cancelRequested != 0 || immediateStop.load(ordering: .acquiring)
             next = stopped ? Wake.endedBeforeStart : Wake.awake
             #if DEBUG
             SequentialStartTestHook.pauseIfArmed(self)
             #endif
-            // A failed CAS is a stop that set cancelRequested meanwhile: look again (Q5).
+            // A failed CAS may be a stop that set cancelRequested: look again (Q5).
             let (exchanged, original) = wake.compareExchange(
                 expected: word, desired: Wake.replacingPhase(of: word, with: next), ordering: .acquiringAndReleasing)
             if exchanged { break }
             word = original
         }
         guard next == Wake.awake else { return }
-        // Keep the task's first allocator slab for the body's frames: a non-throwing
-        // operation would add a reabstraction thunk, and the body's run is this closure
-        // (allocated with the task), not a method call. It captures only the cell.
+        // A throwing operation avoids a reabstraction thunk, and the body's run is this
+        // closure, allocated with the task. It captures only the cell.
         let task = Task<Void, any Error>(executorPreference: system.scheduler.taskExecutor) { [self] in
             let inbox = Inbox(cell: self)
             var failure: (any Error)?
@@ -426,7 +405,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 try await withTaskCancellationHandler {
                     try await body(inbox)
                 } onCancel: { [self] in
-                    // Only the flag (Q4): the status-record lock may be held.
+                    // Only the flag (Q4).
                     wake.bitwiseOr(Wake.taskCancelled, ordering: .releasing)
                 }
             } catch {
@@ -436,17 +415,16 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
         bodyTask = task
         let before = wake.bitwiseOr(Wake.taskPublished, ordering: .acquiringAndReleasing).oldValue
-        if before & Wake.cancelRequested != 0 { task.cancel() }  // a stop(.immediately) came first
+        if before & Wake.cancelRequested != 0 { task.cancel() }  // Q5
     }
 
     // MARK: AnyActorCell hooks
 
-    /// Shutdown (any thread) and stop handling: later sends go to dead letters; a receive
-    /// returns what is queued, then throws ActorStoppedError.
+    /// Shutdown and stop: later sends are dead letters; receive returns what is queued,
+    /// then throws ActorStoppedError.
     override func closeMailbox() { requestStop(.afterDrainingMailbox, explicit: false) }
 
-    /// Run by finalizeStop. Normally the body has already ended; if a `.stop(.immediately)`
-    /// system message ever finalizes the cell first, the body is stopped as well.
+    /// Run by finalizeStop. The body has normally ended already; if not, it is stopped.
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var heldOutsideQueue: Int { buffered.load(ordering: .relaxed) }
@@ -463,11 +441,11 @@ enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancell
 enum SequentialWake {
     static let phaseMask: UInt64 = 0b111
     static let notStarted: UInt64 = 0
-    /// The body runs (or is queued to run) and has not parked.
+    /// The body runs or is queued to run.
     static let awake: UInt64 = 1
     /// The body waits in `waiter`.
     static let parked: UInt64 = 2
-    /// Something happened since the body last looked: its next park looks again instead.
+    /// Something happened since the body last looked: its next park looks again.
     static let signalled: UInt64 = 3
     /// The body ended; `ended` holds why. The turn owns the mailbox (C2).
     static let ended: UInt64 = 4
@@ -475,10 +453,10 @@ enum SequentialWake {
     static let endedBeforeStart: UInt64 = 5
     static let taskPublished: UInt64 = 1 << 3
     static let cancelRequested: UInt64 = 1 << 4
-    /// The body's task was cancelled (the cancellation handler startBody's task registers).
+    /// The body's task was cancelled (Q4).
     static let taskCancelled: UInt64 = 1 << 5
-    /// A walk asked for the mailbox's ring back: the body's next park gives it back first
-    /// (a request, not a state: the parking CAS clears it).
+    /// A walk asked for the ring back: the body's next park gives it back first. The
+    /// parking CAS clears it.
     static let releaseRequested: UInt64 = 1 << 6
     static let generationShift: UInt64 = 7
 
@@ -487,8 +465,7 @@ enum SequentialWake {
     @inline(__always) static func replacingPhase(of word: UInt64, with phase: UInt64) -> UInt64 {
         (word & ~phaseMask) | phase
     }
-    /// `word` (awake) as parked in the next generation (wrapping), flags kept but
-    /// `releaseRequested` (the park that sees it has acted on it).
+    /// `word` (awake) as parked in the next generation, flags kept but `releaseRequested`.
     @inline(__always) static func parking(_ word: UInt64) -> UInt64 {
         let flags = word & (taskPublished | cancelRequested | taskCancelled)
         return ((generation(word) &+ 1) << generationShift) | flags | parked
@@ -502,7 +479,7 @@ enum SequentialWake {
 enum SequentialSuspendTestHook {
     private static let point = SystemHookPoint()
 
-    /// Every wait published by a body of `system` runs `action` there, until `disarm()`.
+    /// Every wait published by a body of `system` runs `action`, until `disarm()`.
     static func arm(_ system: ActorSystem, _ action: @escaping @Sendable () -> Void) { point.arm(system, action) }
 
     static func disarm() { point.disarm() }
@@ -515,8 +492,7 @@ enum SequentialSuspendTestHook {
 enum SequentialStartTestHook {
     private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable (AnyActorCell) -> Void)?>(nil)
 
-    /// The next startBody of a cell of `system` runs `action(cell)` in that gap; then the
-    /// hook disarms itself.
+    /// The next startBody of a cell of `system` runs `action(cell)`, then disarms.
     static func arm(_ system: ActorSystem, _ action: @escaping @Sendable (AnyActorCell) -> Void) {
         armed.withLock { $0 = (ObjectIdentifier(system), action) }
     }
