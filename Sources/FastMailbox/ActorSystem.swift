@@ -1,31 +1,26 @@
-// ActorSystem — owns the scheduler, the registry of live actors, dead letters and the
+// ActorSystem: owns the scheduler, the registry of live actors, dead letters and the
 // counters that make shutdown's accounting exact.
 //
 // Accounting: every message accepted by a mailbox ends in exactly one of
 //   delivered     handed to a behaviour (per-cell counters, summed),
-//   dead-lettered published to `deadLetters` (stopped recipient, late ask reply, shutdown),
-//   left          still queued when shutdown gave up waiting (reported, then released).
-//   sent          accepted by the runtime: Σ over cells (taken out of the mailbox + still
-//                 in it) + messages dead-lettered without ever being queued (a tell to a
-//                 closed mailbox, a late ask reply) + watch messages the runtime sent.
-// So delivered + deadLettered + left == sent is a check, not an identity: a message that
-// sits in a mailbox no one will drain, or is taken out and dropped, breaks it.
-// A cell's counts move into the system's retired totals when it leaves the registry
-// (cellTerminated), or, for a cell still running when shutdown empties the registry (a
-// straggler), then, with what changes afterwards added when it does leave: statistics
-// and metrics after a shutdown include every cell ever registered, and agree with the
-// report. How the report reads these counters while tells race it: `accountingReport`.
-// Shutdown: stop accepting spawns; close every mailbox (later tells → dead letters with
-// reason .systemShutDown) and let each actor process what it already has, then stop;
-// wait until every actor stopped or the timeout passed; tell the stragglers to stop; shut
-// the scheduler down if this system owns it, waiting for busy workers only a short grace
-// (a worker stuck inside a turn is detached, never joined); units still queued, and any
-// work that arrives later, go to each cell's after-shutdown hook, which dead-letters it
-// (AnyActorCell.runAfterShutdown); count what is left in the cells still running; clear
-// the registry, so the system and its actors are freed once the user drops them.
-// On a DeterministicScheduler (tests) the waiting is driving: shutdown runs the scheduler's
-// turns on the calling thread until it is quiescent (bounded by deterministicShutdownTurns),
-// and the deadline is read on the scheduler's virtual clock (SchedulerClock).
+//   dead-lettered published to `deadLetters`,
+//   left          still queued when shutdown gave up waiting.
+//   sent          accepted by the runtime: over all cells, taken out plus still queued;
+//                 plus messages dead-lettered without being queued; plus watch messages
+//                 the runtime sent.
+// So delivered + deadLettered + left == sent is a check, not an identity: a message
+// stranded in a mailbox, or taken out and dropped, breaks it. A cell's counts move into
+// the retired totals when it leaves the registry (cellTerminated). A cell still running
+// when shutdown empties the registry is retired then, and its later changes when it
+// leaves. So statistics after a shutdown agree with the report.
+//
+// Shutdown: refuse spawns; close every mailbox (later tells become dead letters) and let
+// each actor drain and stop; wait until all stopped or the timeout passed; stop the rest;
+// shut down an owned scheduler without joining a worker stuck in a turn. Late work goes
+// to each cell's runAfterShutdown, which dead-letters it. Then count what the running
+// cells hold and clear the registry, so everything is freed once the user lets go.
+// On a DeterministicScheduler, shutdown drives the turns on the calling thread until
+// quiescent, and reads the deadline on the virtual clock.
 
 import Dispatch
 #if canImport(Glibc)
@@ -122,7 +117,7 @@ public final class ActorSystem: Sendable {
     /// Where the runtime logs (supervisor decisions, dead letters, shutdown), and the base of
     /// every actor's ``ActorContext/log``. Its `actor/system` metadata is the system's name.
     public let logger: Logger
-    /// Relaxed counters behind ``metrics`` (never touched per delivered message).
+    /// Relaxed counters behind ``metrics``, never touched per delivered message.
     let counters = SystemCounters()
     /// The rate-limited log of dead letters.
     let deadLetterLog = DeadLetterLog()
@@ -136,27 +131,24 @@ public final class ActorSystem: Sendable {
     /// Dead letters of messages that had been accepted into a mailbox (already part of its
     /// cell's accepted count).
     let queuedDeadLetters = Atomic<Int>(0)
-    /// Dead letters of messages that were never queued (refused tells, late replies, a
-    /// late arrival at a cell that left): each is also a message sent that no mailbox
-    /// counts. With `queuedDeadLetters`, the report's `deadLettered` (accountingReport).
+    /// Dead letters of messages never queued (refused tells, late replies, a late arrival
+    /// at a cell that left). Each is also a message sent that no mailbox counts.
     let unqueuedDeadLetters = Atomic<Int>(0)
-    /// Watch messages the runtime sent (handed to the behaviour without passing a mailbox):
-    /// the other part of `sent` no mailbox counts.
+    /// Watch messages the runtime handed to a behaviour: the other part of `sent` that no
+    /// mailbox counts.
     let runtimeSent = Atomic<Int>(0)
-    /// Messages taken out of mailboxes and held by their actors (stash, unstashed and not
-    /// yet handled): part of `left` at shutdown. Changed by turns (rarely), relaxed.
+    /// Messages taken out of mailboxes and held by their actors (stash, unstashed): part
+    /// of `left` at shutdown.
     let heldBack = Atomic<Int>(0)
-    /// The timeouts of pending asks (one Dispatch timer for the system; the virtual clock's
-    /// timers on a DeterministicScheduler).
+    /// The timeouts of pending asks.
     let askTimer: AskTimer
     /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
     let outstandingAsks = Atomic<Int>(0)
-    /// A FutexLock: spawn and every actor's last turn take it (a pthread mutex cost ~60
-    /// instructions more per lock and unlock).
+    /// Taken by spawn and by every actor's last turn.
     let registry = FutexLock<Registry>(Registry())
     /// The automatic idle-mailbox walk's timer (ActorSystem+Reclaim), nil when off.
     let reclaimTimer = Lock<(any DispatchSourceTimer)?>(nil)
-    /// Held by a walk (one at a time: the walker's snapshot word is walker-only).
+    /// Held by a walk: one at a time, since the walker's snapshot word is walker-only.
     let reclaimWalk = Lock<Int>(0)
     private let shutdownResult = Lock<ShutdownReport?>(nil)
     /// Private one-worker systems of dedicated actors (``SpawnOptions/Placement/dedicatedThread``),
@@ -174,12 +166,11 @@ public final class ActorSystem: Sendable {
         var singletons: [String: any Sendable] = [:]
         /// Pool names taken while the pool's routees are spawned.
         var reserved: Set<String> = []
-        /// Set with the system's `shuttingDown`, in the same critical section: what the
-        /// idle-mailbox walk, which holds the registry and not the system, stops at.
+        /// Set with the system's `shuttingDown`, in the same critical section: the
+        /// idle-mailbox walk, which holds the registry and not the system, stops at it.
         var shuttingDown = false
-        /// Cells shutdown took out of `cells` while they still ran (stragglers), with the
-        /// counts it retired for them then: when one leaves, only what changed since is
-        /// retired (cellTerminated). Ids and counts only: no cell is kept alive here.
+        /// Cells shutdown took out of `cells` while they still ran, with the counts it
+        /// retired then. When one leaves, only the change is retired. Keeps no cell alive.
         var stragglers: [ActorID: RetiredCounts] = [:]
     }
 
@@ -426,11 +417,9 @@ public final class ActorSystem: Sendable {
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
 
-    /// `spawnCell` for a closure actor: its cell holds the closure itself (ClosureActorCell:
-    /// no ClosureActor object beside it, one allocation fewer per spawn), and the same
-    /// closure serves again after a restart (it holds no state of its own). Its preStart
-    /// does nothing: born running, it gets no turn until it has work (see `enroll`).
-    /// Inlinable, as spawnCell (the pass is specialised for `Message` here).
+    /// `spawnCell` for a closure actor: its cell holds the closure (ClosureActorCell), which
+    /// serves again after a restart. Born running, it gets no turn until it has work
+    /// (`enroll`). Inlinable, as spawnCell.
     @inlinable
     func spawnClosureCell<Message: Sendable>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
@@ -446,12 +435,10 @@ public final class ActorSystem: Sendable {
         return ActorRef(cell: cell)
     }
 
-    /// Registers a fresh cell, makes it its parent's child, and schedules its first turn
-    /// (which runs preStart) — unless it is `bornRunning`: its behaviour's preStart does
-    /// nothing (a closure actor's), so the cell starts in `.running` here, before
-    /// any other thread can see it, and its first turn is the one its first message or
-    /// system message schedules (the mailbox's, or the system queue's, becameNonEmpty).
-    /// Nothing observable is lost: the turn skipped would have run an empty preStart.
+    /// Registers a fresh cell, makes it its parent's child, and schedules its first turn,
+    /// which runs preStart. A `bornRunning` cell has an empty preStart: it starts running
+    /// here, before any other thread can see it, and its first message schedules its
+    /// first turn.
     @usableFromInline
     func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?,
                 bornRunning: Bool = false) throws(ActorSystemError) {
@@ -461,28 +448,21 @@ public final class ActorSystem: Sendable {
         if !bornRunning { cell.scheduleSelf() }
     }
 
-    /// Rings of at least this many slots (32 KiB) are allocated at spawn, so running out of
-    /// memory for them is a thrown error there rather than a trap at the first tell; smaller
-    /// ones stay lazy (an idle actor costs no ring), and failing to allocate a few hundred
-    /// bytes is the same out-of-memory every other allocation would meet.
+    /// Rings of at least this many slots are allocated at spawn, so running out of memory
+    /// is a thrown error there rather than a trap at the first tell. Smaller ones stay lazy.
     @inlinable static var eagerRingCapacity: Int { 4_096 }  // computed: a constant in inlined code
 
-    /// The validated shape of an actor's user mailbox of `Message`s (see
-    /// ``ActorSystemError/invalidMailboxCapacity(_:)``): the cell is its own mailbox queue
-    /// (MPSCQueue, "One object"), made with this shape. Inlinable, like spawnCell: the
-    /// message's item size is a constant there. After making the cell, the spawn calls
-    /// `reserveEagerRing`.
+    /// The validated shape of an actor's mailbox of `Message`s. The cell is its own mailbox
+    /// queue, made with this shape; the spawn then calls `reserveEagerRing`.
     @inlinable
     func mailboxShape<Message: Sendable>(capacity: Int, for: Message.Type,
                                          reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         try queueShape(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes, reclaimable: reclaimable)
     }
 
-    /// The shape of a user mailbox of `itemBytes`-byte items (MessageEncoding.itemBytes of
-    /// the message type). `reclaimable`: an event or sequential actor's mailbox, whose ring an
-    /// idle actor gives back (``reclaimIdleMailboxes()``) — unless it is allocated at spawn
-    /// (eagerRingCapacity): a ring reserved so that no send can fail to allocate one stays.
-    /// Inlinable, as MPSCQueue.Shape's init: checked at compile time for a constant capacity.
+    /// The shape of a mailbox of `itemBytes`-byte items. `reclaimable`: an idle actor may
+    /// give its ring back, unless the ring is allocated at spawn (eagerRingCapacity).
+    /// Inlinable, so a constant capacity is checked at compile time.
     @inlinable
     func queueShape(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         do {
@@ -493,11 +473,8 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Allocates a fresh cell's ring (`queue`: the cell, its own mailbox queue, for
-    /// `Message`s) at spawn when its capacity is eagerRingCapacity or more (see there):
-    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)`` instead of a trap at
-    /// the first tell. Smaller rings stay lazy. (The cell itself, not its `mailbox`: forming
-    /// that Mailbox here cost a retain and a release of the cell per spawn.)
+    /// Allocates a fresh cell's ring at spawn when its capacity is eagerRingCapacity or
+    /// more. `queue` is the cell itself: forming a Mailbox here would retain it.
     @inlinable
     func reserveEagerRing<Message: Sendable>(of queue: MPSCQueue, for: Message.Type) throws(ActorSystemError) {
         if _slowPath(queue.capacity >= ActorSystem.eagerRingCapacity) {
@@ -505,7 +482,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Allocates `mailbox`'s ring now (it records `Message`, see Mailbox.swift).
+    /// Allocates `mailbox`'s ring now, recording `Message` (Mailbox.swift).
     @usableFromInline
     func reserveRing<Message: Sendable>(of mailbox: Mailbox<Message>) throws(ActorSystemError) {
         do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
@@ -513,8 +490,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Enters `cell` in the registry (and its name, if given). Inlined into its two callers
-    /// (enroll, a sequential actor's spawn), the table's insert with it.
+    /// Enters `cell` in the registry, and its name if given. Inlined into its two callers.
     @inline(__always)
     func register(_ cell: AnyActorCell, named name: String?) throws(ActorSystemError) {
         let error: ActorSystemError? = registry.withLock { registry in
@@ -533,18 +509,16 @@ public final class ActorSystem: Sendable {
     /// Called by a cell's last turn.
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
-            // Under the lock, so statistics and reports never count a cell twice or not at all.
-            // The cell's own mailbox queue (retiredAcceptedCount, overflowCount; a router's
-            // is unused: 0). Drained: what is accepted is what was taken out (a message
-            // still being inserted is counted as sent when it is dead-lettered).
+            // Under the lock, so statistics and reports count each cell exactly once. A
+            // drained cell's accepted count is what was taken out; a message still being
+            // inserted is counted as sent when it is dead-lettered.
             let now = RetiredCounts(delivered: cell.deliveredCount, accepted: cell.retiredAcceptedCount,
                                     overflows: cell.overflowCount)
             if registry.cells.remove(cell) {
                 retire(now)
             } else if let before = registry.stragglers.removeValue(forKey: cell.id) {
-                // Shutdown retired the counts of this straggler as they were then: add what
-                // changed since (wrapping: a difference may be negative, e.g. the queued
-                // messages counted as accepted then, which are taken out by now).
+                // Shutdown retired this straggler's counts then: add the change since
+                // (wrapping: it may be negative).
                 retire(RetiredCounts(delivered: now.delivered &- before.delivered,
                                      accepted: now.accepted &- before.accepted,
                                      overflows: now.overflows &- before.overflows))
@@ -563,9 +537,8 @@ public final class ActorSystem: Sendable {
     }
 
     /// Shutdown empties the registry: the counts of every cell still in it (stragglers,
-    /// still running) are retired as they are now, queued messages included in
-    /// `accepted` (they are `left`, and become dead letters when the straggler's turn
-    /// ends), and the straggler is remembered so that its leaving retires only the change.
+    /// still running) are retired as they are now, and the straggler is remembered so
+    /// that its leaving retires only the change.
     private func retireStragglers(_ registry: inout Registry) {
         registry.cells.forEach { cell in
             let figures = cell.reportFigures
@@ -577,8 +550,8 @@ public final class ActorSystem: Sendable {
         registry.cells.removeAll()
     }
 
-    /// Takes `name` for a pool before its routees exist (a placeholder until
-    /// `fillReservedName`), so a taken name fails before anything is spawned.
+    /// Takes `name` for a pool before its routees exist, so a taken name fails before
+    /// anything is spawned.
     func reserveName(_ name: String) throws(ActorSystemError) {
         let error: ActorSystemError? = registry.withLock { registry in
             if isShuttingDown { return .shutDown }
@@ -593,8 +566,8 @@ public final class ActorSystem: Sendable {
         registry.withLock { _ = $0.reserved.remove(name) }
     }
 
-    /// Registers a pool's router under its reserved name (not in `cells`: the routees are
-    /// the live actors). After a shutdown began the name is simply dropped.
+    /// Registers a pool's router under its reserved name. It is not in `cells`: the routees
+    /// are the live actors. After a shutdown began the name is dropped.
     func fillReservedName(_ name: String, with router: AnyActorCell) {
         registry.withLock { registry in
             guard registry.reserved.remove(name) != nil, !isShuttingDown else { return }
@@ -603,11 +576,9 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Frees `name` at once (a restarting parent's children: their successors may be
-    /// spawned under the same names while the old ones drain).
+    /// Frees `name` at once, so a restarting parent's new children may reuse it.
     func releaseName(of cell: AnyActorCell) {
-        // Set before the cell could run or stop, never cleared (AnyActorCell): read without
-        // the lock, so an unnamed actor's stop takes no lock here.
+        // Set before the cell could run, never cleared: an unnamed actor takes no lock here.
         guard cell.holdsRegisteredName else { return }
         registry.withLock { registry in
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
@@ -617,9 +588,8 @@ public final class ActorSystem: Sendable {
     // MARK: dead letters
 
     /// Publishes a dead letter. `wasQueued`: the message had been accepted into a mailbox
-    /// (it is part of that mailbox's count); false for messages refused at the door and
-    /// late replies, which are counted here as sent. If the message carries the reply-to
-    /// of a pending `ask`, that ask fails at once (nobody will answer it).
+    /// and is part of its count; otherwise it is counted here as sent. A message carrying
+    /// the reply-to of a pending `ask` fails that ask at once.
     func publishDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                         reason: DeadLetterReason? = nil, wasQueued: Bool) {
         if wasQueued {
@@ -634,38 +604,27 @@ public final class ActorSystem: Sendable {
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
     }
 
-    /// `shutdown` from inside a turn (see its documentation): the waiting part runs on a
-    /// thread of its own; the caller gets a snapshot at once.
+    /// `shutdown` from inside a turn: the waiting runs on a thread of its own, and the
+    /// caller gets a snapshot at once.
     private func startShutdownFromTurn(timeout: Duration) -> ShutdownReport {
         registry.withLock { registry in registry.shuttingDown = true; shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
         DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
         return accountingReport(workersNotStopped: 0)
     }
 
-    /// A shutdown report from the counters now: delivered, dead-lettered, left (messages
-    /// the cells still registered hold: queued, stashed, unstashed, buffered) and sent,
-    /// with those cells as `actorsNotStopped`.
+    /// A shutdown report from the counters now, with the cells still registered as
+    /// `actorsNotStopped`.
     private func accountingReport(workersNotStopped: Int) -> ShutdownReport {
-        // The order of the reads, and why `delivered + deadLettered + left == sent` is then
-        // exact whenever nothing is lost, even while tells race the shutdown (a tell
-        // refused at a closed mailbox between two reads used to count on one side only):
-        // 1. The cells and the retired totals in one pass under the registry lock, which a
-        //    cell's leaving takes to retire its counts: each cell is counted once, live or
-        //    retired. A cell's queued count is read once, for `left` and for `sent` alike,
-        //    so a tell landing in a live cell meanwhile is on both sides or on neither.
-        // 2. `runtimeSent` and `queuedDeadLetters`: changed only by the turns of cells still
-        //    running (a watch message handed over; a queued message dead-lettered).
-        // 3. `unqueuedDeadLetters`, read once and added to both `deadLettered` and `sent`.
-        //    A tell that races these reads ends there and nowhere else: refused at a closed
-        //    mailbox, or landing in a cell that left (its late turn dead-letters it as never
-        //    queued), it changes no figure of 1 or 2. Two separate reads of it, however
-        //    ordered (the dead-letter office's total, then `sent`, as before), can fall on
-        //    either side of one refusal.
-        // What this cannot freeze is a cell whose turn runs during the reads (a straggler
-        // whose stuck turn ends now): it moves its messages from `left` to dead letters
-        // between 1 and 2. Nothing is lost; its figures settle when the turn ends.
-        // ShutdownAccountingTests runs a refused tell between each two reads
-        // (ShutdownReportTestHook).
+        // Why `delivered + deadLettered + left == sent` is exact while tells race the reads:
+        // 1. Cells and retired totals in one pass under the registry lock, which a leaving
+        //    cell takes: each cell counts once. A cell's queued count is read once, for
+        //    `left` and `sent`, so a tell landing meanwhile is on both sides or neither.
+        // 2. `runtimeSent` and `queuedDeadLetters` change only in turns of running cells.
+        // 3. `unqueuedDeadLetters` is read once and added to both sides. A racing tell
+        //    (refused, or landing in a cell that left) changes only this figure.
+        // A straggler whose turn ends during the reads moves messages from `left` to dead
+        // letters between 1 and 2; its figures settle when the turn ends.
+        // ShutdownAccountingTests runs a refused tell between each two reads.
         let (cells, delivered, accepted, left) = registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
             var accepted = retiredAccepted.load(ordering: .relaxed)
@@ -690,8 +649,7 @@ public final class ActorSystem: Sendable {
                               actorsNotStoppedNames: cells.prefix(20).map(\.name).sorted())
     }
 
-    /// One of `accountingReport`'s reads after the registry pass: `counter` (relaxed), with
-    /// the debug builds' test hook run first (ShutdownAccountingTests puts a refused tell there).
+    /// One of `accountingReport`'s reads: `counter`, with the debug test hook run first.
     private func readForReport(_ counter: borrowing Atomic<Int>) -> Int {
         #if DEBUG
         ShutdownReportTestHook.betweenReads(of: self)
@@ -734,14 +692,13 @@ public final class ActorSystem: Sendable {
         return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
     }
 
-    /// Actors not yet stopped: the registered cells, and after a shutdown the stragglers
-    /// it took out of the registry while they still ran (until each leaves).
+    /// Actors not yet stopped: the registered cells, plus shutdown's stragglers until each
+    /// leaves.
     private static func liveActors(_ registry: borrowing Registry) -> Int {
         registry.cells.count + registry.stragglers.count
     }
 
-    /// Live actors, delivered messages and mailbox overflows, from one pass over the
-    /// registry (see ``metrics``).
+    /// Live actors, delivered messages and mailbox overflows, in one pass (``metrics``).
     func registryTotals() -> (live: Int, delivered: Int, overflows: Int) {
         registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
@@ -765,35 +722,29 @@ public final class ActorSystem: Sendable {
 
     /// Shuts the system down gracefully and reports the accounting.
     ///
-    /// Stops accepting spawns; closes every mailbox (later tells go to dead letters with
-    /// reason `.systemShutDown`); lets every actor process what it already holds and stop;
-    /// waits up to `timeout` for that. Actors still running then are told to stop at once.
-    /// If the system created its scheduler, it is shut down: workers that finish their turn
-    /// within a short grace (at most 100 ms) are joined; a worker stuck inside a turn is
-    /// never waited for — it is reported in ``ShutdownReport/workersNotStopped`` and its
-    /// actor's messages in ``ShutdownReport/left``; when that turn ends, they become dead
-    /// letters. So the call returns within about `timeout` + 100 ms whatever the actors do.
-    /// Work that reaches the system afterwards is dead-lettered, never stranded.
+    /// Refuses new spawns and closes every mailbox: later tells go to dead letters with
+    /// reason `.systemShutDown`. Every actor handles what it already holds and stops; the
+    /// call waits up to `timeout` for that, then tells the rest to stop at once. An owned
+    /// scheduler is shut down: workers that finish their turn within a short grace are
+    /// joined, and a worker stuck in a turn is reported in
+    /// ``ShutdownReport/workersNotStopped``, its actor's messages in ``ShutdownReport/left``
+    /// (they become dead letters when that turn ends). So the call returns within about
+    /// `timeout` plus the grace, whatever the actors do. Later work is dead-lettered.
     ///
-    /// Idempotent: later calls return the first report. Any `Duration` is accepted (a huge
-    /// one waits as long as it takes; negative means zero). Must not be called from one of
-    /// the scheduler's workers (it would wait for itself). It blocks the calling thread: from
-    /// async code use ``gracefulShutdown(timeout:)``, which runs these same steps off
-    /// Swift's cooperative pool. The report is also logged (info when everything stopped
-    /// and balanced, warning otherwise).
+    /// Idempotent: later calls return the first report. Any `Duration` is accepted: a huge
+    /// one waits as long as it takes, a negative one means zero. It blocks the calling
+    /// thread; from async code use ``gracefulShutdown(timeout:)``. The report is logged:
+    /// info when everything stopped and balanced, warning otherwise.
     ///
-    /// On a `DeterministicScheduler` the waiting is driving: the remaining turns run on the
-    /// calling thread until every actor stopped (at most a million turns per drain), and the
-    /// timeout is read on its virtual clock. Called from one of its turns, or while another
-    /// thread drives it, shutdown cannot drive: it stops what it can and reports the rest
-    /// (the calling actor included) in ``ShutdownReport/actorsNotStopped``; it never traps.
+    /// On a `DeterministicScheduler` shutdown drives the remaining turns on the calling
+    /// thread and reads the timeout on the virtual clock. Called from one of its turns, or
+    /// while another thread drives it, it stops what it can and reports the rest in
+    /// ``ShutdownReport/actorsNotStopped``; it never traps.
     ///
-    /// Called from a turn of one of this system's actors (a worker of its scheduler), it
-    /// cannot wait — the caller's own turn would never end. It then starts the shutdown on a
-    /// thread of its own and returns at once a snapshot: what was delivered, dead-lettered
-    /// and sent so far, with every live actor (the caller included) in
-    /// ``ShutdownReport/actorsNotStopped``. The shutdown goes on as above once the turn
-    /// returns; a later call from outside waits for it and returns its final report.
+    /// Called from a turn of one of this system's actors, it cannot wait for its own turn.
+    /// It starts the shutdown on a thread of its own and returns a snapshot at once, with
+    /// every live actor, the caller included, in ``ShutdownReport/actorsNotStopped``. A
+    /// later call from outside waits and returns the final report.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         if scheduler.isCurrentThreadWorker { return startShutdownFromTurn(timeout: timeout) }
@@ -811,45 +762,41 @@ public final class ActorSystem: Sendable {
             let deadline = clock.deadline(after: timeout)
             let engine = scheduler.deterministicEngine
             if let engine {
-                // Nobody else runs the turns: run them here (not if this is called from one
-                // of them, or while another thread drives: then the stragglers are reported).
+            // Nobody else runs the turns: run them here, unless called from one of them or
+            // while another thread drives (then the stragglers are reported).
                 _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns)
             } else {
                 while registry.withLock({ !$0.cells.isEmpty }), monotonicNanoseconds() < deadline {
                     usleep(200)
                 }
             }
-            // Whatever did not stop in time is told to stop now (a sequential actor's task is
-            // cancelled; its remaining jobs finish on Swift's pool once the scheduler is gone).
+            // Stop what did not stop in time (a sequential actor's task is cancelled).
             let stuck = registry.withLock { $0.cells.values }
             for cell in stuck { cell.stopImmediately() }
             if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
             if ownsScheduler {
-                // What is left of the timeout plus a short grace for turns about to end
-                // (another unit on the scheduler may still be running one); a worker still
-                // inside a turn after that is detached, never joined.
+            // The rest of the timeout plus a short grace for turns about to end; a worker
+            // still inside a turn after that is detached, never joined.
                 let now = clock.nanoseconds()
                 let remaining = deadline > now ? Int64(clamping: deadline - now) : 0
                 scheduler.shutdown(timeout: .nanoseconds(remaining) + .milliseconds(100))
                 workersNotStopped = scheduler.workersStillRunning
             }
-            // Every cell the scheduler handed back has dead-lettered its work by now; the
-            // cells still registered are running (a stuck turn, a body that ignores its stop).
+        // Cells the scheduler handed back have dead-lettered their work; the cells still
+        // registered are running (a stuck turn, a body that ignores its stop).
             deadLetters.finishSubscribers()
             deadLetterLog.flush(logger: logger)
             var report = accountingReport(workersNotStopped: workersNotStopped)
-            // Dedicated actors' private systems: same deadline, figures added.
+        // Dedicated actors' private systems: same deadline, figures added.
             for system in dedicated {
                 let now = clock.nanoseconds()
                 let part = system.shutdown(timeout: .nanoseconds(deadline > now ? Int64(clamping: deadline - now) : 0))
                 report.add(part)
             }
-            // Break the cycles system → registry → cells → system, and the singleton table.
-            // Stragglers keep themselves alive until their turn ends (removeAll hands the
-            // registry's retain of a cell that is not idle to the worker running or holding
-            // it: CellTable T4) and dead-letter what they hold then. Their counts are
-            // retired first, so statistics go on agreeing with the report.
+        // Break the cycles system → registry → cells → system. A straggler stays alive
+        // until its turn ends (CellTable T4), then dead-letters what it holds. Counts are
+        // retired first, so statistics keep agreeing with the report.
             registry.withLock { registry in
                 retireStragglers(&registry)
                 registry.names = [:]
@@ -875,7 +822,7 @@ extension ActorRef: ReplyRefCarrier {}
 
 #if DEBUG
 /// Debug builds only: runs an action between each two of a shutdown report's reads of the
-/// counters (ShutdownAccountingTests runs a refused tell there), for one system.
+/// counters, for one system.
 enum ShutdownReportTestHook {
     private static let point = SystemHookPoint()
 
