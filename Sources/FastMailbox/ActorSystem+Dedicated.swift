@@ -1,12 +1,10 @@
-// ActorSystem+Dedicated — actors that own an OS thread (SpawnOptions.Placement.dedicatedThread).
+// ActorSystem+Dedicated: actors that own an OS thread (SpawnOptions.Placement.dedicatedThread).
 //
 // Some code must stay on one thread for its whole life: a C library with thread-local
-// state, a run loop, an OpenGL context. A dedicated actor is an ordinary actor whose
-// turns all run on one thread of its own: it lives in a private ActorSystem whose
-// scheduler has exactly one worker (no blocking detection, no spares: nothing else ever
-// runs there). Its ActorRef is like any other (tell, ask, stop, watch); the parent system
-// keeps the private system and shuts it down with its own shutdown, adding its figures
-// to the report, so the books stay whole.
+// state, a run loop, an OpenGL context. A dedicated actor is an ordinary actor in a
+// private ActorSystem whose scheduler has exactly one worker and no spares, so all its
+// turns run on that thread and nothing else does. The parent system shuts the private
+// one down with its own shutdown and adds its figures to the report.
 
 import MNScheduler
 

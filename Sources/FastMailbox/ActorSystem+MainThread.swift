@@ -1,16 +1,13 @@
-// ActorSystem+MainThread — actors confined to the main thread (SpawnOptions.Placement.mainThread).
+// ActorSystem+MainThread: actors confined to the main thread (SpawnOptions.Placement.mainThread).
 //
-// UI-style confinement: some state may be touched only from the main thread. A main-thread
-// actor is an ordinary actor whose every turn runs on the thread that calls
-// `runMainThreadActors()` — the main thread, which the program hands over as it would to
-// `dispatchMain()` on Linux (there is no run loop running there otherwise). It lives in a
-// private ActorSystem (shared by all of this system's main-thread actors) whose one worker
-// is *donated* (Scheduler.runDonatedWorker): no thread of its own. The confinement proxy
-// pattern follows: other actors tell the main-thread actor, which alone touches the
-// confined state. Shutdown: this system's shutdown shuts the private one down too, which
-// makes `runMainThreadActors()` return; if it was never called, shutdown hands the queued
-// main-thread actors to their after-shutdown path: their messages become dead letters
-// (and the donated worker is reported in `workersNotStopped`), never lost silently.
+// A main-thread actor is an ordinary actor whose every turn runs on the thread that calls
+// `runMainThreadActors()`: the main thread, handed over as it would be to
+// `dispatchMain()`. All of a system's main-thread actors share a private ActorSystem whose
+// one worker is donated (Scheduler.runDonatedWorker), so it has no thread of its own.
+// Other actors tell the main-thread actor, which alone touches the confined state.
+// This system's shutdown shuts the private one down too, which makes
+// `runMainThreadActors()` return. If it was never called, the queued actors' messages
+// become dead letters, and the donated worker is reported in `workersNotStopped`.
 
 import MNScheduler
 
