@@ -1,33 +1,23 @@
 // Mailbox: the typed, many-producer, one-consumer message queue of every actor.
 //
-// A thin typed layer over MNScheduler's MPSCQueue (ck_ring plus an ordered overflow; the
-// algorithm, invariants and memory ordering live in MPSCQueue.swift and ckshim.h, "Ready
-// marks") and MessageEncoding (how a message travels in a ring slot). A standalone
-// mailbox, an event actor's cell and a sequential actor's cell all use this one type;
-// every typed operation on an actor's messages is one of its inlinable methods, so a
-// caller specialised for `Message` runs them specialised.
-//
-// The struct's one stored property is the queue, so copies share it. A cell is itself an
-// MPSCQueue, so a cell's `mailbox` is the cell seen as its queue. The queue releases the
-// messages left inside when its last reference goes: the first enqueue records the
-// message type in the ring block (MessageEncoding, "Ownership").
+// A thin typed layer over MNScheduler's MPSCQueue (ck_ring plus an ordered overflow; its
+// invariants and memory ordering live in MPSCQueue.swift and ckshim.h, "Ready marks") and
+// MessageEncoding (how a message travels in a ring slot). Standalone mailboxes and both
+// kinds of cell use this one type; its methods are inlinable, so a caller specialised for
+// `Message` runs them specialised. Copies share the one stored queue; a cell is itself
+// its queue.
 //
 // Guarantees (tested in MailboxTests and MailboxStressTests):
-//  (M1) send is lock-free from any thread while the ring has room. A full ring never
-//       loses, reorders or blocks: the message goes to an ordered overflow list (one short
-//       critical section), and the ring is used again once the consumer emptied it.
-//  (M2) per-sender FIFO: one thread's messages arrive in the order sent.
+//  (M1) send is lock-free while the ring has room. A full ring never loses, reorders or
+//       blocks: the message joins an ordered overflow list under one short lock.
+//  (M2) per-sender FIFO.
 //  (M3) exactly one send reports `becameNonEmpty` per empty → non-empty transition.
-//  (M4) after close(), sends return `.closed(message)`: the message is handed back.
-//       What was inside can still be drained.
-//  (M5) an idle mailbox is one small object with no ring. The first send allocates the
-//       ring; `reserveRing()` does it up front and throws where a send would trap. A
-//       standalone mailbox keeps its ring until released. An actor's mailbox gives an
-//       idle ring back (ActorSystem+Reclaim.swift); RingEpoch frees it once no thread can
-//       still read it.
-//
-// A producer preempted between claiming and publishing its slot holds up only the
-// consumer, at that slot: drain() returns `.more`, and the actor is re-queued.
+//  (M4) after close(), sends hand the message back; what was inside can still be drained.
+//  (M5) an idle mailbox has no ring; the first send allocates it. A standalone mailbox
+//       keeps its ring until released; an actor's gives an idle ring back
+//       (ActorSystem+Reclaim.swift).
+// A producer preempted between claim and publish holds up only the consumer, at that
+// slot: drain() returns `.more`.
 
 import MNScheduler
 #if canImport(Glibc)
@@ -100,14 +90,13 @@ public struct Mailbox<Message: Sendable>: Sendable {
         case more
     }
 
-    /// The queue: the mailbox's only stored property (see the file comment).
+    /// The mailbox's only stored property.
     @usableFromInline let queue: MPSCQueue
 
-    /// How `Message` travels (see MessageEncoding).
     @usableFromInline typealias Encoding = MessageEncoding<Message>
 
-    /// The largest capacity accepted: 2^20 slots (an 8 MiB ring). Beyond the ring a
-    /// mailbox overflows in order, so a bigger ring buys nothing but memory.
+    /// The largest capacity accepted: 2^20 slots. Beyond the ring a mailbox overflows in
+    /// order, so a bigger ring buys only memory.
     public static var maximumCapacity: Int { RawRing.maximumCapacity }
 
     /// Creates an empty mailbox whose ring has `capacity` slots (a power of two in
@@ -119,8 +108,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
         do { queue = try Encoding.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
     }
 
-    /// Wraps `queue`, made for `Message` items (MessageEncoding.makeQueue's item size; an
-    /// actor's spawn, ActorSystem.makeMailbox).
+    /// Wraps `queue`, made for `Message` items (an actor's cell).
     @inlinable
     init(queue: MPSCQueue) {
         assert(queue.itemBytes == Encoding.itemBytes, "a queue of \(queue.itemBytes)-byte items for \(Encoding.itemBytes)-byte messages")
@@ -151,8 +139,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     }
 
     /// Sends only if the ring has room right now; never takes the overflow path. Lock-free
-    /// (the ring claim's compare-and-swap may retry under contention); never waits for
-    /// another sender.
+    /// (the claim's compare-and-swap may retry); never waits for another sender.
     @inlinable
     public func trySend(_ message: consuming Message) -> TrySendResult {
         let (result, refused) = tryEnqueue(message)
@@ -163,8 +150,8 @@ public struct Mailbox<Message: Sendable>: Sendable {
         }
     }
 
-    /// Consumer only: hands up to `max` messages to `body`, oldest first per sender.
-    /// No atomic read-modify-write per message (see MPSCQueue.drain).
+    /// Consumer only: hands up to `max` messages to `body`, oldest first per sender, with
+    /// no atomic read-modify-write per message.
     @inlinable
     public func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
         switch take(max: max, body) {
@@ -183,7 +170,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
         queue.markClosed()
         var out: [Message] = []
         while take(max: Int.max, { out.append($0) }) == .more {
-            sched_yield()  // a sender between claim and commit: a few instructions
+            sched_yield()  // a sender between claim and publish finishes shortly
         }
         return out
     }
@@ -197,8 +184,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// Ring slots (it holds `capacity − 1` before overflowing).
     public var capacity: Int { queue.capacity }
 
-    /// How many sends took the overflow path because the ring was full. 0 means every
-    /// send so far was lock-free.
+    /// Sends that took the overflow path because the ring was full.
     public var overflowSendCount: Int { queue.overflowAppends }
 
     /// Bytes of the ring, 0 until the first send.
@@ -208,87 +194,76 @@ public struct Mailbox<Message: Sendable>: Sendable {
     public var idleFootprintBytes: Int { heapBlockSize(of: queue) }
 }
 
-// MARK: the typed operations the cells use (internal; specialised where inlined)
+// MARK: the typed operations the cells use (internal)
 
 extension Mailbox {
-    /// True when `Message` travels boxed (over 64 bytes or 8-byte alignment; see
-    /// MessageEncoding).
+    /// True when `Message` travels boxed (MessageEncoding).
     @inlinable @inline(__always) static var isBoxed: Bool { Encoding.isBoxed }
 
-    /// Moves `message` in; on `.closed` hands it back (a cell's `send`/`trySend`).
+    /// Moves `message` in; on `.closed` hands it back.
     @inlinable @inline(__always)
     func enqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult, Message?) {
         Encoding.enqueue(message, into: queue)
     }
 
-    /// Ring-only `enqueue(_:)`: nil result = full (a bounded mailbox, ``trySend(_:)``). On
-    /// anything but acceptance the message is handed back.
+    /// Ring-only `enqueue(_:)`: a nil result means full. Unless accepted, the message is
+    /// handed back.
     @inlinable
     func tryEnqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult?, Message?) {
         Encoding.tryEnqueue(message, into: queue)
     }
 
-    /// Moves the message at `source` in, for code specialised for `Message` (an event
-    /// actor's inlined `deliver`): its size and whether it is boxed are constants there, so
-    /// the copy into the slot is a fixed sequence of word moves. On `.closed` the message is
-    /// still at `source`.
+    /// Moves the message at `source` in, for code specialised for `Message`, where the
+    /// copy is a fixed sequence of word moves. On `.closed` the message is still at `source`.
     @inlinable @inline(__always)
     func enqueue(movingFrom source: UnsafeMutableRawPointer) -> MPSCQueue.EnqueueResult {
         Encoding.enqueueSpecialised(movingFrom: source, into: queue)
     }
 
-    /// True when a send from this thread must enter a ring epoch section before
-    /// `enqueueOnRing` (MPSCQueue.sendNeedsSection).
+    /// True when a send from this thread must enter a ring epoch section first.
     @inlinable @inline(__always)
     var sendNeedsSection: Bool { queue.sendNeedsSection }
 
-    /// The ring path of `enqueue(movingFrom:)` alone (MPSCQueue.enqueueOnRing): nil when
-    /// nothing was done and the full enqueue is needed. Inside a ring epoch section unless
-    /// `sendNeedsSection` is false. `signallingUnit`: the caller knows the queue signals
-    /// its unit (an event actor's cell: MPSCQueue.enqueueOnRing).
+    /// The ring path of `enqueue(movingFrom:)` alone: nil when the full enqueue is needed.
+    /// Inside a ring epoch section unless `sendNeedsSection` is false. `signallingUnit`:
+    /// the queue signals its unit (an event actor's cell).
     @inlinable @inline(__always)
     func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, signallingUnit: Bool = false) -> Bool? {
         Encoding.enqueueOnRing(movingFrom: source, into: queue, signallingUnit: signallingUnit)
     }
 
-    /// `enqueue(movingFrom:)` for unspecialised code (a sequential actor's `deliver`):
-    /// `boxed` computed once by the caller, the size read from the queue.
+    /// `enqueue(movingFrom:)` for unspecialised code: `boxed` computed by the caller.
     @inlinable @inline(__always)
     func enqueue(movingFrom source: UnsafeMutableRawPointer, boxed: Bool) -> MPSCQueue.EnqueueResult {
         Encoding.enqueue(movingFrom: source, into: queue, boxed: boxed)
     }
 
-    /// Moves a message out of an item (a slot, or a box, which is freed), or back out of a
-    /// refused send's source (`boxed: false`).
+    /// Moves a message out of an item (freeing a box), or back out of a refused send's
+    /// source (`boxed: false`).
     @inlinable @inline(__always)
     static func take(from item: UnsafeMutableRawPointer, boxed: Bool = isBoxed) -> Message {
         Encoding.take(from: item, boxed: boxed)
     }
 
-    /// Consumer only: up to `max` messages to `body`, specialised for `Message` (an event
-    /// actor's mailbox pass, a standalone drain): the slot size is a constant. `lingering`:
-    /// see MPSCQueue ("Lingering"). `signallingUnit`: the queue signals its unit (an event
-    /// actor's cell: MPSCQueue, "The unit as the idle flag"), known to the caller.
+    /// Consumer only: up to `max` messages to `body`, specialised for `Message`.
+    /// `lingering` and `signallingUnit`: see MPSCQueue.drain.
     @inlinable @inline(__always)
     func take(max: Int, lingering: Bool = false, signallingUnit: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes, signallingUnit: signallingUnit,
                     taking: { Encoding.take(from: $0) }, body)
     }
 
-    /// `take(max:lingering:_:)` for unspecialised code (a cell's turn): `boxed` computed
-    /// once by the caller, the slot size read from the queue.
+    /// `take(max:lingering:_:)` for unspecialised code: `boxed` computed by the caller.
     @inlinable @inline(__always)
     func take(max: Int, boxed: Bool, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, lingering: lingering, taking: { Encoding.take(from: $0, boxed: boxed) }, body)
     }
 
-    /// Consumer only: at most one message, and what the mailbox left behind (a sequential
-    /// actor's receive).
+    /// Consumer only: at most one message, and what the mailbox left behind.
     @inlinable @inline(__always)
     func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Self.takeOne(from: queue) }
 
-    /// `takeOne()` on a queue of `Message`s, with no Mailbox formed, so an async caller
-    /// retains nothing.
+    /// `takeOne()` on a queue of `Message`s, with no Mailbox formed: nothing retained.
     @inlinable @inline(__always)
     static func takeOne(from queue: MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
@@ -296,6 +271,6 @@ extension Mailbox {
         return (taken, outcome)
     }
 
-    /// True while a consumer turn is running or due (MPSCQueue.hasPendingWork).
+    /// True while a consumer turn is running or due.
     @inlinable @inline(__always) var hasPendingWork: Bool { queue.hasPendingWork }
 }
