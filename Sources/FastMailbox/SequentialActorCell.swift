@@ -1,55 +1,28 @@
 // SequentialActorCell: the cell of a thread-style actor. Its behaviour is one async body
-// that loops on `inbox.receive()`, run as a task that prefers the scheduler's task
-// executor. It holds a worker only while it computes; an empty receive parks the task on
-// a continuation, and the sender that makes the mailbox non-empty resumes it.
+// that loops on `inbox.receive()`, run as a task on the scheduler's task executor. An
+// empty receive parks the task on a continuation; the sender that makes the mailbox
+// non-empty resumes it.
 //
 // Who consumes the mailbox (the MPSCQueue's single consumer):
 //  (C1) while the body runs: the body's task, through Inbox. The executor orders a task's
 //       jobs, so it is one consumer even when it hops between workers.
-//  (C2) once the body ended (phase `ended` or `endedBeforeStart`): the cell's turn, which
-//       dead-letters what is left. The task's last drain happens-before its release CAS
-//       to `ended`, which happens-before the turn's acquire load that sees it.
+//  (C2) once the body ended: the cell's turn, which dead-letters what is left. The task's
+//       last drain happens-before its release CAS to `ended`, which happens-before the
+//       turn's acquire load that sees it.
 //
-// The wake word (`wake`, layout in SequentialWake) holds the body's phase, flags and the
-// generation of the current wait. Every phase change is an acq_rel RMW of it, so all
-// fall in one total order. Rules:
-//  (Q1) The consumer parks only after a drain found the mailbox empty, by CAS
-//       awake → parked after storing `waiter`. A phase of `signalled` makes it look again.
-//  (Q2) The sender that took the mailbox from idle (`becameNonEmpty`) calls `wakeBody`:
-//       parked → awake and resume, awake → signalled, signalled → unchanged (still an RMW,
-//       so its release orders the enqueue). Other senders touch no word.
-//  (Q3) Whoever CASes out of `parked` resumes `waiter`, so each continuation is resumed
-//       exactly once. Resumers: senders, stop and close, a timer whose generation
-//       still matches, and a ring-release request.
-//  (Q4) Cancellation only ORs `taskCancelled` in: the handler may run under the task's
-//       status-record lock, so it must not resume. A cancelled task does not park.
-//  (Q5) startBody CASes notStarted → awake, then publishes the task (`taskPublished`);
-//       stop(.immediately) sets `cancelRequested`. Both are RMWs, so exactly one sees the
-//       other's flag and cancels. A stop that lands first makes the body never start
-//       (`endedBeforeStart`), and the same turn ends the cell.
-// Why no wake-up is lost: Q1 and Q2's CASes are ordered. Sender first: the consumer sees
-// `signalled` (acquire: the message is visible) and does not park. Consumer first: the
-// sender sees `parked` (acquire: `waiter` is visible). Every later enqueue lands behind
-// that idle→busy sender.
-//
-// Stop and end:
-//  - stop(.immediately) closes the mailbox, makes every receive throw, wakes the body and
-//    cancels its task (Q5). stop(.afterDrainingMailbox) and shutdown close the mailbox and
-//    wake the body; receive returns what is left, then throws ActorStoppedError.
-//  - At the body's end the task closes the mailbox, dead-letters the Inbox's buffer,
-//    stores the reason, then the phase `ended` (C2), and schedules the cell. That turn
-//    runs the stop and leaves the registry only once the mailbox drained empty. So
-//    `.terminated` means the body runs no more code, and the books balance.
-//  - After the scheduler shut down, an ended or unstarted body gets the final drain on
-//    the caller's thread; a running one keeps the mailbox (C1) until it ends.
-//
-// Giving the ring back: a walk's request sets `releaseRequested` (waking a parked body,
-// Q3). The body, about to park after an empty drain, gives the ring back itself, since
-// only the consumer may (MPSCQueue.swift).
-//
-// The receive path is @inlinable so it is specialised in the body's module; its one
-// suspension is the continuation. The costs behind these choices: the "Actor cells"
-// article (FastMailbox.docc/ActorCells.md).
+// The wake word (`wake`, SequentialWake) holds the body's phase, flags and the wait's
+// generation. Every change is an acq_rel RMW of it, so all fall in one total order.
+//  (Q1) The consumer parks only after an empty drain, by CAS awake → parked after storing
+//       `waiter`. `signalled` makes it look again instead.
+//  (Q2) The sender that took the mailbox from idle calls `wakeBody`: parked → awake and
+//       resume, awake → signalled. Other senders touch no word.
+//  (Q3) Whoever CASes out of `parked` resumes `waiter`: exactly once.
+//  (Q4) Cancellation only sets `taskCancelled`; a cancelled task does not park.
+//  (Q5) startBody's publish of the task and stop's `cancelRequested` are both RMWs, so
+//       exactly one sees the other's flag and cancels.
+// No wake-up is lost: Q1's and Q2's CASes are ordered, and each side's acquire sees the
+// other's message or continuation. The full argument, stop and end, and the costs:
+// FastMailbox.docc/ActorCells.md, "Sequential actors".
 
 import Dispatch
 import MNScheduler
