@@ -1,26 +1,18 @@
 // BoundedMailboxWaiters: the senders waiting for room in a full bounded mailbox
-// (``ActorRef/send(_:)``), in arrival order, with their messages.
-//
-// A bounded mailbox is a ring with no overflow. `tell` on a full one dead-letters
-// (`.mailboxFull`), `trySend` hands the message back, `send` waits here. All state is
-// under `state`'s lock; `count` mirrors the list's length as a lock-free hint.
-// Invariants:
-//  (W1) FIFO: a sender that finds waiters queues behind them even if a slot is free, and
-//       only the actor's turn moves waiting messages into the ring, oldest first (`admit`).
-//  (W2) no lost wake-up: the turn admits when `count` > 0 after its drain. The lock alone
-//       leaves a gap: a sender finds the ring full, the turn drains it dry, sees no waiter
-//       and goes idle, then the sender records itself. So a sender that recorded itself
-//       then claims the consumer like a producer that inserted an item
-//       (MPSCQueue.claimConsumerForWaiter, the Dekker pair of "Who runs the consumer").
-//       Either it schedules a turn, or a running or due turn loads `count` after its idle
-//       store and sees it.
+// (``ActorRef/send(_:)``), in arrival order, with their messages. All state is under
+// `state`'s lock; `count` mirrors the list's length as a lock-free hint.
+//  (W1) FIFO: a sender that finds waiters queues behind them, and only the actor's turn
+//       moves waiting messages into the ring, oldest first.
+//  (W2) no lost wake-up: a sender that recorded itself then claims the consumer like a
+//       producer that inserted an item (MPSCQueue.claimConsumerForWaiter), so a turn
+//       follows that sees it.
 //  (W3) nothing lost: a waiting message is owned by its record until exactly one of
-//       admit, cancel (`SendError.cancelled`) or failAll (`SendError.stopped`) takes it.
-//  (W4) a stop fails every waiter at once, and no sender waits after it. Every stop
-//       closes the mailbox, then calls failAll. A sender records itself only under the
-//       lock after finding the mailbox open there. If it locks first, failAll takes its
-//       record; if failAll locks first, the close came before, and the sender sees it.
-// BoundedMailboxTests replays the W2 and W4 interleavings with the test hook below.
+//       admit, cancel or failAll takes it.
+//  (W4) a stop fails every waiter at once, and no sender waits after it: every stop
+//       closes the mailbox, then calls failAll; a sender records itself only under the
+//       lock after finding the mailbox open there.
+// Why W2 and W4 hold: FastMailbox.docc/ActorCells.md, "Bounded mailboxes".
+// BoundedMailboxTests replays both interleavings with the test hook below.
 
 import MNScheduler
 import Synchronization
