@@ -1,24 +1,13 @@
 // ActorSystem+Reclaim: idle actors give their mailbox ring back.
 //
-// A mailbox allocates its ring on its first message. The walk below takes it back from an
-// actor that went idle, so an idle actor costs only its cell again. How a ring is given
-// back while senders may still hold its address lives in MPSCQueue.swift ("Giving the
-// ring back") and RingEpoch.swift. Here is only who asks, and when:
-//  - A walk visits the registry's cells in chunks, each under the registry lock and inside
-//    one ring epoch section. It asks each actor whose ring took no message since the
-//    previous walk: the release request word in an empty system slot, else
-//    `.releaseMailboxRing` in its system queue (AnyActorCell.requestMailboxRelease). A
-//    cell with a pending stop is left alone. Nothing happens per message.
-//  - An event actor's next turn is then the general one. It takes the request, drains as
-//    usual, and gives the ring back if the drain ended empty: the mailbox's only
-//    consumer, in its own turn. A request drained mid-turn is dropped; the next walk asks
-//    again.
-//  - A sequential actor's turn passes the request to its body, which gives the ring back
-//    before it next parks (SequentialActorCell).
-//  - The system walks by itself every `idleMailboxReclaimMilliseconds` (0: off) on a
-//    Dispatch timer, never on a virtual clock (deterministic tests call the walk). After
-//    each walk it collects retired rings whose grace period is over.
-// So a ring is given back between one and two intervals after the actor's last message.
+// A walk visits the registry in chunks, each under the registry lock and inside one ring
+// epoch section, and asks every actor whose ring took no message since the previous walk
+// to give it back (AnyActorCell.requestMailboxRelease). The actor's own next turn does it,
+// if its mailbox drains empty: only the consumer may (MPSCQueue.swift, RingEpoch.swift).
+// The system walks by itself every `idleMailboxReclaimMilliseconds` (0: off) on a
+// Dispatch timer, never on a virtual clock. So a ring goes back between one and two
+// intervals after the actor's last message. Details: FastMailbox.docc/ActorCells.md,
+// "Giving rings back".
 
 import Dispatch
 import MNScheduler
