@@ -41,8 +41,8 @@ protocol AskFailing: AnyObject, Sendable {
     func failBecauseRequestDeadLettered()
 }
 
-/// Whom an ask asked, for its errors: an actor's cell (its name, `$<id>` unless it was
-/// given one, is formatted only when an error needs it) or another recipient's name.
+/// Whom an ask asked, for its errors: an actor's cell (its name formatted only when an
+/// error needs it) or another recipient's name.
 @usableFromInline
 enum AskTarget: Sendable {
     case cell(AnyActorCell)
@@ -94,7 +94,7 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
     }
 
     /// The asker's bookkeeping once its continuation is stored, before the request is
-    /// sent: counts the ask and arms its timeout (none for a huge one, see `ask`).
+    /// sent: counts the ask and arms its timeout.
     @usableFromInline final func start() {
         system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
         let nanoseconds = timeout.saturatingNanoseconds
@@ -137,8 +137,8 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         fail(.timedOut(requestID: requestID, recipient: target.name, after: timeout))
     }
 
-    /// The winner's bookkeeping: the ask leaves the system's AskTimer (which releases this
-    /// promise now, not at the deadline) and the count of outstanding asks drops.
+    /// The winner's bookkeeping: the ask leaves the timer, which releases this promise now,
+    /// and the count of outstanding asks drops.
     final func resolved() {
         system.askTimer.remove(id: requestID)
         system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
@@ -151,8 +151,8 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
 @usableFromInline
 final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unchecked Sendable {
     typealias Message = Reply
-    // @unchecked: `continuation` is written before the request is published and afterwards
-    // only by the CAS winner (see file comment).
+    // @unchecked: `continuation` is written before the request is published, then only by
+    // the CAS winner.
 
     /// Resumed exactly once, by the CAS winner. Unsafe, not checked: the CAS already rules
     /// out a second resume, and a checked continuation allocates.

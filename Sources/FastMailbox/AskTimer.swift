@@ -22,9 +22,8 @@ final class AskTimer: Sendable {
     /// give the object a side table and slow every retain and release of it.
     let core: Core
 
-    /// Test hook: called on the timer's thread once the expired asks of one firing have been
-    /// failed (their continuations resumed, so their tasks are queued on their executors),
-    /// with their number. Set it before the asks it observes.
+    /// Test hook: called on the timer's thread with the number of expired asks of one
+    /// firing, once they have been failed. Set it before the asks it observes.
     var didTimeOut: Lock<(@Sendable (_ count: Int) -> Void)?> { core.didTimeOut }
 
     init(clock: SchedulerClock = .monotonic) {
@@ -57,7 +56,7 @@ extension AskTimer {
         func hash(into hasher: inout Hasher) { hasher.combine(raw) }
 
         /// What `Dictionary` calls for a bucket: the finaliser mixes every bit of the id into
-        /// the low bits it masks. (A standard library hook, public and underscored.)
+        /// the low bits it masks.
         func _rawHashValue(seed: Int) -> Int {
             var x = raw ^ UInt64(UInt(bitPattern: seed))
             x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -80,9 +79,8 @@ extension AskTimer {
         private let state = FutexLock<State>(State())
         /// The Dispatch timer; nil on a virtual clock.
         let source: (any DispatchSourceTimer)?
-        /// Where deadlines are read (the system scheduler's clock).
+        /// Where deadlines are read.
         let clock: SchedulerClock
-        /// AskTimer.didTimeOut.
         let didTimeOut = Lock<(@Sendable (_ count: Int) -> Void)?>(nil)
 
         init(clock: SchedulerClock) {
@@ -97,7 +95,6 @@ extension AskTimer {
             source.activate()
         }
 
-        /// Starts timing `promise` out `nanoseconds` from now (on `clock`).
         func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) {
             let deadline = clock.deadline(afterNanoseconds: nanoseconds)
             state.withLock { state in
@@ -115,13 +112,11 @@ extension AskTimer {
             if let source {
                 source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
             } else {
-                // A virtual clock keeps its timers until they fire: a weak reference, so a test's
-                // clock does not keep the core alive (only deterministic systems make one).
+                // A weak reference, so a test's virtual clock does not keep the core alive.
                 clock.virtual?.addTimer(at: deadline) { [weak self] in self?.fire() }
             }
         }
 
-        /// The ask ended (replied or failed): forget it now.
         func remove(id: UInt64) {
             state.withLock { state in
                 guard state.pending.removeValue(forKey: RequestID(id)) != nil else { return }
@@ -129,7 +124,6 @@ extension AskTimer {
             }
         }
 
-        /// Asks waiting for a reply or a timeout (a snapshot).
         var pendingCount: Int { state.withLock { $0.pending.count } }
 
         private func fire() {
