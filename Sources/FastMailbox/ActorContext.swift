@@ -6,12 +6,11 @@ import MNScheduler
 ///
 /// Valid only during the call it was passed to (receive, a hook or a `become` closure), on
 /// that thread: it is deliberately not `Sendable`. To refer to the actor from elsewhere use
-/// ``myself``. Debug builds check this: an operation that touches the actor's state
-/// (spawning, stopping, watching, `become`, stashing, ``children``, ``log``) on a context
-/// used outside its actor's turn stops at an assertion that names the operation instead of
-/// racing with the actor (a spawn throws ``ActorSystemError/contextUsedOutsideTurn(_:)``
-/// when the assertion is not fatal). ``myself``, ``id``, ``name`` and ``system`` may be
-/// read anywhere.
+/// ``myself``. Debug builds check this. An operation on the actor's state (spawning,
+/// stopping, watching, `become`, stashing, ``children``, ``log``) from outside its turn
+/// stops at an assertion that names the operation. When the assertion is not fatal, a
+/// spawn throws ``ActorSystemError/contextUsedOutsideTurn(_:)``. ``myself``, ``id``,
+/// ``name`` and ``system`` may be read anywhere.
 public struct ActorContext<Message: Sendable> {
     /// The cell, unretained: a context lives only inside a turn of its cell, which keeps
     /// the cell alive (the scheduler holds it for the turn).

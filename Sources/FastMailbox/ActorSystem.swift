@@ -725,11 +725,11 @@ public final class ActorSystem: Sendable {
     /// Refuses new spawns and closes every mailbox: later tells go to dead letters with
     /// reason `.systemShutDown`. Every actor handles what it already holds and stops; the
     /// call waits up to `timeout` for that, then tells the rest to stop at once. An owned
-    /// scheduler is shut down: workers that finish their turn within a short grace are
+    /// scheduler is shut down: workers that finish their turn within a 100 ms grace are
     /// joined, and a worker stuck in a turn is reported in
     /// ``ShutdownReport/workersNotStopped``, its actor's messages in ``ShutdownReport/left``
     /// (they become dead letters when that turn ends). So the call returns within about
-    /// `timeout` plus the grace, whatever the actors do. Later work is dead-lettered.
+    /// `timeout` + 100 ms, whatever the actors do. Later work is dead-lettered.
     ///
     /// Idempotent: later calls return the first report. Any `Duration` is accepted: a huge
     /// one waits as long as it takes, a negative one means zero. It blocks the calling

@@ -199,11 +199,10 @@ extension ActorRef {
     ///   `timeout` (a late reply goes to dead letters), or
     ///   ``AskError/recipientStopped(requestID:recipient:)`` as soon as the request becomes a
     ///   dead letter: the actor had stopped, or stopped before handling it.
-    /// - Timeout: any `Duration`; a huge one (`.seconds(Int64.max)`) means "no timeout"
-    ///   rather than an overflow, a negative one means "now". Answered asks release their
-    ///   timer at once. The timeout is detected on time, but the ask returns only when the
-    ///   caller's executor runs it again, a wait the timeout does not cover: see
-    ///   "When a timed-out ask returns" in <doc:Guarantees>.
+    /// - Timeout: any `Duration`; a huge one (`.seconds(Int64.max)`) means "no timeout",
+    ///   a negative one means "now". Answered asks release their timer at once. The timeout
+    ///   is detected on time, but the ask returns only when the caller's executor runs it
+    ///   again (see "When a timed-out ask returns" in <doc:Guarantees>).
     /// - Ordering: the request is an ordinary tell, ordered after this sender's earlier ones.
     /// - Isolation: runs in the caller's isolation (`#isolation`), so it can be called from
     ///   `@MainActor` code or a native actor with a closure that captures their state.
