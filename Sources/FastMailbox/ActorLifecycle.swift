@@ -1,17 +1,28 @@
 // ActorLifecycle: an actor cell's phase, the reason it stops for, the stop its own code
 // asked for, and the one table (`transition`) that moves them. Cells only raise events
-// (AnyActorCell.advance). ActorLifecycleTests holds an independent copy of the table; the
-// "Actor cells" article (FastMailbox.docc/ActorCells.md) prints it with the effects.
+// (AnyActorCell.advance). ActorLifecycleTests checks this comment's table against the code.
 //
 // Phases: created (no actor code ran yet), running, draining (stop after drain: the
 // mailbox is closed, what it holds is still handled) and stopped (final; what is left
 // becomes a dead letter). `reason` says why the cell drains or stopped. `pending` is a
 // stop asked for during a message or hook, run once that code has returned.
 //
+//                    created            running              draining             stopped
+//   start            running  start     illegal              illegal              illegal
+//   stopAfterDrain   stopped  fin⁰ e    draining drain e     ignored              ignored
+//   stopImmediately  stopped  fin⁰ e    stopped  fin e       stopped  fin e       ignored
+//   stopFromInside   illegal            running  record      draining record      ignored
+//   pendingStopDue   illegal            stopped  fin p       stopped  fin p       illegal
+//   restart          illegal            running  restart     draining restart     illegal
+//   mailboxDrained   illegal            illegal              stopped  fin k       illegal
+//   ended            illegal            stopped  fin e       stopped  fin k/e     ignored
+//   shutdown         stopped  fin⁰ s    stopped  fin s       stopped  fin s       ignored
 // Effects: `drain` closes the mailbox. `fin` is the stop (AnyActorCell.finalizeStop);
 // `fin⁰` is the stop of an actor that never started, so no postStop. `record` sets
 // `pending`: a failure replaces a pending plain stop. `ignored` changes and writes
 // nothing. An illegal pair is one the cells never raise: `transition` returns nil.
+// Reasons: e the event's, s systemShutDown, p the pending stop's, k draining's kept,
+// k/e kept unless the event's is a failure.
 //
 // Rules:
 //  (L1) stopped is final: every event there is ignored or illegal, neither of which

@@ -15,7 +15,7 @@
 // (ActorLifecycle.swift). Rarely used state lives in side objects made on demand:
 // `SpawnInfo` (what spawn was given beyond the defaults) and `Extras` (turn state).
 // A stop from outside travels in the system-queue word itself (`StopWord`, S1–S3).
-// The layout and its reasons: the "Actor cells" article in FastMailbox.docc.
+// The layout and its reasons: FastMailbox.docc/ActorCells.md, "One object per actor".
 
 import Logging
 import MNScheduler
