@@ -6,6 +6,8 @@ public struct ActorID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// A process-wide, monotonically assigned number.
     public let rawValue: UInt64
 
+    /// The identity with this number. The runtime assigns them; make one only to name an
+    /// actor you already know, such as one read back from a log.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     public static func < (lhs: ActorID, rhs: ActorID) -> Bool { lhs.rawValue < rhs.rawValue }

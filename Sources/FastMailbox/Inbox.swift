@@ -225,7 +225,9 @@ extension Inbox: AsyncSequence {
     /// Iterates the messages as they arrive; ends (returns nil) when the actor is stopping
     /// (see ``Inbox``) or the task is cancelled. One iteration at a time, on the body's task.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The actor's message type.
         public typealias Element = Message
+        /// Iteration never throws: it ends instead.
         public typealias Failure = Never
 
         @usableFromInline let inbox: Inbox<Message>

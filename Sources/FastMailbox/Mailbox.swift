@@ -76,9 +76,11 @@ public struct Mailbox<Message: Sendable>: Sendable {
 
     /// The result of ``trySend(_:)``.
     public enum TrySendResult: Sendable {
+        /// Accepted, as ``SendResult/accepted(becameNonEmpty:)``.
         case accepted(becameNonEmpty: Bool)
         /// The ring is full (or the overflow is in use): nothing was enqueued.
         case full(Message)
+        /// The mailbox is closed; the message is handed back untouched.
         case closed(Message)
     }
 

@@ -11,11 +11,11 @@ public enum TrySendResult<Message: Sendable>: Sendable {
     public var isAccepted: Bool { if case .accepted = self { return true } else { return false } }
 }
 
-/// Why ``ActorRef/send(_:)`` did not enqueue a message. Either way the message is handed
-/// back: nothing is dropped.
 /// Results compare equal when they are the same case with equal messages.
 extension TrySendResult: Equatable where Message: Equatable {}
 
+/// Why ``ActorRef/send(_:)`` did not enqueue a message. Either way the message is handed
+/// back: nothing is dropped.
 public enum SendError<Message: Sendable>: Error, CustomStringConvertible {
     /// The actor has stopped (before the send, or while it waited for room).
     case stopped(Message)

@@ -25,10 +25,8 @@ public struct SupervisorStrategy: Sendable {
         case escalate
     }
 
-    /// The three fields live in one shared, copy-on-write box so that a strategy is one
-    /// pointer wide: every actor cell stores the strategy that decides about it, and nearly
-    /// all of them hold the same one (``default`` or their system's), which they now share
-    /// instead of each carrying 40 bytes (issue 9, item 6: idle-actor footprint).
+    /// The fields live in one shared, copy-on-write box, so a strategy is one pointer wide
+    /// and the many cells that hold the same strategy share it.
     final class Storage: Sendable {
         let maxRestarts: Int
         let window: Duration
@@ -57,10 +55,12 @@ public struct SupervisorStrategy: Sendable {
         set { storage = Storage(maxRestarts: storage.maxRestarts, window: storage.window, decide: newValue) }
     }
 
-    /// True when both values share one box (so they are the same strategy): a cell stores
-    /// its strategy only when it is not its system's default (AnyActorCell.Extras).
+    /// True when both values share one box, so they are the same strategy. A cell stores
+    /// its strategy only when it is not its system's default (AnyActorCell.SpawnInfo).
     func sharesStorage(with other: SupervisorStrategy) -> Bool { storage === other.storage }
 
+    /// A strategy that asks `decide` about each failure and allows `maxRestarts` restarts
+    /// within `window` before the next failure stops the child.
     public init(maxRestarts: Int = 10, within window: Duration = .seconds(60),
                 decide: @escaping @Sendable (any Error) -> Directive) {
         storage = Storage(maxRestarts: maxRestarts, window: window, decide: decide)
