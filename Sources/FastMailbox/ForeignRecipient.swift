@@ -16,17 +16,17 @@ import MNScheduler
 /// Something an `ActorRef` can point at that lives outside this module (a remote actor).
 package protocol ForeignRecipient<Message>: AnyObject, Sendable {
     associatedtype Message: Sendable
-    /// Identity (equal refs ⇔ equal ids); see invariant F2.
+    /// Identity (F2).
     var id: ActorID { get }
     /// A name for descriptions.
     var name: String { get }
-    /// Hands `message` on, from any thread, without blocking. Returns false when the
-    /// message was reported instead (dead letter). See invariant F1.
+    /// Hands `message` on, from any thread, without blocking. False when it was reported
+    /// instead (F1).
     @discardableResult func deliver(_ message: Message) -> Bool
     /// A request to stop the remote actor (may be ignored).
     func stop(_ mode: StopMode)
     /// The request carrying this ref as its reply-to became a dead letter here: tell the
-    /// asker's side (a remote ask's reply-to) at once.
+    /// asker's side at once.
     func requestDeadLettered()
 }
 
@@ -34,10 +34,9 @@ package protocol ForeignRecipient<Message>: AnyObject, Sendable {
 @usableFromInline
 final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFailing, RecipientIdentity,
                                                         @unchecked Sendable {
-    // @unchecked: every field is a `let` of a Sendable or thread-safe type (F3: the cell
-    // is only used through its thread-safe system queue).
+    // @unchecked: every field is a `let` of a Sendable or thread-safe type.
     let foreign: any ForeignRecipient<Message>
-    /// The local system an `ask` through this ref uses (see `ActorRef.system`).
+    /// The local system an `ask` through this ref uses.
     let system: ActorSystem
     let watchableCell: AnyActorCell?
 
@@ -59,9 +58,8 @@ final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFai
 }
 
 extension ActorRef {
-    /// A ref whose tells go to `foreign` (invariant F1). `system` is the local system an
-    /// `ask` through this ref uses for its reply slot and timer; `watchProxy`, if given,
-    /// is the local cell that watchers of this ref watch (F3).
+    /// A ref whose tells go to `foreign` (F1). `system`: the local system for asks through
+    /// it. `watchProxy`: the local cell that watchers of this ref watch (F3).
     package init<Proxy: Sendable>(foreign: some ForeignRecipient<Message>, system: ActorSystem,
                                   watchProxy: ActorRef<Proxy>?) {
         self.init(ForeignRecipientAdapter(foreign: foreign, system: system,
@@ -73,8 +71,8 @@ extension ActorRef {
         if case .foreign(let adapter) = target { adapter.foreign } else { nil }
     }
 
-    /// Tells `message` and says whether it was accepted (false: it became a dead letter
-    /// on this node, and any local ask it carried has failed).
+    /// Tells `message`; false when it became a dead letter here (failing any local ask it
+    /// carried).
     @discardableResult
     package func deliverReportingAcceptance(_ message: Message) -> Bool {
         MessageEncoding<Message>.withMovable(message) { Self.deliver(target, movingFrom: $0) }
@@ -83,8 +81,7 @@ extension ActorRef {
     /// True when this ref is the reply slot of an `ask` (answered or not).
     package var isAskReplySlot: Bool { if case .promise = target { true } else { false } }
 
-    /// True when this ref is the reply slot of an `ask` that has already ended (answered,
-    /// timed out or failed): nothing will ever be accepted through it again.
+    /// True when this ref is the reply slot of an `ask` that already ended.
     package var isFinishedAskReplySlot: Bool {
         guard case .promise(let promise) = target else { return false }
         return promise.hasEnded
@@ -97,7 +94,6 @@ extension ActorRef {
 }
 
 extension AskPromise {
-    /// True once the ask was answered, timed out or failed.
     var hasEnded: Bool { state.load(ordering: .acquiring) != Self.pending }
 }
 
@@ -105,7 +101,7 @@ extension ActorSystem {
     /// A fresh process-wide ActorID (invariant F2).
     package func nextForeignActorID() -> ActorID { nextActorID() }
 
-    /// Publishes a dead letter for a message that was never queued here (counted as sent).
+    /// Publishes a dead letter for a message never queued here (counted as sent).
     package func publishForeignDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                                         reason: DeadLetterReason) {
         publishDeadLetter(message, recipient: recipient, recipientName: recipientName, reason: reason,

@@ -15,19 +15,18 @@ import Synchronization
 
 @usableFromInline
 final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
-    // @unchecked: fields are immutable, atomics, or turn-confined (`routeesRunning`), as
-    // AnyActorCell's confinement rules C1–C3 describe.
+    // @unchecked: fields are immutable, atomic, or turn-confined (AnyActorCell C1–C3).
     @usableFromInline let strategy: RoutingStrategy
-    /// The routees, in index order (fixed for the pool's life).
+    /// The routees, in index order, fixed for the pool's life.
     @usableFromInline let routees: [ActorCellBase<Message>]
-    /// Messages routed so far (the round-robin position). Any thread, relaxed.
+    /// Messages routed so far (the round-robin position). Relaxed.
     @usableFromInline let cursor = Atomic<UInt>(0)
-    /// Set once by stop() (release); deliver reads it (acquire).
+    /// Set once by stop() (release); read by deliver (acquire).
     @usableFromInline let stopped = Atomic<Bool>(false)
 
-    /// Routees not yet reported terminated (turn-confined).
+    /// Routees not yet reported terminated. Turn-confined.
     private var routeesRunning: Int
-    /// Why the last routee stopped (turn-confined).
+    /// Why the last routee stopped. Turn-confined.
     private var lastRouteeReason: TerminationReason = .stopped
 
     init(id: ActorID, name: String, system: ActorSystem, strategy: RoutingStrategy, routees: [ActorCellBase<Message>]) {
@@ -40,17 +39,15 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         advance(.start)  // no preStart: a router has no behaviour of its own
     }
 
-    /// Shutdown's stragglers: a pool is not stopped itself; it stops once every routee
-    /// has (each routee is stopped on its own).
+    /// Shutdown's stragglers: a pool stops once every routee has.
     override func stopImmediately() {}
 
-    /// Starts watching the routees (after registration, before the ref is handed out).
+    /// Starts watching the routees, before the ref is handed out.
     func watchRoutees() {
         for routee in routees { routee.sendSystem(.watch(self)) }
     }
 
-    // watchableCell (AnyActorCell): the pool as a whole, which terminates once every
-    // routee has.
+    // watchableCell: the pool as a whole, which terminates once every routee has.
     /// The sum of the routees' depths (a snapshot).
     override var mailboxDepth: Int { routees.reduce(0) { $0 + $1.mailboxDepth } }
     /// False once the pool was stopped or every routee has.
@@ -71,9 +68,8 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         return deadLetter(movingFrom: source)
     }
 
-    /// The index of the routee for the next message (RoutingStrategy), nil once the pool
-    /// is stopped or every routee's mailbox is closed. Round-robin looks only at the closed
-    /// bits.
+    /// The routee for the next message, nil once the pool is stopped or every routee's
+    /// mailbox is closed.
     @inlinable
     func route() -> Int? {
         guard !stopped.load(ordering: .acquiring) else { return nil }
@@ -102,8 +98,8 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         return false
     }
 
-    /// Stops every routee with `mode`; later messages to the pool go to dead letters. The
-    /// pool terminates (reason `.stopped`) when the last routee has.
+    /// Stops every routee with `mode`; later messages go to dead letters. The pool
+    /// terminates (`.stopped`) when the last routee has.
     override func stop(_ mode: StopMode) {
         stopped.store(true, ordering: .releasing)
         for routee in routees { routee.stop(mode) }
@@ -120,7 +116,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
             case .stop(let mode, _):
                 stop(mode)
             case .childFailed, .releaseMailboxRing:
-                break  // routees are top-level, and a pool has no mailbox: never sent
+                break  // never sent to a router
             case .watch, .unwatch, .observe:
                 handleSystem(message)
             }
@@ -134,11 +130,11 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         lastRouteeReason = t.reason
         guard routeesRunning == 0 else { return }
         let reason: TerminationReason = stopped.load(ordering: .acquiring) ? .stopped : lastRouteeReason
-        advance(.ended, reason)  // the stop frees the pool's name, tells watchers and observers
+        advance(.ended, reason)
     }
 
-    /// After the scheduler shut down: the routees are stopping or stopped; so is the pool.
+    /// After the scheduler shut down: the routees are stopping or stopped, so is the pool.
     override func finishAfterShutdown() {
-        advance(.shutdown)  // ignored if the last routee's end stopped it already
+        advance(.shutdown)  // ignored if already stopped
     }
 }
