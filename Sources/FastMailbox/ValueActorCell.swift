@@ -1,13 +1,10 @@
-// ValueActorCell — the cell of a value behaviour (ActorBehavior): the struct is stored in
+// ValueActorCell: the cell of a value behaviour (ActorBehavior). The struct is stored in
 // the cell and mutated in place by each turn.
 //
-// `state` is turn-confined (AnyActorCell C2: one thread at a time, a happens-before edge
-// between turns), so it is `@exclusivity(unchecked)`: a mutating call costs no dynamic
-// exclusivity check, and the struct's fields cost what a local's do. `state` is nil once
-// the actor stopped; the mutating call goes through the optional in place (no copy).
-// `initial` is the value passed to spawn: a restart starts again from a copy of it.
-// Per message this is ActorCell's fast path (ActorCellBase.drainOnFastPath, shared) with
-// the struct's `receive`.
+// `state` is turn-confined (AnyActorCell C2), so it is `@exclusivity(unchecked)`: its
+// fields cost what a local's do. It is nil once the actor stopped. `initial` is the value
+// passed to spawn: a restart starts again from a copy of it. Per message this is
+// ActorCellBase's fast path (A2) with the struct's `receive`.
 
 import MNScheduler
 
@@ -19,8 +16,7 @@ final class ValueActorCell<B: ActorBehavior>: ActorCellBase<B.Message>, @uncheck
     /// The value a restart starts from (nil once stopped). Turn-confined.
     var initial: B?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init; `mailbox` is the
-    /// shape of the cell's own mailbox queue (see ActorCellBase.init).
+    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
