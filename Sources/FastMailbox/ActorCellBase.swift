@@ -8,7 +8,8 @@
 //      thread makes the message in hand the last one handled.
 //   3. Messages released by unstashAll() go first, then up to the rest of `budget` from
 //      the mailbox, each to the top `become` closure or to the behaviour. A mailbox
-//      message met while unstashed ones wait joins them, so they keep their place.
+//      message met while unstashed ones wait, or while a back-off restart is pending
+//      (AnyActorCell+Backoff.swift), joins them, so they keep their place.
 //   4. A draining cell stops once its mailbox reported empty.
 //   5. The turn returns .more if any work is left (the scheduler re-queues the cell at
 //      the back), else .idle.
@@ -24,7 +25,8 @@
 // scheduler calls runTurn through the vtable. The inlinable spawn entry points therefore
 // build a `MailboxPass` for the concrete actor type in the caller's module: the drain,
 // the move out of the ring slot and the call to `receive`, all specialised. Per message
-// the pass checks `isOnFastPath`; otherwise `handleFromMailbox` applies the rules above.
+// the pass checks `isOnFastPath` (nothing unstashed, no `become`, no restart pending);
+// otherwise `handleFromMailbox` applies the rules above.
 // The common turn (running, a pass, no system message, nothing unstashed, unbounded) is
 // just the pass. Any other turn is runGeneralTurn, steps 1–5 as written.
 //
@@ -76,14 +78,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
         @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateOffFastPath() } }
         @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateOffFastPath() } }
-        /// `becomeDepth > 0 || hasPriority`, kept by the observers, so `isOnFastPath`
-        /// reads one byte.
+        /// `becomeDepth > 0 || hasPriority || restartPending`, kept by the observers, so
+        /// `isOnFastPath` reads one byte.
         @exclusivity(unchecked) @usableFromInline var offFastPath = false
-        func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount }
+        override func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount || restartPending }
         /// stashed + unstashed, as last added to the system's `heldBack`.
         var heldBack = 0
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
+        /// `context.timers`' active timers (ActorTimers.swift), made on first use.
+        var timers: ActorTimerTable<Message>?
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
     /// The side object, as this cell kind's. No `Optional.map`: a generic call here costs
@@ -122,6 +126,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     }
 
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
+
+    /// True when unstashed messages wait or a back-off restart is pending: the turn takes
+    /// the general path.
+    @inlinable @inline(__always) final var needsGeneralTurn: Bool {
+        guard let extras = typedExtras else { return false }
+        return extras.hasPriority || extras.restartPending
+    }
 
     /// Parameters are `__shared`, as in AnyActorCell.init. Inlinable, so a spawn builds its
     /// cell specialised for `Message` with mostly constant arguments.
@@ -280,10 +291,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         defer { leaveTurn(previousTurn) }
         // The common turn (A2). `budget` ≥ 1 (SchedulerConfiguration.throughputRange).
         assert(budget > 0, "a turn with no budget")
-        if case .running = phaseCode, !hasPriority, waiters == nil, case .some = mailboxPass, !hasSystemWork {
+        if case .running = phaseCode, !needsGeneralTurn, waiters == nil, case .some = mailboxPass, !hasSystemWork {
             // `mailboxPass!` avoids a retain of the context; `case .some` avoids a thunk.
             let outcome = mailboxPass!(self, budget)
-            if case .running = phaseCode, !hasPriority { return outcome }
+            if case .running = phaseCode, !needsGeneralTurn { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget)
@@ -295,6 +306,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if isCreated { startIfNeeded() }
         var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
         let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or message
+        if let extras = typedExtras, extras.restartPending, !isStopped {
+            // A back-off restart waits (AnyActorCell+Backoff.swift): messages stay queued
+            // until its timer's system message schedules the restarting turn.
+            return systemOutcome == .more ? .more : .idle
+        }
         let mailboxOutcome: MPSCQueue.DrainOutcome
         let ranMailbox = !isStopped
         if !ranMailbox {
@@ -416,8 +432,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if isStopped {
             countUndelivered(1)
             deadLetter(message)
-        } else if let extras = typedExtras, extras.hasPriority {
-        countUndelivered(1)  // handed over later
+        } else if let extras = typedExtras, extras.hasPriority || extras.restartPending {
+            countUndelivered(1)  // handed over later, from the priority list
             extras.priority.append(message)
             updateHeldBack()
         } else {
@@ -482,6 +498,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
+        extras.timers?.cancelAll()  // a stop or a restart ends every timer (ActorTimers.swift)
         extras.becomeStack = []
         // Stashed messages are dead-lettered on stop, kept in order on restart.
         if isStopped {
@@ -497,6 +514,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     }
 
     override final func handleTerminated(_ t: Terminated) {
+        if deferTerminationDuringRestart(t) { return }  // for the fresh instance (AnyActorCell+Backoff.swift)
         guard watching.remove(t.id) != nil else { return }
         if let message = watchMessages.removeValue(forKey: t.id) {
             system.runtimeSent.wrappingAdd(1, ordering: .relaxed)

@@ -189,6 +189,13 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         @exclusivity(unchecked) final var observers: [TerminationObserver] = []
         /// `context.log`, built on first use.
         @exclusivity(unchecked) final var logger: Logger?
+        /// A back-off restart waits for its delay (AnyActorCell+Backoff.swift): the turn hands no
+        /// message to the behaviour until it ends.
+        @exclusivity(unchecked) @usableFromInline final var restartPending = false { didSet { updateOffFastPath() } }
+        /// The back-off restarts' count, generator and pending timer (AnyActorCell+Backoff.swift).
+        @exclusivity(unchecked) final var backoff: BackoffState?
+        /// Keeps a per-message fast-path flag in step (ActorCellBase.TypedExtras).
+        func updateOffFastPath() {}
     }
     /// Nil until a turn needs it.
     @exclusivity(unchecked) @usableFromInline final var extrasStorage: Extras?
@@ -492,6 +499,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             if let termination { observer.fire(termination) } else { observers.append(observer) }
         case .releaseMailboxRing:
             break  // only the general turn acts on it
+        case .timerFired(let event):
+            if !isStopped { event.fire(in: self); finishPendingStop() }
         }
     }
 
@@ -510,8 +519,12 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     }
 
     /// Applies the supervisor's directive to a failure, logging it: resume at debug,
-    /// restart at warning, stop and escalate at error.
+    /// restart at warning, stop and escalate at error. Under a back-off strategy the fresh
+    /// instance starts when the delay ends (AnyActorCell+Backoff.swift).
     @usableFromInline final func handleFailure(_ error: any Error) {
+        // A failure while a back-off restart is pending (a child of the failed instance
+        // escalating) changes nothing: that instance is gone and the restart under way.
+        if let extras = extrasStorage, extras.restartPending { return }
         let described = String(describing: error)
         switch supervisor.decide(error) {
         case .resume:
@@ -527,10 +540,10 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
                 stopInstance()
                 stopChildrenForRestart()
                 resetBehaviourState()
-                do { try startInstance() } catch {
-                    logger.error("actor failed again in preStart after a restart; supervisor stops it",
-                                 metadata: ["error": "\(error)", "supervisor/directive": "stop"])
-                    advance(.stopFromInside, .failed(String(describing: error)))
+                if let backoff = supervisor.backoff {
+                    beginBackoff(backoff)  // the fresh instance starts when the delay ends
+                } else {
+                    startRestartedInstance()
                 }
             } else {
                 logger.error("actor failed with no restarts left (\(supervisor.maxRestarts) within \(supervisor.window)); supervisor stops it",
@@ -546,6 +559,15 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
                          metadata: ["error": "\(described)", "supervisor/directive": "escalate"])
             advance(.stopFromInside, .failed(described))
             parent?.sendSystem(.childFailed(ChildFailedError(child: id, childName: name, underlying: described)))
+        }
+    }
+
+    /// Starts the fresh instance of a restart (preStart); a failure there stops the actor.
+    final func startRestartedInstance() {
+        do { try startInstance() } catch {
+            logger.error("actor failed again in preStart after a restart; supervisor stops it",
+                         metadata: ["error": "\(error)", "supervisor/directive": "stop"])
+            advance(.stopFromInside, .failed(String(describing: error)))
         }
     }
 
@@ -581,7 +603,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             // At once, so their waiting senders get their messages back now.
             for child in extras.children.values { child.stopImmediately() }
         }
-        if postStop { stopInstance() }
+        if postStop, !cancelPendingRestart() { stopInstance() }  // a pending restart's postStop ran
         resetBehaviourState()
         // Built only when someone is told.
         if let extras = extrasStorage {

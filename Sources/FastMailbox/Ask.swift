@@ -157,6 +157,10 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
     /// Resumed exactly once, by the CAS winner. Unsafe, not checked: the CAS already rules
     /// out a second resume, and a checked continuation allocates.
     @usableFromInline var continuation: UnsafeContinuation<Reply, any Error>?
+    /// Called with the outcome instead of resuming a continuation, by the CAS winner only
+    /// (`context.ask`: ActorContext+Ask.swift). Written before the request is sent, like
+    /// `continuation`, and never set together with it.
+    var completion: (@Sendable (Result<Reply, any Error>) -> Void)?
 
     @usableFromInline override init(asking target: AskTarget, timeout: Duration) {
         super.init(asking: target, timeout: timeout)
@@ -178,6 +182,12 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
             continuation.resume(returning: reply)
             return true
         }
+        if won, let completion {
+            self.completion = nil
+            resolved()
+            completion(.success(reply))  // a tell to the asking actor: its edge orders the rest
+            return true
+        }
         system.publishDeadLetter(reply, recipient: id, recipientName: name,
                                  reason: observed == Self.failed ? .askTimedOut(requestID: requestID) : .duplicateReply(requestID: requestID),
                                  wasQueued: false)
@@ -185,6 +195,11 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
     }
 
     override func resumeThrowing(_ error: AskError) {
+        if let completion {
+            self.completion = nil
+            completion(.failure(error))
+            return
+        }
         guard let continuation else { return }
         self.continuation = nil
         continuation.resume(throwing: error)

@@ -115,7 +115,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
                 routeeTerminated(t)
             case .stop(let mode, _):
                 stop(mode)
-            case .childFailed, .releaseMailboxRing:
+            case .childFailed, .releaseMailboxRing, .timerFired:
                 break  // never sent to a router
             case .watch, .unwatch, .observe:
                 handleSystem(message)

@@ -19,6 +19,8 @@ enum SystemMessage: Sendable {
     /// empty in this turn (ActorSystem+Reclaim.swift). Sent only to a cell whose system
     /// slot holds a queue. Only the general turn acts on it; elsewhere it is dropped.
     case releaseMailboxRing
+    /// A timer of this cell fired (CellTimer): its event runs in the turn, unless stopped.
+    case timerFired(CellTimerEvent)
 }
 
 /// One `await ref.terminated`: resumed exactly once, with the cell's `Terminated`.
