@@ -6,6 +6,7 @@
 import MNScheduler
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 enum BackoffCommand: Sendable { case fail, work(Int), stop }
 

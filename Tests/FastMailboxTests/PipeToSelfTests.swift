@@ -5,6 +5,7 @@
 import MNScheduler
 import Testing
 @testable import FastMailbox
+import FastMailboxTestSupport
 
 struct PipeFailure: Error, Equatable {}
 
