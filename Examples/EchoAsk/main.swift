@@ -89,6 +89,9 @@ let fromPool = try await Task(executorPreference: system.scheduler.taskExecutor)
     try await askInSequence(echo, count: count)
 }.value
 print("  \(count) asks from a task on the workers: \(milliseconds(fromPool)) (\(microseconds(fromPool, per: count)) per ask)")
+#if DEBUG
+print("  (a debug build: for representative timings run `swift run -c release example-echo`)")
+#endif
 
 // 4. Asking a stopped actor fails at once with AskError.recipientStopped; the request is
 //    counted as a dead letter.

@@ -68,6 +68,9 @@ let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.compone
 let perSecond = Int((Double(hops) / elapsedSeconds).rounded())
 let nanosPerHop = Int((elapsedSeconds * 1e9 / Double(hops)).rounded())
 print("  \(hops) hops in \(elapsed): \(perSecond) hops/s, \(nanosPerHop) ns per hop")
+#if DEBUG
+print("  (a debug build: for representative figures run `swift run -c release example-ring`)")
+#endif
 
 let report = system.shutdown()
 print("example-ring: shutdown: \(report)")
