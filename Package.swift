@@ -22,6 +22,7 @@ let package = Package(
     products: [
         .library(name: "FastMailbox", targets: ["FastMailbox"]),
         .library(name: "MNScheduler", targets: ["MNScheduler"]),
+        .library(name: "FastMailboxTestKit", targets: ["FastMailboxTestKit"]),
         .library(name: "FastMailboxServiceLifecycle", targets: ["FastMailboxServiceLifecycle"]),
         .library(name: "FastMailboxDistributed", targets: ["FastMailboxDistributed"]),
         .executable(name: "ring-bench", targets: ["ring-bench"]),
@@ -62,6 +63,12 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // For users' tests (like swift-nio's NIOEmbedded): the DeterministicScheduler (seeded
+        // turns, virtual time) and TestProbe. Nothing in the core depends on it.
+        .target(
+            name: "FastMailboxTestKit",
+            dependencies: ["FastMailbox", "MNScheduler", .product(name: "Logging", package: "swift-log")]
+        ),
         // Distributed actors across nodes (issue 13): the DistributedActorSystem, identity,
         // frames, the Transport protocol, remote ActorRefs, failure detection. Depends on the
         // toolchain's Distributed module only; the gRPC transport is the nested package
@@ -91,12 +98,12 @@ let package = Package(
             ]
         ),
         // scripts/instructions.sh: fixed workloads counted with callgrind (issue 9).
-        .executableTarget(name: "instruction-probe", dependencies: ["FastMailbox"]),
+        .executableTarget(name: "instruction-probe", dependencies: ["FastMailbox", "MNScheduler"]),
         // Examples: each runs with `swift run <name>` and prints what it did.
         .executableTarget(name: "example-echo", dependencies: ["FastMailbox"], path: "Examples/EchoAsk"),
         .executableTarget(name: "example-ring", dependencies: ["FastMailbox"], path: "Examples/Ring"),
         .executableTarget(name: "example-login", dependencies: ["FastMailbox"], path: "Examples/Login"),
-        .executableTarget(name: "example-image-cache", dependencies: ["FastMailbox"], path: "Examples/ImageCache"),
+        .executableTarget(name: "example-image-cache", dependencies: ["FastMailbox", "MNScheduler"], path: "Examples/ImageCache"),
         .executableTarget(name: "example-readme", dependencies: ["FastMailbox"], path: "Examples/ReadmeExample"),
         .executableTarget(name: "example-metrics", dependencies: ["FastMailbox"], path: "Examples/Metrics"),
         .executableTarget(
@@ -112,14 +119,19 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MNScheduler", "CConcurrencyKit"], path: "Tests/TestSupport"),
         .target(
             name: "FastMailboxTestSupport",
-            dependencies: ["FastMailbox", "MNScheduler", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["FastMailbox", "MNScheduler", "FastMailboxTestKit", .product(name: "Logging", package: "swift-log")],
             path: "Tests/FastMailboxTestSupport"
         ),
         // Unit tests: safe to run in parallel (scripts/test.sh runs them first).
-        .testTarget(name: "MNSchedulerTests", dependencies: ["MNScheduler", "CConcurrencyKit", "TestSupport"]),
+        // MNSchedulerTests drive units with the DeterministicScheduler, which lives in the TestKit.
+        .testTarget(name: "MNSchedulerTests",
+                    dependencies: ["MNScheduler", "CConcurrencyKit", "TestSupport", "FastMailboxTestKit"]),
+        .testTarget(name: "FastMailboxTestKitTests",
+                    dependencies: ["FastMailboxTestKit", "FastMailbox", "MNScheduler", "TestSupport"]),
         .testTarget(
             name: "FastMailboxTests",
-            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport", "FastMailboxTestSupport",
+            dependencies: ["FastMailbox", "MNScheduler", "FastMailboxTestKit", "MallocCounter", "TestSupport",
+                           "FastMailboxTestSupport",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "Metrics", package: "swift-metrics")]
         ),
@@ -140,7 +152,8 @@ let package = Package(
         .testTarget(name: "MNSchedulerStressTests", dependencies: ["MNScheduler", "CConcurrencyKit", "TestSupport"]),
         .testTarget(
             name: "FastMailboxStressTests",
-            dependencies: ["FastMailbox", "MNScheduler", "MallocCounter", "TestSupport", "FastMailboxTestSupport",
+            dependencies: ["FastMailbox", "MNScheduler", "FastMailboxTestKit", "MallocCounter", "TestSupport",
+                           "FastMailboxTestSupport",
                            .product(name: "Logging", package: "swift-log")]
         ),
     ],

@@ -19,6 +19,7 @@
 //   workers.
 
 import FastMailbox
+import MNScheduler
 
 // MARK: the global actor
 

@@ -207,23 +207,6 @@ public final class ActorSystem: Sendable {
         startIdleMailboxReclaim()
     }
 
-    /// Creates a system for tests that runs on a `DeterministicScheduler`: no threads;
-    /// every turn runs on the thread that drives `scheduler`, in the order its seed
-    /// chooses, with virtual time (see <doc:DeterministicTesting>).
-    ///
-    /// The system owns the deterministic scheduler's `DeterministicScheduler.scheduler`:
-    /// ``shutdown(timeout:)`` drives it until every actor stopped, then shuts it down.
-    /// Event actors, pools, asks (from tasks on `scheduler.taskExecutor`) and
-    /// supervision work as on a real scheduler; actors that need threads of their own —
-    /// sequential, dedicated and main-thread actors — cannot be spawned
-    /// (``ActorSystemError/unsupportedOnDeterministicScheduler(_:)``).
-    public convenience init(name: String = "fastmailbox", scheduler: DeterministicScheduler,
-                            defaultSupervisor: SupervisorStrategy = .default,
-                            logger: Logger = Logger(label: "fastmailbox")) {
-        self.init(name: name, scheduler: scheduler.scheduler, ownsScheduler: true,
-                  defaultSupervisor: defaultSupervisor, logger: logger)
-    }
-
     /// Creates a system on an existing scheduler (shared with other systems or executors;
     /// this system's shutdown then does not shut it down).
     public convenience init(name: String = "fastmailbox", scheduler: Scheduler,
@@ -235,7 +218,7 @@ public final class ActorSystem: Sendable {
 
     /// A system on `scheduler` that shuts it down with itself when `ownsScheduler` (the
     /// private system of main-thread actors).
-    init(name: String, scheduler: Scheduler, ownsScheduler: Bool, defaultSupervisor: SupervisorStrategy,
+    package init(name: String, scheduler: Scheduler, ownsScheduler: Bool, defaultSupervisor: SupervisorStrategy,
          logger: Logger = Logger(label: "fastmailbox")) {
         self.name = name
         self.scheduler = scheduler

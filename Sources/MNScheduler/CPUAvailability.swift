@@ -27,7 +27,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
 
     /// Figures given directly (tests, or a caller that measured them another way); any values
     /// are accepted, and `usableCPUs` stays at least 1.
-    public init(affinityCPUs: Int?, cgroupQuotaCPUs: Double?, cgroupQuotaSource: String? = nil, onlineCPUs: Int) {
+    package init(affinityCPUs: Int?, cgroupQuotaCPUs: Double?, cgroupQuotaSource: String? = nil, onlineCPUs: Int) {
         self.affinityCPUs = affinityCPUs
         self.cgroupQuotaCPUs = cgroupQuotaCPUs
         self.cgroupQuotaSource = cgroupQuotaSource
@@ -59,7 +59,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads the current process's affinity mask, cgroup quota and online CPUs.
-    public static func current() -> CPUAvailability {
+    package static func current() -> CPUAvailability {
         let affinity = Int(ckplat_affinity_cpu_count())
         let online = Int(ckplat_online_cpus())
         let (quota, source) = ckplat_has_cgroups() != 0 ? readCgroupQuota() : (nil, nil)
@@ -72,11 +72,11 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
     // MARK: parsing (pure)
 
     /// Largest quota believed, in CPUs; a larger one is treated as unknown (no limit).
-    public static let maximumQuotaCPUs = 1 << 20
+    package static let maximumQuotaCPUs = 1 << 20
 
     /// Parses cgroup v2 `cpu.max`: "max 100000" → nil (unlimited), "150000 100000" → 1.5
     /// (a missing period means 100000). Malformed text → nil (see the file comment).
-    public static func parseCgroupV2CPUMax(_ text: String) -> Double? {
+    package static func parseCgroupV2CPUMax(_ text: String) -> Double? {
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
         guard fields.count >= 1, fields[0] != "max" else { return nil }
         return quotaCPUs(quota: fields[0], period: fields.count >= 2 ? fields[1] : "100000")
@@ -84,7 +84,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses cgroup v1 `cpu.cfs_quota_us` and `cpu.cfs_period_us`: quota −1 → nil.
     /// Malformed text → nil (see the file comment).
-    public static func parseCgroupV1(quota: String, period: String) -> Double? {
+    package static func parseCgroupV1(quota: String, period: String) -> Double? {
         quotaCPUs(quota: Substring(quota.filter { !$0.isWhitespace }),
                   period: Substring(period.filter { !$0.isWhitespace }))
     }
@@ -100,7 +100,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
 
     /// From /proc/self/cgroup, the cgroup v2 path ("0::/path") and the v1 cpu controller
     /// path ("N:cpu,cpuacct:/path").
-    public static func parseProcSelfCgroup(_ text: String) -> (v2: String?, v1CPU: (controllers: String, path: String)?) {
+    package static func parseProcSelfCgroup(_ text: String) -> (v2: String?, v1CPU: (controllers: String, path: String)?) {
         var v2: String?
         var v1: (String, String)?
         for line in text.split(separator: "\n") {

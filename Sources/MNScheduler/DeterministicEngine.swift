@@ -8,7 +8,7 @@
 //       a turn removes.
 //  (D2) at most one drive (step, runUntilQuiescent, advanceTime, the actor system's
 //       shutdown drain) runs at a time: `driving` is taken with an exchange, and a second
-//       caller — a turn calling step(), another thread — gets `.alreadyDriving`, never a
+//       caller — a turn calling step(), another thread — is refused (AlreadyDriving), never a
 //       trap or a deadlock. Turns therefore never overlap (R2).
 //  (D3) which unit runs next depends only on the seed and on the order units became
 //       runnable; when all scheduling happens on the driving thread (the test's own code,
@@ -28,6 +28,9 @@ package final class DeterministicEngine: Sendable {
     /// Items per turn (`runTurn(budget:)`).
     package let throughput: Int
     package let clock = VirtualClock()
+
+    /// beginDrive's refusal: another drive holds the guard (D2).
+    package struct AlreadyDriving: Error {}
 
     private struct State {
         /// Entries (D5), in the order they became runnable.
@@ -69,8 +72,9 @@ package final class DeterministicEngine: Sendable {
     // MARK: driving (one drive at a time, D2)
 
     /// Takes the drive guard and makes the virtual clock this thread's turn clock.
-    package func beginDrive() throws(DeterministicSchedulerError) -> UnsafeMutableRawPointer? {
-        if driving.exchange(true, ordering: .acquiringAndReleasing) { throw .alreadyDriving(seed: seed) }
+    /// Throws `AlreadyDriving` when the guard is taken (D2).
+    package func beginDrive() throws(AlreadyDriving) -> UnsafeMutableRawPointer? {
+        if driving.exchange(true, ordering: .acquiringAndReleasing) { throw AlreadyDriving() }
         return SchedulerClock.setCurrentTurn(clock)
     }
 

@@ -27,23 +27,23 @@
 import CConcurrencyKit
 
 /// Why a ring capacity was refused.
-public struct RingCapacityError: Error, CustomStringConvertible, Equatable, Sendable {
+@usableFromInline package struct RingCapacityError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The capacity that was asked for.
-    public let requested: Int
+    package let requested: Int
     @usableFromInline init(requested: Int) { self.requested = requested }
-    public var description: String {
+    @usableFromInline package var description: String {
         "ring capacity \(requested) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (ck_ring holds capacity − 1 entries)"
     }
 }
 
 /// Why a ring could not be allocated: malloc failed (out of memory, or over a
 /// memory limit such as RLIMIT_DATA or a cgroup's memory.max).
-public struct RingAllocationError: Error, CustomStringConvertible, Equatable, Sendable {
+package struct RingAllocationError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Slots of the ring that was asked for.
-    public let capacity: Int
+    package let capacity: Int
     /// Bytes the allocation asked for (header plus slots).
-    public let bytes: Int
-    public var description: String {
+    package let bytes: Int
+    package var description: String {
         "could not allocate a ring of \(capacity) slots (\(bytes) bytes): out of memory or over a memory limit"
     }
 }

@@ -5,7 +5,7 @@
 extension Scheduler {
     /// True for the scheduler of a ``DeterministicScheduler``: no worker threads; its turns
     /// run only when the test drives it.
-    public var isDeterministic: Bool { gate.deterministic != nil }
+    package var isDeterministic: Bool { gate.deterministic != nil }
 
     /// The engine of a DeterministicScheduler's scheduler, nil for a real one.
     package var deterministicEngine: DeterministicEngine? { gate.deterministic }

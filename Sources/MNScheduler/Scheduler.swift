@@ -230,7 +230,7 @@ public final class Scheduler: Sendable {
 
     /// A scheduler with no workers whose units run only when `engine` is driven (see
     /// DeterministicScheduler): nothing started, no blocking monitor.
-    init(deterministic engine: DeterministicEngine) {
+    package init(deterministic engine: DeterministicEngine) {
         let resolved: ResolvedSchedulerConfiguration
         do {
             resolved = try SchedulerConfiguration(workers: 1, throughput: engine.throughput, spinCount: 0,
@@ -307,7 +307,7 @@ public final class Scheduler: Sendable {
     /// lock-free; from outside it takes the injection queue's lock briefly and may wake a
     /// worker. After `shutdown` began, the unit goes to ``ScheduledUnit/runAfterShutdown()``
     /// instead, by `shutdown` or on the calling thread: never to a queue no one reads.
-    public func schedule(_ unit: ScheduledUnit) {
+    package func schedule(_ unit: ScheduledUnit) {
         gate.schedule(unit)
     }
 
@@ -389,7 +389,7 @@ public final class Scheduler: Sendable {
 
     /// Workers that have not left their loop: 0 once a shutdown finished normally; after a
     /// shutdown that timed out, the workers still inside a turn (a snapshot).
-    public var workersStillRunning: Int {
+    package var workersStillRunning: Int {
         workers.count - core.exitedWorkers.load(ordering: .acquiring) + core.activeSpares.load(ordering: .acquiring)
     }
 

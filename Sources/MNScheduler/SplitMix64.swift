@@ -10,16 +10,16 @@
 /// A seeded, reproducible random number generator (SplitMix64).
 ///
 /// A value type: copy it to fork a sequence. Not for cryptography.
-public struct SplitMix64: RandomNumberGenerator, Sendable, Equatable {
+package struct SplitMix64: RandomNumberGenerator, Sendable, Equatable {
     private var state: UInt64
 
     /// A generator whose sequence is determined by `seed` alone.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -32,7 +32,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Equatable {
     /// Lemire's multiply-shift reduction, with no rejection step: its tiny bias does not
     /// matter here, and unlike `Int.random(in:using:)` the result cannot change with the
     /// Swift version.
-    public mutating func next(below upperBound: Int) -> Int {
+    package mutating func next(below upperBound: Int) -> Int {
         guard upperBound > 1 else { return 0 }
         return Int(next().multipliedFullWidth(by: UInt64(upperBound)).high)
     }

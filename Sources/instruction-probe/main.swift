@@ -57,6 +57,7 @@
 import CConcurrencyKit
 import Dispatch
 import FastMailbox
+import MNScheduler
 import Synchronization
 #if canImport(Glibc)
 import Glibc

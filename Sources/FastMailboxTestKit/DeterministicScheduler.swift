@@ -6,12 +6,17 @@
 // file comment states the invariants D1–D5), VirtualClock (time and timers, V1–V4),
 // SchedulerClock (the clock seam the runtime's timeouts read), SplitMix64 (the generator).
 // The `scheduler` it exposes is an ordinary `Scheduler` whose gate forwards every
-// schedule() to the engine, so everything built on Scheduler runs on it unchanged.
+// schedule() to the engine, so everything built on Scheduler runs on it unchanged. The
+// engine and the clock live in MNScheduler (package access: the scheduler needs them);
+// this type is the public handle a test drives.
+
+import MNScheduler
 
 /// A scheduler for tests that runs every turn on the calling thread, one at a time, in an
 /// order chosen by a seeded random generator, with virtual time.
 ///
-/// Hand its ``scheduler`` to whatever you test, make things runnable, then drive:
+/// Hand its ``scheduler`` to whatever you test (`ActorSystem(scheduler:)` takes a
+/// `DeterministicScheduler` directly), make things runnable, then drive:
 ///
 /// ```swift
 /// let deterministic = DeterministicScheduler(seed: 42)
@@ -44,7 +49,7 @@ public final class DeterministicScheduler: Sendable {
     /// (`workerCount` is 0); its turns run only when this object is driven.
     public let scheduler: Scheduler
 
-    let engine: DeterministicEngine
+    package let engine: DeterministicEngine
 
     /// Creates a deterministic scheduler.
     /// - Parameters:
@@ -65,7 +70,7 @@ public final class DeterministicScheduler: Sendable {
     /// - Throws: ``DeterministicSchedulerError/alreadyDriving(seed:)`` (see Thread-safety).
     @discardableResult
     public func step() throws(DeterministicSchedulerError) -> Bool {
-        let previous = try engine.beginDrive()
+        let previous = try beginDrive()
         defer { engine.endDrive(previous) }
         return engine.runOneTurn()
     }
@@ -81,7 +86,7 @@ public final class DeterministicScheduler: Sendable {
     ///   drive on), or ``DeterministicSchedulerError/alreadyDriving(seed:)``.
     @discardableResult
     public func runUntilQuiescent(maxTurns: Int = 100_000) throws(DeterministicSchedulerError) -> Int {
-        let previous = try engine.beginDrive()
+        let previous = try beginDrive()
         defer { engine.endDrive(previous) }
         let (turns, quiescent) = engine.runTurns(maxTurns: max(0, maxTurns))
         guard quiescent else { throw .notQuiescent(turns: turns, runnable: engine.runnableCount, seed: seed) }
@@ -100,7 +105,7 @@ public final class DeterministicScheduler: Sendable {
     /// - Throws: ``DeterministicSchedulerError/alreadyDriving(seed:)``.
     @discardableResult
     public func advanceTime(by duration: Duration) throws(DeterministicSchedulerError) -> Int {
-        let previous = try engine.beginDrive()
+        let previous = try beginDrive()
         defer { engine.endDrive(previous) }
         return engine.clock.advance(by: duration.saturatingNanoseconds)
     }
@@ -129,4 +134,9 @@ public final class DeterministicScheduler: Sendable {
 
     /// Timers waiting for virtual time to reach their deadline.
     public var pendingTimerCount: Int { engine.clock.pendingTimers }
+
+    /// Takes the engine's drive guard, or names the seed of the scheduler already driven.
+    private func beginDrive() throws(DeterministicSchedulerError) -> UnsafeMutableRawPointer? {
+        do { return try engine.beginDrive() } catch { throw .alreadyDriving(seed: seed) }
+    }
 }
