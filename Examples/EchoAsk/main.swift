@@ -96,7 +96,7 @@ print("  (a debug build: for representative timings run `swift run -c release ex
 // 4. Asking a stopped actor fails at once with AskError.recipientStopped; the request is
 //    counted as a dead letter.
 echo.stop(.afterDrainingMailbox)
-while system.statistics.liveActors > 0 { try await Task.sleep(for: .milliseconds(1)) }
+while system.metrics.liveActors > 0 { try await Task.sleep(for: .milliseconds(1)) }
 do {
     let _: String = try await echo.ask { .echo("anyone?", replyTo: $0) }
     print("  unexpected: a stopped actor answered")

@@ -67,7 +67,7 @@ public struct DeadLetterCounts: Sendable, Hashable {
 /// ``ActorSystem/metrics``.
 public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Actors spawned and not yet stopped and drained (pool routees count, the pool's own
-    /// ref does not) — the same figure as ``ActorSystemStatistics/liveActors``.
+    /// ref does not).
     public var liveActors: Int
     /// Messages handed to behaviours.
     public var delivered: Int

@@ -12,7 +12,7 @@
 // stranded in a mailbox, or taken out and dropped, breaks it. A cell's counts move into
 // the retired totals when it leaves the registry (cellTerminated). A cell still running
 // when shutdown empties the registry is retired then, and its later changes when it
-// leaves. So statistics after a shutdown agree with the report.
+// leaves. So metrics after a shutdown agree with the report.
 //
 // Shutdown: refuse spawns; close every mailbox (later tells become dead letters) and let
 // each actor drain and stop; wait until all stopped or the timeout passed; stop the rest;
@@ -31,20 +31,6 @@ import Darwin
 import Logging
 import MNScheduler
 import Synchronization
-
-/// Totals across the system (a snapshot).
-public struct ActorSystemStatistics: Sendable, Equatable, CustomStringConvertible {
-    /// Messages handed to behaviours.
-    public var delivered: Int
-    /// Messages sent to dead letters.
-    public var deadLettered: Int
-    /// Actors spawned and not yet stopped.
-    public var liveActors: Int
-
-    public var description: String {
-        "delivered \(delivered), dead-lettered \(deadLettered), live actors \(liveActors)"
-    }
-}
 
 /// What ``ActorSystem/shutdown(timeout:)`` did.
 public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
@@ -492,7 +478,7 @@ public final class ActorSystem: Sendable {
     /// Called by a cell's last turn.
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
-            // Under the lock, so statistics and reports count each cell exactly once. A
+            // Under the lock, so metrics and reports count each cell exactly once. A
             // drained cell's accepted count is what was taken out; a message still being
             // inserted is counted as sent when it is dead-lettered.
             let now = RetiredCounts(delivered: cell.deliveredCount, accepted: cell.retiredAcceptedCount,
@@ -665,16 +651,6 @@ public final class ActorSystem: Sendable {
 
     // MARK: statistics and shutdown
 
-    /// Totals so far (a snapshot).
-    public var statistics: ActorSystemStatistics {
-        let (liveDelivered, live) = registry.withLock { registry in
-            var delivered = retiredDelivered.load(ordering: .relaxed)
-            registry.cells.forEach { delivered += $0.deliveredCount }
-            return (delivered, ActorSystem.liveActors(registry))
-        }
-        return ActorSystemStatistics(delivered: liveDelivered, deadLettered: deadLetters.count, liveActors: live)
-    }
-
     /// Actors not yet stopped: the registered cells, plus shutdown's stragglers until each
     /// leaves.
     private static func liveActors(_ registry: borrowing Registry) -> Int {
@@ -779,7 +755,7 @@ public final class ActorSystem: Sendable {
             }
         // Break the cycles system → registry → cells → system. A straggler stays alive
         // until its turn ends (CellTable T4), then dead-letters what it holds. Counts are
-        // retired first, so statistics keep agreeing with the report.
+        // retired first, so metrics keep agreeing with the report.
             registry.withLock { registry in
                 retireStragglers(&registry)
                 registry.names = [:]

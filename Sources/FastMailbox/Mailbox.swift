@@ -2,8 +2,9 @@
 //
 // A thin typed layer over MNScheduler's MPSCQueue (ck_ring plus an ordered overflow; its
 // invariants and memory ordering live in MPSCQueue.swift and ckshim.h, "Ready marks") and
-// MessageEncoding (how a message travels in a ring slot). Standalone mailboxes and both
-// kinds of cell use this one type; its methods are inlinable, so a caller specialised for
+// MessageEncoding (how a message travels in a ring slot). Standalone mailboxes (package
+// access: the benchmarks and tests use them; users meet mailboxes only through actors)
+// and both kinds of cell use this one type; its methods are inlinable, so a caller specialised for
 // `Message` runs them specialised. Copies share the one stored queue; a cell is itself
 // its queue.
 //
@@ -27,14 +28,14 @@ import Darwin
 #endif
 
 /// Why a mailbox could not be created.
-public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
+@usableFromInline package enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The capacity is not a power of two between 4 and 2^20 (``Mailbox/maximumCapacity``).
     case invalidCapacity(Int)
     /// The ring of `capacity` slots (`bytes` bytes) could not be allocated: out of memory,
     /// or over a memory limit. Reported by ``Mailbox/reserveRing()``.
     case ringAllocationFailed(capacity: Int, bytes: Int)
 
-    public var description: String {
+    @usableFromInline package var description: String {
         switch self {
         case .invalidCapacity(let n):
             return "mailbox capacity \(n) is invalid: it must be a power of two between 4 and \(RawRing.maximumCapacity) (2^20; the ring holds capacity − 1 messages before overflowing, in order, beyond it)"
@@ -59,9 +60,9 @@ public enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
 ///   ``trySend(_:)`` returns ``TrySendResult/full(_:)`` instead.
 /// - Closed: sends are refused with the message handed back; nothing is dropped silently.
 /// - Cost and allocation: as an actor's mailbox, see <doc:Guarantees#Mailboxes-and-allocation>.
-public struct Mailbox<Message: Sendable>: Sendable {
+@usableFromInline package struct Mailbox<Message: Sendable>: Sendable {
     /// The result of ``send(_:)``.
-    public enum SendResult: Sendable {
+    @usableFromInline package enum SendResult: Sendable {
         /// Accepted. `becameNonEmpty` is true for exactly the send that made the mailbox
         /// non-empty: its caller is the one that must schedule the consumer.
         case accepted(becameNonEmpty: Bool)
@@ -69,13 +70,13 @@ public struct Mailbox<Message: Sendable>: Sendable {
         case closed(Message)
 
         /// True when the message was accepted.
-        public var isAccepted: Bool { if case .accepted = self { true } else { false } }
+        package var isAccepted: Bool { if case .accepted = self { true } else { false } }
         /// True when this send took the mailbox from empty to non-empty.
-        public var becameNonEmpty: Bool { if case .accepted(true) = self { true } else { false } }
+        package var becameNonEmpty: Bool { if case .accepted(true) = self { true } else { false } }
     }
 
     /// The result of ``trySend(_:)``.
-    public enum TrySendResult: Sendable {
+    @usableFromInline package enum TrySendResult: Sendable {
         /// Accepted, as ``SendResult/accepted(becameNonEmpty:)``.
         case accepted(becameNonEmpty: Bool)
         /// The ring is full (or the overflow is in use): nothing was enqueued.
@@ -85,7 +86,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     }
 
     /// What ``drain(max:_:)`` left behind.
-    public enum DrainOutcome: Equatable, Sendable {
+    @usableFromInline package enum DrainOutcome: Equatable, Sendable {
         /// The mailbox is empty; the next send reports `becameNonEmpty`.
         case empty
         /// Messages remain (or a preempted sender is still committing one): drain again later.
@@ -99,14 +100,14 @@ public struct Mailbox<Message: Sendable>: Sendable {
 
     /// The largest capacity accepted: 2^20 slots. Beyond the ring a mailbox overflows in
     /// order, so a bigger ring buys only memory.
-    public static var maximumCapacity: Int { RawRing.maximumCapacity }
+    package static var maximumCapacity: Int { RawRing.maximumCapacity }
 
     /// Creates an empty mailbox whose ring has `capacity` slots (a power of two in
     /// 4...``maximumCapacity``; it holds `capacity − 1` messages before sends overflow).
     /// No ring is allocated until the first send or ``reserveRing()``.
     /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
     @inlinable
-    public init(capacity: Int = 256) throws(MailboxError) {
+    package init(capacity: Int = 256) throws(MailboxError) {
         do { queue = try Encoding.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
     }
 
@@ -121,7 +122,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// send cannot report a failed allocation (it traps); this can. Any thread; idempotent.
     /// - Throws: ``MailboxError/ringAllocationFailed(capacity:bytes:)`` when the memory
     ///   cannot be had; the mailbox stays usable (and ring-less).
-    public func reserveRing() throws(MailboxError) {
+    package func reserveRing() throws(MailboxError) {
         do {
             try Encoding.reserveRing(of: queue)
         } catch {
@@ -132,7 +133,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// Sends `message` from any thread. Lock-free while the ring has room; never blocks and
     /// never drops. See ``SendResult``.
     @inlinable @inline(__always)
-    public func send(_ message: consuming Message) -> SendResult {
+    package func send(_ message: consuming Message) -> SendResult {
         let (result, refused) = enqueue(message)
         switch result {
         case .accepted(let first): return .accepted(becameNonEmpty: first)
@@ -143,7 +144,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// Sends only if the ring has room right now; never takes the overflow path. Lock-free
     /// (the claim's compare-and-swap may retry); never waits for another sender.
     @inlinable
-    public func trySend(_ message: consuming Message) -> TrySendResult {
+    package func trySend(_ message: consuming Message) -> TrySendResult {
         let (result, refused) = tryEnqueue(message)
         switch result {
         case .accepted(let first)?: return .accepted(becameNonEmpty: first)
@@ -155,7 +156,7 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// Consumer only: hands up to `max` messages to `body`, oldest first per sender, with
     /// no atomic read-modify-write per message.
     @inlinable
-    public func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
+    package func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
         switch take(max: max, body) {
         case .empty: return .empty
         case .more: return .more
@@ -165,10 +166,10 @@ public struct Mailbox<Message: Sendable>: Sendable {
     /// Refuses every later send with `.closed`. Any thread; idempotent. Messages already
     /// inside stay there for ``drain(max:_:)`` or ``closeAndDrain()``.
     @inlinable @inline(__always)
-    public func close() { queue.markClosed() }
+    package func close() { queue.markClosed() }
 
     /// Consumer only: closes the mailbox and returns everything inside, in order.
-    public func closeAndDrain() -> [Message] {
+    package func closeAndDrain() -> [Message] {
         queue.markClosed()
         var out: [Message] = []
         while take(max: Int.max, { out.append($0) }) == .more {
@@ -178,22 +179,22 @@ public struct Mailbox<Message: Sendable>: Sendable {
     }
 
     /// True once ``close()`` or ``closeAndDrain()`` ran.
-    @inlinable @inline(__always) public var isClosed: Bool { queue.isClosed }
+    @inlinable @inline(__always) package var isClosed: Bool { queue.isClosed }
 
     /// Messages accepted and not yet drained (a snapshot).
-    @inlinable @inline(__always) public var count: Int { queue.approximateCount }
+    @inlinable @inline(__always) package var count: Int { queue.approximateCount }
 
     /// Ring slots (it holds `capacity − 1` before overflowing).
-    public var capacity: Int { queue.capacity }
+    package var capacity: Int { queue.capacity }
 
     /// Sends that took the overflow path because the ring was full.
-    public var overflowSendCount: Int { queue.overflowAppends }
+    package var overflowSendCount: Int { queue.overflowAppends }
 
     /// Bytes of the ring, 0 until the first send.
-    public var ringBytes: Int { queue.ringBytes }
+    package var ringBytes: Int { queue.ringBytes }
 
     /// Heap bytes of the idle mailbox's one object (no ring), as the allocator reports them.
-    public var idleFootprintBytes: Int { heapBlockSize(of: queue) }
+    package var idleFootprintBytes: Int { heapBlockSize(of: queue) }
 }
 
 // MARK: the typed operations the cells use (internal)

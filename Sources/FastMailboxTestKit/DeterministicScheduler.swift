@@ -65,6 +65,15 @@ public final class DeterministicScheduler: Sendable {
         self.scheduler = Scheduler(deterministic: engine)
     }
 
+    /// A second handle on the deterministic scheduler that runs `scheduler` (a system's,
+    /// for a TestProbe), nil when `scheduler` is a real one. Both handles drive one engine.
+    init?(driving scheduler: Scheduler) {
+        guard let engine = scheduler.deterministicEngine else { return nil }
+        self.seed = engine.seed
+        self.engine = engine
+        self.scheduler = scheduler
+    }
+
     /// Runs one turn of a runnable unit chosen by the seeded generator.
     /// - Returns: false when nothing was runnable (nothing ran).
     /// - Throws: ``DeterministicSchedulerError/alreadyDriving(seed:)`` (see Thread-safety).
@@ -116,11 +125,12 @@ public final class DeterministicScheduler: Sendable {
 
     /// Virtual time elapsed since this scheduler was created (at most `UInt64.max`
     /// nanoseconds: see ``advanceTime(by:)``).
-    public var now: Duration {
-        let nanoseconds = engine.clock.nanoseconds
-        // Exact over the clock's whole range (`.nanoseconds(_:)` takes an Int64, half of it).
-        return Duration(secondsComponent: Int64(nanoseconds / 1_000_000_000),
-                        attosecondsComponent: Int64(nanoseconds % 1_000_000_000) * 1_000_000_000)
+    public var now: Duration { Self.duration(nanoseconds: engine.clock.nanoseconds) }
+
+    /// Exact over the clock's whole range (`.nanoseconds(_:)` takes an Int64, half of it).
+    private static func duration(nanoseconds: UInt64) -> Duration {
+        Duration(secondsComponent: Int64(nanoseconds / 1_000_000_000),
+                 attosecondsComponent: Int64(nanoseconds % 1_000_000_000) * 1_000_000_000)
     }
 
     /// Units waiting for a turn (a snapshot).
@@ -134,6 +144,11 @@ public final class DeterministicScheduler: Sendable {
 
     /// Timers waiting for virtual time to reach their deadline.
     public var pendingTimerCount: Int { engine.clock.pendingTimers }
+
+    /// When the earliest pending timer is due (virtual time), nil when none is pending.
+    var nextTimerDeadline: Duration? {
+        engine.clock.nextDeadline.map { Self.duration(nanoseconds: $0) }
+    }
 
     /// Takes the engine's drive guard, or names the seed of the scheduler already driven.
     private func beginDrive() throws(DeterministicSchedulerError) -> UnsafeMutableRawPointer? {

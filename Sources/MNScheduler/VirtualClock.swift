@@ -38,6 +38,9 @@ package final class VirtualClock: Sendable {
     /// Timers registered and not yet fired.
     package var pendingTimers: Int { state.withLock { $0.timers.count } }
 
+    /// The earliest pending timer's deadline, nil when none is pending.
+    package var nextDeadline: UInt64? { state.withLock { $0.timers.lazy.map(\.deadline).min() } }
+
     /// Runs `action` when the clock reaches `deadline` (at the next advance if it already has).
     package func addTimer(at deadline: UInt64, _ action: @escaping @Sendable () -> Void) {
         state.withLock { state in

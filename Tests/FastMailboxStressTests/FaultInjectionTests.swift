@@ -52,7 +52,7 @@ import TestSupport
             if m == 100 { throw TestFailure.boom }
         }
         for i in 0..<1_000 { ref.tell(i) }
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         let report = system.shutdown()
         #expect(handled.values == Array(0...100))
         #expect(report.delivered == 101 && report.deadLettered == 899 && report.isBalanced, "\(report)")
@@ -171,9 +171,9 @@ import TestSupport
             #expect(report.left == 0 && report.actorsNotStopped == 0 && report.workersNotStopped == 0, "round \(round): \(report)")
             // The report is a snapshot taken while threads still send; after they stopped every
             // tell is delivered or dead-lettered exactly once.
-            let total = system.statistics.delivered + system.deadLetters.count
+            let total = system.metrics.delivered + system.deadLetters.count
             #expect(total == told.load(ordering: .relaxed), "round \(round): delivered+dead \(total) of \(told.load(ordering: .relaxed)) told")
-            #expect(system.statistics.delivered == delivered.load(ordering: .relaxed), "round \(round)")
+            #expect(system.metrics.delivered == delivered.load(ordering: .relaxed), "round \(round)")
         }
     }
 
@@ -228,7 +228,7 @@ import TestSupport
         sender.start()
         #expect(paused.waitForArrival())
         ref.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })  // stopped, mailbox closed and drained
+        #expect(eventually { system.metrics.liveActors == 0 })  // stopped, mailbox closed and drained
         paused.open()  // the insert lands in the closed mailbox of a stopped actor
         #expect(senderDone.wait(timeout: .now() + 20) == .success)
         #expect(eventually { system.deadLetters.count == 1 }, "the late message was lost")

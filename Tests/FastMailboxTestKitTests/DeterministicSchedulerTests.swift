@@ -1,5 +1,7 @@
+import Dispatch
 import Synchronization
 import Testing
+import FastMailboxTestKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -109,9 +111,12 @@ import TestSupport
             do throws(DeterministicSchedulerError) { try deterministic.step() } catch { errors.withLock { $0.append(error) } }
             do throws(DeterministicSchedulerError) { try deterministic.advanceTime(by: .seconds(1)) } catch { errors.withLock { $0.append(error) } }
             // Another thread while this one drives.
-            onThreads(1) { _ in
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
                 do throws(DeterministicSchedulerError) { try deterministic.runUntilQuiescent() } catch { errors.withLock { $0.append(error) } }
+                done.signal()
             }
+            done.wait()
         }
         unit.send(1, via: deterministic.scheduler)
         try deterministic.runUntilQuiescent()

@@ -87,7 +87,7 @@ private enum Arithmetic: Sendable {
         for ref in refs { ref.tell(2) }
         #expect(eventually { probe.count == 1_000 })
         #expect(Set(probe.values) == Set((0..<1_000).map { $0 * 10 + 3 }))
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         let report = system.shutdown()
         #expect(report.delivered == 2_000)
         #expect(report.deadLettered == 0)
@@ -106,7 +106,7 @@ private enum Arithmetic: Sendable {
         #expect(eventually { terminations.count == 1 })
         #expect(terminations.values.first?.id == ref.id)
         #expect(terminations.values.first?.reason == .finished)
-        #expect(eventually { system.statistics.liveActors == 1 })  // only the watcher
+        #expect(eventually { system.metrics.liveActors == 1 })  // only the watcher
         system.shutdown()
     }
 
@@ -173,7 +173,7 @@ private enum Arithmetic: Sendable {
         ref.stop()
         #expect(eventually { outcome.count == 1 })
         #expect(outcome.values == ["cancelled"])
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         system.shutdown()
     }
 
@@ -192,7 +192,7 @@ private enum Arithmetic: Sendable {
             if i.isMultiple(of: 2) { refs[i].stop() }  // while its first turn may be starting the body
         }
         for i in stride(from: 1, to: count, by: 2) { refs[i].stop() }  // later: most bodies have started
-        let allLeft = eventually { system.statistics.liveActors == 0 }
+        let allLeft = eventually { system.metrics.liveActors == 0 }
         if !allLeft {
             // It was rare under ThreadSanitizer with the CPUs loaded (the closing note of
             // stop 18): a stop between startBody's load and CAS, now fixed and pinned
@@ -231,7 +231,7 @@ private enum Arithmetic: Sendable {
             try? await Task.sleep(for: .seconds(600))
         }
         #expect(eventually { stopped.load(ordering: .acquiring) }, "the hook ran the stop in the window")
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         #expect(started.load(ordering: .relaxed) == 0)
         ref.tell(1)  // after the stop: a dead letter
         let cell = ref.identity as! SequentialActorCell<Int>
@@ -251,7 +251,7 @@ private enum Arithmetic: Sendable {
             received.record(try await inbox.receive { $0 == 3 })
         }
         for i in 1...5 { ref.tell(i) }
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         #expect(received.values == [3])
         #expect(eventually { system.deadLetters.count == 4 })
         ref.tell(6)
@@ -275,7 +275,7 @@ private enum Arithmetic: Sendable {
         let answer = try await ref.ask { Arithmetic.double(21, replyTo: $0) }
         #expect(answer == 42)
         ref.stop()
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         system.shutdown()
     }
 

@@ -149,7 +149,7 @@ struct Tally: ActorBehavior {
             try system.spawn(options: SpawnOptions(name: "p", pool: SpawnOptions.Pool(size: 0))) { Counter() }
         }
         #expect(system.lookup("p", as: CounterMessage.self) == nil, "a refused pool leaves its name free")
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         #expect(ActorSystemError.unsupportedSpawnOptions("why").description.contains("why"))
         system.shutdown()
     }
@@ -174,7 +174,7 @@ struct Tally: ActorBehavior {
         _ = try deterministic.runUntilQuiescent()
         #expect(errors.count == 3)
         #expect(errors.values.allSatisfy { $0.hasPrefix("unsupported spawn options: ") }, "\(errors.values)")
-        #expect(system.statistics.liveActors == 1)
+        #expect(system.metrics.liveActors == 1)
         #expect(system.shutdown().isBalanced)
     }
 
@@ -268,10 +268,10 @@ struct Tally: ActorBehavior {
         _ = try deterministic.runUntilQuiescent()
         #expect(Set(heard.values) == ["event 1", "closure 2"])
         #expect(reports.values == [[3]])
-        #expect(system.statistics.liveActors == 4)
+        #expect(system.metrics.liveActors == 4)
         parent.stop()
         _ = try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0, "children stop with their parent")
+        #expect(system.metrics.liveActors == 0, "children stop with their parent")
         #expect(system.lookup("value-child", as: TallyMessage.self) == nil)
         #expect(system.shutdown().isBalanced)
     }

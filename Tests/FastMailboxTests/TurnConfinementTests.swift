@@ -4,6 +4,7 @@
 @testable import MNScheduler
 import Synchronization
 import Testing
+import FastMailboxTestKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

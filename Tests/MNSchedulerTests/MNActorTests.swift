@@ -4,6 +4,7 @@
 import Testing
 import Synchronization
 import Dispatch
+import FastMailboxTestKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -6,6 +6,7 @@
 // semaphores (a turn held open, a worker kept busy by another unit); nothing is timed.
 
 import Synchronization
+import FastMailboxTestKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,23 +1,12 @@
-/// What ``ActorRef/trySend(_:)`` did with a message.
-public enum TrySendResult<Message: Sendable>: Sendable {
-    /// The mailbox took the message.
-    case accepted
-    /// The actor's mailbox is bounded and full: nothing was enqueued; here is the message back.
-    case full(Message)
-    /// The actor has stopped: nothing was enqueued; here is the message back.
-    case stopped(Message)
-
-    /// True for ``accepted``.
-    public var isAccepted: Bool { if case .accepted = self { return true } else { return false } }
-}
-
-/// Results compare equal when they are the same case with equal messages.
-extension TrySendResult: Equatable where Message: Equatable {}
-
 /// Why ``ActorRef/send(_:)`` did not enqueue a message. Either way the message is handed
-/// back: nothing is dropped.
+/// back in the error: nothing is dropped and nothing went to dead letters.
+///
+/// `send(_:)` waits only for room in a bounded mailbox; a growing mailbox never makes it
+/// wait, so there it can fail only with ``stopped(_:)``. Senders waiting for room are
+/// resumed in the order they began waiting, and a waiter that fails leaves the others
+/// waiting.
 public enum SendError<Message: Sendable>: Error, CustomStringConvertible {
-    /// The actor has stopped (before the send, or while it waited for room).
+    /// The actor has stopped (before the send, or while the sender waited for room).
     case stopped(Message)
     /// The sending task was cancelled while it waited for room in a full bounded mailbox.
     case cancelled(Message)
@@ -29,6 +18,7 @@ public enum SendError<Message: Sendable>: Error, CustomStringConvertible {
         }
     }
 
+    /// Names the case and the message type, not the message (which may be large or private).
     public var description: String {
         switch self {
         case .stopped: return "SendError.stopped: the actor has stopped; the \(Message.self) was handed back"
