@@ -16,7 +16,7 @@ import Synchronization
 /// An actor reference for tests that records every message it receives, with
 /// expectations on them measured in virtual time.
 ///
-/// Create one on an ``ActorSystem`` that runs on a ``DeterministicScheduler``, hand
+/// Create one on an `ActorSystem` that runs on a ``DeterministicScheduler``, hand
 /// ``ref`` to the actor under test, then expect:
 ///
 /// ```swift
@@ -107,9 +107,11 @@ public final class TestProbe<Message: Sendable>: Sendable {
 
     /// Takes messages until `decide` completes on one, skipping those it continues on, all
     /// within `timeout` of virtual time (Akka's `fishForMessage`).
-    /// - Parameter decide: returns ``FishingOutcome/complete`` for the message sought,
-    ///   ``FishingOutcome/continue`` to drop it and keep fishing, or
-    ///   ``FishingOutcome/fail(_:)`` to stop with an error.
+    /// - Parameters:
+    ///   - timeout: virtual time for the whole fishing, from the call.
+    ///   - decide: returns ``FishingOutcome/complete`` for the message sought,
+    ///     ``FishingOutcome/continue`` to drop it and keep fishing, or
+    ///     ``FishingOutcome/fail(_:)`` to stop with an error.
     /// - Returns: the message `decide` completed on.
     /// - Throws: ``TestProbeError/timedOut(expected:within:)`` when time ran out first,
     ///   ``TestProbeError/fishingFailed(_:)`` when `decide` failed.

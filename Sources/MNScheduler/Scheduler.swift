@@ -389,7 +389,7 @@ public final class Scheduler: Sendable {
 
     /// Workers that have not left their loop: 0 once a shutdown finished normally; after a
     /// shutdown that timed out, the workers still inside a turn (a snapshot).
-    package var workersStillRunning: Int {
+    public var workersStillRunning: Int {
         workers.count - core.exitedWorkers.load(ordering: .acquiring) + core.activeSpares.load(ordering: .acquiring)
     }
 

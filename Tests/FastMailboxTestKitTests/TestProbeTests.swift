@@ -36,7 +36,49 @@ private func expectationOutcome(_ probe: TestProbe<Int>) -> String {
     }
 }
 
+/// The counter of the Deterministic testing article.
+private enum CounterMessage: Sendable { case add(Int), get(replyTo: ActorRef<Int>) }
+
+private final class Counter: EventActor {
+    var total = 0
+    func receive(_ message: CounterMessage, context: ActorContext<CounterMessage>) {
+        switch message {
+        case .add(let n): total += n
+        case .get(let replyTo): replyTo.tell(total)
+        }
+    }
+}
+
 @Suite("TestProbe") struct TestProbeTests {
+    @Test("the documentation's examples run as written", arguments: [UInt64(0), 7, 42])
+    func documentationExamples(seed: UInt64) throws {
+        // FastMailboxTestKit.md
+        do {
+            let scheduler = DeterministicScheduler(seed: 7)
+            let system = ActorSystem(scheduler: scheduler)
+            defer { system.shutdown() }
+            let probe = try TestProbe<String>(in: system)
+            let greeter = try system.spawn(receive: { (name: String, _: ActorContext<String>) in
+                probe.ref.tell("hello, \(name)")
+            })
+            greeter.tell("Ada")
+            try probe.expectMessage("hello, Ada")
+            try probe.expectNoMessage(within: .seconds(1))
+        }
+        // DeterministicTesting.md, "Expecting messages: TestProbe"
+        let scheduler = DeterministicScheduler(seed: seed)
+        let system = ActorSystem(scheduler: scheduler)
+        defer { system.shutdown() }
+        let probe = try TestProbe<Int>(in: system)
+        let counter = try system.spawn { Counter() }
+        for n in 1...100 { counter.tell(.add(n)) }
+        counter.tell(.get(replyTo: probe.ref))
+        try probe.expectMessage(5050)
+        try probe.expectNoMessage(within: .seconds(10))
+        counter.stop()
+        try probe.expectTerminated(counter)
+    }
+
     @Test("expectMessage returns messages in the order received and checks an expected value")
     func expectMessageInOrder() throws {
         let (_, system, probe) = try makeProbe(Int.self)
