@@ -1,6 +1,5 @@
 import Foundation
 import CConcurrencyKit
-@testable import MNScheduler
 
 /// Starts `count` OS threads running `body(index)` and waits for all of them.
 /// Real threads (not tasks) so producers are preempted by the kernel, as in production.
