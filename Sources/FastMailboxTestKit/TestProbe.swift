@@ -50,11 +50,16 @@ public final class TestProbe<Message: Sendable>: Sendable {
     private let recording: Recording<Message>
     private let watcher: ActorRef<WatchRequest<Message>>
 
-    /// Creates a probe: two actors on `system` (the recipient, named `name`, and its watcher).
+    /// Creates a probe: two actors on `system`, the recipient and its watcher.
+    /// - Parameters:
+    ///   - name: the recipient's name (its watcher's is the name followed by `-watcher`);
+    ///     nil, the default, lets the system name both, so any number of probes can share a
+    ///     system.
+    ///   - system: an actor system that runs on a ``DeterministicScheduler``.
     /// - Throws: ``TestProbeError/notDeterministic(system:)`` when `system` does not run on a
     ///   ``DeterministicScheduler``; ``TestProbeError/spawnFailed(_:)`` when a spawn fails
     ///   (the name is taken, the system is shut down).
-    public init(_ name: String = "probe", in system: ActorSystem) throws(TestProbeError) {
+    public init(_ name: String? = nil, in system: ActorSystem) throws(TestProbeError) {
         guard let scheduler = DeterministicScheduler(driving: system.scheduler) else {
             throw .notDeterministic(system: system.name)
         }
@@ -63,7 +68,7 @@ public final class TestProbe<Message: Sendable>: Sendable {
         self.recording = recording
         do {
             ref = try system.spawn(name: name) { RecordingActor<Message>(recording: recording) }
-            watcher = try system.spawn(name: "\(name)-watcher") { Watcher<Message>(recording: recording) }
+            watcher = try system.spawn(name: name.map { "\($0)-watcher" }) { Watcher<Message>(recording: recording) }
         } catch {
             throw .spawnFailed(error)
         }

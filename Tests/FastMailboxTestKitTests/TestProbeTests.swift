@@ -185,7 +185,7 @@ private final class Counter: EventActor {
     func expectationInsideATurn() throws {
         let (_, system, probe) = try makeProbe(Int.self)
         defer { system.shutdown() }
-        let outcome = try TestProbe<String>("outcome", in: system)
+        let outcome = try TestProbe<String>(in: system)  // a second unnamed probe on the same system
         let nested = try system.spawn { (_: Int, _: ActorContext<Int>) in
             outcome.ref.tell(expectationOutcome(probe))
         }
