@@ -63,7 +63,9 @@ for name in sorted(os.listdir(folder)):
             continue  # implied by Sendable
         verb = "conforms to" if relation["kind"] == "conformsTo" else "inherits from"
         lines.add(f"{source}: {verb} {target}")
-print(f"# {module}: {len(types)} public types, {len(aliases)} public type aliases")
+nested = sum(1 for name in types if "." in name)
+print(f"# {module}: {len(types)} public types ({len(types) - nested} top-level, {nested} nested), "
+      f"{len(aliases)} public type aliases")
 for line in sorted(lines):
     print(line)
 PY

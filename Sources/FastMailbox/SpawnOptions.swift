@@ -92,7 +92,7 @@ public struct SpawnOptions: Sendable {
     /// - Thread-safety: the pool ref may be used from any thread; routing is lock-free.
     /// - Stopping: stopping the pool ref stops every routee; later messages go to dead
     ///   letters. The pool terminates when its last routee has; a routee that stops for
-    ///   good is skipped. ``ActorSystemStatistics/liveActors`` counts the routees.
+    ///   good is skipped. ``ActorSystemMetrics/liveActors`` counts the routees.
     /// - Throws: nothing is left running when the spawn of the pool throws.
     public var pool: Pool?
 

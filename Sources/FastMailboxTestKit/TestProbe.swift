@@ -23,9 +23,9 @@ import Synchronization
 /// let scheduler = DeterministicScheduler(seed: 7)
 /// let system = ActorSystem(scheduler: scheduler)
 /// let probe = try TestProbe<String>(in: system)
-/// let greeter = try system.spawn(receive: { (name: String, _: ActorContext<String>) in
+/// let greeter = try system.spawn(of: String.self) { name, _ in
 ///     probe.ref.tell("hello, \(name)")
-/// })
+/// }
 /// greeter.tell("Ada")
 /// try probe.expectMessage("hello, Ada")
 /// try probe.expectNoMessage(within: .seconds(1))
@@ -67,8 +67,10 @@ public final class TestProbe<Message: Sendable>: Sendable {
         self.scheduler = scheduler
         self.recording = recording
         do {
-            ref = try system.spawn(name: name) { RecordingActor<Message>(recording: recording) }
-            watcher = try system.spawn(name: name.map { "\($0)-watcher" }) { Watcher<Message>(recording: recording) }
+            ref = try system.spawn(options: SpawnOptions(name: name)) { RecordingActor<Message>(recording: recording) }
+            watcher = try system.spawn(options: SpawnOptions(name: name.map { "\($0)-watcher" })) {
+                Watcher<Message>(recording: recording)
+            }
         } catch {
             throw .spawnFailed(error)
         }

@@ -47,7 +47,7 @@ struct ActorSystemServiceTests {
         task.cancel()
         _ = try? await task.value
         #expect(system.isShuttingDown)
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
     }
 }
 #endif

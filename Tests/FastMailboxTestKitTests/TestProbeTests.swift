@@ -58,9 +58,9 @@ private final class Counter: EventActor {
             let system = ActorSystem(scheduler: scheduler)
             defer { system.shutdown() }
             let probe = try TestProbe<String>(in: system)
-            let greeter = try system.spawn(receive: { (name: String, _: ActorContext<String>) in
+            let greeter = try system.spawn(of: String.self) { name, _ in
                 probe.ref.tell("hello, \(name)")
-            })
+            }
             greeter.tell("Ada")
             try probe.expectMessage("hello, Ada")
             try probe.expectNoMessage(within: .seconds(1))
@@ -155,7 +155,7 @@ private final class Counter: EventActor {
     func expectTerminated() throws {
         let (_, system, probe) = try makeProbe(Int.self)
         defer { system.shutdown() }
-        let worker = try system.spawn(name: "worker") { (n: Int, context: ActorContext<Int>) in
+        let worker = try system.spawn(options: .named("worker")) { (n: Int, context: ActorContext<Int>) in
             if n == 0 { context.stop() }
         }
         #expect(throws: TestProbeError.self) { try probe.expectTerminated(worker, within: .seconds(1)) }
@@ -163,7 +163,7 @@ private final class Counter: EventActor {
         let terminated = try probe.expectTerminated(worker)
         #expect(terminated.id == worker.id && terminated.reason == .stopped)
 
-        let early = try system.spawn(name: "early") { (_: Int, _: ActorContext<Int>) in }
+        let early = try system.spawn(options: .named("early")) { (_: Int, _: ActorContext<Int>) in }
         early.stop()
         #expect(try probe.expectTerminated(early).name == "early")
     }
