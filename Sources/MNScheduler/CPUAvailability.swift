@@ -27,7 +27,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
 
     /// Figures given directly (tests, or a caller that measured them another way); any values
     /// are accepted, and `usableCPUs` stays at least 1.
-    package init(affinityCPUs: Int?, cgroupQuotaCPUs: Double?, cgroupQuotaSource: String? = nil, onlineCPUs: Int) {
+    public init(affinityCPUs: Int?, cgroupQuotaCPUs: Double?, cgroupQuotaSource: String? = nil, onlineCPUs: Int) {
         self.affinityCPUs = affinityCPUs
         self.cgroupQuotaCPUs = cgroupQuotaCPUs
         self.cgroupQuotaSource = cgroupQuotaSource
@@ -59,7 +59,7 @@ public struct CPUAvailability: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads the current process's affinity mask, cgroup quota and online CPUs.
-    package static func current() -> CPUAvailability {
+    public static func current() -> CPUAvailability {
         let affinity = Int(ckplat_affinity_cpu_count())
         let online = Int(ckplat_online_cpus())
         let (quota, source) = ckplat_has_cgroups() != 0 ? readCgroupQuota() : (nil, nil)

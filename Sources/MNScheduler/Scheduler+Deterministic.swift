@@ -3,7 +3,7 @@
 // seam: SchedulerClock).
 
 extension Scheduler {
-    /// True for the scheduler of a ``DeterministicScheduler``: no worker threads; its turns
+    /// True for the scheduler of a `DeterministicScheduler`: no worker threads; its turns
     /// run only when the test drives it.
     package var isDeterministic: Bool { gate.deterministic != nil }
 
