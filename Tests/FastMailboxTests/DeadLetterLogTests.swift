@@ -1,6 +1,7 @@
 import Logging
 import Testing
 @testable import FastMailbox
+import FastMailboxTestKit
 
 @Suite struct DeadLetterLogTests {
     private func letter(_ n: Int) -> DeadLetter {
@@ -57,7 +58,7 @@ import Testing
         let ref = try system.spawn(options: SpawnOptions(name: "gone")) { (_: Int, _) in }
         ref.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         let burst = DeadLetterLog.defaultBurst
         for n in 0..<1_000 { ref.tell(n) }
         var lines = logs.all.filter { $0.message == "dead letter" }
