@@ -6,6 +6,7 @@ import Synchronization
 @testable import MNScheduler
 import FastMailboxTestSupport
 import TestSupport
+import FastMailboxTestKit
 
 /// Idle actors give their mailbox ring back (ActorSystem+Reclaim.swift; MPSCQueue.swift,
 /// "Giving the ring back"). The ring epoch is one for the whole process and any worker in
@@ -80,7 +81,7 @@ import TestSupport
         #expect(system.reclaimIdleMailboxes() == 1)
         ref.stop()
         _ = try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         let report = system.shutdown()
         #expect(report.isBalanced && report.delivered == 1, "\(report)")
     }

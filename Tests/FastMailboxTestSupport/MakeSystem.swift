@@ -1,6 +1,7 @@
 import FastMailbox
 import Logging
 import MNScheduler
+import FastMailboxTestKit
 
 /// A system for one test: `workers` workers and a silent logger (supervisor warnings from
 /// tests that throw on purpose would flood the CI log; the logging tests use their own).

@@ -9,6 +9,7 @@ import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
 import TestSupport
+import FastMailboxTestKit
 
 private typealias Lifecycle = ActorLifecycle
 

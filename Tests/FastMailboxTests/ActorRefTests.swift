@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// Ping-pong as a user writes it: an enum whose payload carries a reply-to ref.
 enum Volley: Sendable { case ball(Int, replyTo: ActorRef<Volley>), stop }

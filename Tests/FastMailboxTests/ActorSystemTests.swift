@@ -5,6 +5,7 @@ import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 @Suite("ActorSystem", .serialized) struct ActorSystemTests {
     @Test("tell delivers every message in the order one sender sent it")
@@ -97,7 +98,7 @@ extension ActorSystemTests {
         let counter = try system.spawn { Counter() }
         counter.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         do {
             let _: Int = try await runDriven(deterministic) { try await counter.ask(timeout: .seconds(30)) { .get(replyTo: $0) } }
             Issue.record("expected recipientStopped")
@@ -115,7 +116,7 @@ extension ActorSystemTests {
         let counter = try system.spawn(options: SpawnOptions(name: "gone")) { Counter() }
         counter.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         counter.tell(.add(1))
         counter.tell(.add(2))
         #expect(system.deadLetters.count == 2)
@@ -140,7 +141,7 @@ extension ActorSystemTests {
         ref.stop(.afterDrainingMailbox)
         ref.tell(999)  // after the stop request: dead letter
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         #expect(probe.values == Array(0...100))
         #expect(system.deadLetters.count == 1)
         system.shutdown()
@@ -157,7 +158,7 @@ extension ActorSystemTests {
         }
         for i in 0..<50 { ref.tell(i) }
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         #expect(probe.values == [0])
         #expect(system.deadLetters.count == 49)
         let report = system.shutdown()
@@ -239,15 +240,15 @@ extension ActorSystemTests {
         let stopper = try system.spawn(options: SpawnOptions(supervisor: .stop)) { Counter() }
         stopper.tell(.fail)
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         let limited = try system.spawn(options: SpawnOptions(supervisor: .restart(maxRestarts: 3, within: .seconds(60)))) { Counter() }
         for _ in 0..<3 { limited.tell(.fail) }
         limited.tell(.add(1))
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 1, "three restarts are allowed")
+        #expect(system.metrics.liveActors == 1, "three restarts are allowed")
         limited.tell(.fail)
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0, "the fourth failure within the window stops it")
+        #expect(system.metrics.liveActors == 0, "the fourth failure within the window stops it")
         system.shutdown()
     }
 
@@ -280,7 +281,7 @@ extension ActorSystemTests {
         let child: ActorRef<CounterMessage> = try await runDriven(deterministic) { try await parent.ask { $0 } }
         child.tell(.fail)
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 1, "child escalated, parent stopped by its .stop supervisor")
+        #expect(system.metrics.liveActors == 1, "child escalated, parent stopped by its .stop supervisor")
         #expect(events.values == ["parent start", "parent stop"])
         system.shutdown()
     }

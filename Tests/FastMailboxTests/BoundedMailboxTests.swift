@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// Bounded mailboxes and back-pressure, nothing lost.
 @Suite("Bounded mailboxes", .serialized) struct BoundedMailboxTests {

@@ -12,6 +12,7 @@ import Testing
 @testable import FastMailbox
 import MNScheduler
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// A payload that counts its live instances (its own counter: independent of other suites).
 private final class Counted: Sendable {

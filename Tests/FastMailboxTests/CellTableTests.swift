@@ -5,6 +5,7 @@ import MNScheduler
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 @Suite("Cell table")
 struct CellTableTests {

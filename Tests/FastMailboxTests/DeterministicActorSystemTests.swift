@@ -7,6 +7,7 @@ import MNScheduler
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// What an ask started on the deterministic scheduler ended with.
 enum AskOutcome: Sendable, Equatable {

@@ -19,6 +19,7 @@ import MNScheduler
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

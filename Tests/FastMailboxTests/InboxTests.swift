@@ -168,7 +168,7 @@ private final class SequenceTracker: @unchecked Sendable {
         ref.stop()
         #expect(probe.waitForCount(3))
         #expect(probe.values == ["1", "2", "ended"])
-        #expect(eventually { system.statistics.liveActors == 0 })
+        #expect(eventually { system.metrics.liveActors == 0 })
         system.shutdown()
     }
 

@@ -7,6 +7,8 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
+import MNScheduler
 
 /// A swift-log handler that keeps every record (level, message, merged metadata).
 final class CapturedLogs: Sendable {
@@ -67,7 +69,7 @@ func makeDeterministicSystem(_ deterministic: DeterministicScheduler, logs: Capt
         let ref = try system.spawn(options: SpawnOptions(name: "thrower")) { (_: Int, _) in throw Boom() }
         for n in 0..<4 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         system.shutdown()
         let decisions = logs.all.filter { $0.metadata["supervisor/directive"] != nil }
         #expect(decisions.map(\.level) == [.warning, .warning, .warning, .error])
@@ -92,7 +94,7 @@ func makeDeterministicSystem(_ deterministic: DeterministicScheduler, logs: Capt
         stopped.tell(1)
         escalating.tell(1)
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         system.shutdown()
         let byName = Dictionary(grouping: logs.all.filter { $0.metadata["supervisor/directive"] != nil }) {
             $0.metadata["actor/name"] ?? ""
@@ -127,7 +129,7 @@ func makeDeterministicSystem(_ deterministic: DeterministicScheduler, logs: Capt
         let ref = try system.spawn(options: SpawnOptions(name: "quiet")) { (_: Int, _) in }
         for n in 0..<10_000 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.delivered == 10_000)
+        #expect(system.metrics.delivered == 10_000)
         #expect(logs.all.isEmpty)
         system.shutdown()
     }

@@ -3,6 +3,7 @@ import Synchronization
 import MallocCounter
 @testable import FastMailbox
 import FastMailboxTestSupport
+import MNScheduler
 
 struct Payload: Sendable, Equatable { var a: Int; var b: Int; var text: String }
 /// An enum whose payloads carry a class reference and a String: several words, one slot.

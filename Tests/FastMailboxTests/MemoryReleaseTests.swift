@@ -4,6 +4,7 @@ import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 @Suite("Memory released after the work", .serialized) struct MemoryReleaseTests {
     @Test("an overflow burst's batch is released once the mailbox drained")

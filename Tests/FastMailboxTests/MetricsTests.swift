@@ -5,6 +5,8 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
+import MNScheduler
 
 // What the runtime reports through swift-metrics (loggers come from LoggingTests).
 
@@ -87,16 +89,16 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         let ref = try system.spawn(options: SpawnOptions(name: "counted")) { (_: Int, _) in }
         for n in 0..<500 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.delivered == 500)
+        #expect(system.metrics.delivered == 500)
         reporter.report()
         #expect(backend.value("fastmailbox_messages_delivered_total") == 500)
         #expect(backend.value("fastmailbox_live_actors") == 1)
         for n in 0..<250 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.delivered == 750)
+        #expect(system.metrics.delivered == 750)
         ref.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         ref.tell(0)
         reporter.report()
         reporter.report()  // nothing new: adds zero

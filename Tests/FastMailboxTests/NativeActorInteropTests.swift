@@ -11,6 +11,8 @@ import Synchronization
 import MallocCounter
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
+import MNScheduler
 
 /// A native actor with `tell` (MNActor), for the allocation count.
 private actor TellCounter: MNActor {

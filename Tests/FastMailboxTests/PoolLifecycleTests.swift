@@ -12,13 +12,13 @@ import FastMailboxTestSupport
         #expect(system.lookup("pool", as: Int.self) == pool)
         #expect(system.lookup("pool", as: String.self) == nil)
         #expect(throws: ActorSystemError.duplicateName("pool")) { try system.spawn(options: SpawnOptions(name: "pool")) { (_: Int, _) in } }
-        #expect(system.statistics.liveActors == 3)  // the routees; the pool ref is not an actor of its own
+        #expect(system.metrics.liveActors == 3)  // the routees; the pool ref is not an actor of its own
 
         let probe = SignalingProbe<Terminated>()
         let watching = DispatchSemaphore(value: 0)
         _ = try system.spawn(options: SpawnOptions(name: "signals")) { SignalRecorder(probe: probe, target: pool, watching: watching) }
         #expect(watching.wait(timeout: .now() + 20) == .success)
-        #expect(system.statistics.liveActors == 4)
+        #expect(system.metrics.liveActors == 4)
         pool.stop()
         let termination = await pool.terminated
         #expect(termination == Terminated(id: pool.id, name: "pool", reason: .stopped))

@@ -7,6 +7,7 @@ import Synchronization
 @testable import FastMailbox
 import FastMailboxTestSupport
 import TestSupport
+import FastMailboxTestKit
 
 // Routing decisions read routees' mailbox depths. The tests that need a busy routee run on
 // a DeterministicScheduler: nothing runs until the test drives it, so a routee told a
@@ -142,7 +143,7 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         let routees = try #require(system.routees(of: pool))
         routees[1].stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 2)
+        #expect(system.metrics.liveActors == 2)
         for i in 0..<30 { pool.tell(.work(i)) }
         try deterministic.runUntilQuiescent()
         #expect(probe.count == 30)
@@ -162,7 +163,7 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         #expect(second == "askers/1 2")
         pool.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         system.shutdown()
     }
 
@@ -172,11 +173,11 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         let system = makeDeterministicSystem(deterministic)
         let probe = Probe<String>()
         let pool = try recordingPool(system, name: "stopme", size: 3, routing: .leastLoaded, probe: probe)
-        #expect(system.statistics.liveActors == 3)
+        #expect(system.metrics.liveActors == 3)
         #expect(system.lookup("stopme/2", as: Job.self) != nil)
         pool.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         pool.tell(.work(1))
         #expect(system.deadLetters.count == 1)
         #expect(probe.count == 0)
@@ -212,7 +213,7 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         #expect(throws: ActorSystemError.duplicateName("taken")) {
             try system.spawn(options: SpawnOptions(name: "taken", pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
         }
-        #expect(system.statistics.liveActors == 2)
+        #expect(system.metrics.liveActors == 2)
         let plain = try system.spawn { (_: Int, _) in }
         #expect(system.routees(of: plain) == nil)
         system.shutdown()

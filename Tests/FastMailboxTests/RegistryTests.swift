@@ -7,6 +7,7 @@ import Synchronization
 @testable import FastMailbox
 import FastMailboxTestSupport
 import TestSupport
+import FastMailboxTestKit
 
 /// Counts its instances, so a test can prove a singleton was made once.
 private final class CountedActor: EventActor {
@@ -76,14 +77,14 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
     func singletonOnce() throws {
         let system = try makeSystem()
         let counter = MadeCounter()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         let first = try system.singleton(key: "clock") { try system.spawn { CountedActor(counter) } }
         let second = try system.singleton(key: "clock") { try system.spawn { CountedActor(counter) } }
         #expect(first == second)
         #expect(counter.count == 1)
         let other = try system.singleton(key: "other") { try system.spawn { CountedActor(counter) } }
         #expect(other != first)
-        #expect(system.statistics.liveActors == 2)
+        #expect(system.metrics.liveActors == 2)
         system.shutdown()
     }
 
@@ -131,7 +132,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         #expect(ids.count == 16 * rounds)
         #expect(Set(ids.values).count == rounds)
         #expect(counter.count == rounds)
-        #expect(system.statistics.liveActors == rounds)
+        #expect(system.metrics.liveActors == rounds)
         system.shutdown()
     }
 
@@ -143,7 +144,7 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         let first = try system.singleton(key: "phoenix") { try system.spawn { CountedActor(counter) } }
         first.stop()
         try deterministic.runUntilQuiescent()
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         let second = try system.singleton(key: "phoenix") { try system.spawn { CountedActor(counter) } }
         #expect(second != first)
         #expect(counter.count == 2)

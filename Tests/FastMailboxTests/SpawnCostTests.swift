@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 @Suite("Spawn cost")
 struct SpawnCostTests {
@@ -43,8 +44,8 @@ struct SpawnCostTests {
         for ref in refs { ref.stop() }
         try deterministic.runUntilQuiescent()
         stages.stop = Double(malloc_counter_thread_allocations() - start) / Double(count)
-        #expect(system.statistics.liveActors == 0)
-        #expect(system.statistics.delivered == 2 * count)
+        #expect(system.metrics.liveActors == 0)
+        #expect(system.metrics.delivered == 2 * count)
         system.shutdown()
         return stages
     }
@@ -142,7 +143,7 @@ struct SpawnCostTests {
         #expect(quietCell.isStopped)
         #expect(quietCell.systemQueueStorage.load(ordering: .acquiring) == nil, "the word was taken; no queue made")
         #expect(seen.values == [Terminated(id: target.id, name: target.name, reason: .stopped)])
-        #expect(system.statistics.liveActors == 1)
+        #expect(system.metrics.liveActors == 1)
         system.shutdown()
     }
 
@@ -161,7 +162,7 @@ struct SpawnCostTests {
         #expect(queue.approximateCount == 2)
         try deterministic.runUntilQuiescent()
         #expect(cell.termination?.reason == .stopped, "the first stop was handled first")
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         system.shutdown()
     }
 

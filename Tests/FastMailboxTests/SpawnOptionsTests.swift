@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// The four kinds of behaviour `spawn` takes.
 enum BehaviourKind: String, Sendable, CaseIterable, CustomStringConvertible {

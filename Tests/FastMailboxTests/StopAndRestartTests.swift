@@ -4,6 +4,7 @@ import Synchronization
 @testable import FastMailbox
 @testable import MNScheduler
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// The ask (with a 60 s timeout) must fail with `recipientStopped`, well before its timeout.
 private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>,
@@ -58,7 +59,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         }
         try deterministic.runUntilQuiescent()  // no virtual time passes: the 60 s timeout cannot fire
         await expectFailsAtOnceWithRecipientStopped(asked)
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         #expect(handled.values == [0])
         let report = system.shutdown()
         #expect(report.delivered == 1, "\(report)")
@@ -111,7 +112,7 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
             #expect(name == "worker-\(parent.name)")
             #expect(system.lookup(name, as: Int.self) != nil)
         }
-        #expect(system.statistics.liveActors >= 100)
+        #expect(system.metrics.liveActors >= 100)
         let report = system.shutdown()
         #expect(report.isBalanced, "\(report)")
     }

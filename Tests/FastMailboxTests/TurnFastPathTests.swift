@@ -8,6 +8,7 @@ import FastMailbox
 @testable import MNScheduler
 import Testing
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 @Suite("Turn fast path") struct TurnFastPathTests {
     /// Records what a behaviour handled, in order (MNScheduler's Lock, which
@@ -53,7 +54,7 @@ import FastMailboxTestSupport
         try deterministic.step()  // one turn: all of them are in the mailbox
         try deterministic.runUntilQuiescent()
         #expect(record.entries == expected)
-        #expect(system.statistics.delivered == count, "each message delivered once (stashing gives a delivery back)")
+        #expect(system.metrics.delivered == count, "each message delivered once (stashing gives a delivery back)")
         let report = system.shutdown()
         #expect(report.deadLettered == 0 && report.isBalanced, "\(report)")
     }
@@ -117,7 +118,7 @@ import FastMailboxTestSupport
         for n in 0..<12 { ref.tell(n) }
         try deterministic.runUntilQuiescent()
         #expect(record.entries == ["0", "1", "2", "3"])
-        #expect(system.statistics.liveActors == 0)
+        #expect(system.metrics.liveActors == 0)
         let report = system.shutdown()
         #expect(report.delivered == 4, "\(report)")
         #expect(report.deadLettered == 8, "\(report)")

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 @testable import MNScheduler
 import TestSupport
+import FastMailboxTestKit
 
 /// The engine's invariants (DeterministicEngine.swift, D1–D4) checked on the engine itself;
 /// DeterministicSchedulerTests checks them through the public API.

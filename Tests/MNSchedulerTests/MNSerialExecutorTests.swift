@@ -2,6 +2,7 @@ import Testing
 import Synchronization
 @testable import MNScheduler
 import TestSupport
+import FastMailboxTestKit
 
 actor MNCounter {
     let executor: MNSerialExecutor

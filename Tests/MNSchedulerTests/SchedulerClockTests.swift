@@ -1,6 +1,7 @@
 import Testing
 @testable import MNScheduler
 import TestSupport
+import FastMailboxTestKit
 
 @Suite struct SchedulerClockTests {
     @Test("a real scheduler reads the monotonic clock")
