@@ -6,6 +6,7 @@ import MNScheduler
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 /// What the timer test actor is asked to do, and the timer messages it gets.
 enum TimerCommand: Sendable {

@@ -7,6 +7,7 @@ import MNScheduler
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 enum BackoffCommand: Sendable { case fail, work(Int), stop }
 

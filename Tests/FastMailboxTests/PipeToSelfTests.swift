@@ -6,6 +6,7 @@ import MNScheduler
 import Testing
 @testable import FastMailbox
 import FastMailboxTestSupport
+import FastMailboxTestKit
 
 struct PipeFailure: Error, Equatable {}
 
