@@ -5,7 +5,7 @@ import PackageDescription
 // MallocCounter is test/benchmark support only (it interposes malloc to count allocations).
 // Outside dependencies stay light: the core takes swift-log and swift-metrics (API
 // packages, no transitive dependencies). FastMailboxServiceLifecycle needs
-// swift-service-lifecycle (with swift-async-algorithms and swift-collections: ~1.5 min of
+// swift-service-lifecycle (with swift-async-algorithms and swift-collections: a long
 // debug build), so it is behind the package trait "ServiceLifecycleSupport": without it the
 // product is an empty module and nothing of swift-service-lifecycle is built. Enable it with
 // `.package(url: ..., from: ..., traits: ["ServiceLifecycleSupport"])`, or
@@ -69,7 +69,7 @@ let package = Package(
             name: "FastMailboxTestKit",
             dependencies: ["FastMailbox", "MNScheduler", .product(name: "Logging", package: "swift-log")]
         ),
-        // Distributed actors across nodes (issue 13): the DistributedActorSystem, identity,
+        // Distributed actors across nodes: the DistributedActorSystem, identity,
         // frames, the Transport protocol, remote ActorRefs, failure detection. Depends on the
         // toolchain's Distributed module only; the gRPC transport is the nested package
         // Distributed/ (FastMailboxGRPC), so building the core never compiles NIO or gRPC.
@@ -97,7 +97,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        // scripts/instructions.sh: fixed workloads counted with callgrind (issue 9).
+        // scripts/instructions.sh: fixed workloads counted with callgrind.
         .executableTarget(name: "instruction-probe", dependencies: ["FastMailbox", "MNScheduler"]),
         // Examples: each runs with `swift run <name>` and prints what it did.
         .executableTarget(name: "example-echo", dependencies: ["FastMailbox"], path: "Examples/EchoAsk"),
@@ -116,6 +116,10 @@ let package = Package(
         ),
         // Helpers the test targets share: threads, process limits, scheduler units
         // (TestSupport); systems, probes and gates for actor tests (FastMailboxTestSupport).
+        // The DocC tutorial's package (FastMailbox.docc/Tutorial.md), built and tested as written.
+        .target(name: "Heartbeat", dependencies: ["FastMailbox"], path: "Examples/Tutorial/Heartbeat"),
+        .testTarget(name: "HeartbeatTests", dependencies: ["Heartbeat", "FastMailbox", "FastMailboxTestKit"],
+                    path: "Examples/Tutorial/HeartbeatTests"),
         .target(name: "TestSupport", dependencies: ["MNScheduler", "CConcurrencyKit"], path: "Tests/TestSupport"),
         .target(
             name: "FastMailboxTestSupport",
