@@ -1,30 +1,17 @@
 // MPSCQueue: the multi-producer, single-consumer queue under every FastMailbox mailbox and
 // every MNSerialExecutor. One ck_ring plus an ordered overflow list; items of `itemBytes`.
 //
-// The protocols, and why they hold on x86-64 and AArch64, are argued in one place:
-// MNScheduler.docc/MailboxQueue.md. Spin models check them: Models/mailbox.pml,
-// Models/unit_mailbox.pml, Models/ring_reclaim.pml. The ring's slot ordering is argued in
-// ckshim.h, "Ready marks".
-//
-// Invariants:
+// Invariants (argued for x86-64 and AArch64 in MNScheduler.docc/MailboxQueue.md; checked
+// by Models/mailbox.pml, unit_mailbox.pml and ring_reclaim.pml; slot ordering: ckshim.h,
+// "Ready marks"):
 //   (S1) consumerIdle == false  ⇔  exactly one consumer turn is running or due.
 //   (S2) Every inserted item is drained by a consumer turn that starts after it.
 //   (S3) Exactly one becameNonEmpty per idle → busy transition.
 //   (FIFO) Items from one producer are handed out in order, across ring and overflow.
 //   (NOWAIT) No producer waits for another; a preempted one delays only the consumer.
-// With `signalsUnit` the unit's state word replaces consumerIdle, and S1–S3 become
-// ScheduledUnit's R1–R3 ("The unit as the idle flag").
-//
-// Producer: insert into the ring (claim, copy, publish) or, when the ring is full or an
-// overflow is active, append to the overflow under its lock; then a store→load fence and
-// a look at the idle flag. Consumer: take the pending chain, the ring, and the overflow
-// only when the ring is quiescent (FIFO); when dry, store idle, fence, look again.
-// These two fenced store-then-load sequences are a Dekker pair: either the consumer sees
-// the claim or the producer sees the flag ("Who runs the consumer"). An overflow append
-// behind an active overflow needs no fence: its setter's fence covers it.
-//
-// Also in the article: lingering, waiting for a claimed slot's publish, giving an idle
-// ring back (seal, detach, RingEpoch grace period), and where the fields live.
+// With `signalsUnit` the unit's state word replaces consumerIdle: S1–S3 become
+// ScheduledUnit's R1–R3. The producer's insert-fence-look and the consumer's
+// store-fence-look are a Dekker pair ("Who runs the consumer").
 
 import CConcurrencyKit
 import Synchronization
@@ -54,14 +41,12 @@ package enum UntypedItems: MPSCQueueItemType {
 /// time, with a happens-before edge between successive consumers (a run queue gives one).
 /// Never from inside a drain's `body`: drains do not nest.
 ///
-/// A ``ScheduledUnit``, so that a queue's single consumer (an actor cell) can be the
-/// queue: one object. Every member is final and package-visible; outside the package
-/// the class offers nothing to call. A standalone queue is never scheduled.
+/// A ``ScheduledUnit``, so that an actor cell can be its own queue. A standalone queue is
+/// never scheduled. Every member is final and package-visible.
 open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// What an enqueue did.
     @usableFromInline package enum EnqueueResult: Equatable, Sendable {
-        /// Accepted; `becameNonEmpty`: this enqueue took the queue from idle (S3), and its
-        /// caller must get the consumer running.
+        /// Accepted; `becameNonEmpty`: the queue left idle (S3): the caller starts the consumer.
         case accepted(becameNonEmpty: Bool)
         /// The queue is closed; the item was not taken.
         case closed
@@ -75,40 +60,33 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         case more
     }
 
-    /// True when no consumer turn is running or due (S1). Producers read it and CAS
-    /// true → false; the consumer stores true (seq_cst) when it runs dry and may CAS it back.
+    /// True when no consumer turn is running or due (S1).
     @usableFromInline let consumerIdle = Atomic<Bool>(true)
 
-    /// Set once by markClosed (release); read by producers before inserting.
+    /// Set once by markClosed; producers read it before inserting.
     @usableFromInline let closed = Atomic<Bool>(false)
 
-    // The one-byte flags are declared together: with ScheduledUnit's state byte they
-    // share one word.
-    /// Set by an overflow append, cleared by the consumer as it takes the list; both
-    /// under overflowLock. Producers read it before trying the ring.
+    // The one-byte flags share one word with ScheduledUnit's state byte.
+    /// Set by an overflow append, cleared when the consumer takes the list; under overflowLock.
     @usableFromInline let overflowActive = Atomic<Bool>(false)
 
-    /// The overflow spin lock: a CAS takes it, a releasing store gives it back. Held only
-    /// for an append or a swap of the list.
+    /// The overflow spin lock, held only for an append or a swap of the list.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
-    /// Whether the consumer may give the ring back ("Giving the ring back"). Set at init.
-    /// Producers outside a ring epoch section then enter one around their access.
+    /// Whether the consumer may give the ring back ("Giving the ring back").
     @usableFromInline package let reclaimable: Bool
 
-    /// The queue is its own consumer, as a scheduled unit, and the unit's state word stands
-    /// in for `consumerIdle` ("The unit as the idle flag"). Set at init (Shape).
+    /// The unit's state word stands in for `consumerIdle` ("The unit as the idle flag").
     @usableFromInline package let signalsUnit: Bool
 
-    // The shape, 32 bits each: with the flags and the ring word, the whole idle queue.
-    /// Slots of the ring once allocated (validated power of two ≥ 4, at most 2^20).
+    // The shape, 32 bits each.
+    /// Ring slots once allocated.
     @usableFromInline let capacity32: UInt32
-    /// Bytes of one item: 8 for a word queue, at most RawRing.maximumSlotBytes.
+    /// Bytes of one item.
     @usableFromInline let itemBytes32: UInt32
 
     /// The ring block's address (even), or, when odd, no ring and the taken count in
-    /// `word >> 1`. Installed by a releasing CAS, read with acquire; only the consumer
-    /// takes a ring away, under the overflow lock.
+    /// `word >> 1`. Only the consumer takes a ring away, under the overflow lock.
     @usableFromInline let ringWord = Atomic<UInt>(1)
 
     /// The ring block of `word`, nil when it holds none (odd).
@@ -117,27 +95,26 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         word & 1 == 0 ? UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped : nil
     }
 
-    /// The current ring block, nil when none. For a reclaimable queue, dereference it only
-    /// inside a ring epoch section, or as the consumer.
+    /// The current ring block, nil when none. Reclaimable: dereference only in a ring epoch
+    /// section, or as the consumer.
     @inlinable package final var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
-    /// Slots of the ring once allocated (validated power of two ≥ 4).
+    /// Ring slots once allocated.
     @inlinable package final var capacity: Int { Int(capacity32) }
     /// Bytes of one item: 8 for a word queue.
     @inlinable package final var itemBytes: Int { Int(itemBytes32) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8.
     @inlinable package final var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
-    /// A slot's bytes for items of `itemBytes`: rounded up to a multiple of 8.
+    /// A slot's bytes for items of `itemBytes`.
     @inlinable static func slotBytes(forItemBytes itemBytes: Int) -> Int { (itemBytes + 7) & ~7 }
 
-    /// Items the consumer has taken out so far; read by anyone. With `approximateCount`
-    /// it gives how many items were ever accepted.
+    /// Items the consumer has taken out so far; any thread.
     package final var dequeuedCount: Int {
         readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
     }
 
-    /// Runs `body` with the current ring (nil: none) and its word, inside a ring epoch
-    /// section when the queue is reclaimable and this thread is in none. Off the hot path.
+    /// Runs `body` with the current ring (nil: none) and its word, in a ring epoch section
+    /// when one is needed. Off the hot path.
     @inlinable
     final func readingRing<R>(_ body: (RawRing?, UInt) -> R) -> R {
         let enter = reclaimable && ckshim_epoch_depth() == 0
@@ -147,19 +124,16 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return body(MPSCQueue.block(word).map(RawRing.init(block:)), word)
     }
 
-    /// The overflow list, nil until the first overflow append (kept in the ring block).
+    /// The overflow list, nil until the first overflow append.
     @inlinable final func overflowList(_ ring: RawRing) -> OverflowList? { ring.overflowListBase.map(OverflowList.init) }
 
-    /// Creates an empty queue of `itemBytes`-byte items (1...RawRing.maximumSlotBytes).
-    /// The ring of `capacity` slots (a power of two in 4...RawRing.maximumCapacity) is
-    /// allocated on the first enqueue, or by `reserveRing()`. `reclaimable`: the consumer
-    /// may give the ring back while idle (`releaseIdleRing()`).
+    /// Creates an empty queue. The ring is allocated on the first enqueue or by
+    /// `reserveRing()`; `reclaimable`: the consumer may give it back while idle.
     package convenience init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
         self.init(shape: try Shape(capacity: capacity, itemBytes: itemBytes, reclaimable: reclaimable))
     }
 
-    /// Creates an empty queue of a validated shape (a subclass that is its own queue calls
-    /// this).
+    /// Creates an empty queue of a validated shape.
     @inlinable
     package init(shape: Shape) {
         self.capacity32 = shape.capacity32
@@ -169,9 +143,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         super.init()
     }
 
-    /// A queue's validated shape: ring capacity, item size, whether the ring may be given
-    /// back. Made before the queue, so an owner that is its own queue (an actor cell) can
-    /// report a bad capacity before it exists.
+    /// A queue's validated shape, made before the queue so that an owner that is its own
+    /// queue can report a bad capacity before it exists.
     @usableFromInline package struct Shape: Sendable {
         @usableFromInline let capacity32: UInt32
         @usableFromInline let itemBytes32: UInt32
@@ -179,9 +152,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         /// The queue's consumer is the queue itself; its state word is the idle flag.
         @usableFromInline package private(set) var signalsUnit = false
 
-        /// Validates `capacity` (a power of two in 4...RawRing.maximumCapacity); traps on an
-        /// `itemBytes` outside 1...RawRing.maximumSlotBytes (a programming error).
-        /// Inlinable, so a spawn's constant shape is checked at compile time.
+        /// Validates `capacity`; traps on a bad `itemBytes` (a programming error). Inlinable, so
+        /// a constant shape is checked at compile time.
         @inlinable
         package init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
             try RawRing.validate(capacity: capacity)
@@ -195,16 +167,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         /// Slots of the ring once allocated.
         @inlinable package var capacity: Int { Int(capacity32) }
 
-        /// This shape for a queue whose single consumer is the queue itself, scheduled as a
-        /// unit (an event-actor cell): its state word is the idle flag.
+        /// This shape for a queue that is its own consumer, scheduled as a unit.
         @inlinable package func signallingUnit() -> Shape {
             var shape = self
             shape.signalsUnit = true
             return shape
         }
 
-        /// The smallest shape (4 word slots), for a subclass that never uses its queue
-        /// (FastMailbox's pool router): no ring is ever allocated for it.
+        /// The smallest shape, for a subclass that never uses its queue: no ring is allocated.
         package static var unused: Shape { Shape(capacity32: 4, itemBytes32: 8, reclaimable: false) }
 
         private init(capacity32: UInt32, itemBytes32: UInt32, reclaimable: Bool) {
@@ -217,12 +187,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     deinit {
         if let block = ringBlock {
             let ring = RawRing(block: block)
-            // A typed queue destroys what nobody drained. No producer can be between
-            // claim and publish now, so one drain takes everything.
+            // A typed queue destroys what nobody drained; no producer can be mid-insert now.
             if let itemType = ring.itemType {
                 _ = drain(max: Int.max, taking: { itemType.destroyItem(at: $0) }, { _ in })
             }
-            // With any chunks left (an untyped owner drains what it must release first).
             overflowList(ring)?.deallocate()
             ring.deallocate()
         }
@@ -234,16 +202,15 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     @inlinable @inline(__always)
     final func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         let word = ringWord.load(ordering: .acquiring)
-        // One test: a ring's address is even and nonzero, "no ring" is odd.
         if _fastPath(word & 1 == 0) { return RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped) }
         return allocateRing(recording: items)
     }
 
-    /// The ring, allocating it with no item type recorded (tests that play a producer).
+    /// The ring, with no item type recorded (tests that play a producer).
     @inlinable final var ring: RawRing { ring(recording: UntypedItems.self) }
 
-    /// The lazy allocation of the first enqueue. A send cannot throw, so a failure traps
-    /// naming the size; an owner that must survive it calls `reserveRing()` first.
+    /// The first enqueue's allocation. A send cannot throw, so a failure traps; an owner that
+    /// must survive it calls `reserveRing()` first.
     @usableFromInline @inline(never)
     final func allocateRing<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         do {
@@ -253,26 +220,23 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// Allocates the ring now unless it exists, so no later enqueue allocates or can fail
-    /// to. Any thread; idempotent. Throws, leaving the queue usable, when out of memory.
+    /// Allocates the ring now unless it exists, so no later enqueue can fail to. Any thread.
     package final func reserveRing() throws(RingAllocationError) {
         try reserveRing(recording: UntypedItems.self)
     }
 
-    /// `reserveRing()` for a typed owner: records `items` as the item type.
+    /// `reserveRing()` recording `items` as the item type.
     package final func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
         if ringBlock != nil { return }
         _ = try installRing(itemType: items)
     }
 
-    /// Allocates a ring, records the item type and the taken count, and publishes it.
-    /// Racing callers: one CAS wins, losers free theirs. Returns the ring installed.
+    /// Allocates, records the item type and taken count, and publishes a ring. One CAS wins.
     @inline(__always)
     private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
         if let block = MPSCQueue.block(word) { return RawRing(block: block) }
         let fresh = try RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes)
-        // Written before the publishing CAS. An identity test, not a dynamic cast.
         fresh.itemType = ObjectIdentifier(itemType) == ObjectIdentifier(UntypedItems.self) ? nil : itemType
         while true {
             fresh.takenCount = Int(truncatingIfNeeded: word >> 1)  // the count goes on ("Giving the ring back")
@@ -288,8 +252,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// The overflow path's ring, under the overflow lock: the current one, or, if the one
-    /// the producer loaded was given back, a fresh one with the old one's item type.
+    /// The overflow path's ring, under the overflow lock: a fresh one if it was given back.
     final func currentRingUnderLock(replacing old: RawRing) -> RawRing {
         if let block = ringBlock { return RawRing(block: block) }
         do {
@@ -299,36 +262,30 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// Enqueues the `itemBytes` bytes at `source`, from any thread. A bitwise copy: on
-    /// `.accepted` the queue owns the item and `source` is moved from; on `.closed` nothing
-    /// was copied. Lock-free unless the ring is full; then one short critical section
-    /// appends to the ordered overflow. Never fails for lack of space.
+    /// Enqueues the `itemBytes` bytes at `source`, from any thread, as a bitwise move (on
+    /// `.closed` nothing is copied). Lock-free unless the ring is full; never fails for space.
     @inlinable @inline(__always)
     package final func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
         enqueue(moving: source, itemBytes: itemBytes, recording: UntypedItems.self)
     }
 
-    /// `enqueue(moving:)` for a typed owner: an enqueue that allocates the ring records
-    /// `items` as the item type.
+    /// `enqueue(moving:)` recording `items` as the item type.
     @inlinable @inline(__always)
     package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult {
         enqueue(moving: source, itemBytes: itemBytes, recording: items)
     }
 
-    /// `enqueue(moving:recording:)` with the item size known statically (must be this
-    /// queue's).
+    /// `enqueue(moving:recording:)` with the item size known statically.
     @inlinable @inline(__always)
     package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                    recording items: Items.Type) -> EnqueueResult {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
-        // Off the pool, a reclaimable queue is reached inside a ring epoch section.
         if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes) { return result }
         return enqueueAllocatingRing(moving: source, itemBytes: itemBytes, recording: items)
     }
 
-    /// `enqueueIfRing`, inside a ring epoch section when this thread is in none and the
-    /// queue is reclaimable.
+    /// `enqueueIfRing`, inside a ring epoch section when one is needed.
     @inlinable @inline(__always)
     final func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         _slowPath(ckshim_epoch_depth() == 0) && reclaimable
@@ -336,19 +293,17 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             : enqueueIfRing(moving: source, itemBytes: itemBytes)
     }
 
-    /// The enqueue that found no ring: allocates one recording `Items`, then inserts. Out
-    /// of line, so the item type's metadata is looked up only here.
+    /// Allocates the ring, then inserts. Out of line, so metadata is looked up only here.
     @inlinable @inline(never)
     final func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                           recording items: Items.Type) -> EnqueueResult {
         while true {
             _ = allocateRing(recording: items)
-            // The ring may be given back again before the insert: then once more.
             if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes) { return result }
         }
     }
 
-    /// `enqueueIfRing` inside a ring epoch section. Out of line: pool workers never come here.
+    /// `enqueueIfRing` inside a ring epoch section. Out of line: pool workers never need it.
     @usableFromInline @inline(never)
     final func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
         ckshim_epoch_enter()
@@ -376,21 +331,17 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         if !overflowActive.load(ordering: .acquiring), ringInsert(moving: source, itemBytes: itemBytes, into: ring) {
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
         } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
-            // The append that set overflowActive (or used the ring): its Dekker fence. One
-            // behind an active overflow needs none (MailboxQueue, "Overflow appends").
+            // The setter's Dekker fence ("Overflow appends").
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
         return .accepted(becameNonEmpty: claimConsumer())
     }
 
-    /// True when a send from this thread must enter a ring epoch section first: the thread
-    /// is in none and the queue is reclaimable.
+    /// True when a send from this thread must enter a ring epoch section first.
     @inlinable package final var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
 
-    /// The ring path of `enqueue(moving:itemBytes:recording:)` alone: `becameNonEmpty`, or
-    /// nil with nothing copied (closed, no ring, ring full, overflow lock busy), and the
-    /// caller makes the full enqueue. The caller is in a ring epoch section unless
-    /// `sendNeedsSection` is false. `signallingUnit`: the caller knows `signalsUnit` is set.
+    /// The ring path of `enqueue` alone: `becameNonEmpty`, or nil with nothing copied, for
+    /// the caller to make the full enqueue. Needs a ring epoch section if `sendNeedsSection`.
     @inlinable @inline(__always)
     package final func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signallingUnit: Bool = false) -> Bool? {
         assert(!signallingUnit || signalsUnit, "enqueueOnRing(signallingUnit: true) on a queue that keeps its idle flag")
@@ -406,7 +357,6 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         MPSCQueueTestHook.claimIfArmed(self)
         #endif
         if overflowActive.load(ordering: .acquiring) {
-            // enqueueOverflow's inline case, with the lock taken only if it is free at once.
             guard overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
             let appended = appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes)
             overflowLock.store(false, ordering: .releasing)
@@ -418,9 +368,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return claimConsumer(signallingUnit: signallingUnit)
     }
 
-    /// The ring half of every insert: claims a slot, copies the item in and publishes it
-    /// (ckshim.h, "Ready marks"). False, with nothing copied, when the ring is full or
-    /// sealed. The caller owes the fence before its idle-flag load.
+    /// Claims a slot, copies the item and publishes it. False when full or sealed. The caller
+    /// owes the fence before its idle-flag load.
     @inlinable @inline(__always)
     final func ringInsert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> Bool {
         var ticket: UInt32 = 0
@@ -435,9 +384,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return true
     }
 
-    /// The full-ring path, with its common case inline: an active overflow whose tail chunk
-    /// has room. True for that case: the caller owes no fence before its flag load
-    /// (MailboxQueue, "Overflow appends"). Everything else is `enqueueSlow`, and false.
+    /// The full-ring path. True: appended behind an active overflow, no fence owed
+    /// ("Overflow appends"); false: `enqueueSlow` ran.
     @inlinable @inline(__always)
     final func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         lockOverflow()
@@ -462,7 +410,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return true
     }
 
-    /// Enqueues `word` (a word queue's item) from any thread; see `enqueue(moving:)`.
+    /// Enqueues a word queue's item; see `enqueue(moving:)`.
     @inlinable @inline(__always)
     package final func enqueue(word: UInt) -> EnqueueResult {
         assert(itemBytes == 8, "enqueue(word:) on a queue of \(itemBytes)-byte items")
@@ -470,9 +418,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return enqueue(moving: &word)
     }
 
-    /// Copies an item into a slot: whole words for multiples of 8 up to 32 bytes. Other
-    /// sizes up to 32 add one word ending at the item's last byte (overlapping, never
-    /// outside the item); below 8 bytes, two overlapping pieces; memmove above 32.
+    /// Copies an item in whole words, or overlapping smaller pieces; memmove above 32 bytes.
     @inlinable @inline(__always)
     static func copyItem(to destination: UnsafeMutableRawPointer, from source: UnsafeRawPointer, byteCount: Int) {
         @inline(__always) func piece<T: FixedWidthInteger>(_ offset: Int, _: T.Type) {
@@ -504,34 +450,31 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// For an owner whose producers wait outside the queue (a bounded mailbox): after the
-    /// waiter is recorded, makes sure a turn follows. True: schedule the consumer. The
-    /// fence is the producer's half of the Dekker pair, the waiter in place of an item.
+    /// After a waiter is recorded outside the queue (a bounded mailbox): true means schedule
+    /// the consumer. The fence is the producer's half of the Dekker pair.
     package final func claimConsumerForWaiter() -> Bool {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         return claimConsumer()
     }
 
-    /// Ring-only enqueue: refuses instead of overflowing. Returns nil, with nothing copied,
-    /// when the ring is full or the overflow is in use. A sealed ring also reads as full,
-    /// so an owner that takes nil for "full" (a bounded mailbox) is not reclaimable.
+    /// Ring-only enqueue: nil, with nothing copied, when full or overflowing. A sealed ring
+    /// reads as full, so a bounded mailbox is not reclaimable.
     @inlinable @inline(__always)
     package final func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
         tryEnqueue(moving: source, recording: UntypedItems.self)
     }
 
-    /// `tryEnqueue(moving:)` for a typed owner (see `enqueue(moving:recording:)`).
+    /// `tryEnqueue(moving:)` recording `items` as the item type.
     @inlinable @inline(__always)
     package final func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
-        // Off the pool, a reclaimable queue is reached inside a ring epoch section.
         let entered = _slowPath(ckshim_epoch_depth() == 0) && reclaimable
         if entered { ckshim_epoch_enter() }
         defer { if entered { ckshim_epoch_exit() } }
         return tryEnqueueInsert(moving: source, recording: items)
     }
 
-    /// The insert of `tryEnqueue`: the ring only (see `insert`).
+    /// The ring-only insert of `tryEnqueue`.
     @inlinable @inline(__always)
     final func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
         let ring = self.ring(recording: items)
@@ -541,14 +484,11 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return .accepted(becameNonEmpty: claimConsumer())
     }
 
-    /// The full-ring path ("Ring, then overflow"), entered with the overflow lock held,
-    /// which it gives back: the ring once more if no overflow is active, else an append
-    /// into the tail chunk (a new chunk when the tail is full).
+    /// The full-ring path ("Ring, then overflow"), entered holding the overflow lock.
     @usableFromInline @inline(never)
     final func enqueueSlow(source: UnsafeRawPointer, ring loaded: RawRing) {
         defer { overflowLock.store(false, ordering: .releasing) }
-        // The loaded ring may have been given back; the lock orders this load after the
-        // detach ("Giving the ring back").
+        // The lock orders this load after a detach ("Giving the ring back").
         let ring = reclaimable ? currentRingUnderLock(replacing: loaded) : loaded
         if !overflowActive.load(ordering: .relaxed), ringInsert(moving: source, itemBytes: itemBytes, into: ring) { return }
         let list = overflowList(ring) ?? makeOverflowList(ring)
@@ -570,7 +510,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return list
     }
 
-    /// A new tail chunk (twice the last one's size, up to the maximum). Under overflowLock.
+    /// A new tail chunk, twice the last one's size. Under overflowLock.
     @inline(never)
     final func appendOverflowChunk(to list: OverflowList, after tail: OverflowChunk?) -> OverflowChunk {
         let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) } ?? OverflowChunk.firstCapacity
@@ -588,18 +528,15 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     // MARK: consumer
 
-    /// Hands up to `max` items, FIFO per producer, to `body`; `take` moves each out of its
-    /// slot first. Consumer only, never from inside `body`. No atomic read-modify-write
-    /// per item; the idle protocol runs when the queue is dry.
+    /// Hands up to `max` items, FIFO per producer, to `body`; `take` moves each out. Consumer
+    /// only, never from inside `body`. No atomic read-modify-write per item.
     @inlinable @inline(__always)
     package final func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
         drain(max: max, lingering: lingering, itemBytes: itemBytes, taking: take, body)
     }
 
-    /// `drain(max:lingering:taking:_:)` for a caller that knows the item size statically.
-    /// `itemBytes` must be this queue's. `signallingUnit`: the caller knows `signalsUnit`
-    /// is set, so going idle is `runDry` without a test.
+    /// `drain` with the item size known statically; `signallingUnit` skips a test.
     @inlinable @inline(__always)
     package final func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int, signallingUnit: Bool = false,
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
@@ -611,15 +548,12 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
-            // Pending overflow items first: every ring item still waiting was claimed
-            // after they were taken ("Ring, then overflow").
+            // Pending overflow items first ("Ring, then overflow").
             if let list = overflowList(ring), _slowPath(list.pendingChunk != nil) {
                 handOutPending(list, OverflowChunk(list.pendingChunk.unsafelyUnwrapped), ring: ring, taken: &taken,
                                max: max, slotBytes: slotBytes, take, body)
                 continue
             }
-            // Then the ring. The pending chain stays empty until this drain's own
-            // takeOverflowIfQuiescent fills it, so it is not looked at per item.
             var head = ring.consumerHeadSingleConsumer  // this consumer's own index
             var next = ring.peekSingleConsumer(at: head, slotBytes: slotBytes)
             while let slot = next {
@@ -645,15 +579,13 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return .more
     }
 
-    /// Most empty looks a lingering drain makes, a `pause` apart, before it goes idle.
+    /// Empty looks a lingering drain makes before it goes idle.
     @usableFromInline static let lingerPolls = 64
 
-    /// The lingering looks: true when something arrived while this worker had nothing
-    /// else to run. Consumer only, on a thread where ckshim_linger_get() is set.
+    /// The lingering looks ("Lingering"): true when something arrived. Consumer only.
     @usableFromInline @inline(never)
     final func lingerForMore(_ ring: RawRing) -> Bool {
-        // An active overflow here is one the drain could not take (a producer is between
-        // claim and publish); lingering would spin on it. goIdle's bounded wait handles it.
+        // An active overflow here waits for a publish: goIdle's bounded wait handles it.
         guard !overflowActive.load(ordering: .acquiring), Worker.currentHasNothingElseToRun() else { return false }
         for _ in 0..<MPSCQueue.lingerPolls {
             #if DEBUG
@@ -668,9 +600,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return false
     }
 
-    /// Hands out a run of the first pending chunk's items from `pendingIndex`: the rest
-    /// of the chunk, or `max − taken` if fewer. A taken chunk's count is final, so the run
-    /// is known at its start, and `pendingIndex` moves past it then (drains do not nest).
+    /// Hands out a run of the first pending chunk's items. A taken chunk's count is final,
+    /// so the run is known at its start.
     @inlinable @inline(__always)
     final func handOutPending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, ring: RawRing, taken: inout Int,
                               max: Int, slotBytes: Int, _ take: (UnsafeMutableRawPointer) -> Item,
@@ -683,7 +614,6 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         repeat {
             let item = take(slot)
             slot += slotBytes
-            // The list from the ring again: nothing of it is kept across `body`.
             let list = overflowList(ring).unsafelyUnwrapped
             list.handedOut = list.handedOut &+ 1
             ring.takenCount = ring.takenCount &+ 1  // before the hand-off (see drain)
@@ -693,7 +623,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         endPendingRun(ring)
     }
 
-    /// After a run: frees the first pending chunk if its last item is out. Consumer only.
+    /// Frees the first pending chunk once its last item is out. Consumer only.
     @usableFromInline @inline(never)
     final func endPendingRun(_ ring: RawRing) {
         let list = overflowList(ring).unsafelyUnwrapped
@@ -707,8 +637,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         drain(max: max, taking: { $0.load(as: UInt.self) }, body)
     }
 
-    /// A pending chunk is used up: frees it (OverflowChunk.deallocate) and goes on with
-    /// the next. Consumer only.
+    /// Frees a used-up pending chunk and moves to the next. Consumer only.
     @usableFromInline @inline(never)
     final func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
         list.pendingChunk = chunk.next
@@ -716,30 +645,26 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         chunk.deallocate()
     }
 
-    /// The consumer side of the idle flag, once `drain` found nothing: store idle, fence,
-    /// look again at the producers' side (a claimed slot, an active overflow).
+    /// The consumer side of the idle flag: store idle, fence, look again.
     @inlinable @inline(__always)
     final func goIdle(_ ring: RawRing?) -> DrainOutcome {
         assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
         if signalsUnit { return runDry(ring) }
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
-        // The store→load barrier before the p_head load: `dmb ish` on AArch64. On x86-64
-        // the seq_cst store (xchg) already is one.
+        // The store→load barrier; on x86-64 the seq_cst store is one.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         #endif
         if let ring {
             if ring.isQuiescent && !overflowActive.load(ordering: .sequentiallyConsistent) { return .empty }
             return keepTurn(ring)
         }
-        // No ring when the drain looked: look again after the fence, for one a producer
-        // installed since. The install stands in for the claim in the Dekker pair.
+        // A ring installed since the drain looked stands in for the claim.
         guard let block = ringBlock else { return .empty }
         return keepTurn(RawRing(block: block))
     }
 
-    /// goIdle of a queue that signals its unit: `.empty` when nothing is claimed; else the
-    /// turn waits for the publish and returns `.more` ("The unit as the idle flag").
+    /// goIdle of a queue that signals its unit ("The unit as the idle flag").
     @inlinable @inline(__always)
     final func runDry(_ ring: RawRing?) -> DrainOutcome {
         guard let ring else { return .empty }
@@ -747,15 +672,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return keepUnitTurn(ring)
     }
 
-    /// runDry found a claimed slot: waits for its publish and keeps the turn. Consumer only.
+    /// Waits for a claimed slot's publish and keeps the turn. Consumer only.
     @usableFromInline @inline(never)
     final func keepUnitTurn(_ ring: RawRing) -> DrainOutcome {
         if !ring.isQuiescent { waitForCommit(ring) }
         return .more
     }
 
-    /// goIdle found work arriving: keeps the turn unless a producer took the flag, and
-    /// waits for a claimed slot's publish. Consumer only.
+    /// Keeps the turn unless a producer took the flag. Consumer only.
     @usableFromInline @inline(never)
     final func keepTurn(_ ring: RawRing?) -> DrainOutcome {
         guard consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
@@ -764,11 +688,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return .more
     }
 
-    /// Most looks `waitForCommit` makes, a `pause` apart, before it yields the CPU once.
+    /// Looks `waitForCommit` makes before it yields the CPU once.
     @usableFromInline static let commitPolls = 64
 
-    /// Waits briefly for a claimed slot's publish; then, if this worker has nothing else
-    /// to run, yields the CPU once for a preempted producer. Consumer only.
+    /// Waits for a claimed slot's publish, yielding once for a preempted producer.
     @usableFromInline @inline(never)
     final func waitForCommit(_ ring: RawRing) {
         for _ in 0..<MPSCQueue.commitPolls {
@@ -781,7 +704,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         if Worker.currentHasNothingElseToRun() { sched_yield() }
     }
 
-    /// Pointer convenience for `drain(max:_:)` (every word must have been a pointer).
+    /// Pointer form of `drain(max:_:)`.
     @inlinable
     package final func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> DrainOutcome {
         drain(max: max) { (word: UInt) in body(UnsafeMutableRawPointer(bitPattern: word)!) }
@@ -793,7 +716,6 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         guard overflowActive.load(ordering: .acquiring) else { return false }
         return withOverflowLock {
             guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return false }
-            // A chain is taken only once the previous one is used up.
             assert(list.pendingChunk == nil)
             list.pendingChunk = head
             list.pendingIndex = 0
@@ -806,17 +728,15 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     // MARK: giving the ring back
 
-    /// Gives an idle reclaimable queue's ring back: seal, detach, retire to the ring epoch
-    /// ("Giving the ring back"). False, with nothing changed, when a producer came first.
-    /// Consumer only, right after a drain that returned `.empty`.
+    /// Gives an idle reclaimable queue's ring back ("Giving the ring back"). False when a
+    /// producer came first. Consumer only, right after a drain returned `.empty`.
     @discardableResult
     package final func releaseIdleRing() -> Bool {
         var dropped = 0
         return releaseIdleRing(overflowAppends: &dropped)
     }
 
-    /// `releaseIdleRing()`, adding to `dropped` the overflow sends the list given back
-    /// counted (`overflowAppends` starts again from 0), so an owner keeps exact totals.
+    /// `releaseIdleRing()`, adding the given-back list's overflow count to `dropped`.
     package final func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool {
         guard reclaimable, let block = ringBlock else { return false }
         let ring = RawRing(block: block)
@@ -831,7 +751,6 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         guard ring.seal() else { return false }  // a producer claimed: its item is coming
         #endif
         let detached = withOverflowLock { () -> Bool in
-            // A producer that met the sealed ring and overflowed onto it got here first.
             guard !overflowActive.load(ordering: .relaxed) else { return false }
             ringWord.store(UInt(truncatingIfNeeded: ring.takenCount) << 1 | 1, ordering: .releasing)
             return true
@@ -845,8 +764,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return true
     }
 
-    /// For the owner's walker: true when the queue has a ring and took no item since the
-    /// previous call. One walker at a time; any thread.
+    /// True when the queue has a ring and took no item since the last call. One walker.
     package final func ringIdleSinceLastLook() -> Bool {
         readingRing { ring, _ in
             guard let ring else { return false }
@@ -861,8 +779,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// True while the queue holds a ring (a snapshot). Any thread.
     package final var hasRing: Bool { ringBlock != nil }
 
-    /// Closes the queue: later enqueues are refused with `.closed`. Any thread; idempotent.
-    /// Returns true for the call that closed it.
+    /// Closes the queue: later enqueues get `.closed`. Any thread; true for the closing call.
     @discardableResult @usableFromInline
     package final func markClosed() -> Bool {
         !closed.exchange(true, ordering: .acquiringAndReleasing)
@@ -876,26 +793,24 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         readingRing { ring, _ in
             guard let ring else { return 0 }
             guard let list = overflowList(ring) else { return ring.claimedCount }
-            // Handed-out first: both only grow, so the difference never goes below zero.
             let handedOut = list.handedOut
             return ring.claimedCount + Swift.max(list.appendCount - handedOut, 0)
         }
     }
 
-    /// True while a consumer turn is running or due (for a queue that signals its unit:
-    /// the unit is not idle). A consumer that sees false has nothing to drain.
+    /// True while a consumer turn is running or due; false means nothing to drain.
     @inlinable package final var hasPendingWork: Bool {
         if signalsUnit { return stateSnapshot != ScheduledUnit.idle }
         return flagSaysPending
     }
 
-    /// `hasPendingWork` of a queue known to keep its idle flag: the flag alone.
+    /// `hasPendingWork` of a queue that keeps its idle flag.
     @inlinable package final var flagSaysPending: Bool {
         assert(!signalsUnit, "flagSaysPending on a queue that signals its unit")
         return !consumerIdle.load(ordering: .acquiring)
     }
 
-    /// How many enqueues ever took the overflow path (0 means every send stayed lock-free).
+    /// Enqueues that ever took the overflow path.
     package final var overflowAppends: Int {
         readingRing { ring, _ in ring.flatMap { overflowList($0)?.appendCount } ?? 0 }
     }
@@ -908,7 +823,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return body()
     }
 
-    /// Takes the overflow spin lock (given back by a releasing store of false).
+    /// Takes the overflow spin lock.
     @inlinable @inline(__always)
     final func lockOverflow() {
         if !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
@@ -916,8 +831,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// Test-and-test-and-set with exponential back-off; yields the CPU now and then, for a
-    /// preempted holder.
+    /// Test-and-test-and-set with back-off, yielding now and then for a preempted holder.
     @usableFromInline @inline(never)
     final func lockOverflowContended() {
         var spins = 0
@@ -932,8 +846,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         } while !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
     }
 
-    /// Overflow chunks held (taken and not yet used up, or still being appended to): 0 once
-    /// a burst has drained. Consumer only (for tests).
+    /// Overflow chunks held; 0 once a burst drained. Consumer only (tests).
     package final var overflowChunksHeld: Int {
         guard let block = ringBlock, let list = overflowList(RawRing(block: block)) else {
             return 0
@@ -941,15 +854,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return OverflowList.chunks(from: list.pendingChunk) + withOverflowLock { OverflowList.chunks(from: list.head) }
     }
 
-    /// Bytes the ring occupies once allocated (0 before the first enqueue).
+    /// Bytes the ring occupies once allocated.
     package final var ringBytes: Int {
         ringBlock == nil ? 0 : RawRing.mailboxAllocationSize(capacity: capacity, slotBytes: slotBytes)
     }
 }
 
 extension RawRing {
-    /// The item type a typed owner recorded; nil for an untyped queue. Written once, into
-    /// the fresh block before the CAS that publishes it; read by the queue's deinit.
+    /// The item type a typed owner recorded, written before the ring is published.
     var itemType: (any MPSCQueueItemType.Type)? {
         get { UnsafeRawPointer(ckshim_ring_item_type_slot(ring)).load(as: (any MPSCQueueItemType.Type)?.self) }
         nonmutating set {
@@ -959,20 +871,17 @@ extension RawRing {
 }
 
 #if DEBUG
-/// Debug builds only: points where a test runs an action once, on one queue, to replay a
-/// race exactly. One relaxed load per pass when disarmed.
+/// Debug builds only: one-shot hooks a test arms on one queue to replay a race exactly.
 @usableFromInline package enum MPSCQueueTestHook {
     @usableFromInline static let enqueue = QueueHookPoint()
     @usableFromInline static let linger = QueueHookPoint()
     @usableFromInline static let commitWait = QueueHookPoint()
     @usableFromInline static let claim = QueueHookPoint()
     @usableFromInline static let publish = QueueHookPoint()
-    /// Makes `releaseIdleRing` skip its seal (checking quiescence instead): only for a
-    /// test that shows the seal is needed.
+    /// Makes `releaseIdleRing` skip its seal, for a test that shows the seal is needed.
     package static let skipSeal = Atomic<Bool>(false)
 
-    /// The next enqueue on `queue` (from any thread) runs `action` after it loaded the
-    /// ring and before it claims a slot; then the hook disarms itself.
+    /// Runs `action` once, in the next enqueue on `queue`, before it claims a slot.
     package static func armClaim(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
         claim.arm(queue, action)
     }
@@ -980,9 +889,8 @@ extension RawRing {
     @inlinable @inline(__always)
     package static func claimIfArmed(_ queue: MPSCQueue) { claim.fireIfArmed(queue) }
 
-    /// The next ring enqueue on `queue` runs `action` after it claimed its slot and wrote
-    /// the item, before it publishes (a producer preempted at the worst moment); then the
-    /// hook disarms itself. One made under the overflow lock holds that lock meanwhile.
+    /// Runs `action` once, in the next ring enqueue on `queue`, between write and publish
+    /// (under the overflow lock, if the enqueue holds it).
     package static func armPublish(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
         publish.arm(queue, action)
     }
@@ -990,8 +898,7 @@ extension RawRing {
     @inlinable @inline(__always)
     package static func publishIfArmed(_ queue: MPSCQueue) { publish.fireIfArmed(queue) }
 
-    /// The next enqueue on `queue` (from any thread) runs `action` after its closed check
-    /// and before inserting; then the hook disarms itself.
+    /// Runs `action` once, in the next enqueue on `queue`, before inserting.
     package static func arm(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
         enqueue.arm(queue, action)
     }
@@ -999,8 +906,7 @@ extension RawRing {
     @inlinable @inline(__always)
     package static func pauseIfArmed(_ queue: MPSCQueue) { enqueue.fireIfArmed(queue) }
 
-    /// The next lingering look of a drain of `queue` runs `action` (on the consumer's
-    /// thread, before its pause); then the hook disarms itself.
+    /// Runs `action` once, in the next lingering look of a drain of `queue`.
     package static func armLinger(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
         linger.arm(queue, action)
     }
@@ -1011,8 +917,7 @@ extension RawRing {
     @inlinable @inline(__always)
     package static func lingerIfArmed(_ queue: MPSCQueue) { linger.fireIfArmed(queue) }
 
-    /// The next look of a drain of `queue` waiting for a producer's publish runs `action`
-    /// on the consumer's thread before it looks; then the hook disarms itself.
+    /// Runs `action` once, before a drain of `queue` looks for a producer's publish.
     package static func armCommitWait(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
         commitWait.arm(queue, action)
     }
@@ -1024,8 +929,7 @@ extension RawRing {
     package static func commitWaitIfArmed(_ queue: MPSCQueue) { commitWait.fireIfArmed(queue) }
 }
 
-/// Debug builds only: one one-shot hook point. The first pass on the armed queue disarms
-/// it (a CAS: one thread wins) and runs the action.
+/// Debug builds only: one hook point; a CAS disarms it, so one thread fires.
 @usableFromInline package final class QueueHookPoint: Sendable {
     /// The armed queue's identity, 0 when disarmed.
     @usableFromInline let target = Atomic<UInt>(0)
