@@ -4,25 +4,16 @@
 // Layout: [ struct ck_ring + one cache line of padding, rounded up to 16 ]
 //         [ capacity × slot bytes ]                        (ck's rings: pointers, words)
 //         [ capacity × (8-byte ready mark + slot bytes) ]  (mailbox rings)
-// ck keeps c_head, p_head/p_tail and size/mask a cache line apart, and the padding keeps
-// slot 0 off size/mask's line, so the block needs only malloc's 16-byte alignment. An
-// MPSCQueue keeps a few words in the padding (ckshim.h, "What MPSCQueue keeps in its ring
-// block").
+// The padding keeps slot 0 off ck's size/mask line, so malloc's alignment suffices. An
+// MPSCQueue keeps a few words in it (ckshim.h, "What MPSCQueue keeps in its ring block").
 //
 // Invariants:
 //   (B1) Capacity is a power of two in 4...maximumCapacity; the ring holds capacity − 1.
 //   (B2) No slot is read before it is written: a mailbox reads slot c only once its mark
-//        says ticket c was published (the marks start zeroed); ck's dequeues and a thief's
-//        speculative read read only below p_tail, published after the slot's store.
-//   (B3) "sp"/"sc" operations have one thread on that side at a time. The caller sees to
-//        it: a mailbox's consumer is one turn, a run queue's producer its owning worker.
-// ck's multi-producer enqueue commits in ticket order, so a preempted producer stalls the
-// ones behind it; the mailbox protocol publishes each slot on its own and never waits.
-//
-// Ordering: ck's (a store fence before the p_tail publish, a load fence after reading
-// p_tail), plus a release fence in ckshim's dequeues before c_head is published, so a slot
-// is read before a producer may reuse it (ckshim.h, "Consumer ordering"). Under CKSHIM_TSAN
-// the wrappers add the happens-before edges ThreadSanitizer cannot see in ck's assembly.
+//        says ticket c was published; ck's dequeues read only below p_tail.
+//   (B3) "sp"/"sc" operations have one thread on that side at a time; the caller sees to it.
+// Ordering: ck's fences around p_tail, plus a release fence before c_head is published
+// (ckshim.h, "Consumer ordering").
 
 import CConcurrencyKit
 
@@ -36,12 +27,11 @@ import CConcurrencyKit
     }
 }
 
-/// Why a ring could not be allocated: malloc failed (out of memory, or over a
-/// memory limit such as RLIMIT_DATA or a cgroup's memory.max).
+/// Why a ring could not be allocated: malloc failed (out of memory or over a memory limit).
 package struct RingAllocationError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Slots of the ring that was asked for.
     package let capacity: Int
-    /// Bytes the allocation asked for (header plus slots).
+    /// Bytes the allocation asked for.
     package let bytes: Int
     package var description: String {
         "could not allocate a ring of \(capacity) slots (\(bytes) bytes): out of memory or over a memory limit"
@@ -50,57 +40,52 @@ package struct RingAllocationError: Error, CustomStringConvertible, Equatable, S
 
 /// A bounded FIFO of non-nil raw pointers on `ck_ring`.
 ///
-/// A value type holding two pointers into one allocation: copying it copies the handle,
-/// not the ring. `deallocate()` must be called exactly once, when no thread uses it.
-/// Every operation is lock-free; ck's `enqueueMultiProducer` may spin while an earlier
-/// producer finishes its commit, the mailbox protocol's publish never does.
+/// A handle: copying it copies two pointers, not the ring. `deallocate()` exactly once,
+/// when no thread uses it. Lock-free; ck's `enqueueMultiProducer` may spin behind an
+/// earlier producer's commit, the mailbox publish never does.
 @usableFromInline
 package struct RawRing: @unchecked Sendable {
-    /// Largest capacity accepted. A ring is only a queue's lock-free fast path (beyond it
-    /// a queue overflows or spills in order), so a bigger one buys nothing but memory.
+    /// Largest capacity accepted: beyond it a queue overflows or spills in order.
     @inlinable package static var maximumCapacity: Int { 1 << 20 }  // computed: a constant in inlined code
 
     @usableFromInline let ring: UnsafeMutablePointer<ck_ring_t>
     @usableFromInline let buffer: UnsafeMutablePointer<ck_ring_buffer_t>
 
-    /// Bytes of the header region: sizeof(ck_ring) plus a cache line, rounded up to 16.
+    /// Bytes of the header region.
     @inlinable package static var headerBytes: Int {
         (Int(ckshim_ring_header_size()) + Int(ckshim_cacheline()) + 15) & ~15
     }
 
-    /// Largest sized slot: a message up to this many bytes travels inside the ring.
+    /// Largest item that travels inside the ring.
     @inlinable package static var maximumSlotBytes: Int { 64 }  // computed: a constant in inlined code
 
-    /// Bytes one ring of `capacity` slots of `slotBytes` each allocates.
+    /// Bytes one ring of `capacity` slots allocates.
     package static func allocationSize(capacity: Int, slotBytes: Int = 8) -> Int {
         headerBytes + capacity * slotBytes
     }
 
-    /// Bytes of a mailbox ring's ready mark, before each slot (ckshim.h, "Ready marks").
+    /// Bytes of a mailbox entry's ready mark.
     @inlinable package static var markBytes: Int { Int(CKSHIM_RING_MARK_BYTES) }
 
-    /// Bytes of one mailbox entry with a slot of `slotBytes`: its mark, then the slot.
+    /// Bytes of one mailbox entry: its mark, then the slot.
     @inlinable package static func entryStride(slotBytes: Int) -> UInt32 {
         UInt32(truncatingIfNeeded: markBytes + slotBytes)
     }
 
-    /// Bytes one mailbox ring of `capacity` entries allocates: the header, and a ready
-    /// mark and a slot of `slotBytes` per entry.
+    /// Bytes one mailbox ring of `capacity` entries allocates.
     package static func mailboxAllocationSize(capacity: Int, slotBytes: Int) -> Int {
         allocationSize(capacity: capacity, slotBytes: markBytes + slotBytes)
     }
 
-    /// Checks a capacity: a power of two in 4...maximumCapacity (B1). Inlinable, so a
-    /// constant capacity is checked at compile time.
+    /// Checks a capacity (B1). Inlinable, so a constant is checked at compile time.
     @inlinable package static func validate(capacity: Int) throws(RingCapacityError) {
         guard capacity >= 4, capacity <= maximumCapacity, capacity & (capacity - 1) == 0 else {
             throw RingCapacityError(requested: capacity)
         }
     }
 
-    /// Allocates and initialises a ring; traps if the memory cannot be had. For rings sized
-    /// by the scheduler's validated configuration. `capacity` must already be valid. Where
-    /// a failure must be reported, use `init(tryCapacity:)`.
+    /// Allocates a ring of a valid capacity; traps without memory. Where a failure must be
+    /// reported, use `init(tryCapacity:)`.
     package init(capacity: Int) {
         do {
             try self.init(tryCapacity: capacity)
@@ -109,10 +94,8 @@ package struct RawRing: @unchecked Sendable {
         }
     }
 
-    /// Allocates and initialises a ring, throwing instead of trapping when the memory
-    /// cannot be had. `capacity` must already be valid (a programming error otherwise).
-    /// `allocate(bytes)` is malloc unless a test substitutes a failing one; the block is
-    /// released with free().
+    /// Allocates a ring of a valid capacity, throwing when out of memory. `allocate` is
+    /// malloc unless a test substitutes a failing one.
     package init(tryCapacity capacity: Int, slotBytes: Int = 8,
                  allocate: (_ bytes: Int) -> UnsafeMutableRawPointer? = RawRing.allocateBlock)
     throws(RingAllocationError) {
@@ -121,9 +104,8 @@ package struct RawRing: @unchecked Sendable {
         try self.init(checkedCapacity: capacity, slotBytes: slotBytes, allocate: allocate)
     }
 
-    /// A mailbox ring (per entry a ready mark, then `slotBytes`) for a capacity and slot
-    /// size validated before (an MPSCQueue's Shape); debug builds still assert. The
-    /// entries start zeroed: every mark says "never published" (B2).
+    /// A mailbox ring for a validated shape. The entries start zeroed: every mark says
+    /// "never published" (B2).
     @inline(__always)
     init(tryMailboxCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
         assert(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
@@ -133,7 +115,7 @@ package struct RawRing: @unchecked Sendable {
         UnsafeMutableRawPointer(buffer).initializeMemory(as: UInt8.self, repeating: 0, count: capacity * stride)
     }
 
-    /// Both inits' allocation, once their checks are done.
+    /// Both inits' allocation.
     @inline(__always)
     private init(checkedCapacity capacity: Int, slotBytes: Int, allocate: (_ bytes: Int) -> UnsafeMutableRawPointer?)
     throws(RingAllocationError) {
@@ -142,7 +124,7 @@ package struct RawRing: @unchecked Sendable {
             throw RingAllocationError(capacity: capacity, bytes: size)
         }
         ring = block.bindMemory(to: ck_ring_t.self, capacity: 1)
-        // The slots stay as malloc left them: none is read before it is written (B2).
+        // The slots stay as malloc left them (B2).
         buffer = (block + RawRing.headerBytes).bindMemory(to: ck_ring_buffer_t.self, capacity: capacity)
         ckshim_ring_init(ring, UInt32(capacity))
     }
@@ -156,20 +138,19 @@ package struct RawRing: @unchecked Sendable {
     /// malloc(bytes), nil when it fails.
     package static func allocateBlock(bytes: Int) -> UnsafeMutableRawPointer? { malloc(bytes) }
 
-    /// Rebuilds the handle from `block` (what `block` returned); no allocation.
+    /// Rebuilds the handle from `block`.
     @inlinable package init(block: UnsafeMutableRawPointer) {
         ring = block.assumingMemoryBound(to: ck_ring_t.self)
         buffer = (block + RawRing.headerBytes).assumingMemoryBound(to: ck_ring_buffer_t.self)
     }
 
-    /// The start of the allocation (the ck_ring header); see `init(block:)`.
+    /// The start of the allocation (the ck_ring header).
     @inlinable package var block: UnsafeMutableRawPointer { UnsafeMutableRawPointer(ring) }
 
-    /// True when no producer holds a claimed-but-uncommitted slot and nothing is left to
-    /// dequeue. Consumer side only.
+    /// True when nothing is claimed and unpublished, or left to dequeue. Consumer only.
     @inlinable package var isQuiescent: Bool { ckshim_ring_is_quiescent(ring) }
 
-    /// Frees the ring. Entries still inside are not touched: drain them first.
+    /// Frees the ring; entries still inside are not touched.
     package func deallocate() {
         free(UnsafeMutableRawPointer(ring))
     }
@@ -177,115 +158,104 @@ package struct RawRing: @unchecked Sendable {
     /// Slots in the ring (it holds at most `capacity - 1`).
     @inlinable package var capacity: Int { Int(ckshim_ring_capacity(ring)) }
 
-    /// Entries currently published (a snapshot; exact only when no thread is active).
+    /// Entries currently published (a snapshot).
     @inlinable package var count: Int { Int(ckshim_ring_size(ring)) }
 
-    /// `count == 0`, with two loads and a compare (a snapshot, as `count`).
+    /// `count == 0` (a snapshot).
     @inlinable package var isEmpty: Bool { ckshim_ring_is_empty(ring) }
 
-    // MARK: word-sized entries (any 64-bit pattern, zero included)
+    // MARK: word-sized entries
 
-    /// Multi-producer enqueue of a raw 64-bit word. False when full.
+    /// Multi-producer enqueue of a raw word. False when full.
     @inlinable @inline(__always)
     package func enqueueMultiProducer(word: UInt) -> Bool {
         ckshim_ring_enqueue_mpmc(ring, buffer, UnsafeRawPointer(bitPattern: word))
     }
 
-    /// Multi-producer enqueue of a raw word whose commit wait yields the CPU after a short
-    /// spin (ckshim_ring_enqueue_mp_yielding), so a preempted producer does not stall the
-    /// ones behind it for whole time slices. False when full.
+    /// Multi-producer enqueue whose commit wait yields after a short spin, so a preempted
+    /// producer does not stall the ones behind it. False when full.
     @inlinable @inline(__always)
     package func enqueueMultiProducerYielding(word: UInt) -> Bool {
         ckshim_ring_enqueue_mp_yielding(ring, buffer, UnsafeRawPointer(bitPattern: word))
     }
 
-    /// Single-producer enqueue of a raw 64-bit word. False when full.
+    /// Single-producer enqueue of a raw word. False when full.
     @inlinable @inline(__always)
     package func enqueueSingleProducer(word: UInt) -> Bool {
         ckshim_ring_enqueue_spsc(ring, buffer, UnsafeRawPointer(bitPattern: word))
     }
 
-    /// Single-consumer dequeue of a raw word into `word`. False when empty.
+    /// Single-consumer dequeue of a raw word. False when empty.
     @inlinable @inline(__always)
     package func dequeueSingleConsumer(word: inout UInt) -> Bool {
         withUnsafeMutablePointer(to: &word) { ckshim_ring_dequeue_spsc(ring, buffer, $0) }
     }
 
-    // MARK: mailbox entries (in place; see ckshim.h, "Ready marks")
+    // MARK: mailbox entries (ckshim.h, "Ready marks")
 
-    /// Claims the next mailbox entry (multi-producer) and returns its slot; nil when full.
-    /// Write the item, then `publishMultiProducer(slot:ticket:)` at once: until then the
-    /// consumer waits at this entry.
+    /// Claims the next entry (multi-producer): its slot, nil when full. Write the item, then
+    /// `publishMultiProducer(slot:ticket:)` at once: the consumer waits at this entry.
     @inlinable @inline(__always)
     package func reserveMultiProducer(slotBytes: Int, ticket: inout UInt32) -> UnsafeMutableRawPointer? {
-        // Unprotected: `&ticket` handed to C would otherwise give every send a stack
-        // canary; the C function only stores the ticket. The reserve returns the slot.
+        // Unprotected: `&ticket` would otherwise give every send a stack canary.
         _withUnprotectedUnsafeMutablePointer(to: &ticket) {
             ckshim_ring_reserve_mp_sized(ring, UnsafeMutableRawPointer(buffer) + RawRing.markBytes,
                                          RawRing.entryStride(slotBytes: slotBytes), $0)
         }
     }
 
-    /// Publishes `slot`: one release store of its entry's ready mark. Never waits.
+    /// Publishes `slot`: one release store of its ready mark. Never waits.
     @inlinable @inline(__always)
     package func publishMultiProducer(slot: UnsafeMutableRawPointer, ticket: UInt32) {
         ckshim_ring_publish_mp(ring, slot, ticket)
     }
 
-    /// The consumer index, c_head (single consumer). Only the consumer writes it, so a
-    /// drain reads it once and carries it through its peeks and releases.
+    /// The consumer index, c_head; only the consumer writes it.
     @inlinable @inline(__always)
     package var consumerHeadSingleConsumer: UInt32 { ckshim_ring_head_sc(ring) }
 
-    /// The slot of entry `head` when it is published, else nil (single consumer). Move the
-    /// item out, then `releaseSingleConsumer(to: head &+ 1)`.
+    /// The slot of entry `head` once published, else nil (single consumer). Move the item out,
+    /// then `releaseSingleConsumer(to: head &+ 1)`.
     @inlinable @inline(__always)
     package func peekSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
         ckshim_ring_peek_sc_at(ring, UnsafeMutableRawPointer(buffer), RawRing.entryStride(slotBytes: slotBytes), head)
     }
 
-    /// `peekSingleConsumer(at:slotBytes:)` for a drain's looks after its first: when nothing
-    /// is claimed it answers from the producer index, without reading the entry.
+    /// `peekSingleConsumer` for later looks: when nothing is claimed, answers from p_head.
     @inlinable @inline(__always)
     package func peekNextSingleConsumer(at head: UInt32, slotBytes: Int) -> UnsafeMutableRawPointer? {
         ckshim_ring_peek_sc_next(ring, UnsafeMutableRawPointer(buffer), RawRing.entryStride(slotBytes: slotBytes), head)
     }
 
-    /// True when the entry at the consumer index is published: the next peek returns it
-    /// (single consumer; acquire).
+    /// True when the entry at the consumer index is published (single consumer; acquire).
     @inlinable @inline(__always)
     package func headIsReadySingleConsumer(slotBytes: Int) -> Bool {
         peekSingleConsumer(at: consumerHeadSingleConsumer, slotBytes: slotBytes) != nil
     }
 
-    /// Mailbox entries claimed and not yet consumed (a snapshot; 0 while sealed). `count`
-    /// is ck's p_tail-based count.
+    /// Mailbox entries claimed and not yet consumed (a snapshot; 0 while sealed).
     @inlinable package var claimedCount: Int { Int(ckshim_ring_claimed_count(ring)) }
 
-    /// The owning MPSCQueue's count of items taken, kept beside c_head (ckshim.h; relaxed:
-    /// the consumer writes it, anyone reads it).
+    /// The owning MPSCQueue's count of items taken (consumer writes, anyone reads).
     @inlinable package var takenCount: Int {
         get { Int(truncatingIfNeeded: ckshim_ring_taken_load(ring)) }
         nonmutating set { ckshim_ring_taken_store(ring, UInt64(truncatingIfNeeded: newValue)) }
     }
 
-    /// The owning MPSCQueue's overflow list, nil until its first overflow append (release
-    /// store, acquire load).
+    /// The owning MPSCQueue's overflow list, nil until its first overflow append.
     @inlinable var overflowListBase: UnsafeMutableRawPointer? {
         get { ckshim_ring_overflow_load(ring) }
         nonmutating set { ckshim_ring_overflow_store(ring, newValue) }
     }
 
-    /// Seals an empty, quiescent ring (MailboxQueue.md, "Giving the ring back"): every
-    /// later claim sees it full. False when a producer claimed first. Single consumer.
+    /// Seals an empty, quiescent ring so every later claim sees it full ("Giving the ring
+    /// back"). False when a producer claimed first. Single consumer.
     @inlinable package func seal() -> Bool { ckshim_ring_seal(ring) }
 
-    /// Undoes `seal()` (the ring stays): p_head back to c_head. Single consumer, on a
-    /// sealed ring.
+    /// Undoes `seal()`: p_head back to c_head. Single consumer.
     @inlinable package func unseal() { ckshim_ring_unseal(ring) }
 
-    /// Frees the slot `peekSingleConsumer(at:slotBytes:)` returned for reuse by producers:
-    /// the consumer index becomes `next`, that entry's ticket + 1.
+    /// Frees the peeked slot for reuse: the consumer index becomes `next`.
     @inlinable @inline(__always)
     package func releaseSingleConsumer(to next: UInt32) {
         ckshim_ring_release_sc_to(ring, next)
@@ -301,8 +271,7 @@ package struct RawRing: @unchecked Sendable {
 
     // MARK: multi producer
 
-    /// Enqueue from any thread. Lock-free claim, then an in-order commit (may spin behind a
-    /// preempted earlier producer). False when full.
+    /// Enqueue from any thread: lock-free claim, in-order commit. False when full.
     @inlinable @inline(__always)
     package func enqueueMultiProducer(_ pointer: UnsafeMutableRawPointer) -> Bool {
         ckshim_ring_enqueue_mpmc(ring, buffer, pointer)
@@ -317,16 +286,14 @@ package struct RawRing: @unchecked Sendable {
         return ckshim_ring_dequeue_spsc(ring, buffer, &out) ? out : nil
     }
 
-    /// Dequeue with other consumers racing (stealing). Lock-free: retries its CAS until it
-    /// takes an entry or sees the ring empty. Nil when empty.
+    /// Dequeue racing other consumers (stealing); retries until it takes or sees empty.
     @inlinable @inline(__always)
     package func dequeueMultiConsumer() -> UnsafeMutableRawPointer? {
         var out: UnsafeMutableRawPointer? = nil
         return ckshim_ring_dequeue_mpmc(ring, buffer, &out) ? out : nil
     }
 
-    /// One attempt at a multi-consumer dequeue: nil when empty *or* when another consumer
-    /// won the race (the caller may retry or move on — used by thieves).
+    /// One multi-consumer dequeue attempt: nil when empty or another consumer won (thieves).
     @inlinable @inline(__always)
     package func tryDequeueMultiConsumer() -> UnsafeMutableRawPointer? {
         var out: UnsafeMutableRawPointer? = nil

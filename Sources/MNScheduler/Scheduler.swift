@@ -1,23 +1,19 @@
 // Scheduler: the M:N scheduler. W worker threads run many ScheduledUnits, one turn at a
-// time; a unit holds a worker only while it has work (Haller & Odersky, "Actors that Unify
-// Threads and Events").
-//
-// Parts, one file each: ScheduledUnit (the state word), Worker (the loop), RunQueue,
-// InjectionQueue, IdleWorkers (who sleeps, who to wake), Parker, SchedulerConfiguration,
+// time; a unit holds a worker only while it has work. Parts, one file each: ScheduledUnit,
+// Worker, RunQueue, InjectionQueue, IdleWorkers, Parker, SchedulerConfiguration,
 // CPUAvailability. The protocols: MNScheduler.docc/SchedulerProtocols.md.
 //
-// schedule(unit): T1 (or T2 on a running unit; nothing on a due one). From one of this
-// scheduler's workers the entry goes to that worker's next slot; from any other thread,
-// to the injection queue, waking a sleeper if nobody searches (IdleWorkers W1).
+// schedule(unit): T1 (or T2 on a running unit). From one of this scheduler's workers the
+// entry goes to its next slot; from any other thread, to the injection queue, waking a
+// sleeper if nobody searches (IdleWorkers W1).
 //
 // Shutdown and after close (the article, "Shutdown and after close"):
-//   (C1) Once shutdown passed through the injection queue's producer lock after setting
-//        `closed`, no push reaches a queue: outside pushes check `closed` under that lock.
+//   (C1) Once shutdown passed the injection queue's producer lock after setting `closed`,
+//        no push reaches a queue.
 //   (C2) A turn in progress finishes; workers hand their queues over and exit. A worker
 //        still in a turn at the timeout is detached, never joined, and reported.
 //   (C3) Everything queued, and every unit scheduled after close, runs through its
-//        runAfterShutdown() hook, by shutdown's hand-back or, after it, by the caller
-//        (SchedulerCore.abandon). No work is left in a queue no one reads.
+//        runAfterShutdown() hook. No work is left in a queue no one reads.
 // Lifetime: worker threads retain the scheduler until they exit. schedule()'s state lives
 // in a SchedulerGate shared with the task executor, so a task that outlives its scheduler
 // finds the gate closed and goes to Swift's global executor.
@@ -32,11 +28,10 @@ import Darwin
 import Musl
 #endif
 
-/// Source of Scheduler.id (tells one scheduler's workers from another's). Any thread;
-/// relaxed: only uniqueness matters, and the id is published with the scheduler itself.
+/// Source of Scheduler.id; relaxed: only uniqueness matters.
 private let nextSchedulerID = Atomic<Int>(1)
 
-/// What a worker thread is started with (retains the scheduler for the thread's lifetime).
+/// What a worker thread is started with; retains the scheduler for the thread's life.
 private final class WorkerThreadContext {
     let scheduler: Scheduler
     let index: Int
@@ -46,16 +41,14 @@ private final class WorkerThreadContext {
     }
 }
 
-/// The part of a Scheduler that `schedule()` needs, shared with its MNTaskExecutor (see
-/// the file comment's Lifetime). Immutable, so thread-safe. References no Scheduler and
-/// no executor.
+/// The part of a Scheduler that `schedule()` needs, shared with its MNTaskExecutor.
+/// Immutable, so thread-safe.
 final class SchedulerGate: Sendable {
-    /// The scheduler's id (tells its workers from other schedulers').
+    /// The scheduler's id.
     let id: Int
     let core: SchedulerCore
 
-    /// Set for a DeterministicScheduler's scheduler (no workers): schedule() hands every
-    /// unit to it. Checked only on the outside path.
+    /// A DeterministicScheduler's: schedule() hands every unit to it (outside path only).
     let deterministic: DeterministicEngine?
 
     init(id: Int, core: SchedulerCore, deterministic: DeterministicEngine? = nil) {
@@ -64,8 +57,7 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:): the common case (an open worker of this scheduler) inline,
-    /// the rest out of line. T1's first CAS guesses the unit has no owner.
+    /// Scheduler.schedule(_:): an open worker of this scheduler inline, the rest out of line.
     @inline(__always)
     func schedule(_ unit: ScheduledUnit) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -77,8 +69,7 @@ final class SchedulerGate: Sendable {
         scheduleOther(unit)
     }
 
-    /// `schedule(unit)` with T1's first CAS guessing the owner bit set. The common case
-    /// calls nothing; every other case is a tail call of a static out-of-line function.
+    /// `schedule(unit)` guessing the owner bit set; every uncommon case is a tail call.
     @inline(__always)
     static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
@@ -91,8 +82,7 @@ final class SchedulerGate: Sendable {
         SchedulerGate.scheduleOtherOwned(gate(), unit)
     }
 
-    /// scheduleOwned when T1's blind CAS read `seen`: the rest of T1/T2, then the push of
-    /// the entry it calls for (L2). On an open worker of this scheduler.
+    /// scheduleOwned after T1's blind CAS read `seen`: the rest of T1/T2, then the push (L2).
     @inline(never)
     private static func scheduleOwnedContended(_ unit: ScheduledUnit, worker: Unmanaged<Worker>, seen: UInt8) {
         let entry: UnsafeMutableRawPointer
@@ -104,19 +94,17 @@ final class SchedulerGate: Sendable {
         worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
     }
 
-    /// schedule() when the caller is not an open worker of this scheduler: closed (from a
-    /// worker or not), deterministic, or from outside the pool.
+    /// schedule() off an open worker of this scheduler: closed, deterministic, or outside.
     @inline(never)
     private func scheduleOther(_ unit: ScheduledUnit) { SchedulerGate.scheduleOther(self, unit) }
 
-    /// `scheduleOther`, static (see scheduleOwned).
+    /// `scheduleOther`, static.
     @inline(never)
     private static func scheduleOther(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
         gate.scheduleOtherBody(unit, expectingOwner: false)
     }
 
-    /// `scheduleOther` for an owned unit (an actor cell scheduled from outside the pool):
-    /// T1's first CAS guesses O set, so it is usually the only CAS.
+    /// `scheduleOther` for an owned unit: T1's first CAS guesses O set.
     @inline(never)
     private static func scheduleOtherOwned(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
         gate.scheduleOtherBody(unit, expectingOwner: true)
@@ -129,16 +117,14 @@ final class SchedulerGate: Sendable {
             return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
         }
         if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
-        // The queue borrowed, never retained (the core holds it for the scheduler's life):
-        // a retain per push would write the line every searching worker reads.
+        // Borrowed: a retain per push would write the line every searching worker reads.
         Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef {
             scheduleFromOutside(unit, into: $0, expectingOwner: expectingOwner)
         }
     }
 
-    /// `schedule` for a task executor's lane: the same, except that from outside the pool
-    /// the lane goes to `core.resumed`, which workers serve every other turn (a task
-    /// resumed by a timer or another thread must not wait behind the injection queue).
+    /// `schedule` for a task executor's lane: from outside the pool the lane goes to
+    /// `core.resumed`, served every other tick, not behind the injection queue.
     func scheduleResumed(_ unit: ScheduledUnit) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return schedule(unit)  // on one of this pool's workers: as any schedule
@@ -147,13 +133,9 @@ final class SchedulerGate: Sendable {
         scheduleFromOutside(unit, into: core.resumed, expectingOwner: false)
     }
 
-    /// The outside-the-pool part of schedule(). The push checks `closed` under the queue's
-    /// producer lock, and shutdown passes through that lock after setting it, so it never
-    /// misses a push that read `closed` as false (C1). A refused push hands its
-    /// entry over. `expectingOwner`: T1's first guess of O.
+    /// The outside-the-pool part of schedule(); keeps C1. A refused push hands its entry over.
     @inline(__always)
     private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue, expectingOwner: Bool) {
-        // A wrong guess of O costs a failed CAS, never a wrong entry.
         guard let entry = unit.claimEntry(expectingOwner: expectingOwner) else { return }
         if queue.pushUnlessClosed(entry, core: core) {
             core.notifyParked()
@@ -165,7 +147,6 @@ final class SchedulerGate: Sendable {
     /// schedule() once `closed` is set: C3.
     @inline(never)
     func scheduleAfterClose(_ unit: ScheduledUnit) {
-        // running (now notified) or already due: nothing to hand over.
         guard let entry = unit.claimEntry(expectingOwner: false) else { return }
         core.handOver(entry)
     }
@@ -183,15 +164,14 @@ public final class Scheduler: Sendable {
     let id: Int
     let core: SchedulerCore
     let workers: [Worker]
-    /// schedule()'s state, shared with `taskExecutor` (see SchedulerGate).
+    /// schedule()'s state, shared with `taskExecutor`.
     let gate: SchedulerGate
 
-    /// Worker threads to join, and whether shutdown completed. Taken by shutdown() only.
+    /// Worker threads to join, and whether shutdown completed.
     private let lifecycle = Lock<(threads: [(worker: Int, thread: pthread_t)], finished: Bool)>(([], false))
-    /// Workers 0..<donatedWorkers get no thread; a thread donates itself with
-    /// ``runDonatedWorker()``.
+    /// Workers 0..<donatedWorkers run on threads that call ``runDonatedWorker()``.
     public let donatedWorkers: Int
-    /// Donated workers claimed so far (any thread; each index is claimed once).
+    /// Donated workers claimed so far.
     private let donationsClaimed = Atomic<Int>(0)
 
     /// Runs `Task`s on this scheduler's workers: pass it to `Task(executorPreference:)` or
@@ -228,8 +208,7 @@ public final class Scheduler: Sendable {
         BlockingMonitor.start(core: core)
     }
 
-    /// A scheduler with no workers whose units run only when `engine` is driven (see
-    /// DeterministicScheduler): nothing started, no blocking monitor.
+    /// A scheduler with no workers whose units run only when `engine` is driven.
     package init(deterministic engine: DeterministicEngine) {
         let resolved: ResolvedSchedulerConfiguration
         do {
@@ -340,7 +319,6 @@ public final class Scheduler: Sendable {
         let pointers: [UnsafeMutableRawPointer] = lifecycle.withLock { life in
             if life.finished { return [] }
             core.closed.store(true, ordering: .sequentiallyConsistent)
-            // Every outside push that read `closed` as false is in its queue after these.
             core.injection.passProducers()
             core.resumed.passProducers()
             for worker in workers { worker.parker.unpark() }
@@ -371,13 +349,11 @@ public final class Scheduler: Sendable {
         var handedBack: [ScheduledUnit] = []
         handedBack.reserveCapacity(pointers.count)
         for pointer in pointers {
-            // A strong reference first (the entry may hold none, L1), then the entry's run
-            // (abandon follows L3).
+            // A strong reference first: the entry may hold none (L1).
             handedBack.append(Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeUnretainedValue())
             SchedulerCore.abandon(pointer)
         }
-        // Nobody left to touch the queues (every worker and spare exited, the monitor
-        // stops within a tick): free the rings (SchedulerCore.releaseRings).
+        // Nobody is left to touch the queues: free the rings.
         if workersStillRunning == 0 {
             let monitorDeadline = monotonicNanoseconds() + 1_000_000_000
             while core.monitorRunning.load(ordering: .acquiring), monotonicNanoseconds() < monitorDeadline { usleep(200) }
@@ -397,7 +373,7 @@ public final class Scheduler: Sendable {
     package var idleSnapshot: (searching: Int, unparked: Int, sleeping: Int) { core.idle.snapshot }
 }
 
-/// `Scheduler.shared`'s storage: a global is initialised once, thread-safely, on first use.
+/// `Scheduler.shared`'s storage, initialised once on first use.
 private let sharedScheduler: Scheduler = {
     do {
         return try Scheduler()
@@ -407,15 +383,13 @@ private let sharedScheduler: Scheduler = {
 }()
 
 extension ScheduledUnit {
-    /// `scheduler.scheduleOwned(self)`, with the unit as `self`, so a caller that is the
-    /// unit itself (an actor cell's send) passes it in the register it already has.
+    /// `scheduler.scheduleOwned(self)`, so a cell's send passes itself in its register.
     @usableFromInline
     package final func scheduleOwned(on scheduler: Scheduler) {
         SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
     }
 
-    /// `scheduleOwned(on:)`, then true: for a send that reports whether it was accepted,
-    /// so its schedule can be a tail call.
+    /// `scheduleOwned(on:)`, then true, so a reporting send's schedule is a tail call.
     @usableFromInline @inline(never)
     package final func scheduleOwnedAccepting(on scheduler: Scheduler) -> Bool {
         SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
