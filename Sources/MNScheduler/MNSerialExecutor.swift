@@ -1,24 +1,20 @@
 // MNSerialExecutor: a SerialExecutor that runs a native Swift actor's jobs on MNScheduler.
-// The full argument: MNScheduler.docc/Executors.md.
+// The argument for each rule: MNScheduler.docc/Executors.md.
 //
-// The executor is a ScheduledUnit with an MPSCQueue of two-word entries: (0, job); a told
-// closure of the bound actor (fn, context), which owns one retain of the actor; or
-// (1, box), another actor's closure in a heap Call. The enqueue that takes the queue from
-// idle runs it inline or schedules the unit; a turn drains up to `throughput` entries.
+// A ScheduledUnit with an MPSCQueue of two-word entries: (0, job); a told closure of the
+// bound actor (fn, context), owning one retain of the actor; or (1, box), another actor's
+// closure in a heap Call.
 //
 // Invariants:
-//   (E1) Whoever drains holds the queue's consumer claim (MPSCQueue's S1). The idle flag
-//        passes the claim on (seq_cst store, then an acquire-release CAS), so drains are
+//   (E1) Whoever drains holds the queue's consumer claim (MPSCQueue's S1), so drains are
 //        ordered and never overlap.
 //   (E2) Entries leave in queue order: FIFO per enqueuing thread, jobs and closures alike.
-//   (E3) `drainMark` is written only by the drainer, never after its drain returns, and
-//        read only on its thread. E1 orders drainers, so it needs no atomics.
+//   (E3) `drainMark` is written only by the drainer, during its drain, and read only on
+//        its thread. E1 orders drainers, so it needs no atomics.
 //   (E4) A job runs without entering the queue only when the thread that took the claim
-//        before pushing it then finds the queue empty (nothing claimed, no overflow).
-//
-// Inline fast path: a task on a worker of this scheduler that awaits this idle actor runs
-// the actor's job inside the runtime's enqueue. No lock is held across an await, so this
-// cannot deadlock. After shutdown a private serial Dispatch queue drains, under E1 and E2.
+//        before pushing it then finds the queue empty.
+// Inline fast path: a worker of this scheduler that awaits this idle actor runs its job
+// inside the runtime's enqueue; no lock is held across an await, so it cannot deadlock.
 
 import CConcurrencyKit
 import Dispatch
@@ -43,16 +39,15 @@ import Darwin
 /// serial Dispatch queue. An awaited call from this scheduler's pool to an idle actor runs
 /// on the caller's worker.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
-    // @unchecked: `scheduler` and `jobs` are immutable references to thread-safe objects;
-    // the queue's consumer side and `drainMark` belong to the one drainer (E1, E3).
+    // @unchecked: immutable references to thread-safe objects; the rest is the drainer's (E1, E3).
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
 
-    /// Entries (jobs and told closures). Producers: any thread; consumer: the drainer (E1).
+    /// Entries (jobs and told closures).
     let jobs: MPSCQueue
 
-    /// What the current drain is doing (E3): the running job's bits, 0 between jobs, or
-    /// the inline run's host unit's bits | 1.
+    /// What the current drain runs (E3): the job's bits, 0 between jobs, or the inline run's
+    /// host unit's bits | 1.
     @exclusivity(unchecked) var drainMark: UInt = 0
 
     /// The job the current turn's drain is running (E3), else nil.
@@ -65,8 +60,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         drainMark & 1 == 1 ? UnsafeMutableRawPointer(bitPattern: drainMark & ~1) : nil
     }
 
-    /// Per thread: the executor the thread is draining off the pool (the fallback queue,
-    /// a deterministic driver), for isolation checks.
+    /// Per thread: the executor it drains off the pool, for isolation checks.
     private static let offPoolKey: pthread_key_t = {
         var key = pthread_key_t()
         let rc = pthread_key_create(&key, nil)
@@ -75,20 +69,19 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }()
 
     /// Ring slots of an executor's queue, allocated on the first queued entry; a burst past
-    /// them goes to the ordered overflow. Small, because every actor that has queued keeps
-    /// its ring.
+    /// them goes to the ordered overflow. Small: every actor that has queued keeps its ring.
     public static let jobQueueCapacity = 16
 
-    /// The actor whose told closures take the two-word form, as object bits; 0 until the
-    /// first tell sets it, once, by CAS. Unretained: each entry retains the actor.
+    /// The actor whose told closures take the two-word form, set once by CAS; 0 until then.
+    /// Unretained: each entry retains the actor.
     let boundActor = Atomic<UInt>(0)
 
-    /// A told closure of `boundActor` (written by `tell` as the same two words).
+    /// A told closure of `boundActor`, as `tell` writes it.
     struct BoundCall {
         let body: (AnyObject) -> Void
     }
 
-    /// A told closure of another actor, in its heap box (same layout as `tell` writes).
+    /// A told closure of another actor, in its heap box.
     struct Call {
         let actor: AnyObject
         let body: (AnyObject) -> Void
@@ -129,8 +122,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         let worker = Worker.currentUnmanaged
         if let worker, worker._withUnsafeGuaranteedRef({ canRunInline(raw, on: $0) }) {
-            // The inline fast path: take the consumer claim first; an idle actor with
-            // nothing queued runs the job directly (E4).
+            // The inline fast path (E4).
             if jobs.claimConsumer() {
                 worker._withUnsafeGuaranteedRef { runInline(raw, on: $0) }
                 return
@@ -157,14 +149,13 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return won || current == actor
     }
 
-    /// Queues a told closure: `entry` points to its two words, which the queue takes over.
-    /// Never runs it inline: the caller goes on.
+    /// Queues a told closure (its two words at `entry`); never runs it inline.
     @usableFromInline
     func enqueue(movingCall entry: UnsafeRawPointer) {
         if claimed(jobs.enqueue(moving: entry)) { scheduler.schedule(self) }
     }
 
-    /// True when the push took the consumer claim (becameNonEmpty).
+    /// True when the push took the consumer claim.
     @inline(__always)
     private func claimed(_ result: MPSCQueue.EnqueueResult) -> Bool {
         switch result {
@@ -173,7 +164,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
-    /// Conditions (a)–(d) of the inline fast path (Executors article), on this worker.
+    /// Conditions (a)–(d) of the inline fast path (Executors.md).
     @inline(__always)
     private func canRunInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Bool {
         guard worker.schedulerID == scheduler.id, let host = worker.currentUnit,
@@ -187,7 +178,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         }
     }
 
-    /// True when nothing is queued. Only the holder of the consumer claim may ask.
+    /// True when nothing is queued. Claim holder only.
     @inline(__always)
     private var isQueueEmpty: Bool {
         if jobs.overflowActive.load(ordering: .acquiring) { return false }
@@ -196,8 +187,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return jobs.overflowList(ring)?.pendingChunk == nil && ring.isQuiescent
     }
 
-    /// Runs `raw` inline, then drains the queue; the caller holds the claim. Directly if
-    /// nothing is queued (E4), else behind what is (E2). Leftovers get a scheduled turn.
+    /// Runs `raw` inline (E4), or behind what is queued (E2), then drains; the caller holds
+    /// the claim. Leftovers get a scheduled turn.
     @inline(never)
     private func runInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) {
         let host = worker.currentUnit
@@ -208,8 +199,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
             unsafeBitCast(raw, to: UnownedJob.self).runSynchronously(on: asUnownedSerialExecutor())
             budget -= 1
         } else {
-            // Entries are waiting (perhaps this task's own earlier tells): the job goes
-            // behind them. We hold the claim, so this push claims nothing.
+            // Entries are waiting: the job goes behind them. We hold the claim: no new claim.
             var words = (MNSerialExecutor.jobTag, UInt(bitPattern: raw))
             _ = jobs.enqueue(moving: &words)
         }
@@ -218,10 +208,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         if outcome == .more { scheduler.schedule(self) }
     }
 
-    /// `drain`, for a claim holder that may find no ring yet (E4). It goes idle itself:
-    /// store the idle flag (seq_cst), fence, then look for a ring. That is the consumer's
-    /// half of the queue's Dekker pair, with the ring install standing in for the claim.
-    /// No ring: idle. A ring: take the claim back and drain, unless a producer took it.
+    /// `drain` for a claim holder that may find no ring yet (E4): goes idle itself, the ring
+    /// install standing in for the producer's claim in the Dekker pair.
     @inline(__always)
     private func drainOrSettle(max: Int, inlineHost host: UnsafeMutableRawPointer?) -> MPSCQueue.DrainOutcome {
         if jobs.ringBlock == nil {
@@ -235,16 +223,14 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return drain(max: max, inlineHost: host)
     }
 
-    /// `unit` as an MNSerialExecutor, or nil (a class-pointer compare: the class is final).
+    /// `unit` as an MNSerialExecutor, or nil (a class-pointer compare).
     @inline(__always)
     static func ifSerialExecutor(_ unit: ScheduledUnit) -> MNSerialExecutor? {
         ObjectIdentifier(type(of: unit)) == ObjectIdentifier(MNSerialExecutor.self)
             ? unsafeDowncast(unit, to: MNSerialExecutor.self) : nil
     }
 
-    /// Runs up to `max` entries in order. The caller holds the consumer claim (E1), which
-    /// `jobs.drain` gives up when the queue runs dry, so `drainMark` is written only inside
-    /// the body (E3).
+    /// Runs up to `max` entries in order, holding the consumer claim (E1, E3).
     @inline(__always)
     private func drain(max: Int, inlineHost host: UnsafeMutableRawPointer? = nil) -> MPSCQueue.DrainOutcome {
         let executor = asUnownedSerialExecutor()
@@ -282,12 +268,11 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// Runs up to `budget` entries in order (called by the scheduler, never concurrently).
     public override func runTurn(budget: Int) -> TurnOutcome {
-        // A DeterministicScheduler runs turns on the thread that drives it, not a worker.
         let outcome = scheduler.gate.deterministic == nil ? drain(max: budget) : drainOffPool(max: budget)
         return outcome == .empty ? .idle : .more
     }
 
-    /// `drain` on a thread that is no worker, which isolation checks then recognise.
+    /// `drain` off the workers, marked for isolation checks.
     private func drainOffPool(max: Int) -> MPSCQueue.DrainOutcome {
         let key = MNSerialExecutor.offPoolKey
         let previous = pthread_getspecific(key)
@@ -299,8 +284,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     /// The scheduler has shut down: the queued jobs run on the fallback queue.
     public override func runAfterShutdown() { drainAfterShutdown() }
 
-    /// Runs the queued entries after shutdown. The caller holds the unit exclusively and
-    /// the fallback queue is serial, so one drain runs at a time (E1).
+    /// Runs the queued entries after shutdown; the fallback queue is serial (E1).
     package func drainAfterShutdown() {
         MNSerialExecutor.fallbackQueue.async { [self] in
             while drainOffPool(max: Int.max) == .more {
@@ -363,7 +347,6 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
             return worker._withUnsafeGuaranteedRef { worker in
                 let place = (worker.isSpare ? "spare thread \(worker.index - worker.core.queues.count)" : "worker \(worker.index)")
                     + " of scheduler \(worker.schedulerID) (\(thread))"
-                // The unit whose turn this is: alive until the turn ends, and the caller is in it.
                 guard let unit = worker.currentUnit else { return "\(place), between turns" }
                 return "\(place), in a turn of \(describeUnit(unit))"
             }
@@ -378,7 +361,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return "\(thread), outside every MNScheduler pool"
     }
 
-    /// A running unit for messages: its kind, type and address.
+    /// A running unit for messages: kind, type, address.
     private static func describeUnit(_ raw: UnsafeMutableRawPointer) -> String {
         let unit = Unmanaged<ScheduledUnit>.fromOpaque(raw).takeUnretainedValue()
         if let executor = unit as? MNSerialExecutor { return describe(executor) }
@@ -390,7 +373,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         "0x" + String(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), radix: 16)
     }
 
-    /// The calling thread for messages: its name and its kernel thread id.
+    /// The calling thread for messages: name and kernel thread id.
     private static func currentThreadDescription() -> String {
         let tid = ckplat_thread_id()
         var buffer = [CChar](repeating: 0, count: 64)

@@ -1,26 +1,20 @@
 // MNTaskExecutor: a TaskExecutor that runs Swift tasks on MNScheduler's workers.
-// The full argument: MNScheduler.docc/Executors.md ("The task executor's lanes", "The
+// The argument: MNScheduler.docc/Executors.md ("The task executor's lanes", "The
 // resume slot", "The lanes' invariants").
 //
-// The executor has several *lanes* per worker, each a ScheduledUnit with an MPSCQueue of
-// jobs. A job goes to the next lane round-robin, skipping the lane whose turn the calling
-// worker runs. A job enqueued from inside a lane's turn that is a *hop* goes into the
-// lane's one `resumed` slot and runs as soon as the running job returns:
+// Several *lanes* per worker, each a ScheduledUnit with an MPSCQueue of jobs. A job goes
+// to the next lane round-robin, skipping the calling worker's running lane. A *hop*
+// enqueued from inside a lane's turn goes into its `resumed` slot and runs next:
 //   (H1) the task coming back from an MNSerialExecutor's inline run nested in the lane;
-//   (H2) a default actor's processing job the running task switched to (not a task, and
-//        no task current on this thread);
-//   (H3) the task switching back from that actor (the running job came as an H2 hop).
-// A lane runs at most `throughput` jobs a turn, queued and resumed alike (`runsLeft`).
+//   (H2) a default actor's processing job the running task switched to;
+//   (H3) the task switching back from that actor.
 //
 // Invariants:
-//   (J1) `resumed`, `runningJob` and `runsLeft` are touched only on the thread running the
-//        lane's turn; the scheduler orders turns (R2), so they need no atomics.
-//   (J2) `resumed` is filled only while `runsLeft` > 0, and the turn runs it before it
-//        returns: a hop is never left behind.
+//   (J1) `resumed`, `runningJob` and `runsLeft` are touched only by the lane's turn (R2).
+//   (J2) `resumed` is filled only while `runsLeft` > 0, and run before the turn returns.
 //   (J3) Jobs of one task never run at once.
 //   (J4) No FIFO between jobs of different tasks; a hop runs ahead of its lane's queue.
-//   (J5) The hop test never reads the running job's header, which a processing job frees
-//        while it runs; kinds are read at enqueue.
+//   (J5) The hop test never reads the running job's header (it may be freed).
 
 @_spi(ExperimentalCustomExecutors) import _Concurrency
 import CConcurrencyKit
@@ -41,27 +35,25 @@ import Darwin
 public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `gate` and `lanes` are immutable; `outsideCursor` is atomic.
 
-    /// Ring slots of a lane's job queue (lanes are few: a roomy ring costs little).
+    /// Ring slots of a lane's job queue.
     static let laneQueueCapacity = 64
 
     final class Lane: ScheduledUnit, @unchecked Sendable {
         let jobs: MPSCQueue
-        /// The executor that owns this lane, unretained. Only runTurn reads it, and a turn
-        /// runs only while the Scheduler, which holds the executor, is not shut down.
+        /// The owning executor, unretained: turns run only while the Scheduler holds it.
         var owner: Unmanaged<MNTaskExecutor>?
         /// The job this lane's turn is running, nil between turns (J1).
         var runningJob: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: runningWord & ~1) }
-        /// `runningJob`'s bits, with bit 0 set when it came as an H2 hop (not a task).
-        /// Jobs are 16-aligned. The kind travels with the job because the running job may
-        /// already be freed (J5).
+        /// `runningJob`'s bits, bit 0 set for an H2 hop: its kind, kept because the job may be
+        /// freed (J5).
         @exclusivity(unchecked) var runningWord: UInt = 0
-        /// A hop taken while `runningJob` runs, nil when none; the turn runs it next (J1).
+        /// A hop taken while `runningJob` runs; the turn runs it next (J1).
         var resumed: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: resumedWord & ~1) }
-        /// `resumed`'s bits, bit 0 set when it is not a task (see `runningWord`); 0: none.
+        /// `resumed`'s bits, as `runningWord`; 0: none.
         @exclusivity(unchecked) var resumedWord: UInt = 0
-        /// Jobs this turn may still run, queued and resumed alike; 0 outside a turn (J1, J2).
+        /// Jobs this turn may still run, queued and resumed alike (J1, J2).
         @exclusivity(unchecked) var runsLeft = 0
-        /// Debug builds only: jobs run from `resumed`, read by tests once the lane is quiet.
+        /// Debug builds only: jobs run from `resumed`, for tests.
         #if DEBUG
         @exclusivity(unchecked) var resumedRuns = 0
         #endif
@@ -79,8 +71,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             let executor = owner!._withUnsafeGuaranteedRef { $0.asUnownedTaskExecutor() }
             runsLeft = budget
             var outcome = MPSCQueue.DrainOutcome.more
-            // One queued job at a time, each followed by the tasks it resumes: the budget
-            // counts both.
+            // One queued job at a time, then the hops it leaves: the budget counts both.
             while runsLeft > 0 {
                 outcome = jobs.drain(max: 1) { (raw: UnsafeMutableRawPointer) in run(raw, on: executor) }
                 if outcome == .empty { break }
@@ -108,8 +99,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             }
         }
 
-        /// Takes the hop `raw` into `resumed` while the budget lasts; false once it is spent
-        /// (the caller pushes it at the back of the queue).
+        /// Takes the hop into `resumed` while the budget lasts; false once it is spent.
         @inline(__always)
         func takeResumed(_ raw: UnsafeMutableRawPointer) -> Bool {
             guard runsLeft > 0, resumedWord == 0 else { return false }
@@ -117,7 +107,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             return true
         }
 
-        /// `unit` as a Lane, or nil (a class-pointer compare: the class is final).
+        /// `unit` as a Lane, or nil (a class-pointer compare).
         @inline(__always)
         static func ifLane(_ unit: ScheduledUnit) -> Lane? {
             ObjectIdentifier(type(of: unit)) == ObjectIdentifier(Lane.self) ? unsafeDowncast(unit, to: Lane.self) : nil
@@ -127,10 +117,10 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         override func runAfterShutdown() { MNTaskExecutor.handOffAfterShutdown(self) }
     }
 
-    /// How lanes get scheduled, held strongly; it references neither (no cycle).
+    /// How lanes get scheduled; references neither (no cycle).
     private let gate: SchedulerGate
     let lanes: [Lane]
-    /// Lane cursor for enqueues from outside the pool. Any thread, relaxed: only spreading.
+    /// Lane cursor for outside enqueues (relaxed: only spreading).
     private let outsideCursor = Atomic<Int>(0)
 
     init(laneCount: Int, gate: SchedulerGate) {
@@ -144,7 +134,6 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     public func enqueue(_ job: consuming ExecutorJob) {
         let raw = unsafeBitCast(UnownedJob(job), to: UnsafeMutableRawPointer.self)
         if let worker = Worker.currentUnmanaged {
-            // No lane is retained here: `lanes` holds them for the executor's life.
             worker._withUnsafeGuaranteedRef { worker in
                 guard worker.schedulerID == gate.id else { return push(raw, to: outsideLane()) }
                 let host = hopLane(raw, on: worker)
@@ -156,9 +145,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// A job from one of this scheduler's workers that no resume slot took: a hop whose
-    /// lane has spent its budget goes to the back of that lane's queue; anything else goes
-    /// round-robin, so it can run on another worker.
+    /// A worker's job no resume slot took: a spent lane's hop goes to its queue's back;
+    /// anything else round-robin, to run on another worker.
     @inline(never)
     private func pushFromWorker(_ raw: UnsafeMutableRawPointer, _ worker: Worker, host: Unmanaged<Lane>?) {
         if let host, host._withUnsafeGuaranteedRef({ $0.resumed == nil }) {
@@ -170,21 +158,20 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
         var lane = nextLane()
         if Unmanaged.passUnretained(lane).toOpaque() == worker.currentUnit, lanes.count > 1 {
-            // The lane running on this worker: the job would wait behind the running job,
-            // where no other worker can take it. The next one instead.
+            // Not the lane running here: the job would wait where no other worker can take it.
             lane = nextLane()
         }
         push(raw, to: lane)
     }
 
-    /// The next lane for an enqueue from outside the pool (relaxed: only spreading).
+    /// The next lane for an outside enqueue.
     @inline(__always)
     private func outsideLane() -> Lane {
         let index = outsideCursor.wrappingAdd(1, ordering: .relaxed).oldValue
         return lanes[Int(UInt(bitPattern: index) % UInt(lanes.count))]
     }
 
-    /// Queues `raw` on `lane`; the push that takes the lane from idle gets it scheduled.
+    /// Queues `raw` on `lane`, scheduling it from idle.
     @inline(never)
     private func push(_ raw: UnsafeMutableRawPointer, to lane: Lane) {
         switch lane.jobs.enqueue(raw) {
@@ -205,14 +192,12 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             if let lane = Lane.ifLane(unit) {
                 // H2 or H3: a default actor's processing job, or the task coming back from it.
                 if MNTaskExecutor.isTask(raw) {
-                    // H3: the running job is a processing job that came as an H2 hop (bit 0;
-                    // first, as the cheapest test that turns away a task waking another).
+                    // H3 first: the cheapest test that turns away a task waking another.
                     guard lane.runningWord & 1 != 0 else { return nil }
                 } else {
                     guard lane.runningWord != 0 else { return nil }  // H2
                 }
-                // ... on this executor, and the enqueue is a switch: the runtime has let go
-                // of the task (none is current).
+                // ... a switch: the runtime has let go of the task.
                 guard lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque(),
                       ckshim_current_task() == nil else { return nil }
                 return Unmanaged.passUnretained(lane)
@@ -227,9 +212,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// True when the job `raw` is a task: its JobFlags kind byte, after the header's
-    /// HeapObject and SchedulerPrivate words, is 0. Swift's runtime ABI; debug builds check
-    /// it against the SPI `ExecutorJob.kind`.
+    /// True when `raw` is a task: its JobFlags kind byte is 0 (Swift's runtime ABI; debug
+    /// builds check it against `ExecutorJob.kind`).
     @inline(__always)
     static func isTask(_ raw: UnsafeMutableRawPointer) -> Bool {
         let isTask = raw.load(fromByteOffset: 4 * MemoryLayout<UInt>.size, as: UInt8.self) == 0
@@ -240,9 +224,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         return isTask
     }
 
-    /// The scheduler has shut down, so no worker will run `lane` again. The caller got
-    /// `becameNonEmpty`, so it is the lane's only consumer: it moves every job to Swift's
-    /// global executor, where a task that outlives its scheduler finishes.
+    /// After shutdown: the caller got `becameNonEmpty`, so it is the lane's only consumer; it
+    /// moves every job to Swift's global executor.
     static func handOffAfterShutdown(_ lane: Lane) {
         while lane.jobs.drain(max: Int.max, { (raw: UnsafeMutableRawPointer) in
             let job = unsafeBitCast(raw, to: UnownedJob.self)
