@@ -1,14 +1,10 @@
-// MNActor — a native Swift actor whose executor is an MNSerialExecutor, and its
-// fire-and-forget `tell`. The queue, the ordering and the shutdown behaviour are
-// MNSerialExecutor's (see the file comment there); this file only types the entry point.
+// MNActor: a native Swift actor whose executor is an MNSerialExecutor, and its
+// fire-and-forget `tell`. Queue, ordering and shutdown are MNSerialExecutor's.
 //
-// Reference counting per tell: one retain of the actor, taken here and released by the
-// drain after the call. A queued closure must keep its actor (and so its executor) alive
-// until it ran. The closure is consumed and moved bitwise into the entry: its context is
-// not retained here; the drain releases it once, after the call. `self` is borrowed, not
-// consumed: the enqueue still reads the executor after the entry is visible, and the
-// caller's own reference keeps the actor alive until tell returns. The executor's own
-// retain is the schedule's (L2/L3), once per turn, not per tell.
+// Per tell: one retain of the actor, released by the drain after the call, so a queued
+// closure keeps its actor alive. The closure is moved bitwise into the entry, its context
+// not retained. `self` is borrowed: the caller's reference keeps the actor alive until
+// tell returns (Executors.md).
 
 /// A native Swift actor that runs on an ``MNSerialExecutor``: conforming to it adds
 /// ``tell(_:)``, a fire-and-forget call.
@@ -66,7 +62,7 @@ extension MNActor {
                 executor.enqueue(movingCall: buffer.baseAddress!)  // the queue owns it now
             }
         } else {
-            // Another actor is bound to this executor: a boxed entry (one allocation).
+            // Another actor is bound to this executor: a boxed entry.
             let box = UnsafeMutablePointer<MNActorCall<Self>>.allocate(capacity: 1)
             box.initialize(to: MNActorCall(actor: self, body: body))
             var words = (MNSerialExecutor.boxTag, UInt(bitPattern: box))
@@ -82,19 +78,16 @@ extension MNActor {
     }
 }
 
-/// A told closure of the executor's bound actor, as `tell` writes it into the queue. The
-/// drain reads the same two words as an `MNSerialExecutor.BoundCall` and calls it with the
-/// actor, holding its isolation (E1). A class-bound parameter, `isolated` or not, is
-/// passed like an `AnyObject` one, so the layouts agree without a conversion.
+/// A told closure of the bound actor, as `tell` writes it; the drain reads it as
+/// `MNSerialExecutor.BoundCall`. A class-bound parameter, `isolated` or not, is passed like
+/// an `AnyObject` one, so the layouts agree.
 @usableFromInline
 struct MNBoundCall<A: MNActor> {
     @usableFromInline let body: @Sendable (isolated A) -> Void
     @usableFromInline init(body: @escaping @Sendable (isolated A) -> Void) { self.body = body }
 }
 
-/// A told closure of an actor that is not the executor's bound actor, in its heap box; the
-/// drain reads it as an `MNSerialExecutor.Call` (same layout: `A` is a class, so `actor`
-/// is one reference like `AnyObject`).
+/// A told closure of another actor, in its heap box; read as `MNSerialExecutor.Call`.
 @usableFromInline
 struct MNActorCall<A: MNActor> {
     @usableFromInline let actor: A

@@ -1,21 +1,13 @@
-// RunQueue — one worker's bounded local run queue on ck_ring, behind two handles.
+// RunQueue: one worker's bounded local run queue, a single-producer, multi-consumer
+// ck_ring. Only the owning worker pushes (wait-free); the owner pops and idle workers
+// steal with the multi-consumer CAS, so exactly one wins each entry. A thief takes up to
+// ⌈n/2⌉ entries into its own empty queue. A full ring moves its older half, then the new
+// entry, to the injection queue in order (SchedulerProtocols.md, "The worker loop").
+// Entries are ScheduledUnit pointers, retained iff the unit has no owner (L1).
 //
-// Algorithm: a single-producer, multi-consumer ring (ck's "spmc" shape). Only the owning
-// worker pushes (enqueueSingleProducer: wait-free). The owner pops and idle workers steal
-// with the multi-consumer dequeue (a CAS on the consumer head: lock-free), so owner and
-// thieves may race for the same entry and exactly one wins it.
-// Stealing takes half: a thief takes up to ⌈n/2⌉ entries one CAS at a time (a racing
-// owner or thief may get some), runs the first and queues the rest in its own empty
-// queue. A full ring moves its older half, then the new entry, to the injection queue in
-// order, keeping FIFO for this worker's entries. Entries are ScheduledUnit pointers,
-// retained iff the unit has no owner (L1); whoever pops one settles it after the turn (L3).
-//
-// Roles are types (tokio's queue::Local / queue::Steal):
-//  - `RunQueue` is the noncopyable *owner* handle: push and pop. The owning Worker holds
-//    it in a `let`.
-//  - `RunQueue.Stealer` is every other thread's handle: count and stealHalf only.
-// Which thread owns it, a type cannot say: debug builds record the first thread that
-// pushes or pops and report any other (`confinementViolationHook`).
+// Roles are types: `RunQueue` is the noncopyable owner handle (push, pop);
+// `RunQueue.Stealer` every other thread's (count, stealHalf). Debug builds report an
+// owner operation from a second thread (`confinementViolationHook`).
 
 import CConcurrencyKit
 import Synchronization
@@ -27,21 +19,19 @@ import Darwin
 import Musl
 #endif
 
-/// A worker's local run queue: the owner's handle (push, pop). See the file comment.
+/// A worker's local run queue: the owner's handle (push, pop).
 struct RunQueue: ~Copyable {
     let ring: RawRing
     #if DEBUG
     let confinement: RunQueueConfinement
     #endif
 
-    /// A new ring with its owner handle (a spare's queue, tests). `stealer` gives the
-    /// handle for other threads.
+    /// A new ring with its owner handle (a spare's queue, tests).
     init(capacity: Int) {
         self.init(owning: Stealer(capacity: capacity))
     }
 
-    /// The owner handle of `stealer`'s ring. Call once per ring, for the worker whose queue
-    /// it is (debug builds check that).
+    /// The owner handle of `stealer`'s ring. Once per ring (debug builds check).
     init(owning stealer: Stealer) {
         ring = stealer.ring
         #if DEBUG
@@ -63,14 +53,14 @@ struct RunQueue: ~Copyable {
     /// Frees the ring. Once, when no thread uses either handle.
     func deallocate() { ring.deallocate() }
 
-    /// Owner only. Wait-free. False when full (the caller spills to the injection queue).
+    /// Owner only. Wait-free. False when full.
     @inline(__always)
     func push(_ unit: UnsafeMutableRawPointer) -> Bool {
         assertOwnerThread("push")
         return ring.enqueueSingleProducer(unit)
     }
 
-    /// Owner only (thieves use `Stealer.stealHalf`). Lock-free.
+    /// Owner only. Lock-free.
     @inline(__always)
     func pop() -> UnsafeMutableRawPointer? {
         assertOwnerThread("pop")
@@ -80,15 +70,14 @@ struct RunQueue: ~Copyable {
     /// Entries published (snapshot).
     var count: Int { ring.count }
 
-    /// `count == 0` (snapshot), cheaper: the worker's loop asks on every next-slot run.
+    /// `count == 0` (snapshot), cheaper.
     var isEmpty: Bool { ring.isEmpty }
 
     /// Most entries one push can be refused with: capacity − 1.
     var usableCapacity: Int { ring.capacity - 1 }
 
-    /// Debug builds: reports the call unless it runs on the thread that owns this queue (the
-    /// first to call an owner operation). Release builds: nothing. Also for the owner's
-    /// other thread-confined state (the Worker's next-slot puts).
+    /// Debug builds: reports the call unless on the thread that owns this queue (also for the
+    /// Worker's next-slot puts). Release builds: nothing.
     @inline(__always)
     func assertOwnerThread(_ operation: StaticString) {
         #if DEBUG
@@ -98,8 +87,7 @@ struct RunQueue: ~Copyable {
 
     /// The handle for every thread but the owner: a snapshot count and stealing half.
     struct Stealer: @unchecked Sendable {
-        // @unchecked: RawRing is a handle to memory shared under ck_ring's protocol; a
-        // Stealer only ever dequeues with the multi-consumer CAS, which any thread may do.
+        // @unchecked: a Stealer only dequeues with the multi-consumer CAS, which any thread may do.
         let ring: RawRing
         #if DEBUG
         let confinement: RunQueueConfinement
@@ -128,9 +116,8 @@ struct RunQueue: ~Copyable {
         /// Entries published (snapshot).
         var count: Int { ring.count }
 
-        /// Thief: takes up to half (rounded up) of this queue. Returns the first entry to
-        /// run; the others are pushed onto `into`, the thief's own local queue (which must
-        /// have room for them: it is empty when a worker steals, and has the same capacity).
+        /// Thief: takes up to half (rounded up); returns the first, pushes the rest onto `into`,
+        /// the thief's own empty queue of the same capacity.
         func stealHalf(into: borrowing RunQueue) -> UnsafeMutableRawPointer? {
             let n = count
             guard n > 0 else { return nil }
@@ -146,8 +133,7 @@ struct RunQueue: ~Copyable {
                 if first == nil {
                     first = p
                 } else if !into.push(p) {
-                    // Cannot happen: every thief's queue (a worker's or a spare's) has this
-                    // capacity and is empty when it steals. Trap, naming it, rather than lose it.
+                    // Every thief's queue has this capacity and is empty: trap rather than lose a unit.
                     preconditionFailure("RunQueue.stealHalf: the thief's own queue is full")
                 }
             }
@@ -163,8 +149,7 @@ struct RunQueueConfinementViolation: Sendable, CustomStringConvertible {
 }
 
 extension RunQueue {
-    /// Debug builds only: receives each confinement violation instead of the default
-    /// `assertionFailure`, so a test can provoke one and see it reported. nil: trap.
+    /// Debug builds only: receives each confinement violation instead of trapping (tests).
     static let confinementViolationHook = Mutex<(@Sendable (RunQueueConfinementViolation) -> Void)?>(nil)
 
     @inline(never)
@@ -178,9 +163,8 @@ extension RunQueue {
     }
 }
 
-/// Debug builds only: the owner thread of one run queue, shared by its two handles.
-/// `owner` is 0 until the first owner operation binds it (a CAS, relaxed: it orders
-/// nothing, it only names a thread).
+/// Debug builds only: the owner thread of one run queue, bound by the first owner
+/// operation (a relaxed CAS: it only names a thread).
 final class RunQueueConfinement: Sendable {
     let owner = Atomic<UInt>(0)
     let ownerHandleMade = Atomic<Bool>(false)

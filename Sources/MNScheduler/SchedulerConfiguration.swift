@@ -1,19 +1,14 @@
-// SchedulerConfiguration — the scheduler's knobs, where each value comes from, and the
+// SchedulerConfiguration: the scheduler's knobs, where each value comes from, and the
 // validation that stops start-up on a bad value.
 //
-// Precedence: defaults < environment < code. A property set in code (non-nil) wins;
-// otherwise the MN_* environment variable, read once when a Scheduler is created (for
-// `Scheduler.shared`: once per process); otherwise the built-in default. Code wins because
-// a program that sets a value means it (tests pin `workers: 2`); the environment tunes
-// everything the program left open. `readsEnvironment: false` ignores the environment,
-// except MN_RING_EPOCH: that one is the process's, and every scheduler's start checks it,
-// so a bad value stops it like the others.
+// Precedence: defaults < environment < code. Code wins because a program that sets a
+// value means it; the environment tunes what the program left open. MN_* variables are
+// read once when a Scheduler is created. MN_RING_EPOCH is the process's: every start
+// checks it, even with `readsEnvironment: false`.
 //
 // Each setting's variable, range, default and meaning live in one table,
-// ConfigurationVariable.all; this file only applies it.
-//
-// Resolution is a pure function of the configuration, an environment dictionary and a
-// CPUAvailability, so every bad value is testable without setenv.
+// ConfigurationVariable.all. Resolution is a pure function of the configuration, an
+// environment dictionary and a CPUAvailability, so every bad value is testable.
 
 /// The scheduler's tuning knobs. `nil` means "not set in code": the environment variable
 /// decides, else the default (precedence: defaults < environment < code).
@@ -146,8 +141,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public static let defaultMaxBlockingThreads = ConfigurationVariable.maxBlockingThreads.integerDefault!
     /// Allowed idle-mailbox reclaim intervals (milliseconds; 0 = off).
     public static let idleMailboxReclaimRange = ConfigurationVariable.idleMailboxReclaim.range!
-    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds). Long enough
-    /// that a walk over every live actor costs a small share of one core; a ring is given
+    /// Idle-mailbox reclaim interval when nothing else is set (milliseconds). A ring is given
     /// back within two intervals of its actor's last message.
     public static let defaultIdleMailboxReclaimMilliseconds = ConfigurationVariable.idleMailboxReclaim.integerDefault!
 
