@@ -1,28 +1,23 @@
-// IdleWorkers — which workers sleep, how many search, and who to wake (tokio's idle.rs).
+// IdleWorkers: which workers sleep, how many search, and who to wake.
 //
-// State: one atomic word, low half = workers *searching* for work, high half = workers
-// *unparked* (awake); plus `sleepers`, the parked workers' indices, under a Lock.
+// State: one atomic word, low half = workers *searching*, high half = workers *unparked*
+// (awake); plus `sleepers`, the parked workers' indices, under a Lock. All state RMWs and
+// loads are sequentially consistent.
 //
 // Protocol (no lost wake-up, and only as many wakes as needed):
-//  (W1) Work producer: publish the work (ring push), then a sequentially consistent fence,
-//       then `notifyShouldWakeup()`: true only when nobody searches and somebody sleeps.
-//       If so, under the lock, re-check, count one more searching + unparked worker and
-//       pop a sleeper, and unpark it. The woken worker starts *searching*: so at most one
-//       worker is woken per "nobody is searching" episode, and that worker, when it finds
-//       work and stops searching as the last searcher, wakes the next one (W3).
-//  (W2) A worker out of work becomes a searcher (at most half the awake workers search;
-//       the rest park at once). It spins `spinCount` rounds over the queues, then parks:
-//       under the lock it leaves the unparked and searching counts and joins `sleepers`.
-//       If it was the last searcher it re-checks every queue after that decrement and, if
-//       anything is queued, wakes a worker (possibly itself: it is already on `sleepers`).
-//  (W3) A searcher that finds work stops searching; if it was the last, it wakes another
-//       worker (W1) so the remaining queued work is not left to a sleeping pool.
+//  (W1) A producer publishes work, fences (seq_cst), then `notifyShouldWakeup()`: true only
+//       when nobody searches and somebody sleeps. Then, under the lock, it re-checks,
+//       counts one more searching and unparked worker, and unparks a sleeper, which starts
+//       searching: at most one wake per "nobody is searching" episode.
+//  (W2) A worker out of work searches (at most half the awake workers; the rest park at
+//       once), spins `spinCount` rounds, then parks: under the lock it leaves both counts
+//       and joins `sleepers`. The last searcher then re-checks every queue and, if anything
+//       is queued, wakes a worker (possibly itself).
+//  (W3) A searcher that finds work stops searching; if it was the last, it wakes another.
 // Why nothing is lost: the producer's (push; fence; read state) and the last searcher's
-// (decrement state; fence; read queues) are the two halves of Dekker's pattern: either
-// the producer sees the decremented state and wakes someone, or the searcher sees the
-// pushed work. A worker that parks without being a searcher does so while some other
-// worker is searching, and that worker's own parking runs the check.
-// All state RMWs and loads are sequentially consistent.
+// (decrement; fence; read queues) are Dekker's pattern: the producer sees the decrement
+// and wakes someone, or the searcher sees the work. A non-searcher parks only while
+// another worker searches, whose own parking runs the check.
 
 import Synchronization
 
@@ -31,12 +26,10 @@ final class IdleWorkers: Sendable {
     private static let unparkedOne: UInt64 = 1 << 32
     private static let searchingMask: UInt64 = (1 << 32) - 1
 
-    /// searching | unparked << 32. Written by workers (search/park transitions) and by
-    /// wakers (W1: +1 searching, +1 unparked, under `sleepers`' lock); read by producers
-    /// after their fence. Sequentially consistent throughout (see the file comment).
+    /// searching | unparked << 32; seq_cst throughout.
     private let state: Atomic<UInt64>
 
-    /// Parked worker indices; also guards the unparked decrement/increment pairing.
+    /// Parked worker indices; also guards the unparked count's pairing.
     private let sleepers: Lock<[Int]>
 
     let workerCount: Int
@@ -58,7 +51,7 @@ final class IdleWorkers: Sendable {
         return IdleWorkers.searching(s) == 0 && IdleWorkers.unparked(s) < workerCount
     }
 
-    /// The same test without ordering, for hints (see SchedulerCore.notifyParkedFromWorker).
+    /// The same test without ordering, for hints.
     @inline(__always)
     func notifyShouldWakeupHint() -> Bool {
         let s = state.load(ordering: .relaxed)
@@ -89,8 +82,7 @@ final class IdleWorkers: Sendable {
         return IdleWorkers.searching(old) == 1
     }
 
-    /// W2: records the worker as parked. True when it was the last searcher (it must then
-    /// re-check the queues).
+    /// W2: records the worker as parked. True for the last searcher (it re-checks the queues).
     func transitionToParked(worker index: Int, isSearching: Bool) -> Bool {
         sleepers.withLock { sleepers -> Bool in
             let delta = IdleWorkers.unparkedOne | (isSearching ? 1 : 0)
@@ -100,8 +92,8 @@ final class IdleWorkers: Sendable {
         }
     }
 
-    /// After a wake-up: true when the worker is still on the sleepers list (woken for
-    /// shutdown or spuriously), false when a waker took it off (it is now searching).
+    /// After a wake-up: true when still on the sleepers list (woken for shutdown, or
+    /// spuriously); false when a waker took it off (it is searching).
     func isParked(worker index: Int) -> Bool {
         sleepers.withLock { $0.contains(index) }
     }

@@ -1,55 +1,43 @@
-// InjectionQueue — the shared queue for work submitted from outside the pool and for
-// overflow from full local queues.
-//
-// Algorithm: a ck_ring with one producer side and many consumers, backed by an ordered
-// spill list so the queue is unbounded and never refuses work.
-//  - Producers (outside threads, overflowing workers) serialise on `producers`, a Lock,
-//    and use ck's single-producer enqueue. An outside thread's push checks the scheduler's
-//    `closed` flag inside that critical section (`pushUnlessClosed`), so shutdown, which
-//    sets the flag and then passes through the lock once (`passProducers`), knows that no
-//    outside push lands after it. Not ck's multi-producer enqueue: it spins until every
-//    earlier ticket is committed, so a preempted producer would stall all the others for
-//    a timeslice. A lock waiter sleeps instead, and the critical section is a few stores.
-//    The lock is a FutexLock.
-//  - Consumers (workers) take entries with ck's multi-consumer dequeue: lock-free, no lock
-//    on the hot path.
-//  - Spill: a producer that finds the ring full, or finds the spill non-empty, appends to
-//    the spill list (same lock), so one producer's later entries never overtake its earlier
-//    spilled ones. A consumer that finds the ring empty and `spilled > 0` takes the lock,
-//    takes the oldest spilled entry and refills the ring from the spill, oldest first.
-// Entries are ScheduledUnit pointers, owned by whoever pops them (retained iff the unit
-// has no owner, L1).
+// InjectionQueue: the shared queue for work submitted from outside the pool and for
+// overflow from full local queues. A ck_ring with one producer side and many consumers,
+// plus an ordered spill list, so it never refuses work.
+//  - Producers serialise on `producers` (a FutexLock) and use ck's single-producer
+//    enqueue. Not ck's multi-producer enqueue: a preempted producer would stall the rest
+//    for a timeslice, where a lock waiter sleeps. Outside pushes check `closed` under the
+//    lock (`pushUnlessClosed`, C1).
+//  - Consumers (workers) use ck's lock-free multi-consumer dequeue.
+//  - Spill: a producer that finds the ring full or the spill non-empty appends to the
+//    spill (same lock), so its later entries never overtake earlier ones. A consumer that
+//    finds the ring empty with `spilled > 0` takes the oldest spilled entry under the lock
+//    and refills the ring from the spill, oldest first.
+// Entries are ScheduledUnit pointers, retained iff the unit has no owner (L1).
 
 import CConcurrencyKit
 import Synchronization
 
 /// The scheduler's injection queue. Every method may be called from any thread.
 final class InjectionQueue: @unchecked Sendable {
-    // @unchecked: `ring` is written only under `producers`' lock (single-producer side)
-    // and read by consumers under ck_ring's SPMC protocol.
+    // @unchecked: the ring's producer side is written only under `producers`; consumers
+    // follow ck_ring's SPMC protocol.
 
     let ring: RawRing
 
-    /// Entries in the spill list. Written under the lock (release); read without it
-    /// (acquire) by consumers deciding whether to look at the spill, and by `isEmpty`.
+    /// Entries in the spill list; written under the lock, read without it.
     let spilled = Atomic<Int>(0)
 
-    /// The producer lock, guarding the ring's producer side and the spill list (words,
-    /// oldest first, with a head index).
+    /// The producer lock: the ring's producer side and the spill (oldest first).
     let producers = FutexLock<(items: [UInt], head: Int)>(([], 0))
 
     init(capacity: Int) {
         ring = RawRing(capacity: capacity)
     }
 
-    /// Set once the ring was freed early (SchedulerCore.releaseRings), so deinit does not
-    /// free it again.
+    /// Set once the ring was freed early, so deinit does not free it again.
     let ringReleased = Atomic<Bool>(false)
 
     deinit { if !ringReleased.load(ordering: .acquiring) { ring.deallocate() } }
 
-    /// Frees the ring now. Only when no thread can touch the ring again (see
-    /// SchedulerCore.releaseRings; a late pushUnlessClosed takes only the lock); idempotent.
+    /// Frees the ring once no thread can touch it (SchedulerCore.releaseRings); idempotent.
     func releaseRing() {
         if !ringReleased.exchange(true, ordering: .acquiringAndReleasing) { ring.deallocate() }
     }
@@ -62,10 +50,7 @@ final class InjectionQueue: @unchecked Sendable {
     }
 
     /// Adds an entry from outside the pool unless `core` is closed, checked under the lock:
-    /// false, with nothing pushed, once it is. With `passProducers()` after setting
-    /// `closed`, no such push lands after shutdown's hand-back (Scheduler.swift, C1): a
-    /// critical section that came first has pushed; one that came after acquires the lock
-    /// shutdown released after its store, so it reads `closed` as true.
+    /// false, with nothing pushed, once it is. With `passProducers()` this keeps C1.
     @inline(__always)
     func pushUnlessClosed(_ unit: UnsafeMutableRawPointer, core: SchedulerCore) -> Bool {
         producers.withLock { spill in
@@ -75,13 +60,12 @@ final class InjectionQueue: @unchecked Sendable {
         }
     }
 
-    /// Waits for every producer critical section under way (an empty one of its own): see
-    /// `pushUnlessClosed`.
+    /// Waits for every producer critical section under way (C1).
     func passProducers() {
         producers.withLock { _ in }
     }
 
-    /// Adds entries in order, in one critical section (overflow from a local queue).
+    /// Adds entries in order, in one critical section.
     func push(contentsOf units: [UnsafeMutableRawPointer]) {
         producers.withLock { spill in
             for unit in units { append(UInt(bitPattern: unit), &spill) }

@@ -1,33 +1,23 @@
-// OverflowChunkPool — maximum-size overflow chunks (OverflowChunk.maximumCapacity slots)
-// kept for reuse for a short while after their queue drained them, instead of going back
-// to malloc at once.
+// OverflowChunkPool: maximum-size overflow chunks kept for reuse a short while after
+// their queue drained them. A large burst into one mailbox is many such chunks, freed one
+// by one; without the pool the next burst would allocate them again, and glibc's heap
+// trimming would make every burst pay page faults.
 //
-// Why: a large burst into one mailbox is many maximum-size chunks, freed one by one as the
-// consumer drains them; the next burst allocates them again. glibc trims its heap's top
-// back to the kernel once enough of it is free, so every burst would pay page faults. Go's allocator and Pony's pools keep freed memory for reuse too.
-//
-// Rules: only chunks of the maximum capacity are pooled (the small first links of a chain
-// are ordinary allocations), one free list per slot size (8, 16, …, 64 bytes: the chunk's
-// header records its slot size). `take` prefers the most recently given chunks. The pool
-// ages in two generations: `trimIfDue` frees every chunk that sat in it for a whole
-// interval (`intervalNanoseconds`), so a drained burst's memory goes back to malloc one to
-// two intervals after its last chunk was given back. Every `give` and `take` calls
-// `trimIfDue`, and so do periodic threads (BlockingMonitor's tick, FastMailbox's reclaim
-// timer). Only a draining consumer gives chunks (MPSCQueue.releasePendingChunk); a deinit
-// and a ring given back free theirs to malloc. After a shutdown two agings still follow
-// (`ageAfterShutdown`).
-// Thread-safety: one FutexLock around all of it. A chunk is taken or given once per
-// `maximumCapacity` messages at most, so the lock is never on a per-message path; the
-// lock's acquire/release orders a chunk's last use by the giver before its reuse by the
-// taker (x86-64 and AArch64 alike: FutexLock's CAS acquires, its exchange releases).
+// Rules: only maximum-capacity chunks are pooled, one free list per slot size. `take`
+// prefers the most recently given. Two generations: `trimIfDue` frees every chunk that
+// sat through a whole interval, so a drained burst's memory goes back to malloc within two
+// intervals. `give`, `take` and periodic threads (BlockingMonitor's tick, FastMailbox's
+// reclaim timer) call `trimIfDue`; after a shutdown two agings still follow. Only a
+// draining consumer gives chunks; a deinit or a ring given back frees its own.
+// Thread-safety: one FutexLock, taken at most once per `maximumCapacity` messages. Its
+// acquire/release orders a chunk's last use by the giver before its reuse.
 
 import Dispatch
 import Synchronization
 
 /// Maximum-size overflow chunks kept for reuse (see the file comment). Any thread.
 package enum OverflowChunkPool {
-    /// How long a given-back chunk may sit unused before `trimIfDue` frees it (between one
-    /// and two intervals).
+    /// How long a given-back chunk may sit unused before `trimIfDue` frees it.
     package static let intervalNanoseconds: UInt64 = 1_000_000_000
 
     /// Free lists per slot size: index slotBytes / 8 − 1.
@@ -42,8 +32,7 @@ package enum OverflowChunkPool {
 
     private static let lock = FutexLock(State())
 
-    /// A pooled chunk of `slotBytes` slots, header reset (no next, count 0); nil when the
-    /// pool has none.
+    /// A pooled chunk of `slotBytes` slots, header reset; nil when the pool has none.
     static func take(slotBytes: Int, now: UInt64 = monotonicNanoseconds()) -> UnsafeMutableRawPointer? {
         let index = slotBytes / 8 - 1
         return lock.withLock { state -> UnsafeMutableRawPointer? in
@@ -74,16 +63,14 @@ package enum OverflowChunkPool {
         }
     }
 
-    /// Ages the pool if an interval has passed since the last aging: frees the chunks that
-    /// sat through a whole interval, and moves the rest into the older generation. Any
-    /// thread; for periodic callers (see the file comment).
+    /// Ages the pool if an interval passed since the last aging: frees the chunks that sat
+    /// through a whole interval, moves the rest to the older generation. Any thread.
     package static func trimIfDue(now: UInt64 = monotonicNanoseconds()) {
         lock.withLock { trimIfDue(&$0, now: now) }
     }
 
     private static func trimIfDue(_ state: inout State, now: UInt64) {
-        // Due an interval after the last aging; also when `now` is before it (a test aged
-        // the pool at a time ahead of the clock: the monotonic clock never goes back).
+        // Also due when `now` is before the last aging (a test aged the pool ahead of the clock).
         guard now < state.agedAt || now - state.agedAt >= intervalNanoseconds else { return }
         state.agedAt = now
         for index in 0..<8 {
@@ -97,9 +84,8 @@ package enum OverflowChunkPool {
         }
     }
 
-    /// After a scheduler's shutdown (Scheduler.shutdown): its BlockingMonitor no longer
-    /// ages the pool, so two agings follow on Dispatch's global queue, an interval apart.
-    /// The pool itself stays usable.
+    /// After a scheduler's shutdown: two agings on Dispatch's global queue, an interval
+    /// apart, since its BlockingMonitor no longer ages the pool.
     package static func ageAfterShutdown() {
         let interval = Int(intervalNanoseconds)
         for step in 1...2 {
