@@ -1,23 +1,19 @@
 // DeterministicEngine: the state behind a DeterministicScheduler: the runnable units, the
 // seeded choice of the next one, the drive guard and the virtual clock. The scheduler's
-// gate hands it every schedule() (one branch, on the outside path only).
+// gate hands it every schedule() (on the outside path only).
 //
 // Invariants:
-//  (D1) a unit is in `runnable` at most once, and exactly while its state word is
-//       `scheduled`: only the T1 winner and a T5 re-queue append (ScheduledUnit R1), only
-//       a turn removes.
-//  (D2) at most one drive (step, runUntilQuiescent, advanceTime, the actor system's
-//       shutdown drain) runs at a time: `driving` is taken with an exchange, and a second
-//       caller — a turn calling step(), another thread — is refused (AlreadyDriving), never a
-//       trap or a deadlock. Turns therefore never overlap (R2).
-//  (D3) which unit runs next depends only on the seed and on the order units became
-//       runnable; when all scheduling happens on the driving thread (the test's own code,
-//       turns, timer actions), the same seed runs the same turns in the same order.
-//  (D4) once shut down (`closed`, set under the lock), nothing is appended: late work and
-//       units re-queued by a turn go through `runAfterShutdown` (SchedulerCore.abandon),
-//       as on the real scheduler's after-close path.
-//  (D5) `runnable` holds run-queue entries, retained iff the unit has no owner, settled
-//       after the turn as a worker settles them (ScheduledUnit's Lifetime, L1–L4).
+//  (D1) A unit is in `runnable` at most once, exactly while its state word is `scheduled`:
+//       only T1 winners and T5 re-queues append (R1), only a turn removes.
+//  (D2) At most one drive runs at a time: `driving` is taken with an exchange, and a
+//       second caller is refused (AlreadyDriving), never a trap or deadlock. So turns never
+//       overlap (R2).
+//  (D3) The next unit depends only on the seed and the order units became runnable: with
+//       all scheduling on the driving thread, the same seed runs the same turns.
+//  (D4) Once `closed` (set under the lock), nothing is appended: late work goes through
+//       `runAfterShutdown`, as on the real scheduler.
+//  (D5) `runnable` holds run-queue entries, retained iff no owner, settled after the turn
+//       as a worker settles them (L1–L4).
 // Thread-safety: schedule() from any thread (the lock); drives as in D2.
 
 import Synchronization
@@ -52,8 +48,7 @@ package final class DeterministicEngine: Sendable {
 
     // MARK: scheduling (any thread)
 
-    /// Scheduler.schedule for a deterministic scheduler: T1/T2, then the runnable list; once
-    /// closed, the after-shutdown hook (D4).
+    /// Scheduler.schedule here: T1/T2, then the runnable list; once closed, D4.
     package func schedule(_ unit: ScheduledUnit) {
         let accepted = state.withLock { state -> Bool in
             if state.closed { return false }
@@ -116,8 +111,7 @@ package final class DeterministicEngine: Sendable {
         return true
     }
 
-    /// Turns until nothing is runnable or `maxTurns` ran; returns the turns run and whether
-    /// it quiesced. The caller holds the drive guard.
+    /// Turns until nothing is runnable or `maxTurns` ran. The caller holds the drive guard.
     package func runTurns(maxTurns: Int) -> (turns: Int, quiescent: Bool) {
         var count = 0
         while count < maxTurns {
@@ -127,8 +121,7 @@ package final class DeterministicEngine: Sendable {
         return (count, runnableCount == 0)
     }
 
-    /// Drives until quiescent (at most `maxTurns`) if nobody else drives: the actor
-    /// system's shutdown. Returns false when the guard was taken or it did not quiesce.
+    /// The actor system's shutdown drive: false when the guard was taken or it did not quiesce.
     package func driveForShutdown(maxTurns: Int) -> Bool {
         let previous: UnsafeMutableRawPointer?
         do { previous = try beginDrive() } catch { return false }  // (not `try?`: nil is a valid previous clock)
@@ -138,9 +131,8 @@ package final class DeterministicEngine: Sendable {
 
     // MARK: shutdown
 
-    /// Scheduler.shutdown for a deterministic scheduler: closes (D4), then runs every
-    /// runnable unit through its after-shutdown hook, in list order, and returns them.
-    /// Idempotent (a second call returns []).
+    /// Scheduler.shutdown here: closes (D4), runs every runnable unit's after-shutdown hook in
+    /// list order, and returns them. Idempotent.
     func shutdown(core: SchedulerCore) -> [ScheduledUnit] {
         core.closed.store(true, ordering: .sequentiallyConsistent)
         let taken: [UnsafeMutableRawPointer]? = state.withLock { state in

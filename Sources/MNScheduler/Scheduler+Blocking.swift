@@ -1,13 +1,10 @@
-// Scheduler+Blocking — code that blocks its thread, on a pool sized to the cores.
+// Scheduler+Blocking: code that blocks its thread, on a pool sized to the cores.
 //
-// `blocking { … }`: before the closure runs, the calling worker marks itself stalled,
-// moves its next slot and local queue to the injection queue and makes sure a thread will
-// run them: a sleeping worker, else a spare (at most MN_MAX_BLOCKING_THREADS). The closure
-// then runs on the same thread, so its actor or task keeps its exclusivity. Afterwards the
-// thread carries on as the worker it was. A spare that blocks does the same.
-// Undeclared blocking is caught by BlockingMonitor after MN_BLOCKING_THRESHOLD_MS.
-// Spares (Worker.runSpare) have a run queue of the workers' capacity (so a stolen half
-// always fits), stay outside the stealing ring, and retire after an idle spell.
+// `blocking { … }` marks the worker stalled, moves its next slot and local queue to the
+// injection queue and makes sure a thread runs them (a sleeper, else a spare), then runs
+// the closure on the same thread, so its actor stays exclusive. Undeclared blocking is
+// caught by BlockingMonitor. Spares (Worker.runSpare) have a run queue of the workers'
+// capacity (a stolen half always fits), are not stolen from, and retire when idle.
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +34,7 @@ public func blocking<Result, Failure: Error>(_ body: () throws(Failure) -> Resul
 }
 
 extension Worker {
-    /// `blocking {}` on this worker's own thread: see the file comment.
+    /// `blocking {}` on this worker's own thread.
     func beginBlocking() {
         shared.stalled.store(true, ordering: .releasing)
         core.blockingNow.wrappingAdd(1, ordering: .relaxed)
@@ -58,8 +55,7 @@ extension Worker {
 }
 
 extension SchedulerCore {
-    /// `stalled` workers have work waiting: wake a sleeper, or start a spare when none
-    /// sleeps and fewer spares run than workers are stalled.
+    /// Stalled workers have work waiting: wake a sleeper, or start a spare.
     func helpStalledWorkers(_ stalled: Int) {
         if idle.snapshot.sleeping > 0 {
             notifyParked()
@@ -74,8 +70,7 @@ extension SchedulerCore {
         init(core: SchedulerCore, index: Int) { self.core = core; self.index = index }
     }
 
-    /// Starts one spare thread unless MN_MAX_BLOCKING_THREADS are running or the
-    /// scheduler closed.
+    /// Starts a spare thread unless at the cap or closed.
     func startSpare() {
         var running = activeSpares.load(ordering: .relaxed)
         while true {
