@@ -1,19 +1,14 @@
-// BlockingMonitor — notices workers stuck inside one turn while work waits, and gets that
-// work running on another thread (Haller & Odersky's scheduler adds threads when workers
-// make no progress; Go's sysmon retakes a processor from a goroutine stuck in a syscall).
+// BlockingMonitor: notices workers stuck inside one turn while work waits, and gets that
+// work running on another thread.
 //
-// One detached thread per scheduler (`mn-monitor`), started unless
-// MN_BLOCKING_THRESHOLD_MS is 0. Every tick (threshold / 2, at least 1 ms) it reads each
-// worker's turn count (WorkerShared.turnCount: odd while a turn runs, bumped at every
-// start and end). An odd count equal to the last reading means the same turn still runs.
-// After `threshold` of that the worker is marked stalled, and its next slot becomes
-// stealable. If work waits, a sleeping worker is woken to take it, or a spare thread is
-// started (SchedulerCore.spareBudget: a long computation never widens the pool).
-// Races are benign: a stale reading only delays or repeats a wake-up, and work is taken
-// with the ordinary stealing operations, never by the monitor itself.
-// Ticks also age OverflowChunkPool now and then, and sample each worker's busy time for
-// SchedulerMetrics (a turn running, or turns completed since the last tick).
-// Exits at the next tick after the scheduler closes. Holds the core, not the Scheduler.
+// One detached thread per scheduler (`mn-monitor`), unless MN_BLOCKING_THRESHOLD_MS is 0.
+// Every tick (threshold / 2, at least 1 ms) it reads each worker's turn count (odd while
+// a turn runs). The same odd count for `threshold` marks the worker stalled, and its next
+// slot becomes stealable. If work waits, a sleeper is woken or a spare started
+// (SchedulerCore.spareBudget). A stale reading only delays or repeats a wake-up; work is
+// taken by ordinary steals, never by the monitor. Ticks also age OverflowChunkPool and
+// sample busy time for SchedulerMetrics. Exits at the next tick after close; holds the
+// core, not the Scheduler.
 
 #if canImport(Glibc)
 import Glibc
@@ -55,8 +50,7 @@ enum BlockingMonitor {
         context.core.monitorRunning.store(false, ordering: .releasing)  // shutdown may free the rings now
     }
 
-    /// How often a tick ages OverflowChunkPool: ticks are short, and the pool's lock and
-    /// clock read need not come that often.
+    /// How often a tick ages OverflowChunkPool.
     static let poolAgingNanoseconds: UInt64 = 100_000_000
 
     private static func run(core: SchedulerCore) {

@@ -1,16 +1,11 @@
-// OverflowList — MPSCQueue's ordered overflow (the chain of OverflowChunks holding what a
-// full ring could not) and its counts, in one raw allocation made by a queue's first
-// overflow append and freed with the queue. A queue that never overflowed has none. Who
-// touches what when (producers under the overflow lock, the consumer once it took the
-// chain) is stated once, in MNScheduler.docc/MailboxQueue.md, "Ring, then overflow".
+// OverflowList: MPSCQueue's ordered overflow (the chain of OverflowChunks holding what a
+// full ring could not) and its counts, in one raw allocation made by the first overflow
+// append. Who touches what when: MNScheduler.docc/MailboxQueue.md, "Ring, then overflow".
 //
 // Layout (bytes): producers' part [0, 24): head, tail, appendCount; consumer's part
-// [112, 136): pendingChunk, pendingIndex, handedOut. Different threads write the two parts
-// per item, so the gap keeps them on different cache lines wherever the 16-byte-aligned
-// malloc block starts.
-// The two counts are read by other threads (statistics) and are accessed with relaxed
-// C11 atomics (ckshim_load_u64_relaxed / ckshim_store_u64_relaxed); the other fields are
-// confined (lock or consumer) and accessed plainly.
+// [112, 136): pendingChunk, pendingIndex, handedOut: on different cache lines wherever
+// the 16-byte-aligned block starts. The two counts are read by other threads, with
+// relaxed atomics; the other fields are confined and accessed plainly.
 
 import CConcurrencyKit
 
@@ -31,8 +26,7 @@ struct OverflowList {
         return OverflowList(base)
     }
 
-    /// Frees the list and every chunk it still holds (items nobody drained: the queue's owner
-    /// drains what it must release first).
+    /// Frees the list and every chunk it still holds.
     func deallocate() {
         OverflowList.deallocateChain(pendingChunk)
         OverflowList.deallocateChain(head)
@@ -57,16 +51,14 @@ struct OverflowList {
     }
 
     // The consumer's.
-    /// The chain taken from the producers and not yet handed out, from `pendingIndex` of
-    /// its first chunk (nil when none).
+    /// The chain taken from the producers, not yet handed out from `pendingIndex` on.
     @inlinable var pendingChunk: UnsafeMutableRawPointer? {
         get { base.load(fromByteOffset: OverflowList.consumerOffset, as: UnsafeMutableRawPointer?.self) }
         nonmutating set {
             base.storeBytes(of: newValue, toByteOffset: OverflowList.consumerOffset, as: UnsafeMutableRawPointer?.self)
         }
     }
-    /// The next item to hand out of `pendingChunk`; while the drain hands out a run of that
-    /// chunk's items, already the one after the run (MPSCQueue.handOutPending).
+    /// The next item to hand out of `pendingChunk` (during a run, already past it).
     @inlinable var pendingIndex: Int {
         get { Int(base.load(fromByteOffset: OverflowList.consumerOffset + 8, as: UInt32.self)) }
         nonmutating set {
@@ -74,8 +66,7 @@ struct OverflowList {
             base.storeBytes(of: UInt32(truncatingIfNeeded: newValue), toByteOffset: OverflowList.consumerOffset + 8, as: UInt32.self)
         }
     }
-    /// Items handed out of the overflow so far (written by the consumer; read by anyone);
-    /// `appendCount` minus this is what the overflow holds.
+    /// Items handed out of the overflow so far (consumer writes, anyone reads).
     @inlinable var handedOut: Int {
         get { Int(truncatingIfNeeded: ckshim_load_u64_relaxed(base + (OverflowList.consumerOffset + 16))) }
         nonmutating set {
@@ -83,8 +74,8 @@ struct OverflowList {
         }
     }
 
-    /// Frees a chain of overflow chunks (a queue's deinit, a ring given back): to malloc,
-    /// never to OverflowChunkPool, which keeps only what a draining consumer is done with.
+    /// Frees a chain (a deinit, a ring given back) to malloc: the pool keeps only what a
+    /// draining consumer is done with.
     static func deallocateChain(_ first: UnsafeMutableRawPointer?) {
         var next = first
         while let base = next {

@@ -5,9 +5,8 @@
 
 import CConcurrencyKit
 
-/// ThreadSanitizer happens-before annotations for edges TSan cannot see (no-ops unless the
-/// build defines CKSHIM_TSAN): e.g. a value handed over through a continuation resumed by
-/// the Swift runtime, whose own synchronisation is not instrumented on Linux.
+/// Happens-before release for an edge TSan cannot see, such as a value handed over
+/// through a continuation the Swift runtime resumed. A no-op unless CKSHIM_TSAN.
 package func threadSanitizerRelease(_ object: AnyObject) {
     ckshim_tsan_release(Unmanaged.passUnretained(object).toOpaque())
 }
