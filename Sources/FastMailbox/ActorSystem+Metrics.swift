@@ -24,38 +24,6 @@ final class SystemCounters: Sendable {
     let mailboxRingsReleased = Atomic<Int>(0)
 }
 
-/// Dead letters so far, by ``DeadLetterReason`` (a snapshot).
-public struct DeadLetterCounts: Sendable, Hashable {
-    /// ``DeadLetterReason/recipientStopped``.
-    public var recipientStopped: Int
-    /// ``DeadLetterReason/askTimedOut(requestID:)``.
-    public var askTimedOut: Int
-    /// ``DeadLetterReason/duplicateReply(requestID:)``.
-    public var duplicateReply: Int
-    /// ``DeadLetterReason/systemShutDown``.
-    public var systemShutDown: Int
-    /// ``DeadLetterReason/mailboxFull``.
-    public var mailboxFull: Int
-
-    /// All reasons together (equals ``DeadLetterOffice/count`` when read at the same moment).
-    public var total: Int { recipientStopped + askTimedOut + duplicateReply + systemShutDown + mailboxFull }
-
-    init(recipientStopped: Int = 0, askTimedOut: Int = 0, duplicateReply: Int = 0, systemShutDown: Int = 0,
-         mailboxFull: Int = 0) {
-        self.recipientStopped = recipientStopped
-        self.askTimedOut = askTimedOut
-        self.duplicateReply = duplicateReply
-        self.systemShutDown = systemShutDown
-        self.mailboxFull = mailboxFull
-    }
-
-    /// The reasons with their metric dimension values, in a fixed order.
-    var byLabel: [(String, Int)] {
-        [("recipient_stopped", recipientStopped), ("ask_timed_out", askTimedOut),
-         ("duplicate_reply", duplicateReply), ("system_shut_down", systemShutDown), ("mailbox_full", mailboxFull)]
-    }
-}
-
 /// The runtime's figures at one moment, like tokio's `RuntimeMetrics`: read them in code
 /// with ``ActorSystem/metrics``, or publish them with ``ActorSystemMetricsReporter``.
 ///
@@ -181,7 +149,7 @@ public final class ActorSystemMetricsReporter: Sendable {
         overflows = Counter(label: "\(labelPrefix)_mailbox_overflows_total", dimensions: dimensions, factory: factory)
         restarts = Counter(label: "\(labelPrefix)_restarts_total", dimensions: dimensions, factory: factory)
         failedStops = Counter(label: "\(labelPrefix)_failed_stops_total", dimensions: dimensions, factory: factory)
-        deadLetters = DeadLetterCounts().byLabel.map { reason, _ in
+        deadLetters = ActorSystemMetrics.DeadLetterCounts().byLabel.map { reason, _ in
             Counter(label: "\(labelPrefix)_dead_letters_total", dimensions: dimensions + [("reason", reason)],
                     factory: factory)
         }
@@ -224,5 +192,39 @@ public final class ActorSystemMetricsReporter: Sendable {
             do { try await Task.sleep(for: interval) } catch { break }
         }
         report()
+    }
+}
+
+extension ActorSystemMetrics {
+    /// Dead letters so far, by ``DeadLetterReason`` (a snapshot).
+    public struct DeadLetterCounts: Sendable, Hashable {
+        /// ``DeadLetterReason/recipientStopped``.
+        public var recipientStopped: Int
+        /// ``DeadLetterReason/askTimedOut(requestID:)``.
+        public var askTimedOut: Int
+        /// ``DeadLetterReason/duplicateReply(requestID:)``.
+        public var duplicateReply: Int
+        /// ``DeadLetterReason/systemShutDown``.
+        public var systemShutDown: Int
+        /// ``DeadLetterReason/mailboxFull``.
+        public var mailboxFull: Int
+
+        /// All reasons together (equals ``DeadLetterOffice/count`` when read at the same moment).
+        public var total: Int { recipientStopped + askTimedOut + duplicateReply + systemShutDown + mailboxFull }
+
+        init(recipientStopped: Int = 0, askTimedOut: Int = 0, duplicateReply: Int = 0, systemShutDown: Int = 0,
+             mailboxFull: Int = 0) {
+            self.recipientStopped = recipientStopped
+            self.askTimedOut = askTimedOut
+            self.duplicateReply = duplicateReply
+            self.systemShutDown = systemShutDown
+            self.mailboxFull = mailboxFull
+        }
+
+        /// The reasons with their metric dimension values, in a fixed order.
+        var byLabel: [(String, Int)] {
+            [("recipient_stopped", recipientStopped), ("ask_timed_out", askTimedOut),
+             ("duplicate_reply", duplicateReply), ("system_shut_down", systemShutDown), ("mailbox_full", mailboxFull)]
+        }
     }
 }

@@ -142,8 +142,6 @@ public final class ActorSystem: Sendable {
     let dedicatedSystems = Lock<[ActorSystem]>([])
     /// The private system of main-thread actors, made on first use (ActorSystem+MainThread).
     let mainThreadSystemStorage = Lock<ActorSystem?>(nil)
-    /// Typed registry for non-actor services (see ``ServiceRegistry``).
-    public let services = ServiceRegistry()
 
     struct Registry {
         /// Live cells (registered, not yet terminated); see CellTable.

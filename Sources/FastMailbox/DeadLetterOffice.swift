@@ -26,8 +26,8 @@ public final class DeadLetterOffice: Sendable {
     public var count: Int { counter.load(ordering: .acquiring) }
 
     /// Dead letters so far, by reason (a snapshot; see ``ActorSystem/metrics``).
-    public var countsByReason: DeadLetterCounts {
-        DeadLetterCounts(recipientStopped: recipientStopped.load(ordering: .relaxed),
+    public var countsByReason: ActorSystemMetrics.DeadLetterCounts {
+        ActorSystemMetrics.DeadLetterCounts(recipientStopped: recipientStopped.load(ordering: .relaxed),
                          askTimedOut: askTimedOut.load(ordering: .relaxed),
                          duplicateReply: duplicateReply.load(ordering: .relaxed),
                          systemShutDown: systemShutDown.load(ordering: .relaxed),

@@ -69,7 +69,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         gone.tell(2)
         let before = system.metrics
         #expect(before.mailboxOverflows >= 90)
-        #expect(before.deadLetters == DeadLetterCounts(recipientStopped: 2))
+        #expect(before.deadLetters == ActorSystemMetrics.DeadLetterCounts(recipientStopped: 2))
         try deterministic.runUntilQuiescent()
         #expect(system.metrics.delivered == 100)
         let report = await system.gracefulShutdown()

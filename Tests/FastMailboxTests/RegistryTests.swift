@@ -21,10 +21,6 @@ private final class MadeCounter: Sendable {
     var count: Int { made.load(ordering: .relaxed) }
 }
 
-private protocol Clock: Sendable { func now() -> Int }
-private struct FixedClock: Clock { let value: Int; func now() -> Int { value } }
-private final class Config: Sendable { let name: String; init(_ name: String) { self.name = name } }
-
 @Suite("Registry", .serialized) struct RegistryTests {
     // MARK: lookup by name
 
@@ -178,41 +174,4 @@ private final class Config: Sendable { let name: String; init(_ name: String) { 
         }
     }
 
-    // MARK: services
-
-    @Test("the service registry resolves what was registered, by type or protocol, until unregistered")
-    func serviceRegistry() throws {
-        let system = try makeSystem()
-        #expect(system.services.resolve(Config.self) == nil)
-        let config = Config("production")
-        system.services.register(config)
-        #expect(system.services.resolve(Config.self) === config)
-        system.services.register(FixedClock(value: 42), as: (any Clock).self)
-        #expect(system.services.resolve((any Clock).self)?.now() == 42)
-        #expect(system.services.resolve(FixedClock.self) == nil)  // registered under the protocol only
-        system.services.register(Config("staging"))
-        #expect(system.services.resolve(Config.self)?.name == "staging")
-        #expect(system.services.unregister(Config.self))
-        #expect(!system.services.unregister(Config.self))
-        #expect(system.services.resolve(Config.self) == nil)
-        system.shutdown()
-    }
-
-    @Test("services can be registered and resolved from many threads at once")
-    func serviceRegistryConcurrent() throws {
-        let system = try makeSystem()
-        let config = Config("shared")
-        system.services.register(config)
-        let seen = Atomic<Int>(0)
-        runOnThreads(8) { thread in
-            for i in 0..<500 {
-                if system.services.resolve(Config.self) === config { seen.wrappingAdd(1, ordering: .relaxed) }
-                system.services.register(FixedClock(value: thread * 1_000 + i), as: (any Clock).self)
-                _ = system.services.resolve((any Clock).self)?.now()
-            }
-        }
-        #expect(seen.load(ordering: .relaxed) == 8 * 500)
-        #expect(system.services.resolve((any Clock).self) != nil)
-        system.shutdown()
-    }
 }
