@@ -40,7 +40,7 @@ extension ActorContext {
     ) {
         let asker = myself
         let promise = AskPromise<Reply>(asking: target.askTarget, timeout: timeout)
-        promise.completion = { result in asker.tell(transform(result)) }
+        promise.completion = AskCompletion<Reply> { result in asker.tell(transform(result)) }
         promise.start()
         let message = makeMessage(ActorRef<Reply>(target: .promise(promise)))
         if !MessageEncoding<Request>.withMovable(message, { ActorRef<Request>.deliver(target.target, movingFrom: $0) }) {

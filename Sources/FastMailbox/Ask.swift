@@ -159,8 +159,9 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
     @usableFromInline var continuation: UnsafeContinuation<Reply, any Error>?
     /// Called with the outcome instead of resuming a continuation, by the CAS winner only
     /// (`context.ask`: ActorContext+Ask.swift). Written before the request is sent, like
-    /// `continuation`, and never set together with it.
-    var completion: (@Sendable (Result<Reply, any Error>) -> Void)?
+    /// `continuation`, and never set together with it. Boxed (an `AskCompletion<Reply>`)
+    /// so that a plain ask never needs the metadata of its generic closure type.
+    var completion: AnyObject?
 
     @usableFromInline override init(asking target: AskTarget, timeout: Duration) {
         super.init(asking: target, timeout: timeout)
@@ -185,7 +186,8 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
         if won, let completion {
             self.completion = nil
             resolved()
-            completion(.success(reply))  // a tell to the asking actor: its edge orders the rest
+            // A tell to the asking actor: its edge orders the rest.
+            unsafeDowncast(completion, to: AskCompletion<Reply>.self).succeed(reply)
             return true
         }
         system.publishDeadLetter(reply, recipient: id, recipientName: name,
@@ -197,13 +199,22 @@ final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unch
     override func resumeThrowing(_ error: AskError) {
         if let completion {
             self.completion = nil
-            completion(.failure(error))
+            unsafeDowncast(completion, to: AskCompletion<Reply>.self).fail(error)
             return
         }
         guard let continuation else { return }
         self.continuation = nil
         continuation.resume(throwing: error)
     }
+}
+
+/// A `context.ask`'s outcome handler, boxed for `AskPromise.completion`.
+final class AskCompletion<Reply: Sendable>: Sendable {
+    let body: @Sendable (Result<Reply, any Error>) -> Void
+    init(_ body: @escaping @Sendable (Result<Reply, any Error>) -> Void) { self.body = body }
+    // Out of line: the caller, unspecialised, then never builds a Result's metadata.
+    @inline(never) func succeed(_ reply: Reply) { body(.success(reply)) }
+    @inline(never) func fail(_ error: any Error) { body(.failure(error)) }
 }
 
 extension ActorRef {
