@@ -249,7 +249,7 @@ public final class ActorSystem: Sendable {
     /// - Throws: ``ActorSystemError``: a taken name, a bad capacity or pool size, options
     ///   that cannot go together (``ActorSystemError/unsupportedSpawnOptions(_:)``), or the
     ///   system is shut down. Nothing is left running when it throws.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func spawn<A: EventActor>(
         options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
@@ -259,7 +259,16 @@ public final class ActorSystem: Sendable {
                                  boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
                                  mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
         }
-        return try spawnArranged(options) { (system, name) throws(ActorSystemError) in
+        return try spawnArranged(options, factory)
+    }
+
+    /// The event-actor spawn with a pool or a placement off the workers. Out of line, so
+    /// the plain spawn above stays small enough to inline.
+    @inlinable @inline(never)
+    func spawnArranged<A: EventActor>(
+        _ options: SpawnOptions, _ factory: @escaping @Sendable () -> A
+    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
                                  boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
                                  mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
@@ -277,7 +286,7 @@ public final class ActorSystem: Sendable {
     /// (Without either, the compiler cannot tell the message type.) The closure holds no
     /// state of its own, so a restart calls it again as it is. Same guarantees and errors
     /// as ``spawn(options:_:)-(_,()->A)``.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func spawn<Message: Sendable>(
         of messageType: Message.Type = Message.self, options: SpawnOptions = SpawnOptions(),
         receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
@@ -288,7 +297,16 @@ public final class ActorSystem: Sendable {
                                         boundedMailbox: options.isBounded, parent: nil,
                                         supervisor: options.supervisor, receive: consume receive)
         }
-        return try spawnArranged(options) { (system, name) throws(ActorSystemError) in
+        return try spawnArranged(options, receive: receive)
+    }
+
+    /// The closure spawn with a pool or a placement off the workers. Out of line, so the
+    /// plain spawn above stays small enough to inline.
+    @inlinable @inline(never)
+    func spawnArranged<Message: Sendable>(
+        _ options: SpawnOptions, receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
+    ) throws(ActorSystemError) -> ActorRef<Message> {
+        try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnClosureCell(name: name, mailboxCapacity: options.mailboxCapacity,
                                         boundedMailbox: options.isBounded, parent: nil,
                                         supervisor: options.supervisor, receive: receive)
@@ -298,14 +316,21 @@ public final class ActorSystem: Sendable {
     /// Spawns a top-level actor whose behaviour is a value (``ActorBehavior``): `behavior`
     /// is stored in the actor and mutated in place by each message; a restart starts again
     /// from a copy of it. Same guarantees and errors as ``spawn(options:_:)-(_,()->A)``.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func spawn<B: ActorBehavior>(
         options: SpawnOptions = SpawnOptions(), _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         if _fastPath(options.isPlain) {
             return try spawnValueCell(name: options.name, options: options, parent: nil, behavior: behavior)
         }
-        return try spawnArranged(options) { (system, name) throws(ActorSystemError) in
+        return try spawnArranged(options, behavior: behavior)
+    }
+
+    /// The value-behaviour spawn with a pool or a placement off the workers. Out of line,
+    /// so the plain spawn above stays small enough to inline.
+    @inlinable @inline(never)
+    func spawnArranged<B: ActorBehavior>(_ options: SpawnOptions, behavior: B) throws(ActorSystemError) -> ActorRef<B.Message> {
+        try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnValueCell(name: name, options: options, parent: nil, behavior: behavior)
         }
     }

@@ -603,7 +603,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             // At once, so their waiting senders get their messages back now.
             for child in extras.children.values { child.stopImmediately() }
         }
-        if postStop, !cancelPendingRestart() { stopInstance() }  // a pending restart's postStop ran
+        if postStop, extrasStorage == nil || !cancelPendingRestart() { stopInstance() }  // a pending restart's postStop ran
         resetBehaviourState()
         // Built only when someone is told.
         if let extras = extrasStorage {

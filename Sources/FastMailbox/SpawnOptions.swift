@@ -116,8 +116,11 @@ public struct SpawnOptions: Sendable {
     public static func named(_ name: String) -> SpawnOptions { SpawnOptions(name: name) }
 
     /// True for the common case that `spawn` makes directly: on the workers, no pool.
-    @inlinable var isPlain: Bool { placement == .workers && pool == nil }
+    @inlinable var isPlain: Bool {
+        if case .workers = placement, case .none = pool { return true }
+        return false
+    }
 
     /// A bounded mailbox.
-    @inlinable var isBounded: Bool { mailboxKind == .bounded }
+    @inlinable var isBounded: Bool { if case .bounded = mailboxKind { true } else { false } }
 }
