@@ -11,23 +11,17 @@
 /// }
 /// let counter = try system.spawn(Counter())
 /// ```
-/// The cell stores the value and every turn mutates it in place: the state costs what a
-/// local variable costs — no object of its own, no reference counting, no dynamic
-/// exclusivity check (the turn is the only access, see below).
+/// The cell stores the value and mutates it in place: no object, no reference counting,
+/// no dynamic exclusivity check.
 ///
-/// Guarantees:
-/// - Isolation: the runtime calls these methods from one thread at a time, with a
-///   happens-before edge between successive calls, so the value needs no locks.
-/// - Restart: a supervisor restart starts again from a copy of the value passed to
-///   `spawn` (value semantics: the failed state is discarded). State held in a class
-///   instance the struct refers to is shared by that copy, not reset.
+/// - Isolation: one call at a time, each happening-before the next: no locks needed.
+/// - Restart: starts from a copy of the value given to `spawn`; a class instance it refers
+///   to is shared, not reset.
 /// - Stop: the value is released after `postStop`.
 ///
-/// When to choose it over an ``EventActor`` class: when the state is plain data (counters,
-/// collections, small state machines) and a restart should start from the initial value.
-/// Choose a class when the state is not `Sendable`, when the actor is a reference type by
-/// nature (it hands out `self`-bound callbacks), or when each restart must build its state
-/// with a factory. Choose a closure for a stateless actor.
+/// Prefer it for plain-data state that a restart should reset; an ``EventActor`` class
+/// for non-`Sendable` state, `self`-bound callbacks or a factory per restart; a closure
+/// for a stateless actor.
 public protocol ActorBehavior<Message>: Sendable {
     /// The messages this actor understands (usually an enum).
     associatedtype Message: Sendable

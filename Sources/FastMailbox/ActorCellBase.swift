@@ -1,37 +1,24 @@
 // ActorCellBase: an actor's typed half, the user mailbox and one turn of processing.
 //
-// One turn (runTurn, on a scheduler worker, never concurrent with itself):
-//   1. Run preStart on the first turn, then drain the system queue. A closure actor is
-//      born running and gets no such turn (ActorSystem.enroll).
-//   2. A stopped cell dead-letters up to `budget` mailbox messages and ends the turn.
-//      The turn checks for system messages before every message, so a stop from any
-//      thread makes the message in hand the last one handled.
-//   3. Messages released by unstashAll() go first, then up to the rest of `budget` from
-//      the mailbox, each to the top `become` closure or to the behaviour. A mailbox
-//      message met while unstashed ones wait, or while a back-off restart is pending
-//      (AnyActorCell+Backoff.swift), joins them, so they keep their place.
+// One turn (runTurn, never concurrent with itself):
+//   1. preStart on the first turn, then the system queue (a closure actor is born running).
+//   2. A stopped cell dead-letters up to `budget` messages and ends the turn. System
+//      messages are checked before every message, so a stop ends with the message in hand.
+//   3. Unstashed messages first, then the mailbox, each to the top `become` closure or the
+//      behaviour. A mailbox message met while unstashed ones wait, or while a back-off
+//      restart is pending, joins them, keeping its place.
 //   4. A draining cell stops once its mailbox reported empty.
-//   5. The turn returns .more if any work is left (the scheduler re-queues the cell at
-//      the back), else .idle.
+//   5. .more if work is left (re-queued at the back), else .idle.
 //
-// Accounting (A1): the delivered count is the mailbox's count of messages taken minus
-// `undelivered`. The turn changes `undelivered` only off the common path: +1 for a
-// message taken but not handed over (dead-lettered, stashed, queued behind unstashed
-// ones), −1 for one handed over from elsewhere (unstashed, a watch message). So a
-// delivered message writes nothing to the cell, whose first line every sender reads.
-// Stashed and unstashed messages count in the system's `heldBack`.
-//
-// Specialised turns (A2): this generic class is compiled unspecialised, since the
-// scheduler calls runTurn through the vtable. The inlinable spawn entry points therefore
-// build a `MailboxPass` for the concrete actor type in the caller's module: the drain,
-// the move out of the ring slot and the call to `receive`, all specialised. Per message
-// the pass checks `isOnFastPath` (nothing unstashed, no `become`, no restart pending);
-// otherwise `handleFromMailbox` applies the rules above.
-// The common turn (running, a pass, no system message, nothing unstashed, unbounded) is
-// just the pass. Any other turn is runGeneralTurn, steps 1–5 as written.
-//
-// Wake-ups: every send looks at the cell's state word and schedules an idle cell or
-// marks a running one notified, so no message is left behind (ScheduledUnit.swift, R3).
+// (A1) delivered = the mailbox's taken count − `undelivered`. Only off the common path
+//      does the turn change `undelivered` (+1 taken but not handed over, −1 handed over
+//      from elsewhere), so a delivered message writes nothing to the cell's first line,
+//      which every sender reads. Stashed and unstashed messages count in `heldBack`.
+// (A2) runTurn is called through the vtable, unspecialised, so the inlinable spawn builds
+//      a `MailboxPass` for the concrete actor type: drain, move and `receive`, all
+//      specialised. The common turn (running, nothing unstashed or queued in the system
+//      queue, unbounded) is just the pass; any other is runGeneralTurn.
+// Wake-ups: ScheduledUnit.swift, R3.
 
 import MNScheduler
 import Synchronization
@@ -44,19 +31,16 @@ import Darwin
 @usableFromInline
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
-    /// Drains up to `max` mailbox messages into the behaviour, specialised for one actor
-    /// type (A2).
+    /// Drains up to `max` messages into the behaviour, specialised (A2).
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> TurnOutcome
 
-    /// The user mailbox; its queue is the cell itself. Untyped operations are called on the
-    /// cell directly: forming a Mailbox out of line costs a retain and a release.
+    /// Its queue is the cell itself.
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
-    /// The specialised mailbox pass; nil when spawned from unspecialised code.
+    /// nil when spawned from unspecialised code.
     @usableFromInline let mailboxPass: MailboxPass?
-    /// Messages taken but not handed to the behaviour, less those handed over from
-    /// elsewhere (A1). Written only by the turn.
+    /// A1. Turn only.
     let undelivered = Atomic<Int>(0)
-    /// Senders waiting for room; nil for an unbounded mailbox. Any thread.
+    /// nil for an unbounded mailbox. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
         @inline(__always) get {
             guard traits.contains(.bounded) else { return nil }
@@ -64,34 +48,30 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                                   to: BoundedMailboxWaiters<Message>.self)
         }
     }
-    /// True when `Message` travels boxed, computed once at spawn into the traits.
+    /// Computed once at spawn.
     final var boxed: Bool { @inline(__always) get { traits.contains(.boxed) } }
 
 
-    /// Behaviour state most actors never use, allocated on first use. Turn-confined (C2).
+    /// Behaviour state most actors never use (C2).
     @usableFromInline final class TypedExtras: AnyActorCell.Extras {
-        // Per-message checks read only the counters and `offFastPath`: in unspecialised
-        // code each array access costs a metadata look-up.
+        // Per-message checks read only scalars (arrays cost metadata look-ups).
         var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
         @exclusivity(unchecked) @usableFromInline var becomeDepth = 0 { didSet { updateOffFastPath() } }
         var stashed: [Message] = []
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
         @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateOffFastPath() } }
         @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateOffFastPath() } }
-        /// `becomeDepth > 0 || hasPriority || restartPending`, kept by the observers, so
-        /// `isOnFastPath` reads one byte.
+        /// `becomeDepth > 0 || hasPriority || restartPending`, in one byte.
         @exclusivity(unchecked) @usableFromInline var offFastPath = false
         override func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount || restartPending }
-        /// stashed + unstashed, as last added to the system's `heldBack`.
+        /// As last added to the system's `heldBack`.
         var heldBack = 0
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
-        /// `context.timers`' active timers (ActorTimers.swift), made on first use.
         var timers: ActorTimerTable<Message>?
         @inlinable @inline(__always) var hasPriority: Bool { priorityIndex < priorityCount }
     }
-    /// The side object, as this cell kind's. No `Optional.map`: a generic call here costs
-    /// metadata look-ups on every message.
+    /// No generic `Optional.map` per message.
     @inlinable final var typedExtras: TypedExtras? {
         @inline(__always) get {
             guard let extras = extrasStorage else { return nil }
@@ -127,15 +107,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// True when unstashed messages wait or a back-off restart is pending: the turn takes
-    /// the general path.
+    /// Unstashed messages wait or a back-off restart is pending.
     @inlinable @inline(__always) final var needsGeneralTurn: Bool {
         guard let extras = typedExtras else { return false }
         return extras.hasPriority || extras.restartPending
     }
 
-    /// Parameters are `__shared`, as in AnyActorCell.init. Inlinable, so a spawn builds its
-    /// cell specialised for `Message` with mostly constant arguments.
+    /// Inlinable: specialised, with constant arguments.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
@@ -151,19 +129,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// Out of line: the inlinable init's rare case.
     @usableFromInline
     static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
 
     // MARK: MessageRecipient (any thread)
 
-    /// Messages waiting, plus one while a turn runs: the load a router compares.
+    /// Plus one while a turn runs.
     @usableFromInline override final var mailboxDepth: Int { approximateCount + (isInTurn ? 1 : 0) }
 
-    /// Inlinable, so it is specialised in the sender's module, where the message's size
-    /// and boxing are constants. Never inlined into `ActorRef.deliver`'s switch, so other
-    /// recipient kinds do not pay its registers. The common send is `enqueueOnRing`, which
-    /// makes no call, and the schedule is a tail call.
+    /// Specialised in the sender's module, never inlined into `ActorRef.deliver`.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
@@ -175,8 +149,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// `deliver` from a thread outside a ring epoch section to a mailbox whose ring may be
-    /// given back: the same, inside a section (RingEpoch.swift).
+    /// From outside a ring epoch section to a reclaimable mailbox.
     @inlinable @inline(never)
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
@@ -188,13 +161,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return deliverFully(movingFrom: source)
     }
 
-    /// Schedules the cell after a send; returns true. A tail call.
     @inlinable @inline(__always)
     final func scheduleAfterSend() -> Bool {
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(on: $0) }
     }
 
-    /// Every send `enqueueOnRing` declined: the full enqueue.
+    /// The full enqueue, when `enqueueOnRing` declined.
     @inlinable @inline(never)
     final func deliverFully(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
@@ -208,15 +180,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// A send to a closed mailbox goes to dead letters. Out of line, so the send path needs
-    /// no stack space for a `Message` of unknown size.
+    /// Out of line: no `Message` on the send path's stack.
     @usableFromInline @inline(never)
     final func refuse(movingFrom source: UnsafeMutableRawPointer, reason: DeadLetterReason? = nil) {
         let message = Mailbox<Message>.take(from: source, boxed: false)
         system.publishDeadLetter(message, recipient: id, recipientName: name, reason: reason, wasQueued: false)
     }
 
-    /// `tell` to a bounded mailbox: into the ring if it has room, else a dead letter.
+    /// Into the ring if it has room, else a dead letter.
     @usableFromInline @inline(never)
     final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         let (result, refused) = mailbox.tryEnqueue(Mailbox<Message>.take(from: source, boxed: false))
@@ -232,7 +203,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return false
     }
 
-    /// See ``ActorRef/trySend(_:)``. Never overtakes senders waiting in ``ActorRef/send(_:)``.
+    /// Never overtakes senders waiting in ``ActorRef/send(_:)``.
     final func trySend(_ message: consuming Message) -> TrySendResult<Message> {
         if let waiters, waiters.count.load(ordering: .relaxed) > 0 {
             return isClosed ? .stopped(message) : .full(message)
@@ -247,7 +218,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// See ``ActorRef/send(_:)``.
     final func send(_ message: consuming Message) async throws(SendError<Message>) {
         guard let waiters else {
             let (result, refused) = mailbox.enqueue(message)
@@ -269,8 +239,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// Closes the mailbox now; `.immediately` also stops the turn before its next message.
-    /// Senders waiting for room get their messages back now (BoundedMailboxWaiters W4).
+    /// `.immediately` also stops the turn before its next message. Waiters are failed (W4).
     override final func stop(_ mode: StopMode) {
         closeMailbox()
         sendSystem(.stop(mode, .stopped))
@@ -278,8 +247,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     override final func stopImmediately() { stop(.immediately) }
 
-    /// A message of this actor's that will not be handled. `wasQueued`: it had been
-    /// accepted. After the cell left the registry, a late arrival counts as sent here.
+    /// `wasQueued`: it was accepted.
     final func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued && !leftRegistry)
     }
@@ -289,10 +257,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func runTurn(budget: Int) -> TurnOutcome {
         let previousTurn = enterTurn()  // debug builds only
         defer { leaveTurn(previousTurn) }
-        // The common turn (A2). `budget` ≥ 1 (SchedulerConfiguration.throughputRange).
+        // The common turn (A2). `budget` ≥ 1.
         assert(budget > 0, "a turn with no budget")
         if case .running = phaseCode, !needsGeneralTurn, waiters == nil, case .some = mailboxPass, !hasSystemWork {
-            // `mailboxPass!` avoids a retain of the context; `case .some` avoids a thunk.
+            // `mailboxPass!` avoids a retain; `case .some` avoids a thunk.
             let outcome = mailboxPass!(self, budget)
             if case .running = phaseCode, !needsGeneralTurn { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
@@ -300,15 +268,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return runGeneralTurn(budget: budget)
     }
 
-    /// Any other turn, by steps 1–5. Out of line, so the common turn saves fewer registers.
+    /// Steps 1–5; out of line, so the common turn saves fewer registers.
     @inline(never)
     final func runGeneralTurn(budget: Int) -> TurnOutcome {
         if isCreated { startIfNeeded() }
         var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
         let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or message
         if let extras = typedExtras, extras.restartPending, !isStopped {
-            // A back-off restart waits (AnyActorCell+Backoff.swift): messages stay queued
-            // until its timer's system message schedules the restarting turn.
+        // Messages stay queued until the back-off timer fires.
             return systemOutcome == .more ? .more : .idle
         }
         let mailboxOutcome: MPSCQueue.DrainOutcome
@@ -325,7 +292,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                     mailboxOutcome = drainUnspecialised(max: remaining)
                 }
             } else {
-                // Budget spent: only a drain may declare the mailbox idle.
+                // Only a drain may declare the mailbox idle.
                 mailboxOutcome = hasPendingWork ? .more : .empty
             }
         }
@@ -333,8 +300,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
     }
 
-    /// The end of a turn (steps 4 and 5). `ranMailbox`: the turn handled mailbox messages
-    /// rather than dead-lettering them.
+    /// Steps 4, 5. `ranMailbox`: messages were handled, not dead-lettered.
     final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
                           ranMailbox: Bool) -> TurnOutcome {
         if ranMailbox {
@@ -360,7 +326,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         mailbox.take(max: max, boxed: boxed) { countUndelivered(1); deadLetter($0) }
     }
 
-    /// Unstashed messages first (step 3); returns the budget left.
+    /// Step 3; returns the budget left.
     @inline(never)
     final func runUnstashed(max: Int) -> Int {
         guard let extras = typedExtras else { return max }
@@ -385,7 +351,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         mailbox.take(max: max, boxed: boxed, lingering: true) { handleFromMailbox($0) }
     }
 
-    /// Stop, then dead-letter everything still here.
     override final func finishAfterShutdown() {
         advance(.shutdown)
         let boxed = boxed
@@ -395,7 +360,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         leaveRegistry()
     }
 
-    /// True when the next message may go straight to `receive` (A2). Turn only.
+    /// A2. Turn only.
     @inlinable @inline(__always)
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
@@ -404,17 +369,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return true
     }
 
-    /// The mailbox part of a specialised turn (A2): drain, move and call in one function.
+    /// A2: drain, move and call in one function.
     @inlinable @inline(__always)
     final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> TurnOutcome {
-        // A local function, so that it can be forced inline.
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
         return mailbox.take(max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
     }
 
-    /// `invoke` for the fast path. The mailbox already counted the message (A1).
+    /// The mailbox already counted the message (A1).
     @inlinable @inline(__always)
     final func invokeOnFastPath(_ message: Message, _ receive: (Message) throws -> Void) {
         do {
@@ -425,7 +389,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if pendingStop != nil { finishPendingStop() }
     }
 
-    /// One mailbox message, by the full rules (step 3).
+    /// Step 3.
     @usableFromInline @inline(never)
     final func handleFromMailbox(_ message: consuming Message) {
         if hasSystemWork { _ = drainSystem() }
@@ -441,7 +405,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// Publishes the change in stash + unstashed count to the system's `heldBack`.
     final func updateHeldBack() {
         guard let extras = typedExtras else { return }
         let count = extras.stashed.count + extras.priorityCount - extras.priorityIndex
@@ -452,8 +415,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
 
-    /// A stashed message is counted as delivered again when handled after `unstashAll`, or
-    /// as a dead letter if the actor stops first.
+    /// Counted as delivered again when handled after `unstashAll`, else a dead letter.
     final func stash(_ message: Message) {
         typed.stashed.append(message)
         countUndelivered(1)
@@ -465,12 +427,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         undelivered.store(undelivered.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
     }
 
-    /// Messages handed to the behaviour so far (A1). A snapshot.
+    /// A1; a snapshot.
     override final var deliveredCount: Int {
         dequeuedCount &- undelivered.load(ordering: .relaxed)
     }
 
-    /// Runs one message through the current behaviour; failures go to the supervisor.
+    /// Failures go to the supervisor.
     @inline(__always)
     final func invoke(_ message: Message) {
         do {
@@ -500,7 +462,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         guard let extras = typedExtras else { return }
         extras.timers?.cancelAll()  // a stop or a restart ends every timer (ActorTimers.swift)
         extras.becomeStack = []
-        // Stashed messages are dead-lettered on stop, kept in order on restart.
+        // Dead-lettered on stop, kept in order on restart.
         if isStopped {
             for message in stashed { deadLetter(message) }
             for message in priority[priorityIndex...] { deadLetter(message) }
@@ -542,10 +504,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 /// The cell of an `EventActor` instance.
 @usableFromInline
 final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
-    /// Makes a fresh instance on every restart; nil once stopped, or for one instance
-    /// reused. Turn-confined.
+    /// Nil once stopped or reused. Turn-confined.
     var factory: (@Sendable () -> A)?
-    /// The current instance; nil once stopped. Turn-confined.
+    /// Nil once stopped. Turn-confined.
     @exclusivity(unchecked) @usableFromInline var instance: A?
 
     @usableFromInline
@@ -558,13 +519,13 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
-    /// The mailbox pass for `A`, specialised where the spawn forms it (A2).
+    /// A2.
     @inlinable
     static var specializedMailboxPass: MailboxPass {
         { base, max in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
             return cell.drainOnFastPath(max: max) { message in
-                // Replaced or released only after `receive` returns: no retain needed.
+                // Kept until `receive` returns: no retain needed.
                 try Unmanaged.passUnretained(cell.instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
                     try $0.receive(message, context: ActorContext(cell: cell))
                 }

@@ -1,12 +1,6 @@
-// ActorContext+Ask — request–reply from inside an actor: the reply, or the ask's failure,
-// comes back as a message through `transform` (Akka's `context.ask`).
-//
-// The same AskPromise as `ActorRef.ask` (Ask.swift): a one-shot reply-to ref with a request
-// id, timed out by the system's AskTimer (virtual time on a deterministic scheduler), failed
-// at once when the request becomes a dead letter. Instead of resuming a continuation, the
-// promise's CAS winner calls its `completion`, which tells the transformed outcome to the
-// asking actor. The request is sent in the caller's turn, so it keeps its place among the
-// actor's other sends to the target.
+// ActorContext+Ask: request–reply from inside an actor. The same AskPromise as
+// `ActorRef.ask`, but its CAS winner calls `completion`, which tells the transformed
+// outcome to the asker. The request is sent in the caller's turn, keeping its order.
 
 extension ActorContext {
     /// Asks `target` and receives its reply, or the ask's failure, as a message of this
@@ -20,19 +14,14 @@ extension ActorContext {
     /// }
     /// ```
     ///
-    /// - Request: `makeMessage` gets a one-shot reply-to ref; the request is sent now, with
-    ///   ``ActorRef/tell(_:)`` ordering (after this actor's earlier sends to `target`).
-    /// - Outcome: exactly one message through `transform`: `.success(reply)` for the first
-    ///   reply, or `.failure` with ``AskError/timedOut(requestID:recipient:after:)`` when no
-    ///   reply came within `timeout` (a late reply goes to dead letters), or
-    ///   ``AskError/recipientStopped(requestID:recipient:)`` as soon as the request became a
-    ///   dead letter. Timeout: as ``ActorRef/ask(timeout:isolation:_:)`` (the scheduler's
-    ///   clock; a huge one means none).
-    /// - Where `transform` runs: on the thread that ends the ask (the replier's turn, or
-    ///   the timer's thread), never in this actor's turn: it must not touch the actor's
-    ///   state (it is `@Sendable`), and it should be cheap. Its message is an ordinary
-    ///   tell to ``myself``, handled in turn; if this actor stopped meanwhile, it goes to
-    ///   dead letters.
+    /// - Request: sent now, as a ``ActorRef/tell(_:)`` after this actor's earlier sends.
+    /// - Outcome: exactly one message: `.success(reply)` for the first reply, or
+    ///   `.failure` with ``AskError/timedOut(requestID:recipient:after:)`` (a late reply
+    ///   is a dead letter) or ``AskError/recipientStopped(requestID:recipient:)``. Timeout
+    ///   as ``ActorRef/ask(timeout:isolation:_:)``.
+    /// - `transform` runs on the thread that ends the ask, never in this actor's turn: it
+    ///   must not touch the actor's state, and should be cheap. Its message is a tell to
+    ///   ``myself`` (a dead letter if the actor stopped).
     public func ask<Request: Sendable, Reply: Sendable>(
         _ target: ActorRef<Request>, timeout: Duration = .seconds(5),
         _ makeMessage: (ActorRef<Reply>) -> Request,

@@ -1,9 +1,4 @@
-// ActorContext+PipeToSelf — an async result delivered to the actor as a message (Akka's
-// `pipeToSelf`). The operation runs in a task on the system scheduler's task executor
-// (so on a DeterministicScheduler it runs when the test drives it), never in the actor's
-// turn; the transform runs in that task too, and its message is an ordinary tell to
-// `myself`. Nothing of the actor's state is reachable from either closure: both are
-// `@Sendable`, so the compiler rejects a capture of the actor's mutable state.
+// ActorContext+PipeToSelf: an async result delivered to the actor as a message.
 
 extension ActorContext {
     /// Runs `operation` outside the actor's turn and sends the actor `transform` of its
@@ -18,18 +13,13 @@ extension ActorContext {
     /// }
     /// ```
     ///
-    /// - Where it runs: `operation` and `transform` run in a new task on the actor system
-    ///   scheduler's task executor (on a `DeterministicScheduler`, when the test drives
-    ///   it), concurrently with the actor's turns. They must not touch the actor's state;
-    ///   being `@Sendable`, they cannot capture its mutable fields.
-    /// - Delivery: the transformed message is sent with `tell` to ``myself`` once the
-    ///   operation ends, success or failure (a thrown error, `CancellationError` included,
-    ///   arrives as `.failure`). It is ordered after the actor's own earlier sends only as
-    ///   far as the operation's end comes after them.
-    /// - Stopped actor: if the actor stopped meanwhile, the message goes to dead letters
-    ///   like any tell to a stopped actor; the operation itself is not cancelled.
-    /// - Returns: the task, to cancel the operation (its result then still arrives,
-    ///   usually as a `.failure`).
+    /// - Where it runs: both closures run in a new task on the system's task executor,
+    ///   concurrently with the actor's turns; being `@Sendable`, they cannot capture its
+    ///   mutable state.
+    /// - Delivery: a tell to ``myself`` when the operation ends; a thrown error
+    ///   (`CancellationError` included) arrives as `.failure`. If the actor stopped, it is
+    ///   a dead letter; the operation is not cancelled.
+    /// - Returns: the task, to cancel the operation (its result still arrives).
     @discardableResult
     public func pipeToSelf<Value>(
         _ operation: @escaping @Sendable () async throws -> Value,

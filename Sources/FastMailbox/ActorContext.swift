@@ -4,16 +4,13 @@ import MNScheduler
 /// What an actor can do while it handles a message: reply, spawn, stop, watch, change
 /// behaviour, stash.
 ///
-/// Valid only during the call it was passed to (receive, a hook or a `become` closure), on
-/// that thread: it is deliberately not `Sendable`. To refer to the actor from elsewhere use
-/// ``myself``. Debug builds check this. An operation on the actor's state (spawning,
-/// stopping, watching, `become`, stashing, ``children``, ``log``) from outside its turn
-/// stops at an assertion that names the operation. When the assertion is not fatal, a
-/// spawn throws ``ActorSystemError/contextUsedOutsideTurn(_:)``. ``myself``, ``id``,
-/// ``name`` and ``system`` may be read anywhere.
+/// Valid only during the call it was passed to, on that thread: not `Sendable`; hand out
+/// ``myself`` instead. Debug builds assert on an operation on the actor's state from
+/// outside its turn; when that assertion is not fatal, a spawn throws
+/// ``ActorSystemError/contextUsedOutsideTurn(_:)``. ``myself``, ``id``, ``name`` and
+/// ``system`` may be read anywhere.
 public struct ActorContext<Message: Sendable> {
-    /// The cell, unretained: a context lives only inside a turn of its cell, which keeps
-    /// the cell alive (the scheduler holds it for the turn).
+    /// The cell, unretained: the turn keeps it alive.
     @usableFromInline let unmanagedCell: Unmanaged<ActorCellBase<Message>>
     /// The cell, for calls made while the turn keeps it alive.
     @usableFromInline var cell: ActorCellBase<Message> { unmanagedCell.takeUnretainedValue() }
@@ -28,10 +25,8 @@ public struct ActorContext<Message: Sendable> {
     public var name: String { cell.name }
     /// The system the actor lives in.
     public var system: ActorSystem { cell.system }
-    /// The system's ``ActorSystem/logger`` with this actor's `actor/id` and `actor/name`
-    /// metadata (built on first use and kept for the actor's life: reading it again costs a
-    /// copy of a small struct). Logging is the caller's choice; the runtime logs nothing
-    /// per message.
+    /// The system's ``ActorSystem/logger`` with `actor/id` and `actor/name` metadata, built
+    /// on first use. The runtime logs nothing per message.
     public var log: Logger { cell.checkInTurn("log") ? cell.logger : cell.system.logger }
     /// IDs of the children still alive (as far as this actor has been told).
     public var children: [ActorID] { cell.checkInTurn("children") ? Array(cell.children.keys).sorted() : [] }
@@ -39,14 +34,9 @@ public struct ActorContext<Message: Sendable> {
     // MARK: spawning
 
     /// Spawns a child whose behaviour is an ``EventActor`` made by `factory` (again on each
-    /// restart). The child is stopped when this actor stops; its failures are decided by
-    /// `options.supervisor`, else by this actor's ``EventActor/supervisorStrategy``.
-    ///
-    /// A child runs on its system's workers: ``SpawnOptions/placement`` other than
-    /// ``SpawnOptions/Placement/workers`` and ``SpawnOptions/pool`` are refused
-    /// (``ActorSystemError/unsupportedSpawnOptions(_:)``); spawn those from the system.
-    /// - Throws: ``ActorSystemError`` (duplicate name, bad capacity, unsupported options,
-    ///   system shut down, or ``ActorSystemError/contextUsedOutsideTurn(_:)``).
+    /// restart). The child stops when this actor stops; its failures are decided by
+    /// `options.supervisor`, else this actor's ``EventActor/supervisorStrategy``. A child
+    /// runs on the workers (see ``SpawnOptions`` for what is refused and thrown).
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
         options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
@@ -58,15 +48,13 @@ public struct ActorContext<Message: Sendable> {
                                          mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
-    /// Spawns a child whose behaviour is a closure; name the message type once, with `of:`
-    /// or the ref's type (as ``ActorSystem/spawn(of:options:receive:)``). Otherwise as
-    /// ``spawn(options:_:)-(_,()->A)``.
+    /// Spawns a child whose behaviour is a closure (as
+    /// ``ActorSystem/spawn(of:options:receive:)``); otherwise as ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<M: Sendable>(
         of messageType: M.Type = M.self, options: SpawnOptions = SpawnOptions(),
         receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
-        // As ActorSystem.spawn(of:options:receive:): the closure kept in the cell (ClosureActorCell).
         try checkChildSpawn(options)
         return try cell.system.spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                                 boundedMailbox: options.isBounded, parent: cell,
@@ -74,9 +62,8 @@ public struct ActorContext<Message: Sendable> {
                                                 receive: consume receive)
     }
 
-    /// Spawns a child whose behaviour is a value (``ActorBehavior``), stored in the child and
-    /// mutated in place; a restart starts again from a copy of `behavior`. Otherwise as
-    /// ``spawn(options:_:)-(_,()->A)``.
+    /// Spawns a child whose behaviour is a value (``ActorBehavior``), mutated in place; a
+    /// restart starts from a copy of `behavior`. Otherwise as ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<B: ActorBehavior>(
         options: SpawnOptions = SpawnOptions(), _ behavior: B
@@ -100,8 +87,8 @@ public struct ActorContext<Message: Sendable> {
 
     // MARK: lifecycle
 
-    /// Stops this actor once the current message (or hook) returns. Messages still queued
-    /// go to dead letters.
+    /// Stops this actor once the current message or hook returns; queued messages become
+    /// dead letters.
     public func stop() {
         guard cell.checkInTurn("stop") else { return }
         cell.advance(.stopFromInside, .stopped)  // kept behind a pending failure (ActorLifecycle)
@@ -150,12 +137,9 @@ public struct ActorContext<Message: Sendable> {
         _ = cell.becomeStack.popLast()
     }
 
-    /// Puts `message` — the one being handled — aside until ``unstashAll()``.
-    ///
-    /// Accounting: a stashed message is no longer counted as delivered; it is counted again
-    /// when it is handled after ``unstashAll()``, or as a dead letter if the actor stops
-    /// first (a shutdown that times out reports it in `left`). Stash each message at most
-    /// once per handling.
+    /// Puts the message being handled aside until ``unstashAll()``. It stops counting as
+    /// delivered until handled again, or becomes a dead letter if the actor stops first.
+    /// Stash each message at most once per handling.
     public func stash(_ message: Message) {
         guard cell.checkInTurn("stash") else { return }
         cell.stash(message)

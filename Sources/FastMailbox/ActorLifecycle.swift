@@ -1,11 +1,10 @@
-// ActorLifecycle: an actor cell's phase, the reason it stops for, the stop its own code
-// asked for, and the one table (`transition`) that moves them. Cells only raise events
-// (AnyActorCell.advance). ActorLifecycleTests checks this comment's table against the code.
+// ActorLifecycle: an actor cell's phase, why it stops, the stop its own code asked for,
+// and the one table (`transition`) that moves them; cells only raise events
+// (AnyActorCell.advance). ActorLifecycleTests checks this table against the code.
 //
-// Phases: created (no actor code ran yet), running, draining (stop after drain: the
-// mailbox is closed, what it holds is still handled) and stopped (final; what is left
-// becomes a dead letter). `reason` says why the cell drains or stopped. `pending` is a
-// stop asked for during a message or hook, run once that code has returned.
+// Phases: created (no actor code ran), running, draining (mailbox closed, what it holds
+// still handled), stopped (final). `pending`: a stop asked for during a message or hook,
+// run once that code returned.
 //
 //                    created            running              draining             stopped
 //   start            running  start     illegal              illegal              illegal
@@ -25,37 +24,25 @@
 // k/e kept unless the event's is a failure.
 //
 // Rules:
-//  (L1) stopped is final: every event there is ignored or illegal, neither of which
-//       writes, so the three bytes never change again.
-//  (L2) the termination is announced once: only `fin` announces it, and every way into
-//       stopped is a `fin`. A draining cell does stop: its mailbox drains, something
-//       stops it first, or shutdown does.
-//  (L3) the reason is written when the cell leaves created or running, and is final once
-//       stopped. Draining's reason stands unless the drain is cut short (an immediate
-//       stop, shutdown, a stop from inside, a failing body).
+//  (L1) stopped is final: every event there is ignored or illegal; neither writes.
+//  (L2) the termination is announced once: only `fin` does, and every way into stopped
+//       is a `fin`. A draining cell does stop (drained, stopped first, or shutdown).
+//  (L3) the reason is written on leaving created or running, final once stopped.
+//       Draining's reason stands unless the drain is cut short.
 //  (L4) postStop runs only for a cell that started, at most once (L2).
 //  (L5) start happens once, from created; a cell stopped before it started never starts.
 //  (L6) nothing is pending once stopped: `fin` clears `pending`.
 //
-// Confinement and ordering (x86 and ARM): the three bytes are plain fields, turn-confined
-// (AnyActorCell C2). Every event is raised inside a turn, in runAfterShutdown (which holds
-// the cell like a turn), or before the cell can run (spawn's startWithoutTurn,
-// Router.init). Successive turns are ordered by ScheduledUnit's state word and the run
-// queues' edges, so no atomics are needed. Other threads never read these bytes; they learn
-// of a stop through the mailbox's closed bit, system messages and observers, each
-// published after the `fin` that wrote the phase. Tests that read them after
-// `await terminated` rely on L1.
-//
-// Cost: the table runs only on lifecycle events and is always inlined, so at each call
-// site the event is a constant and it folds to a test of the phase and the stores.
+// The three bytes are turn-confined plain fields; why that is sound on x86 and ARM, and
+// why the table costs nothing: <doc:ActorCells>, "The lifecycle table".
 
-/// An actor cell's lifecycle state and the table that changes it (see the file comment).
+/// An actor cell's lifecycle state and the table that changes it.
 @usableFromInline
 struct ActorLifecycle: Equatable, Sendable {
-    /// Where the cell is in its life (one byte).
+    /// One byte.
     @usableFromInline enum Phase: UInt8, CaseIterable, Sendable { case created, running, draining, stopped }
 
-    /// A `TerminationReason` in one byte; `.failed`'s text lives in the cell's Extras.
+    /// `TerminationReason` in one byte (`.failed`'s text is in the cell's Extras).
     @usableFromInline enum Reason: UInt8, Sendable {
         case none, stopped, failed, systemShutDown, finished
 
@@ -69,53 +56,50 @@ struct ActorLifecycle: Equatable, Sendable {
         }
     }
 
-    /// What happens to the cell, and who raises it.
+    /// What happens to the cell; each case says who raises it.
     enum Event: UInt8, CaseIterable, Sendable {
-        /// The first turn (preStart or the body's task next), or before the cell can run:
-        /// a cell born running (startWithoutTurn), Router.init.
+        /// The first turn, or before the cell can run.
         case start
-        /// `.stop(.afterDrainingMailbox, r)`: ActorRef.stop, a pool's stop, shutdown.
+        /// ActorRef.stop, a pool's stop, shutdown.
         case stopAfterDrain
-        /// `.stop(.immediately, r)`: ActorRef.stop, a parent that stops or restarts.
+        /// ActorRef.stop, a parent that stops or restarts.
         case stopImmediately
-        /// context.stop(), a supervisor's stop or escalate, a restart whose preStart failed.
+        /// context.stop(), a supervisor's stop or escalate, a failed restart.
         case stopFromInside
-        /// The message or hook that asked to stop has returned (finishPendingStop).
+        /// The code that asked to stop has returned.
         case pendingStopDue
-        /// The supervisor restarts the actor; the caller replaces the instance.
+        /// The caller replaces the instance.
         case restart
-        /// A draining cell's turn found its mailbox empty and nothing unstashed.
+        /// A draining turn found nothing left.
         case mailboxDrained
-        /// The actor's work ended by itself: a sequential body returned, threw or never
-        /// started; a pool's last routee terminated.
+        /// A sequential body returned, threw or never started; a pool's last routee ended.
         case ended
-        /// The scheduler shut down and will never run the cell again (runAfterShutdown).
+        /// runAfterShutdown.
         case shutdown
     }
 
-    /// What the caller must do after a transition (file comment, "Effects"). AnyActorCell's
-    /// `advance` does `drain` and `finalize` itself.
+    /// What the caller must do; `advance` does `drain` and `finalize`.
     enum Effect: Equatable, Sendable {
         case ignored, start, drain, record, restart
-        /// The stop; `postStop`: the actor had started (fin), else fin⁰.
+        /// `postStop`: fin, else fin⁰.
         case finalize(postStop: Bool)
     }
 
-    /// Where the reason comes from.
+    /// The Reasons legend of the file comment.
     enum ReasonRule: Equatable, Sendable {
-        /// Reason and pending stay as they are.
+        /// Reason and pending unchanged.
         case unchanged
-        /// e: the event's reason.
+        /// e
         case event
-        /// s: systemShutDown.
+        /// s
         case systemShutDown
-        /// p: the pending stop's.
+        /// p
         case pending
-        /// k: draining's reason stays.
+        /// k
         case kept
-        /// k/e: draining's reason stays unless the event's is a failure.
+        /// k/e
         case keptUnlessFailure
-        /// record: the event's reason becomes the pending stop (a failure replaces a plain one).
+        /// record (a failure replaces a plain pending stop).
         case intoPending
     }
 
@@ -126,22 +110,22 @@ struct ActorLifecycle: Equatable, Sendable {
         let reason: ReasonRule
     }
 
-    /// Where a `.failed` reason's text must go after `apply` (the cell keeps the texts).
+    /// Where a `.failed` text must go after `apply`.
     enum TextMove: Equatable, Sendable {
         case none
-        /// The event's failure became the phase's reason.
+        /// Into the phase's reason.
         case eventToReason
-        /// The pending failure became the phase's reason.
+        /// From pending into the phase's reason.
         case pendingToReason
-        /// The event's failure became the pending stop.
+        /// Into the pending stop.
         case eventToPending
     }
 
-    /// The phase (first: the turn's fast path loads this byte).
+    /// First: the turn's fast path loads this byte.
     @usableFromInline private(set) var phase: Phase
-    /// Why the cell drains or stopped (`.none` before).
+    /// `.none` before.
     private(set) var reason: Reason
-    /// The stop asked for during the current message or hook (`.none`: none).
+    /// A stop asked for during the current message or hook.
     @usableFromInline private(set) var pending: Reason
 
     /// A spawned cell: created, no reason, nothing pending.
@@ -158,8 +142,7 @@ struct ActorLifecycle: Equatable, Sendable {
         self.pending = pending
     }
 
-    /// The table: what `event` does in `phase`; nil when it is illegal (never raised).
-    /// Inlined: at each call site the event is a constant (file comment, "Cost").
+    /// nil when illegal (never raised). Inlined: the event is a constant at each call site.
     @inline(__always)
     static func transition(_ phase: Phase, _ event: Event) -> Transition? {
         func to(_ next: Phase, _ effect: Effect, _ reason: ReasonRule) -> Transition {
@@ -200,14 +183,11 @@ struct ActorLifecycle: Equatable, Sendable {
         }
     }
 
-    /// Applies `event` (carrying `eventReason`, `.none` when it has none) by the table.
-    /// Returns the effect and where a failure's text must go, or nil, changing nothing,
-    /// when the transition is illegal.
+    /// Applies `event` by the table; nil, changing nothing, when illegal.
     @inline(__always)
     mutating func apply(_ event: Event, reason eventReason: Reason = .none) -> (effect: Effect, text: TextMove)? {
         guard let transition = Self.transition(phase, event) else { return nil }
-        // Ignored: no store at all, not even of the same values, so a stopped cell's bytes
-        // are never written again (L1).
+        // No store at all, so a stopped cell's bytes are never written again (L1).
         if case .ignored = transition.effect { return (.ignored, .none) }
         var text = TextMove.none
         switch transition.reason {

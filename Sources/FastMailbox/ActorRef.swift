@@ -1,13 +1,11 @@
 /// A typed, sendable handle to an actor: the only way to talk to it.
 ///
-/// Cheap to copy (one reference), `Sendable`, and `Hashable` by the actor's ``ActorID``.
-/// Holding a ref keeps the actor's small cell object alive, not the actor running: a
-/// stopped actor's ref still works, and whatever is sent to it goes to dead letters.
+/// Cheap to copy (one reference), `Sendable`, `Hashable` by ``ActorID``. A ref keeps the
+/// actor's small cell alive, not the actor running: sends to a stopped actor go to dead
+/// letters.
 public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConvertible {
-    /// What a ref points at: one of the package's recipient classes. Every payload is one
-    /// native class reference, so the enum is one word and a copy is one retain. A send
-    /// switches on the case and calls the class's `final` deliver directly. Adding a kind
-    /// of recipient means adding a case here.
+    /// The recipient: one native class reference per case, so a copy is one retain and a
+    /// send switches to the class's `final` deliver.
     @usableFromInline enum Target: Sendable {
         case cell(ActorCellBase<Message>)
         case sequential(SequentialActorCell<Message>)
@@ -22,8 +20,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The ref of an event actor's cell (`context.myself`): one retain.
     @inlinable init(cell: ActorCellBase<Message>) { self.target = .cell(cell) }
 
-    /// The actor's identity, by a switch of its own: refs are hashed and compared by it,
-    /// and the existential would cost a retain, a release and an indirect call.
+    /// The actor's identity, by a switch: the existential would cost a retain and a call.
     public var id: ActorID {
         switch target {
         case .cell(let cell): cell.id
@@ -36,9 +33,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The actor's name.
     public var name: String { identity.name }
 
-    /// The recipient's identity and control operations. RecipientIdentity, not the generic
-    /// MessageRecipient, which would cost a witness-table look-up each time. Sends do not
-    /// use it: they switch on `target`.
+    /// The recipient's identity and control operations (not used by sends).
     var identity: any RecipientIdentity {
         switch target {
         case .cell(let cell): cell
@@ -49,12 +44,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// The system the recipient belongs to (the one an `ask` through this ref uses for its
-    /// reply slot and timer). Every kind of recipient has one.
+    /// The recipient's system (an `ask`'s reply slot and timer).
     var system: ActorSystem { identity.system }
 
-    /// Whom an `ask` through this ref asks, for its errors (AskTarget): a switch, no
-    /// existential, and no name formatted unless an error needs it.
+    /// Whom an `ask` through this ref asks, for its errors.
     @usableFromInline var askTarget: AskTarget {
         switch target {
         case .cell(let cell): .cell(cell)
@@ -65,8 +58,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// The ask reply slot behind this ref, answered or not (nil for any other recipient);
-    /// a foreign recipient stands for a remote reply slot (see ForeignRecipient).
+    /// The ask reply slot behind this ref (a foreign one stands for a remote slot).
     var pendingAsk: (any AskFailing)? {
         switch target {
         case .promise(let promise): promise
@@ -79,29 +71,23 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     ///
     /// - Thread-safety: any thread or task.
     /// - Ordering: messages from one sender (thread, or actor turn) to one actor arrive in
-    ///   the order sent. Messages from different senders interleave.
-    /// - Cost: never blocks; see <doc:Guarantees#Mailboxes-and-allocation> for what a send
-    ///   costs and allocates.
-    /// - Stopped actor: the message goes to the system's dead letters (counted, observable).
-    /// - Bounded mailbox (spawned with `mailboxKind: .bounded`) that is full: the message
-    ///   goes to dead letters with reason ``DeadLetterReason/mailboxFull``; use
-    ///   ``trySend(_:)`` or ``send(_:)`` to get it back or to wait instead.
+    ///   the order sent.
+    /// - Cost: never blocks (<doc:Guarantees#Mailboxes-and-allocation>).
+    /// - Stopped actor, or a full bounded mailbox: the message goes to dead letters
+    ///   (``DeadLetterReason/mailboxFull`` for the latter; ``trySend(_:)`` and ``send(_:)``
+    ///   give it back or wait instead).
     @inlinable
     public func tell(_ message: consuming Message) {
-        // Specialised in the caller: the message is built in a stack slot and moved into
-        // the ring slot by the recipient (MessageEncoding.withMovable).
+        // Built in a stack slot and moved into the ring slot (MessageEncoding.withMovable).
         MessageEncoding<Message>.withMovable(message) { _deliver(movingFrom: $0) }
     }
 
-    /// One message moved out of `source` into the recipient: a direct call per kind.
-    /// The ref itself keeps the recipient alive for the call, so the switch borrows the
-    /// target: no retain/release pair per message.
+    /// One message moved into the recipient; the ref keeps it alive, so no retain.
     @inlinable func _deliver(movingFrom source: UnsafeMutableRawPointer) {
         Self.deliver(target, movingFrom: source)
     }
 
-    /// Returns false when the message was dead-lettered (`ask` needs to know; a tell
-    /// ignores it).
+    /// False when the message was dead-lettered.
     @inlinable @discardableResult
     static func deliver(_ target: borrowing Target, movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch target {
@@ -115,12 +101,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
 
     /// Sends `message` if the actor's mailbox has room now; never waits, never overflows.
     ///
-    /// - Bounded mailbox (spawned with `mailboxKind: .bounded`): `.full(message)` when it
-    ///   holds its `mailboxCapacity − 1` messages, or when senders wait in ``send(_:)``
-    ///   (they keep their turn). Unbounded mailbox: never `.full`.
-    /// - Stopped actor: `.stopped(message)`. Either way the message is handed back, never
-    ///   dropped. Same ordering and thread-safety as ``tell(_:)``. Pools and other
-    ///   recipients without a mailbox of their own behave as ``tell(_:)``.
+    /// - Bounded mailbox: `.full(message)` when it holds `mailboxCapacity − 1` messages or
+    ///   senders wait in ``send(_:)``. Otherwise never `.full`.
+    /// - Stopped actor: `.stopped(message)`. The message is handed back, never dropped.
+    ///   Ordering and thread-safety as ``tell(_:)``; pools behave as ``tell(_:)``.
     public func trySend(_ message: consuming Message) -> TrySendResult<Message> {
         switch target {
         case .cell(let cell): cell.trySend(message)
@@ -131,17 +115,12 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// Sends `message`, waiting for room if the actor's bounded mailbox is full
-    /// (back-pressure).
+    /// Sends `message`, waiting for room if the actor's bounded mailbox is full.
     ///
-    /// - Waiting senders are served in the order they started waiting, and none is
-    ///   overtaken by a later `send` or ``trySend(_:)``; the actor moves their messages in
-    ///   as it frees room. Messages from one sender arrive in the order sent.
-    /// - Unbounded mailbox: never waits.
-    /// - Throws: ``SendError/stopped(_:)`` if the actor stops before the message got in,
-    ///   ``SendError/cancelled(_:)`` if the task is cancelled while it waits; both hand the
-    ///   message back. Pools and other recipients without a mailbox of their own behave as
-    ///   ``tell(_:)``.
+    /// - Waiting senders are served in arrival order, never overtaken by a later `send` or
+    ///   ``trySend(_:)``. Per-sender order holds. Unbounded mailbox: never waits.
+    /// - Throws: ``SendError/stopped(_:)`` or ``SendError/cancelled(_:)``, handing the
+    ///   message back. Pools behave as ``tell(_:)``.
     public func send(_ message: consuming Message) async throws(SendError<Message>) {
         switch target {
         case .cell(let cell): try await cell.send(message)
@@ -152,17 +131,14 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// Stops the actor. Either way the mailbox closes before this returns: later messages
-    /// go to dead letters. `.immediately` (default): the actor finishes the message in hand,
-    /// the rest goes to dead letters (asks among them fail at once with
-    /// ``AskError/recipientStopped(requestID:recipient:)``). `.afterDrainingMailbox`: those
-    /// already queued are processed first. Either way senders waiting in ``send(_:)`` for
-    /// room in a bounded mailbox get ``SendError/stopped(_:)`` with their messages before
-    /// this returns, even while the actor is still inside a turn. Idempotent; any thread.
+    /// Stops the actor. The mailbox closes before this returns: later messages are dead
+    /// letters, and senders waiting in ``send(_:)`` get ``SendError/stopped(_:)``.
+    /// `.immediately` (default): the message in hand is finished, the rest dead-lettered
+    /// (pending asks fail at once). `.afterDrainingMailbox`: queued messages are handled
+    /// first. Idempotent; any thread.
     public func stop(_ mode: StopMode = .immediately) { identity.stop(mode) }
 
-    /// Messages waiting in the actor's mailbox, plus one while the actor is in a turn (the
-    /// message in hand): the load a router compares. A snapshot.
+    /// Messages waiting, plus one while in a turn: the load a router compares. A snapshot.
     public var mailboxDepth: Int { identity.mailboxDepth }
 
     public static func == (lhs: ActorRef, rhs: ActorRef) -> Bool { lhs.id == rhs.id }

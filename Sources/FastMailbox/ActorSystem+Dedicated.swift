@@ -1,10 +1,6 @@
-// ActorSystem+Dedicated: actors that own an OS thread (SpawnOptions.Placement.dedicatedThread).
-//
-// Some code must stay on one thread for its whole life: a C library with thread-local
-// state, a run loop, an OpenGL context. A dedicated actor is an ordinary actor in a
-// private ActorSystem whose scheduler has exactly one worker and no spares, so all its
-// turns run on that thread and nothing else does. The parent system shuts the private
-// one down with its own shutdown and adds its figures to the report.
+// ActorSystem+Dedicated: actors that own an OS thread, for code that must stay on one
+// thread (thread-local C state, a run loop). Each lives in a private system with exactly
+// one worker and no spares, shut down with this one, its figures added to the report.
 
 import MNScheduler
 
@@ -15,8 +11,8 @@ extension ActorSystem {
                                readsEnvironment: false)
     }
 
-    /// Keeps a private system (dedicated or main-thread actors) to shut it down with this
-    /// one; false (and the private system shut down) once this one is shutting down.
+    /// Keeps a private system to shut down with this one; false (and it is shut down) once
+    /// this one is shutting down.
     func adoptPrivateSystem(_ system: ActorSystem) -> Bool {
         let adopted = dedicatedSystems.withLock { systems -> Bool in
             if isShuttingDown { return false }

@@ -1,11 +1,6 @@
-// ActorSystem+Metrics: the figures a service watches, readable in code (`metrics`) and
-// published to swift-metrics by a sampling reporter (ActorSystemMetricsReporter).
-//
-// Cost model: nothing here runs per delivered message. Delivered counts are the per-cell
-// counts the turn keeps anyway (ActorCellBase, A1). Dead letters are counted by reason
-// where they are published, restarts and failure stops where the supervisor decides. A
-// snapshot walks the registry once under its lock, so sample it every few seconds. The
-// reporter turns cumulative figures into counter increments and live actors into a gauge.
+// ActorSystem+Metrics: the figures a service watches, in code (`metrics`) and published
+// to swift-metrics by a sampling reporter. Nothing here runs per delivered message:
+// delivered counts are the turn's own (A1); other counts are kept where they happen.
 
 import Metrics
 import MNScheduler
@@ -17,39 +12,34 @@ final class SystemCounters: Sendable {
     let restarts = Atomic<Int>(0)
     /// Actors stopped with ``TerminationReason/failed(_:)``.
     let failedStops = Atomic<Int>(0)
-    /// Mailbox overflow appends of cells that already left the registry, and of overflow
-    /// lists given back with an idle mailbox's ring (MPSCQueue.releaseIdleRing).
+    /// Overflow appends of cells that left the registry, and of overflow lists given back
+    /// with an idle ring.
     let retiredOverflows = Atomic<Int>(0)
-    /// Mailbox rings given back by idle actors (``ActorSystem/reclaimIdleMailboxes()``).
+    /// Mailbox rings given back by idle actors.
     let mailboxRingsReleased = Atomic<Int>(0)
 }
 
-/// The runtime's figures at one moment, like tokio's `RuntimeMetrics`: read them in code
-/// with ``ActorSystem/metrics``, or publish them with ``ActorSystemMetricsReporter``.
+/// The runtime's figures at one moment: read with ``ActorSystem/metrics``, or publish with
+/// ``ActorSystemMetricsReporter``.
 ///
-/// Every count is cumulative over the system's life except ``liveActors``. Figures are read
-/// one after another without stopping the actors, so they are each exact but not taken at
-/// one instant (a message may be counted delivered and its reply not yet).
-///
-/// New fields may be added in minor versions; build values only by reading
-/// ``ActorSystem/metrics``.
+/// Cumulative over the system's life except ``liveActors``. Each figure is exact, but they
+/// are read one after another, not at one instant. New fields may come in minor versions:
+/// get values only from ``ActorSystem/metrics``.
 public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
-    /// Actors spawned and not yet stopped and drained (pool routees count, the pool's own
-    /// ref does not).
+    /// Actors not yet stopped and drained (routees count, a pool's ref does not).
     public var liveActors: Int
     /// Messages handed to behaviours.
     public var delivered: Int
     /// Dead letters by reason.
     public var deadLetters: DeadLetterCounts
-    /// Sends that found their mailbox's ring full and went to its ordered overflow list
-    /// (a sign that an actor falls behind; see ``ActorSystem/defaultMailboxCapacity``).
+    /// Sends that found the ring full and overflowed (an actor falling behind).
     public var mailboxOverflows: Int
     /// Supervisor restarts carried out.
     public var restarts: Int
-    /// Actors stopped because they failed (supervisor `stop` or `escalate`, or restarts used up).
+    /// Actors stopped because they failed (stop, escalate, or restarts used up).
     public var failedStops: Int
-    /// The scheduler's figures: parks, steals, busy time per worker, injection-queue depth,
-    /// blocked workers and spare threads.
+    /// The scheduler's figures (parks, steals, busy time, injection depth, blocked workers,
+    /// spare threads).
     public var scheduler: SchedulerMetrics
 
     public var description: String {
@@ -62,10 +52,8 @@ public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension ActorSystem {
-    /// The runtime's figures now (see ``ActorSystemMetrics``).
-    ///
-    /// Cost: one pass over the live actors under the registry's lock; meant for sampling
-    /// every few seconds (``ActorSystemMetricsReporter``), not per request. Any thread.
+    /// The runtime's figures now: one pass over the live actors under the registry lock,
+    /// for sampling every few seconds, not per request. Any thread.
     public var metrics: ActorSystemMetrics {
         let (live, delivered, overflows) = registryTotals()
         return ActorSystemMetrics(liveActors: live, delivered: delivered,
@@ -94,13 +82,9 @@ extension ActorSystem {
 ///   `fastmailbox_scheduler_spare_threads` and `fastmailbox_scheduler_worker_busy_ratio`
 ///   (gauges; the last with a `worker` dimension).
 ///
-/// Counters are incremented by the difference since the previous sample, so a backend sees
-/// monotonic totals. The first sample publishes everything counted so far.
-///
-/// Run it with ``run()`` in a task (or as a ServiceLifecycle service: the
-/// `FastMailboxServiceLifecycle` product's `ActorSystemService` takes one), or call
-/// ``report()`` yourself. Thread-safety: `report()` may be called from any thread; samples
-/// are serialised by a lock.
+/// Counters grow by the difference since the previous sample (the first publishes all so
+/// far). Run ``run()`` in a task (or the `FastMailboxServiceLifecycle` product's
+/// `ActorSystemService`), or call ``report()``: any thread, samples serialised by a lock.
 public final class ActorSystemMetricsReporter: Sendable {
     /// The system sampled.
     public let system: ActorSystem
@@ -123,12 +107,10 @@ public final class ActorSystemMetricsReporter: Sendable {
 
     /// Creates a reporter (it publishes nothing until ``run()`` or ``report()``).
     /// - Parameters:
-    ///   - system: the system to sample.
-    ///   - interval: time between samples in ``run()`` (default 10 s).
-    ///   - labelPrefix: the start of every metric's label (default `"fastmailbox"`).
-    ///   - dimensions: dimensions every metric carries; by default `[("system", system.name)]`.
-    ///   - factory: where to publish; by default the process's bootstrapped
-    ///     `MetricsSystem.factory` (read now).
+    ///   - interval: time between samples in ``run()``.
+    ///   - labelPrefix: the start of every metric's label.
+    ///   - dimensions: dimensions every metric carries.
+    ///   - factory: where to publish; by default `MetricsSystem.factory` (read now).
     public init(system: ActorSystem, interval: Duration = .seconds(10), labelPrefix: String = "fastmailbox",
                 dimensions: [(String, String)]? = nil, factory: (any MetricsFactory)? = nil) {
         self.system = system
@@ -184,8 +166,7 @@ public final class ActorSystemMetricsReporter: Sendable {
         }
     }
 
-    /// Samples every ``interval`` until the task is cancelled, then takes a last sample
-    /// (so figures counted during shutdown are published). Returns only on cancellation.
+    /// Samples every ``interval`` until cancelled, then once more (shutdown's figures).
     public func run() async {
         while !Task.isCancelled {
             report()

@@ -1,12 +1,10 @@
-// ActorSystem+Pool — N actors of one behaviour behind one ref (see Router, RoutingStrategy):
-// what `spawn` does for SpawnOptions.pool, each routee spawned as a plain actor would be.
+// ActorSystem+Pool: N actors of one behaviour behind one ref (see Router).
 
 import MNScheduler
 
 extension ActorSystem {
-    /// A pool (``SpawnOptions/pool``): `size` routees made by `spawnRoutee` (given each
-    /// routee's name; the spawn's own code, specialised for the behaviour) behind a router
-    /// registered under `name`. Nothing is left running when it throws.
+    /// A pool: `size` routees made by `spawnRoutee` (the caller's specialised spawn) behind
+    /// a router registered under `name`. Nothing is left running when it throws.
     func spawnPool<Message: Sendable>(
         name: String?, size: Int, routing: RoutingStrategy,
         spawnRoutee: (String) throws(ActorSystemError) -> ActorRef<Message>
@@ -37,9 +35,7 @@ extension ActorSystem {
         return ActorRef(router)
     }
 
-    /// The routees of a pool (spawned with ``SpawnOptions/pool``), in index order; nil when
-    /// `pool` is not a pool's ref.
-    /// Thread-safe; the list is fixed for the pool's life (stopped routees stay in it).
+    /// The routees of a pool, in index order (fixed; stopped ones stay); nil for another ref.
     public func routees<Message>(of pool: ActorRef<Message>) -> [ActorRef<Message>]? {
         guard case .router(let router) = pool.target else { return nil }
         return router.routees.map { ActorRef($0) }

@@ -1,13 +1,7 @@
-// ActorSystem+Singleton — one actor per key, created on first use.
-//
-// Algorithm: the registry's singleton table maps a key to a SingletonSlot, created (empty)
-// under the registry lock the first time the key is asked for; that lock is never held
-// while spawning. The slot has its own lock, and get-or-create runs entirely under it:
-// return the stored ref if its actor still accepts messages, else spawn (which takes the
-// registry lock inside) and store the new ref. Racing callers on one key serialise on the
-// slot, so exactly one spawn happens and every caller gets its ref; callers on different
-// keys don't wait for each other. Lock order: slot → registry, never the reverse (the
-// registry lock is released before a slot lock is taken), so no deadlock.
+// ActorSystem+Singleton: one actor per key, created on first use. The singleton table
+// maps a key to a SingletonSlot (made under the registry lock, never held while
+// spawning); get-or-create runs under the slot's own lock, so racing callers on a key
+// spawn once and different keys don't wait. Lock order: slot → registry, never reverse.
 
 import MNScheduler
 
@@ -17,21 +11,16 @@ final class SingletonSlot: Sendable {
 }
 
 extension ActorSystem {
-    /// The actor for `key`: spawned by `create` on first use and again after it stopped,
-    /// the same ref otherwise. `create` is any spawn, e.g.
+    /// The actor for `key`: spawned by `create` on first use and after it stopped, the
+    /// same ref otherwise, e.g.
     /// `try system.singleton(key: "cache") { try system.spawn { Cache() } }`.
     ///
-    /// - Thread-safety: any number of threads and tasks may race on one key: `create` runs
-    ///   once and all of them get its ref (later callers wait for the spawn, which does not
-    ///   block). Different keys don't contend. `create` runs under the key's lock: it must
-    ///   not ask for the same key.
-    /// - Stopped: if the singleton has stopped (or is stopping), the next call spawns a
-    ///   fresh one and returns its ref; refs to the old one keep sending to dead letters.
-    ///   Leave the spawn unnamed (a generated name), so a recreation never collides with
-    ///   the old actor's name while it drains.
-    /// - Throws: ``ActorSystemError/singletonTypeMismatch(key:existing:requested:)`` when the
-    ///   key already holds a ref of another message type; whatever `create` throws
-    ///   (the key stays empty then).
+    /// - Thread-safety: racing callers on one key run `create` once and all get its ref;
+    ///   keys don't contend. `create` runs under the key's lock: it must not ask for it.
+    /// - Stopped: the next call spawns a fresh one; old refs send to dead letters. Leave
+    ///   the spawn unnamed, so it never collides with the old actor's name.
+    /// - Throws: ``ActorSystemError/singletonTypeMismatch(key:existing:requested:)``, or
+    ///   what `create` throws (the key stays empty).
     public func singleton<Message: Sendable>(
         key: String, create: () throws -> ActorRef<Message>
     ) throws -> ActorRef<Message> {
@@ -62,8 +51,7 @@ extension ActorSystem {
 }
 
 extension ActorRef {
-    /// False once the actor (or every routee of a pool) has stopped or is stopping: its
-    /// mailbox is closed. A snapshot; any thread.
+    /// False once the actor (or every routee) stopped or is stopping. A snapshot.
     var isAcceptingMessages: Bool {
         switch target {
         case .cell(let cell): return !cell.isClosed

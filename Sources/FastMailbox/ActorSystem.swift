@@ -1,26 +1,6 @@
 // ActorSystem: owns the scheduler, the registry of live actors, dead letters and the
-// counters that make shutdown's accounting exact.
-//
-// Accounting: every message accepted by a mailbox ends in exactly one of
-//   delivered     handed to a behaviour (per-cell counters, summed),
-//   dead-lettered published to `deadLetters`,
-//   left          still queued when shutdown gave up waiting.
-//   sent          accepted by the runtime: over all cells, taken out plus still queued;
-//                 plus messages dead-lettered without being queued; plus watch messages
-//                 the runtime sent.
-// So delivered + deadLettered + left == sent is a check, not an identity: a message
-// stranded in a mailbox, or taken out and dropped, breaks it. A cell's counts move into
-// the retired totals when it leaves the registry (cellTerminated). A cell still running
-// when shutdown empties the registry is retired then, and its later changes when it
-// leaves. So metrics after a shutdown agree with the report.
-//
-// Shutdown: refuse spawns; close every mailbox (later tells become dead letters) and let
-// each actor drain and stop; wait until all stopped or the timeout passed; stop the rest;
-// shut down an owned scheduler without joining a worker stuck in a turn. Late work goes
-// to each cell's runAfterShutdown, which dead-letters it. Then count what the running
-// cells hold and clear the registry, so everything is freed once the user lets go.
-// On a DeterministicScheduler, shutdown drives the turns on the calling thread until
-// quiescent, and reads the deadline on the virtual clock.
+// counters behind the shutdown report. Why `delivered + deadLettered + left == sent`
+// holds, and how shutdown runs: <doc:Architecture>, "Shutdown accounting".
 
 import Dispatch
 #if canImport(Glibc)
@@ -34,25 +14,23 @@ import Synchronization
 
 /// What ``ActorSystem/shutdown(timeout:)`` did.
 public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
-    /// Messages handed to behaviours over the system's life.
+    /// Messages handed to behaviours.
     public var delivered: Int
-    /// Messages that went to dead letters over the system's life.
+    /// Messages that went to dead letters.
     public var deadLettered: Int
-    /// Messages still queued in actors that had not stopped when the timeout passed.
+    /// Messages still queued in actors not stopped at the timeout.
     public var left: Int
-    /// Actors that had not stopped when the timeout passed.
+    /// Actors not stopped at the timeout.
     public var actorsNotStopped: Int
-    /// Messages the runtime accepted for actors over the system's life: every tell (dead
-    /// letters included) and every watch message it sent on your behalf. Nothing is lost
-    /// exactly when `delivered + deadLettered + left == sent`.
+    /// Messages the runtime accepted: every tell and every watch message it sent.
     public var sent: Int
-    /// Worker threads still inside a turn when the timeout passed (detached, not joined;
-    /// 0 when the system does not own its scheduler).
+    /// Worker threads still inside a turn at the timeout (detached; 0 when the system
+    /// does not own its scheduler).
     public var workersNotStopped: Int
-    /// Names of the actors that had not stopped (at most 20).
+    /// Names of the actors not stopped (at most 20).
     public var actorsNotStoppedNames: [String]
 
-    /// Adds another report's figures (a dedicated actor's private system).
+    /// Adds a dedicated actor's private system's report.
     mutating func add(_ other: ShutdownReport) {
         delivered += other.delivered
         deadLettered += other.deadLettered
@@ -63,7 +41,7 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
         actorsNotStoppedNames = Array((actorsNotStoppedNames + other.actorsNotStoppedNames).prefix(20))
     }
 
-    /// True when every accepted message is accounted for: `delivered + deadLettered + left == sent`.
+    /// True when nothing was lost: `delivered + deadLettered + left == sent`.
     public var isBalanced: Bool { delivered + deadLettered + left == sent }
 
     public var description: String {
@@ -78,17 +56,13 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
 /// registry by name and the dead letters.
 ///
 /// Thread-safety: every method may be called from any thread or task.
-/// ``shutdown(timeout:)`` blocks the calling thread while it waits (from async code use
-/// ``gracefulShutdown(timeout:)``, which never blocks a thread of Swift's cooperative pool);
-/// called from an actor's turn it does not wait (see there).
+/// ``shutdown(timeout:)`` blocks the calling thread; from async code use
+/// ``gracefulShutdown(timeout:)``.
 ///
-/// Logging: ``logger`` receives supervisor decisions, dead letters (info, rate-limited:
-/// a few lines per second, then a count), a warning for each unknown `MN_` environment
-/// variable (once per process) and the shutdown report; nothing is logged per delivered
-/// message.
+/// Logging: ``logger`` gets supervisor decisions, rate-limited dead letters, unknown `MN_`
+/// variables and the shutdown report; nothing per message.
 public final class ActorSystem: Sendable {
-    /// Default ring slots of an actor's mailbox: small, because actors number in the
-    /// millions and an idle one should cost little; bursts beyond it overflow in order.
+    /// Default ring slots of an actor's mailbox: small, so an idle actor costs little.
     public static let defaultMailboxCapacity = 32
 
     /// The system's name (used in descriptions).
@@ -97,64 +71,56 @@ public final class ActorSystem: Sendable {
     public let scheduler: Scheduler
     /// Undeliverable messages: a counter and a subscribable stream.
     public let deadLetters = DeadLetterOffice()
-    /// Decides about failures of top-level actors (and children of actors that don't say).
+    /// Decides about failures of top-level actors (and of children whose parent doesn't).
     public let defaultSupervisor: SupervisorStrategy
 
-    /// Where the runtime logs (supervisor decisions, dead letters, shutdown), and the base of
-    /// every actor's ``ActorContext/log``. Its `actor/system` metadata is the system's name.
+    /// Where the runtime logs; the base of every actor's ``ActorContext/log``.
     public let logger: Logger
-    /// Relaxed counters behind ``metrics``, never touched per delivered message.
+    /// Relaxed counters behind ``metrics``.
     let counters = SystemCounters()
     /// The rate-limited log of dead letters.
     let deadLetterLog = DeadLetterLog()
 
     private let ownsScheduler: Bool
     private let shuttingDown = Atomic<Bool>(false)
-    /// Delivered counts of cells that already left the registry.
+    /// Delivered counts of cells that left the registry.
     private let retiredDelivered = Atomic<Int>(0)
-    /// Accepted counts (taken out + still queued) of cells that already left the registry.
+    /// Accepted counts (taken out + still queued) of cells that left the registry.
     private let retiredAccepted = Atomic<Int>(0)
-    /// Dead letters of messages that had been accepted into a mailbox (already part of its
-    /// cell's accepted count).
+    /// Dead letters of messages already in a mailbox's accepted count.
     let queuedDeadLetters = Atomic<Int>(0)
-    /// Dead letters of messages never queued (refused tells, late replies, a late arrival
-    /// at a cell that left). Each is also a message sent that no mailbox counts.
+    /// Dead letters of messages never queued: also counted as sent here.
     let unqueuedDeadLetters = Atomic<Int>(0)
-    /// Watch messages the runtime handed to a behaviour: the other part of `sent` that no
-    /// mailbox counts.
+    /// Watch messages the runtime handed to behaviours (part of `sent`).
     let runtimeSent = Atomic<Int>(0)
-    /// Messages taken out of mailboxes and held by their actors (stash, unstashed): part
-    /// of `left` at shutdown.
+    /// Messages taken out and held by their actors (stash): part of `left` at shutdown.
     let heldBack = Atomic<Int>(0)
     /// The timeouts of pending asks.
     let askTimer: AskTimer
-    /// Asks waiting for a reply: while > 0, dead letters are searched for their promises.
+    /// Pending asks: while > 0, dead letters are searched for their promises.
     let outstandingAsks = Atomic<Int>(0)
     /// Taken by spawn and by every actor's last turn.
     let registry = FutexLock<Registry>(Registry())
-    /// The automatic idle-mailbox walk's timer (ActorSystem+Reclaim), nil when off.
+    /// The idle-mailbox walk's timer, nil when off.
     let reclaimTimer = Lock<(any DispatchSourceTimer)?>(nil)
-    /// Held by a walk: one at a time, since the walker's snapshot word is walker-only.
+    /// Held by a walk: one at a time.
     let reclaimWalk = Lock<Int>(0)
     private let shutdownResult = Lock<ShutdownReport?>(nil)
-    /// Private one-worker systems of dedicated actors (``SpawnOptions/Placement/dedicatedThread``),
-    /// shut down with this one.
+    /// Private systems of dedicated actors, shut down with this one.
     let dedicatedSystems = Lock<[ActorSystem]>([])
-    /// The private system of main-thread actors, made on first use (ActorSystem+MainThread).
+    /// The private system of main-thread actors, made on first use.
     let mainThreadSystemStorage = Lock<ActorSystem?>(nil)
 
     struct Registry {
-        /// Live cells (registered, not yet terminated); see CellTable.
+        /// Live cells (CellTable).
         let cells = CellTable()
         var names: [String: AnyActorCell] = [:]
         var singletons: [String: any Sendable] = [:]
         /// Pool names taken while the pool's routees are spawned.
         var reserved: Set<String> = []
-        /// Set with the system's `shuttingDown`, in the same critical section: the
-        /// idle-mailbox walk, which holds the registry and not the system, stops at it.
+        /// Mirrors the system's `shuttingDown` for the walk, which holds only the registry.
         var shuttingDown = false
-        /// Cells shutdown took out of `cells` while they still ran, with the counts it
-        /// retired then. When one leaves, only the change is retired. Keeps no cell alive.
+        /// Running cells shutdown took out of `cells`, with the counts retired then.
         var stragglers: [ActorID: RetiredCounts] = [:]
     }
 
@@ -165,18 +131,14 @@ public final class ActorSystem: Sendable {
         var overflows: Int
     }
 
-    /// Actor ids are process-wide so refs of different systems never compare equal.
+    /// Process-wide, so refs of different systems never compare equal.
     private static let nextID = Atomic<UInt64>(0)
 
     /// Creates a system with its own scheduler.
     /// - Parameters:
-    ///   - name: used in descriptions and diagnostics.
-    ///   - configuration: scheduler settings in code; environment variables
-    ///     (`MN_WORKERS`, …) apply underneath them, as `SchedulerConfiguration` documents.
-    ///   - defaultSupervisor: decides about failures of top-level actors.
-    ///   - logger: where the runtime logs (see ``logger``); by default a logger labelled
-    ///     `"fastmailbox"`, which goes wherever the process bootstrapped `LoggingSystem`.
-    /// - Throws: `SchedulerConfigurationError` naming a bad variable, its value and the allowed range.
+    ///   - configuration: scheduler settings; `MN_` environment variables apply underneath.
+    ///   - logger: see ``logger``; by default labelled `"fastmailbox"`.
+    /// - Throws: `SchedulerConfigurationError` naming a bad variable, its value and range.
     public init(name: String = "fastmailbox",
                 configuration: SchedulerConfiguration = SchedulerConfiguration(),
                 defaultSupervisor: SupervisorStrategy = .default,
@@ -191,8 +153,7 @@ public final class ActorSystem: Sendable {
         startIdleMailboxReclaim()
     }
 
-    /// Creates a system on an existing scheduler (shared with other systems or executors;
-    /// this system's shutdown then does not shut it down).
+    /// Creates a system on an existing scheduler, which its shutdown leaves running.
     public convenience init(name: String = "fastmailbox", scheduler: Scheduler,
                 defaultSupervisor: SupervisorStrategy = .default,
                 logger: Logger = Logger(label: "fastmailbox")) {
@@ -200,8 +161,7 @@ public final class ActorSystem: Sendable {
                   logger: logger)
     }
 
-    /// A system on `scheduler` that shuts it down with itself when `ownsScheduler` (the
-    /// private system of main-thread actors).
+    /// A system on `scheduler`, which its shutdown shuts down when `ownsScheduler`.
     package init(name: String, scheduler: Scheduler, ownsScheduler: Bool, defaultSupervisor: SupervisorStrategy,
          logger: Logger = Logger(label: "fastmailbox")) {
         self.name = name
@@ -218,10 +178,10 @@ public final class ActorSystem: Sendable {
         reclaimTimer.withLock { $0?.cancel() }
     }
 
-    /// Turns ``shutdown(timeout:)`` runs at most, per drain, on a deterministic scheduler.
+    /// Turns ``shutdown(timeout:)`` runs at most per drain on a deterministic scheduler.
     static let deterministicShutdownTurns = 1_000_000
 
-    /// Sequential bodies and the dedicated-thread and main-thread placements need threads of their own.
+    /// These placements and sequential bodies need threads of their own.
     func refuseOnDeterministicScheduler(_ function: String) throws(ActorSystemError) {
         if scheduler.isDeterministic { throw .unsupportedOnDeterministicScheduler(function) }
     }
@@ -237,23 +197,15 @@ public final class ActorSystem: Sendable {
 
     // MARK: spawning
 
-    /// Spawns a top-level actor whose behaviour is an ``EventActor`` made by `factory`: now,
-    /// and again for a fresh instance on every supervisor restart.
+    /// Spawns a top-level actor whose behaviour is an ``EventActor`` made by `factory`,
+    /// now and again on every supervisor restart.
     ///
-    /// The one spawn, with its siblings for the other kinds of behaviour (a closure, a value
-    /// behaviour, a sequential body): `options` say the rest (``SpawnOptions``: name,
-    /// mailbox, supervisor, placement, pool).
-    /// - Thread-safety: any thread or task. The actor is registered when this returns.
-    /// - Ordering: messages from one sender arrive in the order sent.
-    /// - Cost: on the scheduler's workers, no thread; see ``defaultMailboxCapacity``.
-    /// - Throws: ``ActorSystemError``: a taken name, a bad capacity or pool size, options
-    ///   that cannot go together (``ActorSystemError/unsupportedSpawnOptions(_:)``), or the
-    ///   system is shut down. Nothing is left running when it throws.
+    /// Guarantees and errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<A: EventActor>(
         options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        // Inlinable so the turn is specialised for A here (ActorCellBase, "Specialised turns").
+        // Inlinable: the turn is specialised for A here (<doc:ActorCells>).
         if _fastPath(options.isPlain) {
             return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                  boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
@@ -277,21 +229,17 @@ public final class ActorSystem: Sendable {
 
     /// Spawns a top-level actor whose behaviour is a closure, called for each message.
     ///
-    /// Name the message type once, with `of:` or with the ref's type, and the closure's
-    /// parameter types are inferred:
+    /// Name the message type with `of:` or with the ref's type:
     /// ```swift
     /// let printer = try system.spawn(of: String.self) { line, context in print(line) }
     /// let adder: ActorRef<Int> = try system.spawn { n, context in total.add(n) }
     /// ```
-    /// (Without either, the compiler cannot tell the message type.) The closure holds no
-    /// state of its own, so a restart calls it again as it is. Same guarantees and errors
-    /// as ``spawn(options:_:)-(_,()->A)``.
+    /// A restart calls the same closure again. Guarantees and errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<Message: Sendable>(
         of messageType: Message.Type = Message.self, options: SpawnOptions = SpawnOptions(),
         receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
-        // The closure kept in the cell (ClosureActorCell): no factory, no object around it.
         if _fastPath(options.isPlain) {
             return try spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                         boundedMailbox: options.isBounded, parent: nil,
@@ -313,9 +261,9 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Spawns a top-level actor whose behaviour is a value (``ActorBehavior``): `behavior`
-    /// is stored in the actor and mutated in place by each message; a restart starts again
-    /// from a copy of it. Same guarantees and errors as ``spawn(options:_:)-(_,()->A)``.
+    /// Spawns a top-level actor whose behaviour is a value (``ActorBehavior``), mutated in
+    /// place by each message; a restart starts from a copy of `behavior`. Guarantees and
+    /// errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<B: ActorBehavior>(
         options: SpawnOptions = SpawnOptions(), _ behavior: B
@@ -339,9 +287,7 @@ public final class ActorSystem: Sendable {
         ActorID(rawValue: ActorSystem.nextID.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
-    /// A spawn with a pool or a placement off the workers: `make` spawns one actor on the
-    /// given system under the given name (in the caller's specialised code); this decides
-    /// which system, how many, and puts a pool's router in front.
+    /// A pool or a placement off the workers: `make` spawns one actor on a given system.
     @usableFromInline
     func spawnArranged<Message: Sendable>(
         _ options: SpawnOptions, make: (ActorSystem, String?) throws(ActorSystemError) -> ActorRef<Message>
@@ -355,8 +301,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Spawns one actor with `make` on the system that runs `placement`: this one, a new
-    /// dedicated one-worker system, or the main-thread system.
+    /// Spawns one actor with `make` on the system that runs `placement`.
     @usableFromInline
     func place<Message: Sendable>(
         _ placement: SpawnOptions.Placement, name: String?,
@@ -369,7 +314,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// `spawnCell` for a value behaviour (ValueActorCell). Inlinable, as spawnCell.
+    /// `spawnCell` for a value behaviour.
     @inlinable
     func spawnValueCell<B: ActorBehavior>(
         name: String?, options: SpawnOptions, parent: AnyActorCell?, behavior: B
@@ -385,33 +330,26 @@ public final class ActorSystem: Sendable {
         return ActorRef(cell: cell)
     }
 
-    /// Inlinable, like its callers: specialised where `spawn` is called, so the cell's
-    /// generic class metadata comes from that site's cache instead of a look-up in the
-    /// runtime's metadata table on every spawn. What does not depend on `A` is `enroll`'s.
-    /// `supervisor` nil: the system's default (the cell then keeps none, and the spawn
-    /// neither retains nor compares one). Closure actors: `spawnClosureCell`.
+    /// Inlinable: the cell's generic metadata comes from the call site's cache.
+    /// `supervisor` nil: the system's default.
     @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
         supervisor: SupervisorStrategy?, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
         factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        // A bounded mailbox keeps its ring: a send meeting a ring being given back (sealed:
-        // "full") would be refused or made to wait as if the mailbox were full.
+        // A bounded mailbox keeps its ring: a sealed ring would read as "full".
         let shape = try mailboxShape(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
-        // The cell is its mailbox queue, so an eager ring is reserved once the cell exists:
-        // a failure there (out of memory) drops the instance `factory` just made, unstarted.
+        // The cell is its mailbox queue, so the eager ring is reserved once it exists.
         try reserveEagerRing(of: cell, for: A.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
 
-    /// `spawnCell` for a closure actor: its cell holds the closure (ClosureActorCell), which
-    /// serves again after a restart. Born running, it gets no turn until it has work
-    /// (`enroll`). Inlinable, as spawnCell.
+    /// `spawnCell` for a closure actor (ClosureActorCell), born running.
     @inlinable
     func spawnClosureCell<Message: Sendable>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
@@ -427,10 +365,8 @@ public final class ActorSystem: Sendable {
         return ActorRef(cell: cell)
     }
 
-    /// Registers a fresh cell, makes it its parent's child, and schedules its first turn,
-    /// which runs preStart. A `bornRunning` cell has an empty preStart: it starts running
-    /// here, before any other thread can see it, and its first message schedules its
-    /// first turn.
+    /// Registers a fresh cell under its parent and schedules its first turn (preStart).
+    /// A `bornRunning` cell starts here, still private, and waits for work.
     @usableFromInline
     func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?,
                 bornRunning: Bool = false) throws(ActorSystemError) {
@@ -440,21 +376,17 @@ public final class ActorSystem: Sendable {
         if !bornRunning { cell.scheduleSelf() }
     }
 
-    /// Rings of at least this many slots are allocated at spawn, so running out of memory
-    /// is a thrown error there rather than a trap at the first tell. Smaller ones stay lazy.
+    /// Rings this large are allocated at spawn: out of memory throws there, not at a tell.
     @inlinable static var eagerRingCapacity: Int { 4_096 }  // computed: a constant in inlined code
 
-    /// The validated shape of an actor's mailbox of `Message`s. The cell is its own mailbox
-    /// queue, made with this shape; the spawn then calls `reserveEagerRing`.
+    /// The validated shape of a mailbox of `Message`s.
     @inlinable
     func mailboxShape<Message: Sendable>(capacity: Int, for: Message.Type,
                                          reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         try queueShape(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes, reclaimable: reclaimable)
     }
 
-    /// The shape of a mailbox of `itemBytes`-byte items. `reclaimable`: an idle actor may
-    /// give its ring back, unless the ring is allocated at spawn (eagerRingCapacity).
-    /// Inlinable, so a constant capacity is checked at compile time.
+    /// The shape of a mailbox of `itemBytes`-byte items; `reclaimable` unless eager.
     @inlinable
     func queueShape(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         do {
@@ -465,8 +397,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Allocates a fresh cell's ring at spawn when its capacity is eagerRingCapacity or
-    /// more. `queue` is the cell itself: forming a Mailbox here would retain it.
+    /// Allocates an eager ring at spawn. `queue` is the cell itself.
     @inlinable
     func reserveEagerRing<Message: Sendable>(of queue: MPSCQueue, for: Message.Type) throws(ActorSystemError) {
         if _slowPath(queue.capacity >= ActorSystem.eagerRingCapacity) {
@@ -474,7 +405,6 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Allocates `mailbox`'s ring now, recording `Message` (Mailbox.swift).
     @usableFromInline
     func reserveRing<Message: Sendable>(of mailbox: Mailbox<Message>) throws(ActorSystemError) {
         do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
@@ -482,7 +412,6 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Enters `cell` in the registry, and its name if given. Inlined into its two callers.
     @inline(__always)
     func register(_ cell: AnyActorCell, named name: String?) throws(ActorSystemError) {
         let error: ActorSystemError? = registry.withLock { registry in
@@ -501,16 +430,13 @@ public final class ActorSystem: Sendable {
     /// Called by a cell's last turn.
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
-            // Under the lock, so metrics and reports count each cell exactly once. A
-            // drained cell's accepted count is what was taken out; a message still being
-            // inserted is counted as sent when it is dead-lettered.
+            // Under the lock, so each cell is counted exactly once.
             let now = RetiredCounts(delivered: cell.deliveredCount, accepted: cell.retiredAcceptedCount,
                                     overflows: cell.overflowCount)
             if registry.cells.remove(cell) {
                 retire(now)
             } else if let before = registry.stragglers.removeValue(forKey: cell.id) {
-                // Shutdown retired this straggler's counts then: add the change since
-                // (wrapping: it may be negative).
+                // Shutdown retired its counts then: add the change (may be negative).
                 retire(RetiredCounts(delivered: now.delivered &- before.delivered,
                                      accepted: now.accepted &- before.accepted,
                                      overflows: now.overflows &- before.overflows))
@@ -521,16 +447,14 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Adds a cell's counts to the retired totals (under the registry lock).
+    /// Under the registry lock.
     private func retire(_ counts: RetiredCounts) {
         retiredDelivered.wrappingAdd(counts.delivered, ordering: .relaxed)
         retiredAccepted.wrappingAdd(counts.accepted, ordering: .relaxed)
         counters.retiredOverflows.wrappingAdd(counts.overflows, ordering: .relaxed)
     }
 
-    /// Shutdown empties the registry: the counts of every cell still in it (stragglers,
-    /// still running) are retired as they are now, and the straggler is remembered so
-    /// that its leaving retires only the change.
+    /// Retires each running cell's counts now and remembers it (stragglers).
     private func retireStragglers(_ registry: inout Registry) {
         registry.cells.forEach { cell in
             let figures = cell.reportFigures
@@ -542,8 +466,7 @@ public final class ActorSystem: Sendable {
         registry.cells.removeAll()
     }
 
-    /// Takes `name` for a pool before its routees exist, so a taken name fails before
-    /// anything is spawned.
+    /// Takes `name` for a pool before its routees exist.
     func reserveName(_ name: String) throws(ActorSystemError) {
         let error: ActorSystemError? = registry.withLock { registry in
             if isShuttingDown { return .shutDown }
@@ -558,8 +481,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { _ = $0.reserved.remove(name) }
     }
 
-    /// Registers a pool's router under its reserved name. It is not in `cells`: the routees
-    /// are the live actors. After a shutdown began the name is dropped.
+    /// Registers a pool's router under its reserved name, unless shut down.
     func fillReservedName(_ name: String, with router: AnyActorCell) {
         registry.withLock { registry in
             guard registry.reserved.remove(name) != nil, !isShuttingDown else { return }
@@ -568,9 +490,9 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Frees `name` at once, so a restarting parent's new children may reuse it.
+    /// Frees the name at once, for a restarting parent's new children.
     func releaseName(of cell: AnyActorCell) {
-        // Set before the cell could run, never cleared: an unnamed actor takes no lock here.
+        // Set before the cell could run, never cleared.
         guard cell.holdsRegisteredName else { return }
         registry.withLock { registry in
             if cell.holdsRegisteredName, registry.names[cell.name] === cell { registry.names[cell.name] = nil }
@@ -579,9 +501,8 @@ public final class ActorSystem: Sendable {
 
     // MARK: dead letters
 
-    /// Publishes a dead letter. `wasQueued`: the message had been accepted into a mailbox
-    /// and is part of its count; otherwise it is counted here as sent. A message carrying
-    /// the reply-to of a pending `ask` fails that ask at once.
+    /// Publishes a dead letter. `wasQueued`: already counted by a mailbox, else counted as
+    /// sent here. Fails a pending `ask` whose reply-to the message carries.
     func publishDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                         reason: DeadLetterReason? = nil, wasQueued: Bool) {
         if wasQueued {
@@ -596,27 +517,16 @@ public final class ActorSystem: Sendable {
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
     }
 
-    /// `shutdown` from inside a turn: the waiting runs on a thread of its own, and the
-    /// caller gets a snapshot at once.
+    /// `shutdown` from a turn: shuts down on another thread, returns a snapshot now.
     private func startShutdownFromTurn(timeout: Duration) -> ShutdownReport {
         registry.withLock { registry in registry.shuttingDown = true; shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
         DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
         return accountingReport(workersNotStopped: 0)
     }
 
-    /// A shutdown report from the counters now, with the cells still registered as
-    /// `actorsNotStopped`.
+    /// A report from the counters now.
     private func accountingReport(workersNotStopped: Int) -> ShutdownReport {
-        // Why `delivered + deadLettered + left == sent` is exact while tells race the reads:
-        // 1. Cells and retired totals in one pass under the registry lock, which a leaving
-        //    cell takes: each cell counts once. A cell's queued count is read once, for
-        //    `left` and `sent`, so a tell landing meanwhile is on both sides or neither.
-        // 2. `runtimeSent` and `queuedDeadLetters` change only in turns of running cells.
-        // 3. `unqueuedDeadLetters` is read once and added to both sides. A racing tell
-        //    (refused, or landing in a cell that left) changes only this figure.
-        // A straggler whose turn ends during the reads moves messages from `left` to dead
-        // letters between 1 and 2; its figures settle when the turn ends.
-        // ShutdownAccountingTests runs a refused tell between each two reads.
+        // Exact while tells race the reads: <doc:Architecture>, "Shutdown accounting".
         let (cells, delivered, accepted, left) = registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
             var accepted = retiredAccepted.load(ordering: .relaxed)
@@ -641,7 +551,7 @@ public final class ActorSystem: Sendable {
                               actorsNotStoppedNames: cells.prefix(20).map(\.name).sorted())
     }
 
-    /// One of `accountingReport`'s reads: `counter`, with the debug test hook run first.
+    /// One of `accountingReport`'s reads.
     private func readForReport(_ counter: borrowing Atomic<Int>) -> Int {
         #if DEBUG
         ShutdownReportTestHook.betweenReads(of: self)
@@ -649,7 +559,7 @@ public final class ActorSystem: Sendable {
         return counter.load(ordering: .relaxed)
     }
 
-    /// Fails the asks whose reply-to refs `value` carries (a few levels deep).
+    /// Fails the asks whose reply-to refs `value` carries (four levels deep).
     private func failPendingAsks(in value: Any, depth: Int) {
         if let carrier = value as? any ReplyRefCarrier {
             carrier.pendingAsk?.failBecauseRequestDeadLettered()
@@ -667,20 +577,19 @@ public final class ActorSystem: Sendable {
         return ActorRef(recipient)
     }
 
-    /// Runs `body` with the registry's singleton table locked (see `singleton(key:_:)`).
+    /// Runs `body` with the singleton table locked.
     func withSingletons<R>(_ body: (inout [String: any Sendable]) throws -> R) rethrows -> R {
         try registry.withLock { try body(&$0.singletons) }
     }
 
     // MARK: statistics and shutdown
 
-    /// Actors not yet stopped: the registered cells, plus shutdown's stragglers until each
-    /// leaves.
+    /// Registered cells plus shutdown's stragglers.
     private static func liveActors(_ registry: borrowing Registry) -> Int {
         registry.cells.count + registry.stragglers.count
     }
 
-    /// Live actors, delivered messages and mailbox overflows, in one pass (``metrics``).
+    /// Live actors, delivered messages and mailbox overflows, in one pass.
     func registryTotals() -> (live: Int, delivered: Int, overflows: Int) {
         registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
@@ -693,7 +602,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Messages accepted so far (see `ShutdownReport.sent`; a snapshot).
+    /// Messages accepted so far (``ShutdownReport/sent``).
     var acceptedTotal: Int {
         registry.withLock { registry in
             var accepted = retiredAccepted.load(ordering: .relaxed)
@@ -704,29 +613,14 @@ public final class ActorSystem: Sendable {
 
     /// Shuts the system down gracefully and reports the accounting.
     ///
-    /// Refuses new spawns and closes every mailbox: later tells go to dead letters with
-    /// reason `.systemShutDown`. Every actor handles what it already holds and stops; the
-    /// call waits up to `timeout` for that, then tells the rest to stop at once. An owned
-    /// scheduler is shut down: workers that finish their turn within a 100 ms grace are
-    /// joined, and a worker stuck in a turn is reported in
-    /// ``ShutdownReport/workersNotStopped``, its actor's messages in ``ShutdownReport/left``
-    /// (they become dead letters when that turn ends). So the call returns within about
-    /// `timeout` + 100 ms, whatever the actors do. Later work is dead-lettered.
-    ///
-    /// Idempotent: later calls return the first report. Any `Duration` is accepted: a huge
-    /// one waits as long as it takes, a negative one means zero. It blocks the calling
-    /// thread; from async code use ``gracefulShutdown(timeout:)``. The report is logged:
-    /// info when everything stopped and balanced, warning otherwise.
-    ///
-    /// On a `DeterministicScheduler` shutdown drives the remaining turns on the calling
-    /// thread and reads the timeout on the virtual clock. Called from one of its turns, or
-    /// while another thread drives it, it stops what it can and reports the rest in
-    /// ``ShutdownReport/actorsNotStopped``; it never traps.
-    ///
-    /// Called from a turn of one of this system's actors, it cannot wait for its own turn.
-    /// It starts the shutdown on a thread of its own and returns a snapshot at once, with
-    /// every live actor, the caller included, in ``ShutdownReport/actorsNotStopped``. A
-    /// later call from outside waits and returns the final report.
+    /// Refuses spawns and closes every mailbox (later tells are dead letters,
+    /// `.systemShutDown`); every actor handles what it holds and stops. After `timeout`
+    /// the rest are stopped and an owned scheduler shut down without joining a worker
+    /// stuck in a turn, so it returns within about `timeout` + 100 ms. Idempotent; a
+    /// negative timeout means zero; blocks the calling thread (from async code:
+    /// ``gracefulShutdown(timeout:)``). Logged at debug when clean, else warning. From a
+    /// turn of this system it returns a snapshot at once and shuts down on another
+    /// thread. Details, deterministic schedulers included: <doc:Guarantees>.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> ShutdownReport {
         if scheduler.isCurrentThreadWorker { return startShutdownFromTurn(timeout: timeout) }
@@ -744,41 +638,34 @@ public final class ActorSystem: Sendable {
             let deadline = clock.deadline(after: timeout)
             let engine = scheduler.deterministicEngine
             if let engine {
-            // Nobody else runs the turns: run them here, unless called from one of them or
-            // while another thread drives (then the stragglers are reported).
+            // Run the turns here; stragglers are reported.
                 _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns)
             } else {
                 while registry.withLock({ !$0.cells.isEmpty }), monotonicNanoseconds() < deadline {
                     usleep(200)
                 }
             }
-            // Stop what did not stop in time (a sequential actor's task is cancelled).
             let stuck = registry.withLock { $0.cells.values }
             for cell in stuck { cell.stopImmediately() }
             if let engine, !stuck.isEmpty { _ = engine.driveForShutdown(maxTurns: ActorSystem.deterministicShutdownTurns) }
             var workersNotStopped = 0
             if ownsScheduler {
-            // The rest of the timeout plus a short grace for turns about to end; a worker
-            // still inside a turn after that is detached, never joined.
+            // The rest of the timeout plus a grace; a worker still in a turn is detached.
                 let now = clock.nanoseconds()
                 let remaining = deadline > now ? Int64(clamping: deadline - now) : 0
                 scheduler.shutdown(timeout: .nanoseconds(remaining) + .milliseconds(100))
                 workersNotStopped = scheduler.workersStillRunning
             }
-        // Cells the scheduler handed back have dead-lettered their work; the cells still
-        // registered are running (a stuck turn, a body that ignores its stop).
             deadLetters.finishSubscribers()
             deadLetterLog.flush(logger: logger)
             var report = accountingReport(workersNotStopped: workersNotStopped)
-        // Dedicated actors' private systems: same deadline, figures added.
             for system in dedicated {
                 let now = clock.nanoseconds()
                 let part = system.shutdown(timeout: .nanoseconds(deadline > now ? Int64(clamping: deadline - now) : 0))
                 report.add(part)
             }
-        // Break the cycles system → registry → cells → system. A straggler stays alive
-        // until its turn ends (CellTable T4), then dead-letters what it holds. Counts are
-        // retired first, so metrics keep agreeing with the report.
+        // Break system → registry → cells → system; a straggler lives until its turn ends
+        // (CellTable T4). Counts are retired first.
             registry.withLock { registry in
                 retireStragglers(&registry)
                 registry.names = [:]
@@ -795,7 +682,7 @@ public final class ActorSystem: Sendable {
     }
 }
 
-/// A message field that may be the reply-to of a pending ask (see publishDeadLetter).
+/// A message field that may be the reply-to of a pending ask.
 protocol ReplyRefCarrier {
     var pendingAsk: (any AskFailing)? { get }
 }
@@ -803,12 +690,10 @@ protocol ReplyRefCarrier {
 extension ActorRef: ReplyRefCarrier {}
 
 #if DEBUG
-/// Debug builds only: runs an action between each two of a shutdown report's reads of the
-/// counters, for one system.
+/// Debug builds only: runs an action between a shutdown report's counter reads.
 enum ShutdownReportTestHook {
     private static let point = SystemHookPoint()
 
-    /// `action` runs between each two reads of `system`'s next reports, until `disarm()`.
     static func arm(for system: ActorSystem, _ action: @escaping @Sendable () -> Void) { point.arm(system, action) }
 
     static func disarm() { point.disarm() }

@@ -4,26 +4,22 @@ public enum ActorSystemError: Error, Equatable, CustomStringConvertible, Sendabl
     case duplicateName(String)
     /// The mailbox capacity is not a power of two between 4 and 2^20 (`Mailbox.maximumCapacity`).
     case invalidMailboxCapacity(Int)
-    /// The actor's mailbox ring of `capacity` slots (`bytes` bytes) could not be allocated:
-    /// out of memory, or over a memory limit.
+    /// The mailbox ring of `capacity` slots (`bytes` bytes) could not be allocated.
     case mailboxAllocationFailed(capacity: Int, bytes: Int)
     /// `shutdown()` has begun: nothing new is spawned.
     case shutDown
     /// A pool needs at least one routee.
     case invalidPoolSize(Int)
-    /// The named spawn needs threads of its own, which a `DeterministicScheduler` does not
-    /// have: a sequential body (a Swift task with real-time receive timeouts), and the
-    /// placements ``SpawnOptions/Placement/dedicatedThread`` and
-    /// ``SpawnOptions/Placement/mainThread``. Spawn an event actor on the workers instead.
+    /// A `DeterministicScheduler` has no threads for this spawn: a sequential body, or a
+    /// ``SpawnOptions/Placement/dedicatedThread`` or ``SpawnOptions/Placement/mainThread``
+    /// placement. Spawn an event actor on the workers instead.
     case unsupportedOnDeterministicScheduler(String)
-    /// An actor's context was used outside the actor's turn (debug builds check this; the
-    /// payload names the operation). A context is valid only during the call it was passed to.
+    /// An actor's context was used outside its turn (debug builds check; the payload names
+    /// the operation).
     case contextUsedOutsideTurn(String)
-    /// The ``SpawnOptions`` cannot go with this behaviour or this spawner (the payload says
-    /// which and why), e.g. a supervisor for a sequential body; see ``SpawnOptions``.
+    /// The ``SpawnOptions`` cannot go with this behaviour or spawner (the payload says why).
     case unsupportedSpawnOptions(String)
-    /// `singleton(key:create:)` was asked for a ref type other than the one its key already holds
-    /// (the payload names the key and both types).
+    /// `singleton(key:create:)` was asked for another ref type than its key holds.
     case singletonTypeMismatch(key: String, existing: String, requested: String)
 
     public var description: String {

@@ -1,29 +1,13 @@
-// AnyActorCell+Backoff — a supervisor's restart after a delay
-// (SupervisorStrategy.restartWithBackoff): the failed instance stops at once, the fresh one
-// starts when a CellTimer on the scheduler's clock fires.
-//
-// While the restart is pending (`Extras.restartPending`, turn-confined like every field
-// of Extras) the cell's turns hand no message to a behaviour: the general turn returns
-// after the system queue, before the mailbox and the unstashed list, and the fast path is
-// closed (ActorCellBase: `needsGeneralTurn`, and `offFastPath` for the rest of a pass in
-// which the failure happened: those messages go to the priority list, ahead of the
-// mailbox, so order is kept). Messages therefore wait where they are, a bounded mailbox
-// keeps its bound, and the timer's system message schedules the turn that restarts the
-// actor; that turn then handles the unstashed list and the mailbox as usual.
-// Terminations of watched actors that arrive meanwhile are kept for the fresh instance
-// (`BackoffState.deferredTerminations`), and a failure reported meanwhile (a child of the failed
-// instance escalating) is ignored (AnyActorCell.handleFailure). A stop meanwhile cancels
-// the timer and skips postStop, which already ran for the failed instance
-// (`cancelPendingRestart`, from the stop).
-// Delays: SupervisorStrategy.Backoff.delayNanoseconds; the random draw comes from a
-// SplitMix64 per cell, seeded from a DeterministicScheduler's seed and its turn count (so
-// a seed replays the same delays), else from the system's random source.
+// AnyActorCell+Backoff: a supervisor's restart after a delay. The failed instance stops
+// at once; the fresh one starts when a CellTimer fires. While it is pending, turns hand
+// no message to a behaviour, so messages keep their place and bound. How the turns,
+// watches, failures and stops behave meanwhile, and where the delays' randomness comes
+// from: <doc:ActorCells>, "Back-off restarts".
 
 import MNScheduler
 
-/// A cell's back-off restarts: how many in a row, its generator, the pending one. A class,
-/// so that Extras (which every actor with children or watchers allocates) grows by one
-/// word only. Turn-confined, like Extras.
+/// A cell's back-off restarts: the count in a row, the generator, the pending one. A
+/// class, so Extras grows by one word. Turn-confined.
 final class BackoffState {
     /// Restarts in a row (reset after a long enough run without failure).
     var attempt = 0
@@ -49,8 +33,7 @@ final class BackoffElapsed: CellTimerEvent, @unchecked Sendable {
 }
 
 extension AnyActorCell {
-    /// Starts the delay of a back-off restart (in the failing turn, after the failed
-    /// instance stopped): the fresh instance starts when it ends (`finishBackoff`).
+    /// Starts a back-off restart's delay (in the failing turn, the instance stopped).
     final func beginBackoff(_ backoff: SupervisorStrategy.Backoff) {
         let clock = system.scheduler.clock
         let now = clock.nanoseconds()
@@ -71,8 +54,8 @@ extension AnyActorCell {
                                 "supervisor/attempt": "\(state.attempt)"])
     }
 
-    /// The back-off delay ended (the timer's event, in a turn of a cell not stopped):
-    /// starts the fresh instance, then hands it the terminations that arrived meanwhile.
+    /// The delay ended (a turn of a live cell): starts the fresh instance and hands it
+    /// the terminations that arrived meanwhile.
     final func finishBackoff(generation: UInt64) {
         guard let extras = extrasStorage, extras.restartPending, let state = extras.backoff,
               state.generation == generation else { return }
@@ -85,16 +68,15 @@ extension AnyActorCell {
         for termination in deferred where pendingStop == nil { handleTerminated(termination) }
     }
 
-    /// Keeps a termination that arrived while a restart is pending for the fresh instance;
-    /// false when none is pending (the caller handles it now).
+    /// Keeps a termination for the fresh instance; false when no restart is pending.
     final func deferTerminationDuringRestart(_ termination: Terminated) -> Bool {
         guard let extras = extrasStorage, extras.restartPending, let state = extras.backoff else { return false }
         state.deferredTerminations.append(termination)
         return true
     }
 
-    /// Ends a pending back-off restart because the actor stops (from the stop itself).
-    /// Returns true when one was pending: the failed instance's postStop already ran.
+    /// Ends a pending restart because the actor stops; true when one was pending (the
+    /// failed instance's postStop already ran).
     final func cancelPendingRestart() -> Bool {
         guard let extras = extrasStorage, extras.restartPending else { return false }
         extras.backoff?.timer?.cancel()
@@ -104,10 +86,8 @@ extension AnyActorCell {
         return true
     }
 
-    /// The seed of this cell's back-off generator, made at its first back-off: on a
-    /// deterministic scheduler its seed mixed with the number of turns run so far (the
-    /// same for the same seed, D3; actor ids are process-wide, so they would not replay),
-    /// else random.
+    /// This cell's generator seed: on a deterministic scheduler its seed mixed with the
+    /// turns run so far (D3: replays; actor ids would not), else random.
     private func backoffSeed() -> UInt64 {
         guard let engine = system.scheduler.deterministicEngine else {
             var generator = SystemRandomNumberGenerator()

@@ -1,16 +1,11 @@
-// Ask: request–reply on top of tell.
+// Ask: request–reply on top of tell. An AskPromise is a one-shot recipient with a unique
+// request id, wrapped in the reply-to ref the message carries. The first of reply,
+// timeout or refusal wins a CAS on its state and resumes the caller; a loser (late or
+// second reply) is a dead letter. A request dead-lettered itself fails the ask at once
+// (ActorSystem.publishDeadLetter). Timeouts: AskTimer.
 //
-// `ref.ask { replyTo in .get(replyTo: replyTo) }` creates an AskPromise: a one-shot
-// recipient with a unique request id, wrapped in the ActorRef<Reply> the message carries.
-// The first of reply, timeout or refusal wins a CAS on the promise's state and resumes
-// the caller. Whatever loses (a late reply, a second reply) goes to dead letters with the
-// request id. A request that is itself dead-lettered fails the ask at once with
-// `recipientStopped`: ActorSystem.publishDeadLetter looks for a pending promise inside.
-// Timeouts: the system's AskTimer.
-//
-// Memory ordering: the continuation is stored before the ask joins the timer (its lock)
-// and before the request is sent (the send's release). The acq_rel CAS makes the winner
-// the only thread that touches it afterwards. The winner removes the ask from the timer.
+// Ordering: the continuation is stored before the ask joins the timer (its lock) and the
+// request is sent (release); the acq_rel CAS makes the winner its only user afterwards.
 
 import MNScheduler
 import Synchronization
@@ -35,14 +30,13 @@ public enum AskError: Error, Equatable, CustomStringConvertible, Sendable {
 /// Request ids, unique in the process.
 private let askRequestIDs = Atomic<UInt64>(0)
 
-/// A pending ask that can be failed without knowing its reply type (dead letters do it).
+/// A pending ask that dead letters can fail without knowing its reply type.
 protocol AskFailing: AnyObject, Sendable {
-    /// The request itself became a dead letter: nobody will answer it.
+    /// The request became a dead letter.
     func failBecauseRequestDeadLettered()
 }
 
-/// Whom an ask asked, for its errors: an actor's cell (its name formatted only when an
-/// error needs it) or another recipient's name.
+/// Whom an ask asked, for its errors.
 @usableFromInline
 enum AskTarget: Sendable {
     case cell(AnyActorCell)
@@ -63,8 +57,7 @@ enum AskTarget: Sendable {
     }
 }
 
-/// The part of an ask's reply slot that does not depend on the reply's type. Not generic,
-/// so the timer holds promises as this class and the bookkeeping is compiled once.
+/// The reply-type-independent part of an ask's reply slot (compiled once).
 @usableFromInline
 class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
     // @unchecked: `state` is atomic; everything else is immutable.
@@ -74,10 +67,9 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
 
     let id: ActorID
     @usableFromInline let requestID: UInt64
-    /// Whom the ask asked (for errors).
     let target: AskTarget
     let state = Atomic<UInt8>(0)
-    /// The timeout, as AskTimer's deadline.
+    /// AskTimer's deadline.
     let timeout: Duration
 
     var system: ActorSystem { target.system }
@@ -93,8 +85,7 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         self.requestID = askRequestIDs.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
-    /// The asker's bookkeeping once its continuation is stored, before the request is
-    /// sent: counts the ask and arms its timeout.
+    /// Before the request is sent: counts and arms the timeout.
     @usableFromInline final func start() {
         system.outstandingAsks.wrappingAdd(1, ordering: .relaxed)
         let nanoseconds = timeout.saturatingNanoseconds
@@ -103,20 +94,18 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// The request was dead-lettered as it was sent (the actor had stopped).
+    /// The actor had stopped.
     @usableFromInline final func requestRefused() {
         fail(.recipientStopped(requestID: requestID, recipient: target.name))
     }
 
-    /// After the asker's continuation returned or threw: tells ThreadSanitizer that the
-    /// replier's writes happen-before the asker's next line.
+    /// Tells TSan the replier's writes happen-before.
     @usableFromInline final func finishAsk() {
         threadSanitizerAcquire(self)
         threadSanitizerAcquireCurrentTask()
     }
 
-    /// Fails the ask unless it already ended; the CAS makes the winner the only thread that
-    /// resumes the continuation.
+    /// Unless it already ended.
     final func fail(_ error: AskError) {
         if state.compareExchange(expected: Self.pending, desired: Self.failed, ordering: .acquiringAndReleasing).exchanged {
             resolved()
@@ -124,7 +113,7 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         }
     }
 
-    /// Resumes the asker with `error` (the CAS winner only). Overridden by AskPromise.
+    /// The CAS winner only. Overridden by AskPromise.
     func resumeThrowing(_ error: AskError) {
         preconditionFailure("AskPromiseBase.resumeThrowing(_:) must be overridden")
     }
@@ -137,30 +126,26 @@ class AskPromiseBase: AskFailing, RecipientIdentity, @unchecked Sendable {
         fail(.timedOut(requestID: requestID, recipient: target.name, after: timeout))
     }
 
-    /// The winner's bookkeeping: the ask leaves the timer, which releases this promise now,
-    /// and the count of outstanding asks drops.
+    /// Leaves the timer, drops the outstanding count.
     final func resolved() {
         system.askTimer.remove(id: requestID)
         system.outstandingAsks.wrappingSubtract(1, ordering: .relaxed)
     }
 
-    /// Timeouts from here on (about 292 years) mean "never": no timer at all.
+    /// Timeouts from here on mean "never": no timer.
     static var noTimeoutThreshold: UInt64 { UInt64(Int64.max) / 1_000 }
 }
 
 @usableFromInline
 final class AskPromise<Reply: Sendable>: AskPromiseBase, MessageRecipient, @unchecked Sendable {
     typealias Message = Reply
-    // @unchecked: `continuation` is written before the request is published, then only by
-    // the CAS winner.
+    // @unchecked: `continuation` is written before the request is published, then by
+    // the CAS winner only.
 
-    /// Resumed exactly once, by the CAS winner. Unsafe, not checked: the CAS already rules
-    /// out a second resume, and a checked continuation allocates.
+    /// Unchecked: a checked continuation allocates.
     @usableFromInline var continuation: UnsafeContinuation<Reply, any Error>?
-    /// Called with the outcome instead of resuming a continuation, by the CAS winner only
-    /// (`context.ask`: ActorContext+Ask.swift). Written before the request is sent, like
-    /// `continuation`, and never set together with it. Boxed (an `AskCompletion<Reply>`)
-    /// so that a plain ask never needs the metadata of its generic closure type.
+    /// `context.ask`'s callback instead of a continuation, boxed (an `AskCompletion<Reply>`)
+    /// so a plain ask never needs its generic closure type's metadata.
     var completion: AnyObject?
 
     @usableFromInline override init(asking target: AskTarget, timeout: Duration) {
@@ -218,28 +203,23 @@ final class AskCompletion<Reply: Sendable>: Sendable {
 }
 
 extension ActorRef {
-    /// Sends the message built by `makeMessage` — which gets a one-shot reply-to ref with a
-    /// unique request id — and awaits the reply.
+    /// Sends the message built by `makeMessage`, which gets a one-shot reply-to ref, and
+    /// awaits the reply.
     ///
-    /// - Throws: ``AskError/timedOut(requestID:recipient:after:)`` when no reply came within
-    ///   `timeout` (a late reply goes to dead letters), or
-    ///   ``AskError/recipientStopped(requestID:recipient:)`` as soon as the request becomes a
-    ///   dead letter: the actor had stopped, or stopped before handling it.
-    /// - Timeout: any `Duration`; a huge one (`.seconds(Int64.max)`) means "no timeout",
-    ///   a negative one means "now". Answered asks release their timer at once. The timeout
-    ///   is detected on time, but the ask returns only when the caller's executor runs it
-    ///   again (see "When a timed-out ask returns" in <doc:Guarantees>).
-    /// - Ordering: the request is an ordinary tell, ordered after this sender's earlier ones.
-    /// - Isolation: runs in the caller's isolation (`#isolation`), so it can be called from
-    ///   `@MainActor` code or a native actor with a closure that captures their state.
+    /// - Throws: ``AskError/timedOut(requestID:recipient:after:)`` (a late reply is a dead
+    ///   letter), or ``AskError/recipientStopped(requestID:recipient:)`` as soon as the
+    ///   request is dead-lettered.
+    /// - Timeout: any `Duration`; a huge one means none, a negative one "now". The ask
+    ///   returns when the caller's executor runs it again (<doc:Guarantees>).
+    /// - Ordering: the request is an ordinary tell, after this sender's earlier ones.
+    /// - Isolation: runs in the caller's isolation (`#isolation`).
     @inlinable
     public func ask<Reply: Sendable>(
         timeout: Duration = .seconds(5),
         isolation: isolated (any Actor)? = #isolation,
         _ makeMessage: (ActorRef<Reply>) -> Message
     ) async throws -> Reply {
-        // Inlinable, so the promise's type, the message's move and the send are concrete
-        // at the call site.
+        // Inlinable: the promise's type, the move and the send are concrete here.
         let promise = AskPromise<Reply>(asking: askTarget, timeout: timeout)
         defer { promise.finishAsk() }
         return try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in

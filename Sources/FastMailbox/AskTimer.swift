@@ -1,29 +1,21 @@
-// AskTimer: the timeouts of one system's pending asks, on one Dispatch timer.
-//
-// Every pending ask is an entry in a dictionary (request id → promise) and in a min-heap
-// of (deadline, request id), under one short lock. A single DispatchSource fires at the
-// earliest deadline. An answered ask leaves the dictionary at once, so its promise is
-// freed now; its heap entry is skipped when it comes up, and the heap is rebuilt when
-// stale entries outnumber live ones. The handler fails expired asks outside the lock.
-// The timer is re-armed only under the lock, so it is never set later than the heap's
-// minimum. Every method may be called from any thread.
-//
-// Clock: the scheduler's (SchedulerClock). On a DeterministicScheduler, arming adds a
-// timer to its VirtualClock instead, which fires when the test advances virtual time.
-// Deadlines saturate at `UInt64.max`, which a virtual clock can reach (VirtualClock, V4);
-// such a deadline is armed like any other, so an ask with a timer always ends.
+// AskTimer: the timeouts of one system's pending asks, on one Dispatch timer. A
+// dictionary (request id → promise) and a min-heap of (deadline, id) under one short
+// lock; the timer fires at the earliest deadline and is re-armed only under the lock. An
+// answered ask leaves the dictionary at once (its promise is freed); stale heap entries
+// are skipped, and the heap is rebuilt when they outnumber live ones. Expired asks fail
+// outside the lock. On a DeterministicScheduler, timers go on its VirtualClock;
+// deadlines saturate at `UInt64.max` and are armed like any other (VirtualClock, V4).
+// Thread-safe.
 
 import Dispatch
 import MNScheduler
 
 final class AskTimer: Sendable {
-    /// Everything but the teardown. The Dispatch timer's handler holds the core strongly,
-    /// a cycle that `deinit` breaks by cancelling the source. No weak reference: it would
-    /// give the object a side table and slow every retain and release of it.
+    /// Everything but the teardown. The timer's handler holds the core strongly; `deinit`
+    /// breaks the cycle (a weak reference would slow every retain).
     let core: Core
 
-    /// Test hook: called on the timer's thread with the number of expired asks of one
-    /// firing, once they have been failed. Set it before the asks it observes.
+    /// Test hook: called on the timer's thread with each firing's count of expired asks.
     var didTimeOut: Lock<(@Sendable (_ count: Int) -> Void)?> { core.didTimeOut }
 
     init(clock: SchedulerClock = .monotonic) {
@@ -35,8 +27,7 @@ final class AskTimer: Sendable {
         core.source?.cancel()
     }
 
-    /// Starts timing `promise` out `nanoseconds` from now (on `clock`).
-    /// `nanoseconds`: the timeout as `Duration.saturatingNanoseconds` gives it.
+    /// Times `promise` out `nanoseconds` (saturating) from now.
     func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) { core.add(promise, id: id, nanoseconds: nanoseconds) }
 
     /// The ask ended (replied or failed): forget it now.
@@ -47,16 +38,14 @@ final class AskTimer: Sendable {
 }
 
 extension AskTimer {
-    /// A request id as the pending table's key, hashed by a SplitMix64 finaliser instead of
-    /// SipHash: ids are the system's own sequence numbers, so hash flooding is no concern.
+    /// A request id as key, hashed by a SplitMix64 finaliser: ids are our own sequence.
     struct RequestID: Hashable {
         let raw: UInt64
         init(_ raw: UInt64) { self.raw = raw }
 
         func hash(into hasher: inout Hasher) { hasher.combine(raw) }
 
-        /// What `Dictionary` calls for a bucket: the finaliser mixes every bit of the id into
-        /// the low bits it masks.
+        /// Mixes every bit of the id into the low bits a bucket index uses.
         func _rawHashValue(seed: Int) -> Int {
             var x = raw ^ UInt64(UInt(bitPattern: seed))
             x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -66,13 +55,11 @@ extension AskTimer {
     }
 
     final class Core: @unchecked Sendable {
-        // @unchecked: `state` is under its lock; the DispatchSource is thread-safe, and we
-        // schedule it only under the lock.
+        // @unchecked: `state` is under its lock; the source is scheduled only under it.
         private struct State {
             var pending: [RequestID: AskPromiseBase] = [:]
             var heap: [(deadline: UInt64, id: UInt64)] = []
-            /// The deadline the timer is set for; nil when not armed. Not a `.max` sentinel:
-            /// `.max` is a real deadline on a virtual clock (VirtualClock, V4).
+            /// The armed deadline; nil when not armed (`.max` is a real virtual deadline).
             var armedFor: UInt64?
         }
 
@@ -88,7 +75,7 @@ extension AskTimer {
             source = clock.virtual == nil ? DispatchSource.makeTimerSource(queue: .global()) : nil
         }
 
-        /// Sets the Dispatch timer's handler (the cycle AskTimer's deinit breaks) and starts it.
+        /// Sets the timer's handler (the cycle deinit breaks) and starts it.
         func start() {
             guard let source else { return }
             source.setEventHandler { [self] in fire() }
@@ -112,7 +99,7 @@ extension AskTimer {
             if let source {
                 source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))
             } else {
-                // A weak reference, so a test's virtual clock does not keep the core alive.
+                // Weak, so a test's virtual clock does not keep the core alive.
                 clock.virtual?.addTimer(at: deadline) { [weak self] in self?.fire() }
             }
         }

@@ -1,18 +1,15 @@
-// BoundedMailboxWaiters: the senders waiting for room in a full bounded mailbox
-// (``ActorRef/send(_:)``), in arrival order, with their messages. All state is under
-// `state`'s lock; `count` mirrors the list's length as a lock-free hint.
-//  (W1) FIFO: a sender that finds waiters queues behind them, and only the actor's turn
-//       moves waiting messages into the ring, oldest first.
+// BoundedMailboxWaiters: the senders waiting in ``ActorRef/send(_:)`` for room in a full
+// bounded mailbox, in arrival order, with their messages, under `state`'s lock (`count`
+// is a lock-free hint).
+//  (W1) FIFO: a sender that finds waiters queues behind them; only the actor's turn moves
+//       waiting messages into the ring, oldest first.
 //  (W2) no lost wake-up: a sender that recorded itself then claims the consumer like a
-//       producer that inserted an item (MPSCQueue.claimConsumerForWaiter), so a turn
-//       follows that sees it.
+//       producer (MPSCQueue.claimConsumerForWaiter), so a turn follows that sees it.
 //  (W3) nothing lost: a waiting message is owned by its record until exactly one of
 //       admit, cancel or failAll takes it.
-//  (W4) a stop fails every waiter at once, and no sender waits after it: every stop
-//       closes the mailbox, then calls failAll; a sender records itself only under the
-//       lock after finding the mailbox open there.
-// Why W2 and W4 hold: FastMailbox.docc/ActorCells.md, "Bounded mailboxes".
-// BoundedMailboxTests replays both interleavings with the test hook below.
+//  (W4) no sender waits after a stop: every stop closes the mailbox, then calls failAll;
+//       a sender records itself only under the lock, after finding the mailbox open.
+// Why W2 and W4 hold: <doc:ActorCells>, "Bounded mailboxes" (tests replay both races).
 
 import MNScheduler
 import Synchronization
@@ -31,11 +28,11 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
     }
     private enum Now { case accepted(Bool), stopped(Message), wait }
     private let state = Lock(State())
-    /// Waiting senders (a hint for the fast paths; see the file comment).
+    /// Waiting senders (a hint for the fast paths).
     let count = Atomic<Int>(0)
 
-    /// `send` on a mailbox that was full: waits for room unless, under the lock, the
-    /// mailbox has room and nobody waits (then enqueues now), or it is closed.
+    /// `send` on a full mailbox: waits for room unless, under the lock, there is room and
+    /// nobody waits (enqueue now), or it is closed.
     func send(_ message: Message, into mailbox: Mailbox<Message>, scheduling cell: AnyActorCell) async throws(SendError<Message>) {
         let id = state.withLock { state -> UInt64 in state.nextID &+= 1; return state.nextID }
         let result: Result<Void, SendError<Message>> = await withTaskCancellationHandler {
@@ -94,9 +91,8 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         if let cancelled { cancelled.continuation.resume(returning: .failure(.cancelled(cancelled.message!))) }
     }
 
-    /// The actor's turn, after draining: moves waiting messages into the ring, oldest
-    /// first, while there is room. Returns true if the mailbox went from idle to busy
-    /// (the caller schedules the actor). Turn only.
+    /// The turn, after draining: moves waiting messages into the ring, oldest first, while
+    /// there is room. True if the mailbox went idle → busy (the caller schedules).
     func admit(into mailbox: Mailbox<Message>) -> Bool {
         var becameNonEmpty = false
         var resumed: [Continuation] = []
@@ -122,8 +118,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         return becameNonEmpty
     }
 
-    /// The actor stopped: every waiting sender gets its message back. Called after the
-    /// mailbox closed (W4), so nobody records itself afterwards.
+    /// The actor stopped: every waiter gets its message back. After the close (W4).
     func failAll() {
         let all: [Waiter] = state.withLock { state in
             defer { state.waiters = []; count.store(0, ordering: .relaxed) }
@@ -134,14 +129,13 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 }
 
 #if DEBUG
-/// Debug builds only: pauses the next sender that found the mailbox full at one of two
-/// points, so a test can run the actor's last drain (W2) or a stop (W4) in that gap.
+/// Debug builds only: pauses the next sender that found the mailbox full, so a test can
+/// run the last drain (W2) or a stop (W4) there.
 enum BoundedMailboxWaitersTestHook {
     enum Point: Equatable, Sendable {
         /// Before it takes the waiters' lock: a stop can run to its end here.
         case beforeLock
-        /// Under the waiters' lock, about to record itself: the actor's last drain can run
-        /// here (W2), and a stop can close the mailbox and then wait for the lock (W4).
+        /// Under the lock, about to record itself (W2; a stop waits for the lock, W4).
         case beforeRecord
     }
     private static let armed = Lock<(point: Point, action: @Sendable () -> Void)?>(nil)

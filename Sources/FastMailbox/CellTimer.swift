@@ -1,29 +1,16 @@
-// CellTimer — one timer of an actor cell on its scheduler's clock: at its deadline (and
-// every `interval` after, for a periodic one) it puts its event into the cell's system
-// queue, where the cell's next turn handles it (`CellTimerEvent.fire(in:)`).
-//
-// Users: `context.timers` (ActorTimers.swift) and the back-off restart (AnyActorCell+Backoff.swift).
-// Clock: the scheduler's (SchedulerClock). A real clock arms a Dispatch timer; the virtual
-// clock of a DeterministicScheduler gets a VirtualClock timer, which fires when the test
-// advances time past its deadline, so timers follow virtual time exactly. A periodic
-// timer's deadlines are `first + k * interval` (no drift from late firings).
-// Cancellation: `cancel()` drops the reference to the cell under the lock, so a firing
-// that races with it either sent its event before (the cell's turn then finds the event
-// stale: the user of the timer checks a generation) or sends nothing. Sending is all a
-// firing does off the turn: it never touches the cell's turn-confined state.
-// Lifetime: an armed timer holds its cell (a strong reference: a weak one would give the
-// cell a side table, and every retain of a cell would take the slow path). The cell's
-// owner cancels every timer when the actor stops or restarts, which releases the cell
-// and, on a real clock, the Dispatch source (whose handler holds the timer). A virtual
-// clock keeps a cancelled timer's action until its deadline passes; the action then finds
-// no cell and does nothing.
-// Thread-safety: every method from any thread (one lock).
+// CellTimer: one timer of an actor cell (for ActorTimers and back-off restarts). At its
+// deadline, and every `interval` after for a periodic one (`first + k × interval`, no
+// drift), it puts its event into the cell's system queue; the turn handles it.
+// On a DeterministicScheduler it is a VirtualClock timer, following virtual time exactly.
+// `cancel()` drops the cell reference under the lock: a racing firing either sent before
+// (its user finds the event stale by generation) or sends nothing. A firing never touches
+// turn-confined state. An armed timer holds its cell strongly (weak would slow every
+// retain); stop and restart cancel every timer, releasing it. Thread-safe (one lock).
 
 import Dispatch
 import MNScheduler
 
-/// Something a timer delivers to a cell, handled in the cell's turn (through the system
-/// queue: `SystemMessage.timerFired`). Immutable once armed.
+/// What a timer delivers, handled in the cell's turn (`SystemMessage.timerFired`).
 class CellTimerEvent: @unchecked Sendable {
     // @unchecked: subclasses hold only immutable fields.
     /// Runs in `cell`'s turn, when the cell is not stopped.
@@ -45,8 +32,7 @@ final class CellTimer: Sendable {
     /// Nanoseconds between firings; nil for a single-shot timer.
     private let interval: UInt64?
 
-    /// Arms a timer that sends `event` to `cell` `delay` nanoseconds from now on `clock`,
-    /// then every `interval` nanoseconds if one is given (it must be positive).
+    /// Arms a timer sending `event` to `cell` after `delay` ns, then every `interval` ns.
     init(cell: AnyActorCell, event: CellTimerEvent, clock: SchedulerClock, delay: UInt64, interval: UInt64?) {
         precondition(interval.map { $0 > 0 } ?? true, "CellTimer: a periodic timer needs a positive interval")
         self.event = event
@@ -90,9 +76,8 @@ final class CellTimer: Sendable {
         virtual.addTimer(at: deadline) { [self] in fireOnVirtualClock(virtual, deadline: deadline) }
     }
 
-    /// A virtual timer's action: sends the event and, for a periodic timer, arms the next
-    /// deadline (VirtualClock V2: one within the advance fires in the same advance). A
-    /// next deadline past `UInt64.max` is never armed: the clock cannot get there.
+    /// A virtual timer's action: sends the event and arms a periodic timer's next deadline
+    /// (VirtualClock V2); one past `UInt64.max` is never armed.
     private func fireOnVirtualClock(_ virtual: VirtualClock, deadline: UInt64) {
         guard let cell = state.withLock({ $0.cell }) else { return }
         if let interval {

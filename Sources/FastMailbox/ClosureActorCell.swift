@@ -1,18 +1,12 @@
-// ClosureActorCell: the cell of a closure actor (`spawn(of:options:receive:)`). The
-// closure is the behaviour, kept in the cell itself, so a closure actor allocates no object
-// beside its cell. It has no state, no preStart, no postStop, no signal handler and the
-// default child supervisor, so ActorCell's work with its instance reduces to calling it.
-//
-// The closure lives in `slot`, a noncopyable struct, called by a borrowing method: the
-// call borrows it in place, so a message costs no retain of the closure's context. (A
-// plain `var` of closure type is copied around every call.) The stop sets it to nil, so
-// what it captured keeps nothing alive. Turn-confined (AnyActorCell C2).
-// Per message this is ActorCellBase's fast path (A2) with the closure call for `receive`.
+// ClosureActorCell: the cell of a closure actor, which holds its closure, so a closure
+// actor allocates nothing beside its cell. No state, hooks or signal handler. The closure
+// lives in a noncopyable `slot` called by a borrowing method, so a message costs no
+// retain of its context; the stop sets it to nil. Turn-confined (C2).
 
 import MNScheduler
 import Synchronization
 
-/// The behaviour closure of a closure actor, borrowed in place by `call` (file comment).
+/// The behaviour closure, borrowed in place by `call`.
 @usableFromInline
 struct ClosureActorBody<Message: Sendable>: ~Copyable {
     /// nil once the actor stopped (`ClosureActorCell.releaseInstance`).
@@ -20,22 +14,20 @@ struct ClosureActorBody<Message: Sendable>: ~Copyable {
 
     @inlinable init(_ closure: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void) { self.closure = closure }
 
-    /// Calls the closure, if not yet released, borrowing it in place (no retain of its
-    /// context, unlike `closure.unsafelyUnwrapped(…)`).
+    /// Calls the closure, if not released, borrowing it in place.
     @inlinable @inline(__always)
     borrowing func call(_ message: Message, _ context: ActorContext<Message>) throws {
         try closure?(message, context)
     }
 }
 
-/// The cell of an actor whose behaviour is one closure (see the file comment).
+/// The cell of an actor whose behaviour is one closure.
 @usableFromInline
 final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchecked Sendable {
     /// The behaviour (released once stopped). Turn-confined.
     @exclusivity(unchecked) @usableFromInline var body: ClosureActorBody<Message>
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init. `body` is consumed,
-    /// so the spawn hands its +1 of the closure over. Inlinable for the same reason.
+    /// `body` is consumed: the spawn hands its +1 over.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
@@ -45,8 +37,7 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
-    /// The mailbox pass, specialised where it is formed (the @inlinable spawn entry points):
-    /// ActorCell's, with the closure call for `receive`.
+    /// The mailbox pass (A2), with the closure call for `receive`.
     @inlinable
     static var specializedMailboxPass: MailboxPass {
         { base, max in
@@ -59,14 +50,12 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
         try body.call(message, ActorContext(cell: self))
     }
 
-    // No preStart to run (the cell is born running, ActorSystem.enroll) and the same
-    // closure serves again after a restart (it holds no state of its own).
+        // No preStart (born running); the same closure serves after a restart.
     override func startInstance() throws { instanceStarted = true }
 
     override func releaseInstance() { body.closure = nil }
 
-    /// A closure actor supervises its children with ``SupervisorStrategy/default`` (an
-    /// EventActor's default); once released, the system's (as ActorCell with no instance).
+    /// Supervises children with ``SupervisorStrategy/default``; once released, the system's.
     @usableFromInline override var childSupervisor: SupervisorStrategy {
         body.closure == nil ? system.defaultSupervisor : .default
     }

@@ -1,16 +1,8 @@
-// DeadLetterLog — the runtime's log of dead letters: at info, one line per letter up to a
-// burst per interval of the scheduler's clock, then one line counting the rest.
-//
-// A storm of dead letters (a stopped actor still sent to in a loop) must not flood the log
-// nor slow the senders much, and no letter may go unmentioned. So the clock is cut into
-// intervals: in each, the first `burst` letters get a line of their own (recipient,
-// message type, reason — never the message's value, which may hold private data); the
-// others are counted, and the count is logged as one line when the first letter of a
-// later interval arrives, or at shutdown (`flush`). Letters are still counted and
-// published by DeadLetterOffice whatever is logged.
-// Clock: the system's scheduler's (SchedulerClock): virtual on a DeterministicScheduler,
-// so tests step through intervals exactly. Thread-safety: every method from any thread;
-// a short lock guards the interval's counts, and lines are logged outside it.
+// DeadLetterLog: the runtime's log of dead letters, so a storm neither floods the log nor
+// leaves a letter unmentioned. In each interval of the scheduler's clock the first
+// `burst` letters get a line (recipient, message type, reason; never the value, which
+// may be private); the rest are counted and logged as one line at the next interval's
+// first letter or at shutdown. Thread-safe: a short lock, lines logged outside it.
 
 import Logging
 import MNScheduler
@@ -18,7 +10,7 @@ import MNScheduler
 final class DeadLetterLog: Sendable {
     /// Letters logged one by one per interval.
     let burst: Int
-    /// The interval's length in nanoseconds of the scheduler's clock.
+    /// The interval in nanoseconds.
     let intervalNanoseconds: UInt64
 
     /// The current interval and its counts.
@@ -42,8 +34,8 @@ final class DeadLetterLog: Sendable {
         self.intervalNanoseconds = intervalNanoseconds
     }
 
-    /// Logs `letter` at info, or counts it when this interval's burst is spent; first logs
-    /// the count of an earlier interval that has ended. `now`: the scheduler's clock.
+    /// Logs `letter` at info, or counts it once the burst is spent; first logs an ended
+    /// interval's count.
     func record(_ letter: DeadLetter, now: UInt64, logger: Logger) {
         let (earlierUnlogged, logsLetter) = interval.withLock { interval -> (Int, Bool) in
             var earlier = 0
@@ -69,7 +61,7 @@ final class DeadLetterLog: Sendable {
         ])
     }
 
-    /// Logs the count of letters not yet logged, if any (at shutdown: no later letter will).
+    /// Logs the count not yet logged, if any (shutdown).
     func flush(logger: Logger) {
         let unlogged = interval.withLock { interval in
             defer { interval.unlogged = 0 }

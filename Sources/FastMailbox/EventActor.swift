@@ -1,13 +1,10 @@
 /// An event-based actor: an object whose `receive` runs for one message at a time, on
-/// whichever scheduler worker its turn lands on (Haller & Odersky's "react" actors).
+/// whichever worker its turn lands on.
 ///
-/// Conform a class to it, keep its state in stored properties, and spawn it with
-/// `ActorSystem.spawn(options:_:)` passing a factory: the factory is called again for a
-/// fresh instance when a supervisor restarts the actor.
-///
-/// Isolation: the runtime calls these methods from one thread at a time, with a
-/// happens-before edge between successive calls, so the instance needs no locks and need
-/// not be `Sendable`. Never hand `self` to another thread; hand out `context.myself`.
+/// Spawn it with `ActorSystem.spawn(options:_:)` and a factory, called again on each
+/// supervisor restart. One call at a time, each happening-before the next, so the
+/// instance needs no locks and need not be `Sendable`. Hand out `context.myself`, never
+/// `self`.
 public protocol EventActor<Message>: AnyObject {
     /// The messages this actor understands (usually an enum).
     associatedtype Message: Sendable
@@ -35,9 +32,8 @@ extension EventActor {
     public var supervisorStrategy: SupervisorStrategy { .default }
 }
 
-/// An actor whose behaviour is one closure (stateless, or state captured in the closure's
-/// own objects), as an EventActor type: for building cells directly (tests). The spawn
-/// entry points that take a closure keep it in the cell itself (ClosureActorCell).
+/// An actor whose behaviour is one closure, as an EventActor type (tests build cells
+/// with it; spawns keep closures in ClosureActorCell).
 @usableFromInline
 final class ClosureActor<Message: Sendable>: EventActor {
     @usableFromInline let body: (Message, ActorContext<Message>) throws -> Void

@@ -1,15 +1,9 @@
-// ForeignRecipient: the one door through which FastMailboxDistributed makes an `ActorRef`
-// to something that is not a cell of this module, a remote actor. `package` access only.
-//
-// Invariants:
-//  (F1) A tell to such a ref calls the foreign `deliver` exactly once; it hands the
-//       message on or reports it (a dead letter, an error), never drops it silently.
-//  (F2) The ref's identity is an ActorID from this process's counter
-//       (`ActorSystem.nextForeignActorID()`), so it never aliases a local actor's ref.
-//  (F3) Watching the ref watches `watchProxy`, a local cell standing for the remote actor
-//       and given the ref's id, so the `Terminated` names the remote ref.
-// Everything here is immutable after init; the foreign `deliver` must be callable from
-// any thread.
+// ForeignRecipient: how FastMailboxDistributed makes an `ActorRef` to a remote actor.
+//  (F1) A tell calls the foreign `deliver` exactly once; it hands the message on or
+//       reports it, never drops it silently.
+//  (F2) The ref's id comes from this process's counter, so it never aliases a local ref.
+//  (F3) Watching the ref watches `watchProxy`, a local cell given the ref's id.
+// Immutable after init; the foreign `deliver` must be callable from any thread.
 
 import MNScheduler
 
@@ -20,13 +14,11 @@ package protocol ForeignRecipient<Message>: AnyObject, Sendable {
     var id: ActorID { get }
     /// A name for descriptions.
     var name: String { get }
-    /// Hands `message` on, from any thread, without blocking. False when it was reported
-    /// instead (F1).
+    /// Hands `message` on, from any thread, without blocking; false when reported (F1).
     @discardableResult func deliver(_ message: Message) -> Bool
     /// A request to stop the remote actor (may be ignored).
     func stop(_ mode: StopMode)
-    /// The request carrying this ref as its reply-to became a dead letter here: tell the
-    /// asker's side at once.
+    /// A request carrying this ref as reply-to was dead-lettered here: tell the asker.
     func requestDeadLettered()
 }
 
@@ -58,8 +50,8 @@ final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFai
 }
 
 extension ActorRef {
-    /// A ref whose tells go to `foreign` (F1). `system`: the local system for asks through
-    /// it. `watchProxy`: the local cell that watchers of this ref watch (F3).
+    /// A ref whose tells go to `foreign` (F1); asks use `system`; watchers watch
+    /// `watchProxy` (F3).
     package init<Proxy: Sendable>(foreign: some ForeignRecipient<Message>, system: ActorSystem,
                                   watchProxy: ActorRef<Proxy>?) {
         self.init(ForeignRecipientAdapter(foreign: foreign, system: system,
@@ -71,8 +63,7 @@ extension ActorRef {
         if case .foreign(let adapter) = target { adapter.foreign } else { nil }
     }
 
-    /// Tells `message`; false when it became a dead letter here (failing any local ask it
-    /// carried).
+    /// Tells `message`; false when dead-lettered here (failing a local ask it carried).
     @discardableResult
     package func deliverReportingAcceptance(_ message: Message) -> Bool {
         MessageEncoding<Message>.withMovable(message) { Self.deliver(target, movingFrom: $0) }

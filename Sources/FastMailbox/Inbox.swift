@@ -1,49 +1,40 @@
-// Inbox: the receiving end of a sequential actor. SequentialActorCell owns the wake-up
-// protocol and says who consumes the mailbox.
+// Inbox: the receiving end of a sequential actor; SequentialActorCell owns the wake-up
+// protocol. Confined to the body's task (not Sendable): the mailbox's single consumer.
 //
-// Selective receive keeps skipped messages in `buffer`, and every later receive scans it,
-// oldest first, before taking anything new. Invariants:
+// Selective receive keeps skipped messages in `buffer`, scanned oldest first:
 //   (I1) buffer[head...] holds skipped messages in per-sender order, all older than
 //        anything still in the mailbox.
-//   (I2) a receive returns the oldest matching message: from the buffer first, else from
-//        the mailbox (skipped ones join the buffer).
-//   (I3) cell.buffered == buffer.count - head; shutdown reads it to account what is left.
-// An Inbox is confined to its actor's body task (it is not Sendable), which makes it the
-// mailbox's single consumer.
+//   (I2) a receive returns the oldest matching message, buffer first.
+//   (I3) cell.buffered == buffer.count - head (shutdown counts it as left).
 
 import MNScheduler
 import Synchronization
 
-/// The mailbox of a sequential actor, as its body sees it: `receive` suspends the body
-/// (without holding a thread) until a message arrives.
+/// The mailbox of a sequential actor, as its body sees it: `receive` suspends the body,
+/// holding no thread, until a message arrives.
 ///
-/// Obtained only as the argument of the body passed to
-/// ``ActorSystem/spawn(of:options:body:)``. Not `Sendable`: use it only
-/// from the body's task (that makes it the single consumer; hand out ``myself`` instead).
+/// Given only to the body of ``ActorSystem/spawn(of:options:body:)``. Not `Sendable`: use
+/// it only from the body's task (hand out ``myself`` instead).
 ///
-/// - Ordering: messages from one sender arrive in the order sent; a selective receive
-///   takes the oldest matching message and leaves the others, in order, for later receives.
-/// - Stopped: after `ref.stop()` (immediately) every receive throws ``ActorStoppedError``;
-///   after `ref.stop(.afterDrainingMailbox)` or `ActorSystem.shutdown()` receives return
-///   what is already queued, then throw it. `for await` over the inbox ends instead.
-/// - Cancellation: a receive that would have to wait in a cancelled task throws
-///   `CancellationError` (``ActorStoppedError`` when the cancellation is the actor's own
-///   stop); messages already there are still returned.
-/// - Cost: taking a message is one ring dequeue, specialised in the body's module, and
-///   allocates nothing; waiting costs a continuation and no thread; a send that finds the
-///   inbox empty wakes the waiting body with one compare-and-swap (lock-free; other sends
-///   do no more than an ordinary mailbox send).
+/// - Ordering: per-sender order; a selective receive takes the oldest match and keeps
+///   the others, in order, for later receives.
+/// - Stopped: after `ref.stop()` every receive throws ``ActorStoppedError``; after
+///   `.afterDrainingMailbox` or shutdown, receives return what is queued, then throw.
+///   `for await` ends instead.
+/// - Cancellation: a receive that would wait in a cancelled task throws
+///   `CancellationError` (``ActorStoppedError`` if it is the actor's own stop).
+/// - Cost: taking a message allocates nothing; waiting costs a continuation, no thread.
 public final class Inbox<Message: Sendable> {
-    // Confined to the body's task, so dynamic exclusivity checks would prove nothing.
+    // Confined to the body's task: dynamic exclusivity checks would prove nothing.
     @usableFromInline let cell: SequentialActorCell<Message>
     @exclusivity(unchecked) @usableFromInline var buffer: [Message] = []
     @exclusivity(unchecked) @usableFromInline var head = 0
-    /// Set when the body has ended: the cell's turn owns the mailbox from then on.
+    /// The body ended: the cell's turn owns the mailbox.
     @exclusivity(unchecked) @usableFromInline var finished = false
 
     init(cell: SequentialActorCell<Message>) { self.cell = cell }
 
-    /// A reference to this actor, to hand to others (e.g. as a reply-to).
+    /// A reference to this actor, to hand to others.
     public var myself: ActorRef<Message> { ActorRef(cell) }
     /// This actor's identity.
     public var id: ActorID { cell.id }
@@ -51,16 +42,12 @@ public final class Inbox<Message: Sendable> {
     public var name: String { cell.name }
     /// The system the actor lives in.
     public var system: ActorSystem { cell.system }
-    /// Messages skipped by selective receives and kept, in order, for later receives.
+    /// Skipped by selective receives, kept in order.
     public var bufferedCount: Int { buffer.count - head }
 
-    /// The next message (buffered ones first), waiting as long as it takes. Like every
-    /// receive, it runs on the caller's executor (`nonisolated(nonsending)`), so taking a
-    /// message costs no executor hop.
-    /// - Throws: ``ActorStoppedError`` when the actor is stopping (see the type's
-    ///   documentation), `CancellationError` when the task is cancelled otherwise.
-    // Inlinable, so it is specialised in the body's module: a ring dequeue, and waiting is
-    // one continuation with no other async call in between.
+    /// The next message (buffered ones first), waiting as long as it takes.
+    /// - Throws: ``ActorStoppedError`` when stopping, `CancellationError` when cancelled.
+    // Inlinable: specialised in the body's module.
     @inlinable @inline(__always)
     nonisolated(nonsending) public func receive() async throws -> Message {
         guard head == buffer.count, !finished else { return try await receive(timeout: nil) { _ in true } }
@@ -69,7 +56,7 @@ public final class Inbox<Message: Sendable> {
             case .message(let message): return message
             case .yield: await Task.yield()
             case .wait:
-                // The continuation right here, so its hop back names the caller's executor.
+                // Here, so the hop back names the caller's executor.
                 let reason = await _unsafeInheritExecutor_withUnsafeContinuation {
                     (continuation: UnsafeContinuation<SequentialWakeReason, Never>) in _ = cell.suspend(continuation)
                 }
@@ -79,9 +66,7 @@ public final class Inbox<Message: Sendable> {
         }
     }
 
-    /// `receive()` for the iterator's `next(isolation:)`, isolated to the caller's value
-    /// itself. Inlined into a `for await` loop, the hop after the wait names the loop's
-    /// executor, so the optimizer drops the loop's own hop.
+    /// `receive()` for `next(isolation:)`, so the optimizer drops the loop's own hop.
     @inlinable @inline(__always)
     func receive(isolation: isolated (any Actor)?) async throws -> Message {
         guard head == buffer.count, !finished else { return try await receiveBuffered(isolation: isolation) }
@@ -94,15 +79,13 @@ public final class Inbox<Message: Sendable> {
         }
     }
 
-    /// The slow path of `receive(isolation:)`, isolated to the same value so its return
-    /// needs no extra hop.
+    /// The slow path, isolated likewise.
     @usableFromInline
     func receiveBuffered(isolation: isolated (any Actor)?) async throws -> Message {
         try await receive(timeout: nil) { _ in true }
     }
 
-    /// One step of a receive with nothing set aside (no suspension): a message, or what the
-    /// caller must do before it looks again. Throws when the actor is stopping.
+    /// A message, or what to do before looking again.
     @inlinable @inline(__always)
     func receiveStep() throws -> ReceiveStep<Message> {
         if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
@@ -117,21 +100,14 @@ public final class Inbox<Message: Sendable> {
     }
 
     /// The next message (buffered ones first), waiting at most `timeout`.
-    /// - Throws: ``ReceiveTimeout`` when none arrived in time (a later message is kept for
-    ///   the next receive), ``ActorStoppedError``, or `CancellationError`.
+    /// - Throws: ``ReceiveTimeout``, ``ActorStoppedError`` or `CancellationError`.
     nonisolated(nonsending) public func receive(timeout: Duration) async throws -> Message {
         try await receive(timeout: timeout) { _ in true }
     }
 
-    /// Selective receive: the oldest message for which `predicate` is true, waiting at most
-    /// `timeout` (nil: forever). Messages that don't match stay in the inbox, in order, and
-    /// are returned by later receives before newer ones.
-    ///
-    /// `predicate` runs on the body's task, once per message examined (again on a later
-    /// call for messages it skipped).
-    /// - Throws: ``ReceiveTimeout`` (skipped messages stay buffered), ``ActorStoppedError``
-    ///   (when stopping immediately, or closed with nothing matching left), or
-    ///   `CancellationError`.
+    /// Selective receive: the oldest message matching `predicate` (run on the body's task),
+    /// waiting at most `timeout` (nil: forever). Others stay, in order, ahead of newer ones.
+    /// - Throws: ``ReceiveTimeout``, ``ActorStoppedError``, or `CancellationError`.
     nonisolated(nonsending) public func receive(timeout: Duration? = nil, where predicate: (Message) -> Bool) async throws -> Message {
         guard !finished, !cell.immediateStop.load(ordering: .acquiring) else { throw stoppedError }
         var index = head
@@ -161,7 +137,7 @@ public final class Inbox<Message: Sendable> {
                 throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
             }
             let reason = await cell.park(deadline: deadline)
-            // .signalled, .stopped, .timedOut: look again; the checks above decide
+            // Look again; the checks above decide.
             if reason == .cancelled { throw cell.cancelledError() }
         }
     }
@@ -190,7 +166,7 @@ public final class Inbox<Message: Sendable> {
         return message
     }
 
-    /// The body ended: buffered messages go to dead letters; later receives throw.
+    /// Buffered messages become dead letters; later receives throw.
     func finish() {
         finished = true
         for message in buffer[head...] { cell.deadLetter(message) }
@@ -199,7 +175,7 @@ public final class Inbox<Message: Sendable> {
         cell.buffered.store(0, ordering: .relaxed)
     }
 
-    /// The deadline `timeout` from now, saturating: a huge timeout never wraps to "expired".
+    /// Saturating: a huge timeout never wraps to "expired".
     static func deadline(after timeout: Duration) -> UInt64 {
         timeout.saturatingDeadline()
     }
@@ -211,7 +187,7 @@ enum ReceiveStep<Message> {
     case message(Message)
     /// A producer is between claim and commit: yield, then look again.
     case yield
-    /// The mailbox is empty: park, then look again.
+    /// Empty: park, then look again.
     case wait
 }
 
@@ -222,12 +198,12 @@ extension Inbox: AsyncSequence {
     public typealias Element = Message
     public typealias Failure = Never
 
-    /// Iterates the messages as they arrive; ends (returns nil) when the actor is stopping
-    /// (see ``Inbox``) or the task is cancelled. One iteration at a time, on the body's task.
+    /// Iterates the messages as they arrive; ends when the actor is stopping or the task is
+    /// cancelled. On the body's task.
     public struct Iterator: AsyncIteratorProtocol {
         /// The actor's message type.
         public typealias Element = Message
-        /// Iteration never throws: it ends instead.
+    /// It ends instead.
         public typealias Failure = Never
 
         @usableFromInline let inbox: Inbox<Message>
@@ -243,8 +219,7 @@ extension Inbox: AsyncSequence {
             }
         }
 
-        /// `for await` calls this one: it runs on the caller's executor, like ``Inbox/receive()``,
-        /// so taking a message costs no executor hop. Inlinable, like ``Inbox/receive()``.
+        /// `for await` calls this one: on the caller's executor, no hop (inlinable).
         @inlinable @inline(__always)
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Message? {
             do {

@@ -1,24 +1,15 @@
-// Mailbox: the typed, many-producer, one-consumer message queue of every actor.
-//
-// A thin typed layer over MNScheduler's MPSCQueue (ck_ring plus an ordered overflow; its
-// invariants and memory ordering live in MPSCQueue.swift and ckshim.h, "Ready marks") and
-// MessageEncoding (how a message travels in a ring slot). Standalone mailboxes (package
-// access: the benchmarks and tests use them; users meet mailboxes only through actors)
-// and both kinds of cell use this one type; its methods are inlinable, so a caller specialised for
-// `Message` runs them specialised. Copies share the one stored queue; a cell is itself
-// its queue.
-//
-// Guarantees (tested in MailboxTests and MailboxStressTests):
-//  (M1) send is lock-free while the ring has room. A full ring never loses, reorders or
-//       blocks: the message joins an ordered overflow list under one short lock.
+// Mailbox: the typed, many-producer, one-consumer message queue of every actor: a thin
+// inlinable layer over MNScheduler's MPSCQueue (its invariants and ordering live in
+// MPSCQueue.swift and ckshim.h, "Ready marks") and MessageEncoding. Copies share one
+// queue; a cell is itself its queue. Standalone mailboxes are package API (benchmarks,
+// tests); users meet mailboxes only through actors.
+//  (M1) send is lock-free while the ring has room; a full ring never loses, reorders or
+//       blocks: the message joins an ordered overflow under one short lock.
 //  (M2) per-sender FIFO.
 //  (M3) exactly one send reports `becameNonEmpty` per empty → non-empty transition.
 //  (M4) after close(), sends hand the message back; what was inside can still be drained.
-//  (M5) an idle mailbox has no ring; the first send allocates it. A standalone mailbox
-//       keeps its ring until released; an actor's gives an idle ring back
-//       (ActorSystem+Reclaim.swift).
-// A producer preempted between claim and publish holds up only the consumer, at that
-// slot: drain() returns `.more`.
+//  (M5) the first send allocates the ring; an actor's idle ring may be given back.
+// A producer preempted mid-send holds up only the consumer: drain() returns `.more`.
 
 import MNScheduler
 #if canImport(Glibc)
@@ -31,8 +22,8 @@ import Darwin
 @usableFromInline package enum MailboxError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The capacity is not a power of two between 4 and 2^20 (``Mailbox/maximumCapacity``).
     case invalidCapacity(Int)
-    /// The ring of `capacity` slots (`bytes` bytes) could not be allocated: out of memory,
-    /// or over a memory limit. Reported by ``Mailbox/reserveRing()``.
+    /// The ring of `capacity` slots (`bytes` bytes) could not be allocated
+    /// (``Mailbox/reserveRing()``).
     case ringAllocationFailed(capacity: Int, bytes: Int)
 
     @usableFromInline package var description: String {
@@ -47,24 +38,21 @@ import Darwin
 
 /// A lock-free, unbounded, multi-producer single-consumer FIFO of messages.
 ///
-/// A value with reference semantics: copies of a mailbox are the same mailbox (they share
-/// one queue). Messages still inside when the last copy goes away are released. It is also
-/// the mailbox every actor of an ``ActorSystem`` owns.
+/// Copies are the same mailbox; messages still inside when the last copy goes are
+/// released. Every actor of an ``ActorSystem`` owns one.
 ///
 /// - Thread-safety: ``send(_:)``, ``trySend(_:)``, ``close()``, ``isClosed`` and
-///   ``count`` may be called from any thread. ``drain(max:_:)`` and ``closeAndDrain()``
-///   belong to the single consumer: one thread at a time, with a happens-before edge
-///   between successive consumers (a scheduler run queue provides one).
+///   ``count`` from any thread. ``drain(max:_:)`` and ``closeAndDrain()`` belong to the
+///   single consumer: one thread at a time, each happening-before the next.
 /// - Ordering: messages from one sender are drained in the order sent.
-/// - Full: ``send(_:)`` never fails or blocks for space (ordered overflow beyond the ring);
-///   ``trySend(_:)`` returns ``TrySendResult/full(_:)`` instead.
-/// - Closed: sends are refused with the message handed back; nothing is dropped silently.
-/// - Cost and allocation: as an actor's mailbox, see <doc:Guarantees#Mailboxes-and-allocation>.
+/// - Full: ``send(_:)`` never fails or blocks (ordered overflow);
+///   ``trySend(_:)`` returns ``TrySendResult/full(_:)``.
+/// - Closed: sends are refused with the message handed back.
+/// - Cost: <doc:Guarantees#Mailboxes-and-allocation>.
 @usableFromInline package struct Mailbox<Message: Sendable>: Sendable {
     /// The result of ``send(_:)``.
     @usableFromInline package enum SendResult: Sendable {
-        /// Accepted. `becameNonEmpty` is true for exactly the send that made the mailbox
-        /// non-empty: its caller is the one that must schedule the consumer.
+        /// Accepted; `becameNonEmpty` for exactly the send that must schedule the consumer.
         case accepted(becameNonEmpty: Bool)
         /// The mailbox is closed; the message is handed back untouched.
         case closed(Message)
@@ -93,35 +81,33 @@ import Darwin
         case more
     }
 
-    /// The mailbox's only stored property.
     @usableFromInline let queue: MPSCQueue
 
     @usableFromInline typealias Encoding = MessageEncoding<Message>
 
-    /// The largest capacity accepted: 2^20 slots. Beyond the ring a mailbox overflows in
-    /// order, so a bigger ring buys only memory.
+    /// The largest capacity accepted; beyond the ring a mailbox overflows in order.
     package static var maximumCapacity: Int { RawRing.maximumCapacity }
 
-    /// Creates an empty mailbox whose ring has `capacity` slots (a power of two in
-    /// 4...``maximumCapacity``; it holds `capacity − 1` messages before sends overflow).
-    /// No ring is allocated until the first send or ``reserveRing()``.
+    /// Creates an empty mailbox of `capacity` ring slots (a power of two in
+    /// 4...``maximumCapacity``; `capacity − 1` messages before overflow). The ring is
+    /// allocated at the first send or ``reserveRing()``.
     /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
     @inlinable
     package init(capacity: Int = 256) throws(MailboxError) {
         do { queue = try Encoding.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
     }
 
-    /// Wraps `queue`, made for `Message` items (an actor's cell).
+    /// An actor's cell, made for `Message` items.
     @inlinable
     init(queue: MPSCQueue) {
         assert(queue.itemBytes == Encoding.itemBytes, "a queue of \(queue.itemBytes)-byte items for \(Encoding.itemBytes)-byte messages")
         self.queue = queue
     }
 
-    /// Allocates the ring now (if no send did yet), so that no later send allocates. A
-    /// send cannot report a failed allocation (it traps); this can. Any thread; idempotent.
-    /// - Throws: ``MailboxError/ringAllocationFailed(capacity:bytes:)`` when the memory
-    ///   cannot be had; the mailbox stays usable (and ring-less).
+    /// Allocates the ring now, so no later send allocates (a send would trap on failure;
+    /// this throws). Any thread; idempotent.
+    /// - Throws: ``MailboxError/ringAllocationFailed(capacity:bytes:)``; the mailbox stays
+    ///   usable.
     package func reserveRing() throws(MailboxError) {
         do {
             try Encoding.reserveRing(of: queue)
@@ -130,8 +116,7 @@ import Darwin
         }
     }
 
-    /// Sends `message` from any thread. Lock-free while the ring has room; never blocks and
-    /// never drops. See ``SendResult``.
+    /// Sends `message` from any thread; never blocks or drops. See ``SendResult``.
     @inlinable @inline(__always)
     package func send(_ message: consuming Message) -> SendResult {
         let (result, refused) = enqueue(message)
@@ -141,8 +126,7 @@ import Darwin
         }
     }
 
-    /// Sends only if the ring has room right now; never takes the overflow path. Lock-free
-    /// (the claim's compare-and-swap may retry); never waits for another sender.
+    /// Sends only if the ring has room now. Lock-free; never waits for another sender.
     @inlinable
     package func trySend(_ message: consuming Message) -> TrySendResult {
         let (result, refused) = tryEnqueue(message)
@@ -153,8 +137,7 @@ import Darwin
         }
     }
 
-    /// Consumer only: hands up to `max` messages to `body`, oldest first per sender, with
-    /// no atomic read-modify-write per message.
+    /// Consumer only: hands up to `max` messages to `body`, no atomic RMW per message.
     @inlinable
     package func drain(max: Int, _ body: (Message) -> Void) -> DrainOutcome {
         switch take(max: max, body) {
@@ -163,8 +146,8 @@ import Darwin
         }
     }
 
-    /// Refuses every later send with `.closed`. Any thread; idempotent. Messages already
-    /// inside stay there for ``drain(max:_:)`` or ``closeAndDrain()``.
+    /// Refuses every later send with `.closed`. Any thread; idempotent. Messages inside
+    /// stay drainable.
     @inlinable @inline(__always)
     package func close() { queue.markClosed() }
 
@@ -200,73 +183,65 @@ import Darwin
 // MARK: the typed operations the cells use (internal)
 
 extension Mailbox {
-    /// True when `Message` travels boxed (MessageEncoding).
     @inlinable @inline(__always) static var isBoxed: Bool { Encoding.isBoxed }
 
-    /// Moves `message` in; on `.closed` hands it back.
+    /// On `.closed` hands the message back.
     @inlinable @inline(__always)
     func enqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult, Message?) {
         Encoding.enqueue(message, into: queue)
     }
 
-    /// Ring-only `enqueue(_:)`: a nil result means full. Unless accepted, the message is
-    /// handed back.
+    /// Ring-only: nil means full; unless accepted, the message comes back.
     @inlinable
     func tryEnqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult?, Message?) {
         Encoding.tryEnqueue(message, into: queue)
     }
 
-    /// Moves the message at `source` in, for code specialised for `Message`, where the
-    /// copy is a fixed sequence of word moves. On `.closed` the message is still at `source`.
+    /// Specialised. On `.closed` the message stays at `source`.
     @inlinable @inline(__always)
     func enqueue(movingFrom source: UnsafeMutableRawPointer) -> MPSCQueue.EnqueueResult {
         Encoding.enqueueSpecialised(movingFrom: source, into: queue)
     }
 
-    /// True when a send from this thread must enter a ring epoch section first.
     @inlinable @inline(__always)
     var sendNeedsSection: Bool { queue.sendNeedsSection }
 
-    /// The ring path of `enqueue(movingFrom:)` alone: nil when the full enqueue is needed.
-    /// Inside a ring epoch section unless `sendNeedsSection` is false. `signallingUnit`:
-    /// the queue signals its unit (an event actor's cell).
+    /// The ring path alone: nil when the full enqueue is needed.
     @inlinable @inline(__always)
     func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, signallingUnit: Bool = false) -> Bool? {
         Encoding.enqueueOnRing(movingFrom: source, into: queue, signallingUnit: signallingUnit)
     }
 
-    /// `enqueue(movingFrom:)` for unspecialised code: `boxed` computed by the caller.
+    /// For unspecialised code.
     @inlinable @inline(__always)
     func enqueue(movingFrom source: UnsafeMutableRawPointer, boxed: Bool) -> MPSCQueue.EnqueueResult {
         Encoding.enqueue(movingFrom: source, into: queue, boxed: boxed)
     }
 
-    /// Moves a message out of an item (freeing a box), or back out of a refused send's
-    /// source (`boxed: false`).
+    /// From an item (freeing a box) or a refused send's source.
     @inlinable @inline(__always)
     static func take(from item: UnsafeMutableRawPointer, boxed: Bool = isBoxed) -> Message {
         Encoding.take(from: item, boxed: boxed)
     }
 
-    /// Consumer only: up to `max` messages to `body`, specialised for `Message`.
-    /// `lingering` and `signallingUnit`: see MPSCQueue.drain.
+    /// Consumer only; specialised (see MPSCQueue.drain).
     @inlinable @inline(__always)
     func take(max: Int, lingering: Bool = false, signallingUnit: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes, signallingUnit: signallingUnit,
                     taking: { Encoding.take(from: $0) }, body)
     }
 
-    /// `take(max:lingering:_:)` for unspecialised code: `boxed` computed by the caller.
+    /// For unspecialised code.
     @inlinable @inline(__always)
     func take(max: Int, boxed: Bool, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, lingering: lingering, taking: { Encoding.take(from: $0, boxed: boxed) }, body)
     }
 
-    /// Consumer only: at most one message, and what the mailbox left behind.
+    /// Consumer only: at most one message.
     @inlinable @inline(__always)
     func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Self.takeOne(from: queue) }
 
-    /// `takeOne()` on a queue of `Message`s, with no Mailbox formed: nothing retained.
+    /// With no Mailbox formed: nothing retained.
     @inlinable @inline(__always)
     static func takeOne(from queue: MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
         var taken: Message?
@@ -274,6 +249,5 @@ extension Mailbox {
         return (taken, outcome)
     }
 
-    /// True while a consumer turn is running or due.
     @inlinable @inline(__always) var hasPendingWork: Bool { queue.hasPendingWork }
 }

@@ -1,31 +1,25 @@
-// MessageEncoding: how a typed message travels through a mailbox's ring, the private
-// encoding detail of Mailbox<Message>.
+// MessageEncoding: how a typed message travels through a mailbox's ring (Mailbox's
+// private detail). A message of at most RawRing.maximumSlotBytes bytes and 8-byte
+// alignment travels in its slot; a bigger one in a heap box whose pointer travels,
+// freed when consumed. The overflow list's chunks hold items the same way.
 //
-// A message of at most RawRing.maximumSlotBytes bytes (and at most 8-byte alignment)
-// travels inside its ring slot: the sender copies its bytes in, the consumer moves them
-// out. A bigger message is moved into one heap box whose pointer travels instead, freed
-// when it is consumed. A message that finds the ring full goes, the same way, into a slot
-// of the overflow list's current chunk. MailboxTests counts these allocations.
-//
-// Ownership (E1): a message is moved, never copied: its bytes are forgotten at the source.
-// `withMovable` lends them to a callee that must move them out, into the queue or back
-// with `take`. (E2): every accepted item is taken out exactly once, by a drain or by the
-// queue's deinit. For that, the enqueue that allocates the ring records
-// `MessageEncoding<Message>` in it, and the deinit destroys leftovers with `destroyItem`.
+// (E1) a message is moved, never copied: `withMovable` lends its bytes to a callee that
+//      must move them out (into the queue, or back with `take`).
+// (E2) every accepted item is taken out exactly once, by a drain or by the queue's deinit,
+//      which destroys leftovers with the `MessageEncoding<Message>` the ring recorded.
 
 import MNScheduler
 
 @usableFromInline
 enum MessageEncoding<Message> {
-    /// True when `Message` does not fit a ring slot and travels boxed: more than 64 bytes,
-    /// or aligned to more than the slots' 8 bytes.
+    /// True when `Message` travels boxed (over 64 bytes, or aligned to more than 8).
     @inlinable @inline(__always)
     static var isBoxed: Bool {
         MemoryLayout<Message>.size > RawRing.maximumSlotBytes || MemoryLayout<Message>.alignment > 8
     }
 
-    /// Bytes of one queue item: the message's `size` (not its stride: a sender's copy may
-    /// be exactly `size` bytes long, e.g. the payload of an Optional), or the box pointer.
+    /// Bytes of one item: the message's `size` (not stride: a sender's copy may be exactly
+    /// `size` long), or a box pointer.
     @inlinable @inline(__always)
     static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.size) }
 
@@ -34,16 +28,13 @@ enum MessageEncoding<Message> {
         try MPSCQueue(capacity: capacity, itemBytes: itemBytes)
     }
 
-    /// Runs `body` with a pointer to `message`'s bytes; `body` must move the message out
-    /// (with `MPSCQueue.enqueue(moving:)`, or `take(from:)`): the bytes are forgotten
-    /// afterwards. Specialised code keeps the message in a stack slot: no allocation.
+    /// Runs `body` with `message`'s bytes, which `body` must move out (E1). Specialised
+    /// code keeps the message in a stack slot: no allocation.
     @inlinable @inline(__always)
     static func withMovable<R>(_ message: consuming Message, _ body: (UnsafeMutableRawPointer) -> R) -> R {
-        // An Optional's payload starts at offset 0; storing nil over the moved-out bytes
-        // makes `held` forget them instead of destroying them.
+        // Storing nil over the moved-out payload makes `held` forget it, not destroy it.
         var held: Message? = consume message
-        // Unprotected (no stack canary): `body` touches only the message's own bytes, so a
-        // canary would guard nothing and cost every sending function a check.
+        // No stack canary: `body` touches only the message's own bytes.
         return _withUnprotectedUnsafeMutablePointer(to: &held) { pointer in
             let result = body(UnsafeMutableRawPointer(pointer))
             pointer.initialize(to: nil)
@@ -51,8 +42,8 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Moves the message at `source` into `queue` (boxing it if it is too big for a slot).
-    /// On `.closed` the message is still at `source` (the caller takes it back).
+    /// Moves the message at `source` into `queue` (boxed if too big). On `.closed` it is
+    /// still at `source`.
     @inlinable @inline(__always)
     static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                         boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
@@ -60,17 +51,14 @@ enum MessageEncoding<Message> {
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
-    /// `enqueue(movingFrom:into:)` for code specialised for `Message`, where boxing and
-    /// size are constants, so the copy is a fixed sequence of word moves. Unspecialised
-    /// code calls `enqueue(movingFrom:into:boxed:)`, which reads the size from the queue.
+    /// `enqueue(movingFrom:into:)` specialised for `Message`: boxing and size are constants.
     @inlinable @inline(__always)
     static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
         if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self) }
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
-    /// The ring path alone (MPSCQueue.enqueueOnRing): nil for a boxed message, or when the
-    /// full enqueue is needed.
+    /// The ring path alone: nil for a boxed message or when the full enqueue is needed.
     @inlinable @inline(__always)
     static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                               signallingUnit: Bool = false) -> Bool? {
@@ -110,8 +98,7 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Ring-only form of `enqueue(_:into:)` (a bounded mailbox, `Mailbox.trySend`): nil
-    /// result = full. On anything but acceptance the message is handed back.
+    /// Ring-only `enqueue(_:into:)`: nil means full; the message is handed back unless accepted.
     @inlinable
     static func tryEnqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult?, Message?) {
         if isBoxed {

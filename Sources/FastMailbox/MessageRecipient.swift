@@ -1,7 +1,5 @@
-/// What every kind of recipient answers the same way, whatever its message type. Declared
-/// by the non-generic bases (AnyActorCell, AskPromiseBase), so an existential of it needs
-/// no witness-table look-up for an actor's cell. ActorRef's identity and control
-/// operations go through it; sends switch on the ref's case instead.
+/// What every recipient answers alike, whatever its message type: identity and control.
+/// Declared by non-generic bases, so the existential needs no witness-table look-up.
 protocol RecipientIdentity: AnyObject, Sendable {
     /// Identity (equal refs ⇔ equal ids).
     var id: ActorID { get }
@@ -17,8 +15,7 @@ protocol RecipientIdentity: AnyObject, Sendable {
     var watchableCell: AnyActorCell? { get }
 }
 
-/// Anything an `ActorRef` can point at: an actor cell, an ask's reply slot, a router.
-/// Internal: users only see `ActorRef`.
+/// Anything an `ActorRef` can point at (internal).
 protocol MessageRecipient<Message>: AnyObject, Sendable {
     associatedtype Message: Sendable
     /// How an `ActorRef` holds this recipient (its case of `ActorRef.Target`).
@@ -27,9 +24,8 @@ protocol MessageRecipient<Message>: AnyObject, Sendable {
     var id: ActorID { get }
     /// The name given at spawn (or a generated one).
     var name: String { get }
-    /// Enqueue from any thread; never blocks. Takes ownership of the `Message` at `source`
-    /// (moves it out: into the mailbox, or to dead letters when undeliverable; see
-    /// MessageEncoding.withMovable). Returns false when the message was dead-lettered.
+    /// Takes the `Message` at `source` from any thread, never blocking: into the mailbox,
+    /// or to dead letters (then returns false).
     @discardableResult func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool
     /// Asks the recipient to stop. Idempotent.
     func stop(_ mode: StopMode)

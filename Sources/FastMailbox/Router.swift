@@ -1,14 +1,8 @@
-// Router: the recipient behind a pool's ref. It has no mailbox of its own and forwards
-// each message, on the sender's thread, to one routee chosen by a RoutingStrategy.
-//
-// Concurrency: every field is immutable except `cursor` (a relaxed increment: it only
-// spreads work) and `stopped` (set once with release, read with acquire). So deliver is
-// lock-free: one increment, up to n atomic loads, and the routee's own enqueue.
-// Ordering: per-sender FIFO holds per routee only; two messages from one sender that go
-// to different routees may be handled in any order.
-// Lifecycle: the router is a cell registered under the pool's name (not counted as a live
-// actor). It watches every routee; its turns only drain its system queue. When the last
-// routee has terminated, the router stops and frees its name.
+// Router: the recipient behind a pool's ref: no mailbox, it forwards each message on the
+// sender's thread to the routee a RoutingStrategy picks. Lock-free: fields are immutable
+// but `cursor` (relaxed: it only spreads work) and `stopped` (release/acquire). Order
+// holds per routee only. Registered under the pool's name, not a live actor; it watches
+// every routee and stops, freeing the name, when the last one has terminated.
 
 import MNScheduler
 import Synchronization
@@ -55,21 +49,18 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         !stopped.load(ordering: .acquiring) && routees.contains { !$0.isClosed }
     }
 
-    /// Hands the message at `source` to the routee `route()` picks, as a tell to it would,
-    /// else dead-letters it. Inlinable, so it is specialised with the sender's `tell`.
-    /// Never inlined, so every `tell`'s switch stays small enough to inline.
+    /// Hands the message to the routee `route()` picks, as a tell would, else dead-letters
+    /// it. Inlinable (specialised with the sender's `tell`), never inlined.
     @inlinable @inline(never) @discardableResult
     func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        // `routees` is a `let` the sender's ref keeps alive, so the routee is borrowed
-        // unretained.
+        // Borrowed unretained: the sender's ref keeps `routees` alive.
         if let index = route() {
             return Unmanaged.passUnretained(routees[index])._withUnsafeGuaranteedRef { $0.deliver(movingFrom: source) }
         }
         return deadLetter(movingFrom: source)
     }
 
-    /// The routee for the next message, nil once the pool is stopped or every routee's
-    /// mailbox is closed.
+    /// The next routee; nil once stopped or every routee's mailbox is closed.
     @inlinable
     func route() -> Int? {
         guard !stopped.load(ordering: .acquiring) else { return nil }

@@ -1,28 +1,23 @@
-// SequentialActorCell: the cell of a thread-style actor. Its behaviour is one async body
-// that loops on `inbox.receive()`, run as a task on the scheduler's task executor. An
-// empty receive parks the task on a continuation; the sender that makes the mailbox
-// non-empty resumes it.
+// SequentialActorCell: the cell of a thread-style actor, whose behaviour is one async body
+// looping on `inbox.receive()`, a task on the scheduler's task executor. An empty receive
+// parks the task; the sender that makes the mailbox non-empty resumes it.
 //
-// Who consumes the mailbox (the MPSCQueue's single consumer):
-//  (C1) while the body runs: the body's task, through Inbox. The executor orders a task's
-//       jobs, so it is one consumer even when it hops between workers.
-//  (C2) once the body ended: the cell's turn, which dead-letters what is left. The task's
-//       last drain happens-before its release CAS to `ended`, which happens-before the
-//       turn's acquire load that sees it.
+// The mailbox's single consumer:
+//  (C1) while the body runs: its task, through Inbox (the executor orders its jobs).
+//  (C2) once the body ended: the cell's turn. The task's last drain happens-before its
+//       release CAS to `ended`, which happens-before the turn's acquire load of it.
 //
-// The wake word (`wake`, SequentialWake) holds the body's phase, flags and the wait's
-// generation. Every change is an acq_rel RMW of it, so all fall in one total order.
+// The wake word (`wake`) holds the body's phase, flags and wait generation; every change
+// is an acq_rel RMW, so all fall in one total order.
 //  (Q1) The consumer parks only after an empty drain, by CAS awake → parked after storing
-//       `waiter`. `signalled` makes it look again instead.
+//       `waiter`; `signalled` makes it look again.
 //  (Q2) The sender that took the mailbox from idle calls `wakeBody`: parked → awake and
 //       resume, awake → signalled. Other senders touch no word.
-//  (Q3) Whoever CASes out of `parked` resumes `waiter`: exactly once.
+//  (Q3) Whoever CASes out of `parked` resumes `waiter`, exactly once.
 //  (Q4) Cancellation only sets `taskCancelled`; a cancelled task does not park.
 //  (Q5) startBody's publish of the task and stop's `cancelRequested` are both RMWs, so
 //       exactly one sees the other's flag and cancels.
-// No wake-up is lost: Q1's and Q2's CASes are ordered, and each side's acquire sees the
-// other's message or continuation. The full argument, stop and end, and the costs:
-// FastMailbox.docc/ActorCells.md, "Sequential actors".
+// Why no wake-up is lost, stop and end, costs: <doc:ActorCells>, "Sequential actors".
 
 import Dispatch
 import MNScheduler
@@ -35,38 +30,33 @@ import Darwin
 
 @usableFromInline
 final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
-    // @unchecked: mutable state is atomic, ordered by `wake`, turn-confined, or the
-    // queue's consumer side (C1, C2).
+    // @unchecked: mutable state is atomic, ordered by `wake`, turn-confined, or C1/C2.
 
     typealias Body = @Sendable (Inbox<Message>) async throws -> Void
 
-    // The protocol's types live outside this generic class, so using them instantiates no
-    // generic metadata.
+    // Protocol types live outside this generic class: no generic metadata.
     @usableFromInline typealias WakeReason = SequentialWakeReason
     typealias Wake = SequentialWake
 
     @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
     let body: Body
-    /// Messages handed to the body so far. Written only by the body's task.
+    /// Written only by the body's task.
     @usableFromInline let delivered = Atomic<Int>(0)
-    /// The wake word (Q1–Q5, SequentialWake).
+    /// Q1–Q5 (SequentialWake).
     let wake = Atomic<UInt64>(Wake.notStarted)
-    /// The parked receive's continuation: written by the consumer before its CAS to
-    /// `parked`, read by whoever CASes out of `parked` (Q3).
+    /// Written before the CAS to `parked`, read by whoever CASes out of it (Q3).
     @exclusivity(unchecked) var waiter: UnsafeContinuation<WakeReason, Never>?
-    /// The body's task: written once by startBody before `taskPublished`; read by
-    /// requestStop only after seeing that flag.
+    /// Stored once before `taskPublished`, read after seeing it.
     @exclusivity(unchecked) var bodyTask: Task<Void, any Error>?
-    /// Why the body ended: written before the phase `ended`, read only after it.
+    /// Written before the phase `ended`, read only after it.
     @exclusivity(unchecked) var ended: TerminationReason?
-    /// Set (release) by stop(.immediately) before it wakes the body; read (acquire) by
-    /// every receive.
+    /// Set (release) by stop(.immediately) before the wake; read (acquire) by receives.
     @usableFromInline let immediateStop = Atomic<Bool>(false)
-    /// `stop(_:)` was called, not a close by shutdown. Any thread.
+    /// `stop(_:)` was called (not a shutdown's close).
     let stopRequested = Atomic<Bool>(false)
-    /// True when `Message` travels boxed. Beside the two flags so it shares their word.
+    /// Shares the flags' word.
     @usableFromInline let boxed = Mailbox<Message>.isBoxed
-    /// Messages the Inbox set aside. Written by the body's task; read by shutdown.
+    /// Inbox's set-aside count (body writes, shutdown reads).
     let buffered = Atomic<Int>(0)
 
     init(id: ActorID, name: String?, system: ActorSystem, mailbox: MPSCQueue.Shape, body: @escaping Body) {
@@ -79,13 +69,13 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     override var mailboxDepth: Int { approximateCount + buffered.load(ordering: .relaxed) }
 
-    /// Inlinable and never inlined, so it is specialised in the sender's module.
+    /// Specialised in the sender's module, never inlined.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         switch mailbox.enqueue(movingFrom: source, boxed: boxed) {
         case .accepted(let becameNonEmpty):
-            // Q2: wake the body, or get a turn to start it or dead-letter.
+            // Q2: wake the body, or get a turn.
             if becameNonEmpty, !wakeBody(.signalled) { scheduleSelf() }
             return true
         case .closed:
@@ -98,15 +88,14 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         requestStop(mode, explicit: true)
     }
 
-    /// A message of this actor's that will not be handled (see ActorCellBase.deadLetter).
+    /// See ActorCellBase.deadLetter.
     @usableFromInline func deadLetter(_ message: Message, wasQueued: Bool = true) {
         system.publishDeadLetter(message, recipient: id, recipientName: name, wasQueued: wasQueued)
     }
 
     // MARK: wake-ups (any thread)
 
-    /// Wakes the body (Q2). False when no body runs; the caller then decides whether the
-    /// cell needs a turn. Lock-free: a CAS loop on `wake`.
+    /// Q2. False when no body runs (the caller decides about a turn).
     @discardableResult
     @usableFromInline final func wakeBody(_ reason: WakeReason) -> Bool {
         var word = wake.load(ordering: .relaxed)
@@ -126,7 +115,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     }
 
     /// Closes the mailbox and wakes a parked receive; `.immediately` also makes receives
-    /// throw and cancels the body's task. Idempotent; any thread.
+    /// throw and cancels the task. Idempotent; any thread.
     func requestStop(_ mode: StopMode, explicit: Bool) {
         markClosed()
         if explicit { stopRequested.store(true, ordering: .releasing) }
@@ -147,11 +136,10 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         delivered.store(delivered.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
-    /// Suspends the body until a sender, a stop or a cancellation wakes it. Isolated to
-    /// the caller's `isolation`, so the optimizer drops the caller's own hops.
+    /// Suspends until a send, stop or cancellation wakes the body; isolated to the caller.
     @inlinable
     final func park(isolation: isolated (any Actor)?) async -> WakeReason {
-        // Resumed exactly once (Q3). The executor-inheriting form saves a hop.
+        // Resumed once (Q3); the executor-inheriting form saves a hop.
         let reason = await _unsafeInheritExecutor_withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
             _ = suspend(continuation)
         }
@@ -159,12 +147,10 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return reason
     }
 
-    /// Waits like `park(isolation:)`; with a deadline, a timer resumes the wait with
-    /// `.timedOut` unless something else resumed it first (Q3).
+    /// With an optional deadline, enforced by a timer (Q3).
     nonisolated(nonsending) final func park(deadline: UInt64?) async -> WakeReason {
         var timer: DispatchWorkItem?
         let reason = await withUnsafeContinuation { (continuation: UnsafeContinuation<WakeReason, Never>) in
-            // No deadline, or a saturated one: no timer.
             guard let generation = suspend(continuation), let deadline,
                   deadline < DispatchTime.now().uptimeNanoseconds &+ UInt64(Int64.max) / 1_000 else { return }
             let item = DispatchWorkItem { [weak self] in self?.expireWaiter(generation: generation) }
@@ -176,8 +162,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return reason
     }
 
-    /// The consumer's half of Q1: parks and returns the wait's generation, or resumes
-    /// `continuation` at once and returns nil.
+    /// Q1, consumer side: parks and returns the generation, or resumes at once.
     @usableFromInline
     final func suspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
         waiter = continuation
@@ -196,7 +181,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
                 } else {
-                    // Out of line, so this path keeps its registers.
                     if _slowPath(word & Wake.releaseRequested != 0) { return releaseRingThenSuspend(continuation) }
                     let parked = Wake.parking(word)
                     let (exchanged, original) = wake.compareExchange(expected: word, desired: parked, ordering: .acquiringAndReleasing)
@@ -228,8 +212,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// Gives the ring back (the body's task only, after an empty drain), clears
-    /// `releaseRequested` and suspends as usual.
+    /// After an empty drain: gives the ring back, then suspends.
     @inline(never)
     private func releaseRingThenSuspend(_ continuation: UnsafeContinuation<WakeReason, Never>) -> UInt64? {
         releaseMailboxRing()
@@ -237,8 +220,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return suspend(continuation)
     }
 
-    /// Sets `releaseRequested` for the body's next park and wakes a parked body (Q3). A
-    /// body not running has no ring to give. Any thread.
+    /// Any thread.
     private func requestRingRelease() {
         var word = wake.load(ordering: .relaxed)
         while true {
@@ -258,7 +240,6 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @usableFromInline
     final func stoppedError() -> any Error { ActorStoppedError(actorName: name, actorID: id) }
 
-    /// The error a cancelled receive throws when it would have to wait.
     @usableFromInline
     final func cancelledError() -> any Error {
         immediateStop.load(ordering: .acquiring) ? stoppedError() : CancellationError()
@@ -276,8 +257,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The task's last act: dead-letters what the Inbox set aside and hands the mailbox to
-    /// the turn (C2).
+    /// The task's last act: hands the mailbox to the turn (C2).
     @inline(never)
     func bodyDidEnd(_ reason: TerminationReason, inbox: Inbox<Message>) {
         markClosed()
@@ -313,8 +293,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
     }
 
-    /// Why the body ended, if it has. A body that never started counts as ended once the
-    /// cell stopped, or at shutdown.
+    /// An unstarted body ends once stopped or at shutdown.
     private func endedReason(forShutdown: Bool = false) -> TerminationReason? {
         var word = wake.load(ordering: .acquiring)
         while true {
@@ -335,12 +314,12 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         }
     }
 
-    /// The body ended: run the cell's stop once (ActorLifecycle decides the reason).
+    /// Runs the cell's stop once.
     private func finalize(_ ended: TerminationReason) {
         advance(.ended, ended)
     }
 
-    /// The final drain on the caller's thread, unless the body still runs (C1).
+    /// Unless the body still runs (C1).
     override func finishAfterShutdown() {
         guard let ended = endedReason(forShutdown: true) else { return }
         if isCreated { advance(.shutdown) } else { finalize(ended) }
@@ -351,7 +330,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         leaveRegistry()
     }
 
-    /// Starts the body's task on the first turn, unless an immediate stop came first (Q5).
+    /// Unless an immediate stop came first (Q5).
     private func startBody() {
         var word = wake.load(ordering: .acquiring)
         var next: UInt64
@@ -362,15 +341,14 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
             #if DEBUG
             SequentialStartTestHook.pauseIfArmed(self)
             #endif
-            // A failed CAS may be a stop that set cancelRequested: look again (Q5).
+            // A failed CAS may be a stop: look again (Q5).
             let (exchanged, original) = wake.compareExchange(
                 expected: word, desired: Wake.replacingPhase(of: word, with: next), ordering: .acquiringAndReleasing)
             if exchanged { break }
             word = original
         }
         guard next == Wake.awake else { return }
-        // A throwing operation avoids a reabstraction thunk, and the body's run is this
-        // closure, allocated with the task. It captures only the cell.
+        // Throwing avoids a reabstraction thunk; the closure captures the cell.
         let task = Task<Void, any Error>(executorPreference: system.scheduler.taskExecutor) { [self] in
             let inbox = Inbox(cell: self)
             var failure: (any Error)?
@@ -393,11 +371,10 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     // MARK: AnyActorCell hooks
 
-    /// Shutdown and stop: later sends are dead letters; receive returns what is queued,
-    /// then throws ActorStoppedError.
+    /// Receive returns what is queued, then throws.
     override func closeMailbox() { requestStop(.afterDrainingMailbox, explicit: false) }
 
-    /// Run by finalizeStop. The body has normally ended already; if not, it is stopped.
+    /// Stops a body that has not ended yet.
     override func stopInstance() { requestStop(.immediately, explicit: false) }
 
     override var heldOutsideQueue: Int { buffered.load(ordering: .relaxed) }
@@ -408,28 +385,26 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 @usableFromInline
 enum SequentialWakeReason: Sendable { case signalled, stopped, timedOut, cancelled }
 
-/// The layout of SequentialActorCell's `wake` word: bits 0–2 the body's phase, bit 3
-/// `taskPublished`, bit 4 `cancelRequested`, bit 5 `taskCancelled`, bit 6
-/// `releaseRequested`, bits 7–63 the generation of the current (or last) wait.
+/// The `wake` word: bits 0–2 phase, 3 `taskPublished`, 4 `cancelRequested`, 5
+/// `taskCancelled`, 6 `releaseRequested`, 7–63 the current (or last) wait's generation.
 enum SequentialWake {
     static let phaseMask: UInt64 = 0b111
     static let notStarted: UInt64 = 0
-    /// The body runs or is queued to run.
+    /// Running or queued to run.
     static let awake: UInt64 = 1
-    /// The body waits in `waiter`.
+    /// Waiting in `waiter`.
     static let parked: UInt64 = 2
-    /// Something happened since the body last looked: its next park looks again.
+    /// The next park looks again.
     static let signalled: UInt64 = 3
-    /// The body ended; `ended` holds why. The turn owns the mailbox (C2).
+    /// `ended` holds why; the turn owns the mailbox (C2).
     static let ended: UInt64 = 4
-    /// Stopped before the body started: it never will.
+    /// Stopped before the body started.
     static let endedBeforeStart: UInt64 = 5
     static let taskPublished: UInt64 = 1 << 3
     static let cancelRequested: UInt64 = 1 << 4
-    /// The body's task was cancelled (Q4).
+    /// Q4.
     static let taskCancelled: UInt64 = 1 << 5
-    /// A walk asked for the ring back: the body's next park gives it back first. The
-    /// parking CAS clears it.
+    /// The next park gives the ring back; its CAS clears this.
     static let releaseRequested: UInt64 = 1 << 6
     static let generationShift: UInt64 = 7
 
@@ -438,7 +413,7 @@ enum SequentialWake {
     @inline(__always) static func replacingPhase(of word: UInt64, with phase: UInt64) -> UInt64 {
         (word & ~phaseMask) | phase
     }
-    /// `word` (awake) as parked in the next generation, flags kept but `releaseRequested`.
+    /// `word` parked in the next generation, flags kept except `releaseRequested`.
     @inline(__always) static func parking(_ word: UInt64) -> UInt64 {
         let flags = word & (taskPublished | cancelRequested | taskCancelled)
         return ((generation(word) &+ 1) << generationShift) | flags | parked
@@ -446,13 +421,11 @@ enum SequentialWake {
 }
 
 #if DEBUG
-/// Debug builds only: runs an action on the body's thread after its wait is published and
-/// before the body reaches its `await`, so a test can resume the wait early. Stays armed
-/// until disarmed.
+/// Debug builds only: runs an action after a body's wait is published, before its
+/// `await`, until disarmed.
 enum SequentialSuspendTestHook {
     private static let point = SystemHookPoint()
 
-    /// Every wait published by a body of `system` runs `action`, until `disarm()`.
     static func arm(_ system: ActorSystem, _ action: @escaping @Sendable () -> Void) { point.arm(system, action) }
 
     static func disarm() { point.disarm() }
@@ -460,12 +433,10 @@ enum SequentialSuspendTestHook {
     static func pauseIfArmed(_ cell: AnyActorCell) { point.fire(for: cell.system) }
 }
 
-/// Debug builds only: pauses a sequential actor's next first turn between startBody's look
-/// at the wake word and its CAS, so a test can run a stop in that gap (Q5).
+/// Debug builds only: pauses the next startBody between its look at `wake` and its CAS (Q5).
 enum SequentialStartTestHook {
     private static let armed = Lock<(system: ObjectIdentifier, action: @Sendable (AnyActorCell) -> Void)?>(nil)
 
-    /// The next startBody of a cell of `system` runs `action(cell)`, then disarms.
     static func arm(_ system: ActorSystem, _ action: @escaping @Sendable (AnyActorCell) -> Void) {
         armed.withLock { $0 = (ObjectIdentifier(system), action) }
     }

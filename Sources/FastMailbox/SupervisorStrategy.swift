@@ -2,38 +2,31 @@ import MNScheduler
 
 /// What a supervisor does when a child's behaviour throws.
 ///
-/// The failing child's *parent's* strategy decides (for top-level actors, the system's
-/// default). Whatever it decides, the worker thread is never harmed: the error is caught
-/// at the message boundary.
+/// The failing child's *parent's* strategy decides (the system's default at top level).
+/// The error is caught at the message boundary: the worker thread is never harmed, and
+/// the message that threw counts as delivered and is not retried.
 ///
-/// The default (``default``) restarts the child — a fresh instance from its factory, the
-/// mailbox and its messages kept, stashed messages re-delivered first — at once, at most
-/// 10 times within 60 seconds; one more failure in that window stops it. The message that
-/// was being processed when the behaviour threw counts as delivered and is not retried.
-///
-/// A restart cancels the actor's timers (``ActorContext/timers``). To restart after a
-/// growing delay instead of at once, use ``restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``;
-/// to keep the instance and its state, ``resume``.
+/// ``default`` restarts at once, at most 10 times within 60 seconds. A restart makes a
+/// fresh instance from the factory, keeps the mailbox, re-delivers stashed messages first
+/// and cancels the actor's timers. For a growing delay, see
+/// ``restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``.
 public struct SupervisorStrategy: Sendable {
     /// A supervisor's decision about one failure.
     public enum Directive: Sendable, Equatable {
-        /// Keep the current instance and its state; go on with the next message. The failing
-        /// message counts as delivered (it was handled, and threw); the error is logged at
-        /// debug level with the actor's metadata.
+        /// Keep the instance and its state; go on with the next message. The error is
+        /// logged at debug level.
         case resume
         /// Replace the instance with a fresh one from the factory; keep the mailbox. With
-        /// ``SupervisorStrategy/backoff`` set, the fresh instance starts after the back-off
-        /// delay, and messages wait in the mailbox until then.
+        /// a ``SupervisorStrategy/backoff``, messages wait until the delay ends.
         case restart
         /// Stop the child (its pending messages go to dead letters).
         case stop
-        /// Stop the child and fail the parent with the same error, so the grandparent's
-        /// strategy decides about the parent. A top-level actor's escalation stops it.
+        /// Stop the child and fail the parent with the same error. A top-level actor's
+        /// escalation stops it.
         case escalate
     }
 
-    /// The fields live in one shared, copy-on-write box, so a strategy is one pointer wide
-    /// and the many cells that hold the same strategy share it.
+    /// One shared box: a strategy is one pointer wide, shared by the cells that hold it.
     final class Storage: Sendable {
         let maxRestarts: Int
         let window: Duration
@@ -64,29 +57,23 @@ public struct SupervisorStrategy: Sendable {
         get { storage.decide }
         set { storage = Storage(maxRestarts: storage.maxRestarts, window: storage.window, backoff: storage.backoff, decide: newValue) }
     }
-    /// How long a ``Directive/restart`` waits before the fresh instance starts; nil (the
-    /// default): no wait. See ``restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``.
+    /// How long a ``Directive/restart`` waits; nil (the default): no wait.
     public var backoff: Backoff? { storage.backoff }
 
-    /// True when both values share one box, so they are the same strategy. A cell stores
-    /// its strategy only when it is not its system's default (AnyActorCell.SpawnInfo).
+    /// True when both values share one box. A cell stores its strategy only when it is
+    /// not its system's default.
     func sharesStorage(with other: SupervisorStrategy) -> Bool { storage === other.storage }
 
     /// A strategy that asks `decide` about each failure and allows `maxRestarts` restarts
     /// within `window` (of the scheduler's clock) before the next failure stops the child.
-    /// Restarts happen at once; see
-    /// ``restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``
-    /// for delayed ones.
+    /// Restarts happen at once.
     public init(maxRestarts: Int = 10, within window: Duration = .seconds(60),
                 decide: @escaping @Sendable (any Error) -> Directive) {
         storage = Storage(maxRestarts: maxRestarts, window: window, decide: decide)
     }
 
-    /// Restart on every error, at once, at most 10 times within 60 seconds (of the
-    /// scheduler's clock: virtual time on a deterministic scheduler); the next failure in
-    /// that window stops the actor. Restarts are not delayed: an actor that fails on every
-    /// message uses its 10 restarts on the next 10 messages. For a delay between restarts
-    /// use ``restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``.
+    /// Restart on every error, at once, at most 10 times within 60 seconds of the
+    /// scheduler's clock; the next failure in that window stops the actor.
     public static let `default` = SupervisorStrategy { _ in .restart }
     /// Restart on every error, at most `maxRestarts` times within `window`, then stop.
     public static func restart(maxRestarts: Int, within window: Duration) -> SupervisorStrategy {
@@ -94,31 +81,22 @@ public struct SupervisorStrategy: Sendable {
     }
     /// Stop on every error.
     public static let stop = SupervisorStrategy { _ in .stop }
-    /// Keep going on every error: the instance and its state are kept, the failing message
-    /// counts as delivered, and the next message is handled (see ``Directive/resume``).
+    /// Keep going on every error (see ``Directive/resume``).
     public static let resume = SupervisorStrategy { _ in .resume }
     /// Escalate every error to the parent.
     public static let escalate = SupervisorStrategy { _ in .escalate }
 
-    /// Restart on every error after an exponentially growing delay (Akka's
-    /// `restartWithBackoff`): the n-th restart in a row (n = 0, 1, …) waits
-    /// `min(maximum, minimum × 2ⁿ) × (1 + r × randomFactor)`, r uniform in `0..<1`.
+    /// Restart on every error after an exponentially growing delay: the n-th restart in a
+    /// row waits `min(maximum, minimum × 2ⁿ) × (1 + r × randomFactor)`, r uniform in
+    /// `0..<1` (<doc:TimersAndAsyncResults>, "Back-off supervision").
     ///
-    /// - While the delay runs, the failed instance has stopped (postStop ran, its children
-    ///   stopped, its timers cancelled) and no message is handled: messages that arrive
-    ///   stay queued in order and go to the fresh instance after its preStart. A bounded
-    ///   mailbox keeps its bound meanwhile. Stopping the actor during the delay stops it at
-    ///   once (its queued messages become dead letters).
-    /// - The count n returns to 0 once the actor has run for `resetAfter` (default:
-    ///   `maximum`) since its last restart without failing.
-    /// - `r` comes from a generator per actor: seeded from a deterministic scheduler's seed
-    ///   (and how far it has run), so a test replays the same delays; random otherwise.
-    /// - The delays are on the scheduler's clock (virtual time on a deterministic scheduler).
-    /// - `maxRestarts` within `window` still bounds the restarts (default: no bound); the
-    ///   next failure past it stops the actor.
-    /// - Throws: ``ConfigurationError`` when `minimum` is not positive, `maximum` is less
-    ///   than `minimum` or longer than ``Backoff/longestDelay``, `randomFactor` is not in
-    ///   `0...1`, `resetAfter` is negative, or `maxRestarts` is negative.
+    /// - During the delay the failed instance has stopped (postStop ran, children and
+    ///   timers stopped) and messages stay queued, in order, within any bound, for the
+    ///   fresh instance. Stopping the actor then stops it at once.
+    /// - n returns to 0 after a run of `resetAfter` (default: `maximum`) without failure.
+    /// - `r` is seeded from a deterministic scheduler's seed, so a test replays the delays.
+    /// - `maxRestarts` within `window` still bounds the restarts (default: no bound).
+    /// - Throws: ``ConfigurationError`` naming the bad value.
     public static func restartWithBackoff(
         minimum: Duration, maximum: Duration, randomFactor: Double,
         resetAfter: Duration? = nil, maxRestarts: Int = .max, within window: Duration = .seconds(60)
@@ -131,8 +109,7 @@ public struct SupervisorStrategy: Sendable {
         return strategy
     }
 
-    /// The delays of a back-off restart (see
-    /// ``SupervisorStrategy/restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``).
+    /// The delays of a back-off restart.
     public struct Backoff: Sendable, Equatable {
         /// The first restart's delay (before the random factor).
         public let minimum: Duration
@@ -143,8 +120,7 @@ public struct SupervisorStrategy: Sendable {
         /// A run this long since the last restart without a failure resets the doubling.
         public let resetAfter: Duration
 
-        /// The longest `maximum` accepted: 100 days, beyond which a delay is a mistake
-        /// rather than a plan (and would outlive any test's virtual clock arithmetic).
+    /// The longest `maximum` accepted: 100 days; a longer delay is a mistake.
         public static let longestDelay: Duration = .seconds(100 * 86_400)
 
         init(minimum: Duration, maximum: Duration, randomFactor: Double, resetAfter: Duration) throws(ConfigurationError) {
@@ -159,8 +135,7 @@ public struct SupervisorStrategy: Sendable {
             self.resetAfter = resetAfter
         }
 
-        /// The delay of restart number `attempt` (0 for the first in a row), with `unit` the
-        /// random draw in `0..<1`, in nanoseconds.
+    /// The delay of restart number `attempt` (0-based), `unit` in `0..<1`, in nanoseconds.
         func delayNanoseconds(attempt: Int, unit: Double) -> UInt64 {
             let minimum = Double(self.minimum.saturatingNanoseconds)
             let maximum = Double(self.maximum.saturatingNanoseconds)
@@ -214,9 +189,8 @@ public struct SupervisorStrategy: Sendable {
 struct RestartBudget {
     private var times: [UInt64] = []
 
-    /// Records a restart now; false when it would exceed `strategy.maxRestarts` in the window.
-    /// Called inside the failing cell's turn, so "now" is the turn's clock: virtual on a
-    /// DeterministicScheduler, monotonic otherwise (SchedulerClock.currentTurn).
+    /// Records a restart now (the turn's clock); false when it would exceed
+    /// `strategy.maxRestarts` in the window.
     mutating func allowRestart(_ strategy: SupervisorStrategy) -> Bool {
         let now = SchedulerClock.currentTurn.nanoseconds()
         let window = strategy.window.saturatingNanoseconds  // any Duration: no overflow trap

@@ -1,21 +1,13 @@
 // TurnConfinement: debug builds check AnyActorCell's rule C2 where an `ActorContext`
-// reaches user code. A context is valid for one call of `receive`, `preStart` and the
-// rest. A context kept and used later from another thread would race with the cell's
-// next turn, unseen by the compiler, since the cell is `@unchecked Sendable`.
-//
-// The rule as checked:
-//  (T1) While a turn runs (or runAfterShutdown, which stands in for one), the cell's
-//       `turnThread` holds the running thread's id; outside it, 0. Only that thread
-//       stores it.
-//  (T2) Every ActorContext operation on turn-confined state first checks
-//       `turnThread == current thread`. A mismatch is reported and the operation is
-//       skipped (spawn throws ``ActorSystemError/contextUsedOutsideTurn(_:)``).
-//       `myself`, `id`, `name` and `system` are immutable and need no check.
-// Memory ordering: a relaxed load suffices on x86 and ARM. A thread reads its own id only
-// if it stored it and has not cleared it (coherence orders a thread's own writes for its
-// own reads), so the running thread always passes and any other always fails.
-// Release builds compile the check out. Reporting: `violationHandler`, which tests
-// install; without one, a violation is an `assertionFailure` naming the operation.
+// reaches user code: a context kept and used later from another thread would race with
+// the next turn, unseen by the compiler (the cell is `@unchecked Sendable`).
+//  (T1) While a turn (or runAfterShutdown) runs, the cell's `turnThread` holds the running
+//       thread's id, else 0; only that thread stores it.
+//  (T2) Every context operation on turn-confined state first checks `turnThread ==
+//       current thread`; a mismatch is reported and skipped (spawn throws).
+// A relaxed load suffices on x86 and ARM: a thread reads its own id only if it stored it
+// and has not cleared it (coherence). Release builds compile the check out; without a
+// test's `violationHandler`, a violation is an `assertionFailure`.
 
 import MNScheduler
 #if canImport(Glibc)
@@ -25,8 +17,7 @@ import Darwin
 #endif
 
 enum TurnConfinement {
-    /// What a test installs to record violations instead of stopping at the assertion.
-    /// Debug builds only.
+    /// What a test installs to record violations instead of asserting.
     static let violationHandler = Lock<(@Sendable (_ operation: String, _ actor: ActorID) -> Void)?>(nil)
 
     /// The current thread's id as stored in `turnThread` (never 0).
@@ -48,8 +39,7 @@ enum TurnConfinement {
 }
 
 extension AnyActorCell {
-    /// T1: marks the current thread as running this cell's turn until `leaveTurn`. Returns
-    /// the previous mark (a nested finalization restores it). Debug builds only.
+    /// T1: marks this thread as running the turn; returns the previous mark (for nesting).
     @inline(__always)
     final func enterTurn() -> UInt {
         #if DEBUG
@@ -67,8 +57,7 @@ extension AnyActorCell {
         #endif
     }
 
-    /// T2: true when the current thread runs this cell's turn (always true in release
-    /// builds); otherwise reports `operation` and returns false.
+    /// T2: true when this thread runs the turn (always in release); else reports, false.
     @usableFromInline
     final func checkInTurn(_ operation: String) -> Bool {
         #if DEBUG

@@ -1,10 +1,6 @@
-// UnknownVariableReporter — warns, once, about MN_-prefixed environment variables the
-// runtime does not read (UnknownConfigurationVariable), each with the closest known name.
-//
-// A misspelt variable (MN_WORKER=1) would otherwise be ignored without a word. Every
-// ActorSystem asks the process's reporter when it is created; only the first asking logs,
-// through that system's logger at warning, so a process warns once however many systems
-// it makes. Tests make their own reporter and pass the environment.
+// UnknownVariableReporter: warns once per process about `MN_` environment variables the
+// runtime does not read, each with the closest known name, so a misspelling is not
+// silently ignored. Tests make their own reporter.
 
 import Logging
 import MNScheduler
@@ -16,8 +12,7 @@ final class UnknownVariableReporter: Sendable {
 
     private let reported = Atomic<Bool>(false)
 
-    /// On the first call only, logs one warning per unknown `MN_` variable in
-    /// `environment` and returns how many; later calls log nothing and return 0.
+    /// On the first call only, logs a warning per unknown `MN_` variable; returns the count.
     @discardableResult
     func reportOnce(environment: @autoclosure () -> [String: String], to logger: Logger) -> Int {
         guard !reported.exchange(true, ordering: .relaxed) else { return 0 }

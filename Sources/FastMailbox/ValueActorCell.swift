@@ -1,14 +1,10 @@
-// ValueActorCell: the cell of a value behaviour (ActorBehavior). The struct is stored in
-// the cell and mutated in place by each turn.
-//
-// `state` is turn-confined (AnyActorCell C2), so it is `@exclusivity(unchecked)`: its
-// fields cost what a local's do. It is nil once the actor stopped. `initial` is the value
-// passed to spawn: a restart starts again from a copy of it. Per message this is
-// ActorCellBase's fast path (A2) with the struct's `receive`.
+// ValueActorCell: the cell of a value behaviour, stored in the cell and mutated in place.
+// `state` is turn-confined (C2), so `@exclusivity(unchecked)`: it costs what a local does.
+// A restart starts from a copy of `initial`.
 
 import MNScheduler
 
-/// The cell of an actor whose behaviour is a value (see the file comment).
+/// The cell of an actor whose behaviour is a value.
 @usableFromInline
 final class ValueActorCell<B: ActorBehavior>: ActorCellBase<B.Message>, @unchecked Sendable {
     /// The current state (replaced on restart, nil once stopped). Turn-confined.
@@ -16,7 +12,6 @@ final class ValueActorCell<B: ActorBehavior>: ActorCellBase<B.Message>, @uncheck
     /// The value a restart starts from (nil once stopped). Turn-confined.
     var initial: B?
 
-    /// Parameters are borrowed (`__shared`), as in AnyActorCell.init.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
@@ -27,7 +22,7 @@ final class ValueActorCell<B: ActorBehavior>: ActorCellBase<B.Message>, @uncheck
                    mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
     }
 
-    /// The mailbox pass for `B`, specialised where it is formed (the @inlinable spawn).
+    /// The mailbox pass for `B` (A2).
     @inlinable
     static var specializedMailboxPass: MailboxPass {
         { base, max in
