@@ -24,13 +24,12 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
     public var actorsNotStopped: Int
     /// Messages the runtime accepted: every tell and every watch message it sent.
     public var sent: Int
-    /// Worker threads still inside a turn at the timeout (detached; 0 when the system
-    /// does not own its scheduler).
+    /// Worker threads still in a turn at the timeout, detached (0 if not the owner).
     public var workersNotStopped: Int
     /// Names of the actors not stopped (at most 20).
     public var actorsNotStoppedNames: [String]
 
-    /// Adds a dedicated actor's private system's report.
+    /// Adds a dedicated actor's system's report.
     mutating func add(_ other: ShutdownReport) {
         delivered += other.delivered
         deadLettered += other.deadLettered
@@ -53,13 +52,8 @@ public struct ShutdownReport: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The home of a set of actors: spawns them, runs them on an M:N `Scheduler`, keeps the
-/// registry by name and the dead letters.
-///
-/// Thread-safety: every method may be called from any thread or task.
-/// ``shutdown(timeout:)`` blocks the calling thread; from async code use
-/// ``gracefulShutdown(timeout:)``.
-///
-/// Logging: ``logger`` gets supervisor decisions, rate-limited dead letters, unknown `MN_`
+/// registry by name and the dead letters. Every method may be called from any thread or
+/// task. ``logger`` gets supervisor decisions, rate-limited dead letters, unknown `MN_`
 /// variables and the shutdown report; nothing per message.
 public final class ActorSystem: Sendable {
     /// Default ring slots of an actor's mailbox: small, so an idle actor costs little.
@@ -69,46 +63,44 @@ public final class ActorSystem: Sendable {
     public let name: String
     /// The scheduler whose workers run every actor turn.
     public let scheduler: Scheduler
-    /// Undeliverable messages: a counter and a subscribable stream.
+    /// Undeliverable messages: counted and subscribable.
     public let deadLetters = DeadLetterOffice()
-    /// Decides about failures of top-level actors (and of children whose parent doesn't).
+    /// Decides about failures of top-level actors.
     public let defaultSupervisor: SupervisorStrategy
 
     /// Where the runtime logs; the base of every actor's ``ActorContext/log``.
     public let logger: Logger
     /// Relaxed counters behind ``metrics``.
     let counters = SystemCounters()
-    /// The rate-limited log of dead letters.
     let deadLetterLog = DeadLetterLog()
 
     private let ownsScheduler: Bool
     private let shuttingDown = Atomic<Bool>(false)
-    /// Delivered counts of cells that left the registry.
+    /// Delivered counts of cells gone from the registry.
     private let retiredDelivered = Atomic<Int>(0)
-    /// Accepted counts (taken out + still queued) of cells that left the registry.
+    /// Accepted counts of cells gone from the registry.
     private let retiredAccepted = Atomic<Int>(0)
-    /// Dead letters of messages already in a mailbox's accepted count.
+    /// Dead letters already in a mailbox's accepted count.
     let queuedDeadLetters = Atomic<Int>(0)
-    /// Dead letters of messages never queued: also counted as sent here.
+    /// Dead letters never queued, counted as sent here.
     let unqueuedDeadLetters = Atomic<Int>(0)
-    /// Watch messages the runtime handed to behaviours (part of `sent`).
+    /// Watch messages handed to behaviours (part of `sent`).
     let runtimeSent = Atomic<Int>(0)
-    /// Messages taken out and held by their actors (stash): part of `left` at shutdown.
+    /// Stashed messages: part of `left` at shutdown.
     let heldBack = Atomic<Int>(0)
-    /// The timeouts of pending asks.
     let askTimer: AskTimer
-    /// Pending asks: while > 0, dead letters are searched for their promises.
+    /// While > 0, dead letters are searched for pending asks.
     let outstandingAsks = Atomic<Int>(0)
     /// Taken by spawn and by every actor's last turn.
     let registry = FutexLock<Registry>(Registry())
-    /// The idle-mailbox walk's timer, nil when off.
+    /// nil when off.
     let reclaimTimer = Lock<(any DispatchSourceTimer)?>(nil)
-    /// Held by a walk: one at a time.
+    /// One walk at a time.
     let reclaimWalk = Lock<Int>(0)
     private let shutdownResult = Lock<ShutdownReport?>(nil)
-    /// Private systems of dedicated actors, shut down with this one.
+    /// Shut down with this one.
     let dedicatedSystems = Lock<[ActorSystem]>([])
-    /// The private system of main-thread actors, made on first use.
+    /// Made on first use.
     let mainThreadSystemStorage = Lock<ActorSystem?>(nil)
 
     struct Registry {
@@ -116,15 +108,14 @@ public final class ActorSystem: Sendable {
         let cells = CellTable()
         var names: [String: AnyActorCell] = [:]
         var singletons: [String: any Sendable] = [:]
-        /// Pool names taken while the pool's routees are spawned.
+    /// Taken while the pool's routees are spawned.
         var reserved: Set<String> = []
-        /// Mirrors the system's `shuttingDown` for the walk, which holds only the registry.
+        /// Mirrors `shuttingDown` for the walk, which holds only the registry.
         var shuttingDown = false
-        /// Running cells shutdown took out of `cells`, with the counts retired then.
+        /// Running cells shutdown removed, with the counts retired then.
         var stragglers: [ActorID: RetiredCounts] = [:]
     }
 
-    /// A cell's counts as moved into the retired totals.
     struct RetiredCounts {
         var delivered: Int
         var accepted: Int
@@ -178,10 +169,10 @@ public final class ActorSystem: Sendable {
         reclaimTimer.withLock { $0?.cancel() }
     }
 
-    /// Turns ``shutdown(timeout:)`` runs at most per drain on a deterministic scheduler.
+    /// Per drain, on a deterministic scheduler.
     static let deterministicShutdownTurns = 1_000_000
 
-    /// These placements and sequential bodies need threads of their own.
+    /// For placements and bodies that need threads of their own.
     func refuseOnDeterministicScheduler(_ function: String) throws(ActorSystemError) {
         if scheduler.isDeterministic { throw .unsupportedOnDeterministicScheduler(function) }
     }
@@ -197,15 +188,13 @@ public final class ActorSystem: Sendable {
 
     // MARK: spawning
 
-    /// Spawns a top-level actor whose behaviour is an ``EventActor`` made by `factory`,
-    /// now and again on every supervisor restart.
-    ///
-    /// Guarantees and errors: ``SpawnOptions``.
+    /// Spawns a top-level actor whose behaviour is an ``EventActor`` made by `factory`
+    /// (again on each restart). Guarantees and errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<A: EventActor>(
         options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
-        // Inlinable: the turn is specialised for A here (<doc:ActorCells>).
+        // Inlinable: the turn is specialised for A here.
         if _fastPath(options.isPlain) {
             return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                  boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
@@ -301,7 +290,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Spawns one actor with `make` on the system that runs `placement`.
+    /// On the system that runs `placement`.
     @usableFromInline
     func place<Message: Sendable>(
         _ placement: SpawnOptions.Placement, name: String?,
@@ -314,7 +303,6 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// `spawnCell` for a value behaviour.
     @inlinable
     func spawnValueCell<B: ActorBehavior>(
         name: String?, options: SpawnOptions, parent: AnyActorCell?, behavior: B
@@ -330,8 +318,7 @@ public final class ActorSystem: Sendable {
         return ActorRef(cell: cell)
     }
 
-    /// Inlinable: the cell's generic metadata comes from the call site's cache.
-    /// `supervisor` nil: the system's default.
+    /// Inlinable: generic metadata comes from the call site. `supervisor` nil: the default.
     @inlinable
     func spawnCell<A: EventActor>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
@@ -343,13 +330,13 @@ public final class ActorSystem: Sendable {
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
-        // The cell is its mailbox queue, so the eager ring is reserved once it exists.
+        // The cell is its own queue: reserve the eager ring now.
         try reserveEagerRing(of: cell, for: A.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
 
-    /// `spawnCell` for a closure actor (ClosureActorCell), born running.
+    /// Born running (ClosureActorCell).
     @inlinable
     func spawnClosureCell<Message: Sendable>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
@@ -365,8 +352,8 @@ public final class ActorSystem: Sendable {
         return ActorRef(cell: cell)
     }
 
-    /// Registers a fresh cell under its parent and schedules its first turn (preStart).
-    /// A `bornRunning` cell starts here, still private, and waits for work.
+    /// Registers a fresh cell under its parent and schedules preStart; a `bornRunning`
+    /// cell starts here and waits for work.
     @usableFromInline
     func enroll(_ cell: AnyActorCell, named name: String?, parent: AnyActorCell?,
                 bornRunning: Bool = false) throws(ActorSystemError) {
@@ -379,14 +366,13 @@ public final class ActorSystem: Sendable {
     /// Rings this large are allocated at spawn: out of memory throws there, not at a tell.
     @inlinable static var eagerRingCapacity: Int { 4_096 }  // computed: a constant in inlined code
 
-    /// The validated shape of a mailbox of `Message`s.
     @inlinable
     func mailboxShape<Message: Sendable>(capacity: Int, for: Message.Type,
                                          reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         try queueShape(capacity: capacity, itemBytes: MessageEncoding<Message>.itemBytes, reclaimable: reclaimable)
     }
 
-    /// The shape of a mailbox of `itemBytes`-byte items; `reclaimable` unless eager.
+    /// `reclaimable` unless eager.
     @inlinable
     func queueShape(capacity: Int, itemBytes: Int, reclaimable: Bool = false) throws(ActorSystemError) -> MPSCQueue.Shape {
         do {
@@ -397,7 +383,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Allocates an eager ring at spawn. `queue` is the cell itself.
+    /// `queue` is the cell itself.
     @inlinable
     func reserveEagerRing<Message: Sendable>(of queue: MPSCQueue, for: Message.Type) throws(ActorSystemError) {
         if _slowPath(queue.capacity >= ActorSystem.eagerRingCapacity) {
@@ -427,7 +413,7 @@ public final class ActorSystem: Sendable {
         if let error { throw error }
     }
 
-    /// Called by a cell's last turn.
+    /// A cell's last turn.
     func cellTerminated(_ cell: AnyActorCell) {
         registry.withLock { registry in
             // Under the lock, so each cell is counted exactly once.
@@ -447,14 +433,13 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Under the registry lock.
     private func retire(_ counts: RetiredCounts) {
         retiredDelivered.wrappingAdd(counts.delivered, ordering: .relaxed)
         retiredAccepted.wrappingAdd(counts.accepted, ordering: .relaxed)
         counters.retiredOverflows.wrappingAdd(counts.overflows, ordering: .relaxed)
     }
 
-    /// Retires each running cell's counts now and remembers it (stragglers).
+    /// Retires running cells' counts now and remembers them (stragglers).
     private func retireStragglers(_ registry: inout Registry) {
         registry.cells.forEach { cell in
             let figures = cell.reportFigures
@@ -466,7 +451,7 @@ public final class ActorSystem: Sendable {
         registry.cells.removeAll()
     }
 
-    /// Takes `name` for a pool before its routees exist.
+    /// For a pool, before its routees exist.
     func reserveName(_ name: String) throws(ActorSystemError) {
         let error: ActorSystemError? = registry.withLock { registry in
             if isShuttingDown { return .shutDown }
@@ -481,7 +466,7 @@ public final class ActorSystem: Sendable {
         registry.withLock { _ = $0.reserved.remove(name) }
     }
 
-    /// Registers a pool's router under its reserved name, unless shut down.
+    /// A pool's router, unless shut down.
     func fillReservedName(_ name: String, with router: AnyActorCell) {
         registry.withLock { registry in
             guard registry.reserved.remove(name) != nil, !isShuttingDown else { return }
@@ -490,7 +475,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Frees the name at once, for a restarting parent's new children.
+    /// At once, for a restarting parent's new children.
     func releaseName(of cell: AnyActorCell) {
         // Set before the cell could run, never cleared.
         guard cell.holdsRegisteredName else { return }
@@ -501,8 +486,8 @@ public final class ActorSystem: Sendable {
 
     // MARK: dead letters
 
-    /// Publishes a dead letter. `wasQueued`: already counted by a mailbox, else counted as
-    /// sent here. Fails a pending `ask` whose reply-to the message carries.
+    /// `wasQueued`: counted by a mailbox, else counted as sent here. Fails a pending
+    /// `ask` the message carries.
     func publishDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                         reason: DeadLetterReason? = nil, wasQueued: Bool) {
         if wasQueued {
@@ -517,14 +502,13 @@ public final class ActorSystem: Sendable {
         if outstandingAsks.load(ordering: .relaxed) > 0 { failPendingAsks(in: message, depth: 0) }
     }
 
-    /// `shutdown` from a turn: shuts down on another thread, returns a snapshot now.
+    /// Shuts down on another thread; returns a snapshot now.
     private func startShutdownFromTurn(timeout: Duration) -> ShutdownReport {
         registry.withLock { registry in registry.shuttingDown = true; shuttingDown.store(true, ordering: .releasing) }  // no spawn from here on
         DispatchQueue(label: "fastmailbox.shutdown").async { _ = self.shutdown(timeout: timeout) }
         return accountingReport(workersNotStopped: 0)
     }
 
-    /// A report from the counters now.
     private func accountingReport(workersNotStopped: Int) -> ShutdownReport {
         // Exact while tells race the reads: <doc:Architecture>, "Shutdown accounting".
         let (cells, delivered, accepted, left) = registry.withLock { registry in
@@ -551,7 +535,6 @@ public final class ActorSystem: Sendable {
                               actorsNotStoppedNames: cells.prefix(20).map(\.name).sorted())
     }
 
-    /// One of `accountingReport`'s reads.
     private func readForReport(_ counter: borrowing Atomic<Int>) -> Int {
         #if DEBUG
         ShutdownReportTestHook.betweenReads(of: self)
@@ -559,7 +542,7 @@ public final class ActorSystem: Sendable {
         return counter.load(ordering: .relaxed)
     }
 
-    /// Fails the asks whose reply-to refs `value` carries (four levels deep).
+    /// Four levels deep.
     private func failPendingAsks(in value: Any, depth: Int) {
         if let carrier = value as? any ReplyRefCarrier {
             carrier.pendingAsk?.failBecauseRequestDeadLettered()
@@ -577,19 +560,18 @@ public final class ActorSystem: Sendable {
         return ActorRef(recipient)
     }
 
-    /// Runs `body` with the singleton table locked.
     func withSingletons<R>(_ body: (inout [String: any Sendable]) throws -> R) rethrows -> R {
         try registry.withLock { try body(&$0.singletons) }
     }
 
     // MARK: statistics and shutdown
 
-    /// Registered cells plus shutdown's stragglers.
+    /// Plus shutdown's stragglers.
     private static func liveActors(_ registry: borrowing Registry) -> Int {
         registry.cells.count + registry.stragglers.count
     }
 
-    /// Live actors, delivered messages and mailbox overflows, in one pass.
+    /// In one pass.
     func registryTotals() -> (live: Int, delivered: Int, overflows: Int) {
         registry.withLock { registry in
             var delivered = retiredDelivered.load(ordering: .relaxed)
@@ -602,7 +584,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Messages accepted so far (``ShutdownReport/sent``).
+    /// ``ShutdownReport/sent`` so far.
     var acceptedTotal: Int {
         registry.withLock { registry in
             var accepted = retiredAccepted.load(ordering: .relaxed)
@@ -682,7 +664,7 @@ public final class ActorSystem: Sendable {
     }
 }
 
-/// A message field that may be the reply-to of a pending ask.
+/// A field that may be a pending ask's reply-to.
 protocol ReplyRefCarrier {
     var pendingAsk: (any AskFailing)? { get }
 }
@@ -690,7 +672,7 @@ protocol ReplyRefCarrier {
 extension ActorRef: ReplyRefCarrier {}
 
 #if DEBUG
-/// Debug builds only: runs an action between a shutdown report's counter reads.
+/// Debug builds only: runs an action between the report's counter reads.
 enum ShutdownReportTestHook {
     private static let point = SystemHookPoint()
 
