@@ -4,20 +4,18 @@ import MNScheduler
 /// What an actor can do while it handles a message: reply, spawn, stop, watch, change
 /// behaviour, stash.
 ///
-/// Valid only during the call it was passed to, on that thread: not `Sendable`; hand out
-/// ``myself`` instead. Debug builds assert on an operation on the actor's state from
-/// outside its turn; when that assertion is not fatal, a spawn throws
-/// ``ActorSystemError/contextUsedOutsideTurn(_:)``. ``myself``, ``id``, ``name`` and
+/// Valid only during the call it was passed to, on that thread (not `Sendable`): hand
+/// out ``myself``. Debug builds assert on a use outside the turn (a spawn then throws
+/// ``ActorSystemError/contextUsedOutsideTurn(_:)``). ``myself``, ``id``, ``name`` and
 /// ``system`` may be read anywhere.
 public struct ActorContext<Message: Sendable> {
     /// The cell, unretained: the turn keeps it alive.
     @usableFromInline let unmanagedCell: Unmanaged<ActorCellBase<Message>>
-    /// The cell, for calls made while the turn keeps it alive.
     @usableFromInline var cell: ActorCellBase<Message> { unmanagedCell.takeUnretainedValue() }
 
     @inlinable init(cell: ActorCellBase<Message>) { self.unmanagedCell = .passUnretained(cell) }
 
-    /// A reference to this actor, to hand to others (e.g. as a reply-to).
+    /// A reference to this actor, to hand to others.
     @inlinable public var myself: ActorRef<Message> { ActorRef(cell: cell) }
     /// This actor's identity.
     public var id: ActorID { cell.id }
@@ -25,18 +23,16 @@ public struct ActorContext<Message: Sendable> {
     public var name: String { cell.name }
     /// The system the actor lives in.
     public var system: ActorSystem { cell.system }
-    /// The system's ``ActorSystem/logger`` with `actor/id` and `actor/name` metadata, built
-    /// on first use. The runtime logs nothing per message.
+    /// The system's ``ActorSystem/logger`` with `actor/id` and `actor/name` metadata.
     public var log: Logger { cell.checkInTurn("log") ? cell.logger : cell.system.logger }
-    /// IDs of the children still alive (as far as this actor has been told).
+    /// IDs of the live children (as far as this actor has been told).
     public var children: [ActorID] { cell.checkInTurn("children") ? Array(cell.children.keys).sorted() : [] }
 
     // MARK: spawning
 
     /// Spawns a child whose behaviour is an ``EventActor`` made by `factory` (again on each
-    /// restart). The child stops when this actor stops; its failures are decided by
-    /// `options.supervisor`, else this actor's ``EventActor/supervisorStrategy``. A child
-    /// runs on the workers (see ``SpawnOptions`` for what is refused and thrown).
+    /// restart). It stops with this actor; its failures are decided by `options.supervisor`,
+    /// else ``EventActor/supervisorStrategy``. Children run on the workers (``SpawnOptions``).
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
         options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
@@ -48,8 +44,7 @@ public struct ActorContext<Message: Sendable> {
                                          mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
     }
 
-    /// Spawns a child whose behaviour is a closure (as
-    /// ``ActorSystem/spawn(of:options:receive:)``); otherwise as ``spawn(options:_:)-(_,()->A)``.
+    /// Spawns a child whose behaviour is a closure; otherwise as ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<M: Sendable>(
         of messageType: M.Type = M.self, options: SpawnOptions = SpawnOptions(),
@@ -62,8 +57,8 @@ public struct ActorContext<Message: Sendable> {
                                                 receive: consume receive)
     }
 
-    /// Spawns a child whose behaviour is a value (``ActorBehavior``), mutated in place; a
-    /// restart starts from a copy of `behavior`. Otherwise as ``spawn(options:_:)-(_,()->A)``.
+    /// Spawns a child whose behaviour is a value (``ActorBehavior``); otherwise as
+    /// ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<B: ActorBehavior>(
         options: SpawnOptions = SpawnOptions(), _ behavior: B
@@ -74,7 +69,7 @@ public struct ActorContext<Message: Sendable> {
         return try cell.system.spawnValueCell(name: options.name, options: options, parent: cell, behavior: behavior)
     }
 
-    /// Refuses a child spawn outside the turn, or with options a child cannot have.
+    /// Outside the turn, or with options a child cannot have.
     @inlinable
     func checkChildSpawn(_ options: SpawnOptions) throws(ActorSystemError) {
         guard cell.checkInTurn("spawn") else { throw .contextUsedOutsideTurn("spawn") }
@@ -99,8 +94,8 @@ public struct ActorContext<Message: Sendable> {
         if ref.id == cell.id { stop() } else { ref.stop(mode) }
     }
 
-    /// Watches `ref`: when it stops, this actor's ``EventActor/receiveSignal(_:context:)``
-    /// gets `.terminated`. Watching an actor that already stopped delivers it at once.
+    /// Watches `ref`: ``EventActor/receiveSignal(_:context:)`` gets `.terminated` when it
+    /// stops (at once if it already has).
     public func watch<M>(_ ref: ActorRef<M>) {
         guard cell.checkInTurn("watch") else { return }
         guard let target = ref.identity.watchableCell, ref.id != cell.id else { return }
@@ -108,14 +103,14 @@ public struct ActorContext<Message: Sendable> {
         target.sendSystem(.watch(cell))
     }
 
-    /// Watches `ref` and receives `message` (instead of a signal) when it stops.
+    /// Watches `ref`; receives `message` instead of a signal.
     public func watch<M>(_ ref: ActorRef<M>, with message: Message) {
         guard cell.checkInTurn("watch") else { return }
         cell.watchMessages[ref.id] = message
         watch(ref)
     }
 
-    /// Stops watching `ref`; no `.terminated` will arrive for it afterwards.
+    /// No `.terminated` arrives for `ref` afterwards.
     public func unwatch<M>(_ ref: ActorRef<M>) {
         guard cell.checkInTurn("unwatch") else { return }
         cell.watching.remove(ref.id)
@@ -131,27 +126,25 @@ public struct ActorContext<Message: Sendable> {
         cell.becomeStack.append(behavior)
     }
 
-    /// Return to the previous behaviour (the actor's own `receive` at the bottom).
+    /// Return to the previous behaviour.
     public func unbecome() {
         guard cell.checkInTurn("unbecome") else { return }
         _ = cell.becomeStack.popLast()
     }
 
-    /// Puts the message being handled aside until ``unstashAll()``. It stops counting as
-    /// delivered until handled again, or becomes a dead letter if the actor stops first.
-    /// Stash each message at most once per handling.
+    /// Puts the message being handled aside until ``unstashAll()``; if the actor stops
+    /// first, it becomes a dead letter. Stash a message at most once per handling.
     public func stash(_ message: Message) {
         guard cell.checkInTurn("stash") else { return }
         cell.stash(message)
     }
 
-    /// Re-delivers every stashed message, in the order stashed, before any message still
-    /// in the mailbox.
+    /// Re-delivers the stashed messages, in order, ahead of the mailbox.
     public func unstashAll() {
         guard cell.checkInTurn("unstashAll") else { return }
         cell.unstashAll()
     }
 
-    /// Number of messages currently stashed.
+    /// Messages currently stashed.
     public var stashCount: Int { cell.checkInTurn("stashCount") ? cell.stashed.count : 0 }
 }

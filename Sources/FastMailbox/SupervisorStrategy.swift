@@ -2,31 +2,24 @@ import MNScheduler
 
 /// What a supervisor does when a child's behaviour throws.
 ///
-/// The failing child's *parent's* strategy decides (the system's default at top level).
-/// The error is caught at the message boundary: the worker thread is never harmed, and
-/// the message that threw counts as delivered and is not retried.
-///
-/// ``default`` restarts at once, at most 10 times within 60 seconds. A restart makes a
-/// fresh instance from the factory, keeps the mailbox, re-delivers stashed messages first
-/// and cancels the actor's timers. For a growing delay, see
-/// ``restartWithBackoff(minimum:maximum:randomFactor:resetAfter:maxRestarts:within:)``.
+/// The failing child's parent's strategy decides (at top level, the system's default).
+/// The error is caught at the message boundary; the message that threw counts as
+/// delivered and is not retried. A restart makes a fresh instance from the factory,
+/// keeps the mailbox, re-delivers stashed messages first and cancels the actor's timers.
 public struct SupervisorStrategy: Sendable {
     /// A supervisor's decision about one failure.
     public enum Directive: Sendable, Equatable {
-        /// Keep the instance and its state; go on with the next message. The error is
-        /// logged at debug level.
+        /// Keep the instance and its state; the error is logged at debug level.
         case resume
-        /// Replace the instance with a fresh one from the factory; keep the mailbox. With
-        /// a ``SupervisorStrategy/backoff``, messages wait until the delay ends.
+        /// Replace the instance with a fresh one; keep the mailbox (see ``backoff``).
         case restart
-        /// Stop the child (its pending messages go to dead letters).
+        /// Stop the child; its pending messages become dead letters.
         case stop
-        /// Stop the child and fail the parent with the same error. A top-level actor's
-        /// escalation stops it.
+        /// Stop the child and fail its parent with the error (a top-level actor stops).
         case escalate
     }
 
-    /// One shared box: a strategy is one pointer wide, shared by the cells that hold it.
+    /// One shared box: a strategy is one pointer wide.
     final class Storage: Sendable {
         let maxRestarts: Int
         let window: Duration
@@ -60,20 +53,18 @@ public struct SupervisorStrategy: Sendable {
     /// How long a ``Directive/restart`` waits; nil (the default): no wait.
     public var backoff: Backoff? { storage.backoff }
 
-    /// True when both values share one box. A cell stores its strategy only when it is
-    /// not its system's default.
+    /// Both share one box (a cell stores only a non-default strategy).
     func sharesStorage(with other: SupervisorStrategy) -> Bool { storage === other.storage }
 
-    /// A strategy that asks `decide` about each failure and allows `maxRestarts` restarts
-    /// within `window` (of the scheduler's clock) before the next failure stops the child.
-    /// Restarts happen at once.
+    /// Asks `decide` about each failure; allows `maxRestarts` restarts within `window` of
+    /// the scheduler's clock, then the next failure stops the child.
     public init(maxRestarts: Int = 10, within window: Duration = .seconds(60),
                 decide: @escaping @Sendable (any Error) -> Directive) {
         storage = Storage(maxRestarts: maxRestarts, window: window, decide: decide)
     }
 
-    /// Restart on every error, at once, at most 10 times within 60 seconds of the
-    /// scheduler's clock; the next failure in that window stops the actor.
+    /// Restart at once on every error, at most 10 times within 60 seconds; the next
+    /// failure in that window stops the actor.
     public static let `default` = SupervisorStrategy { _ in .restart }
     /// Restart on every error, at most `maxRestarts` times within `window`, then stop.
     public static func restart(maxRestarts: Int, within window: Duration) -> SupervisorStrategy {
@@ -81,7 +72,7 @@ public struct SupervisorStrategy: Sendable {
     }
     /// Stop on every error.
     public static let stop = SupervisorStrategy { _ in .stop }
-    /// Keep going on every error (see ``Directive/resume``).
+    /// Keep going on every error (``Directive/resume``).
     public static let resume = SupervisorStrategy { _ in .resume }
     /// Escalate every error to the parent.
     public static let escalate = SupervisorStrategy { _ in .escalate }
@@ -90,11 +81,10 @@ public struct SupervisorStrategy: Sendable {
     /// row waits `min(maximum, minimum × 2ⁿ) × (1 + r × randomFactor)`, r uniform in
     /// `0..<1` (<doc:TimersAndAsyncResults>, "Back-off supervision").
     ///
-    /// - During the delay the failed instance has stopped (postStop ran, children and
-    ///   timers stopped) and messages stay queued, in order, within any bound, for the
-    ///   fresh instance. Stopping the actor then stops it at once.
+    /// - During the delay the failed instance has stopped and messages stay queued, in
+    ///   order, for the fresh instance. Stopping the actor then stops it at once.
     /// - n returns to 0 after a run of `resetAfter` (default: `maximum`) without failure.
-    /// - `r` is seeded from a deterministic scheduler's seed, so a test replays the delays.
+    /// - `r` comes from a deterministic scheduler's seed, so a test replays the delays.
     /// - `maxRestarts` within `window` still bounds the restarts (default: no bound).
     /// - Throws: ``ConfigurationError`` naming the bad value.
     public static func restartWithBackoff(
@@ -115,9 +105,9 @@ public struct SupervisorStrategy: Sendable {
         public let minimum: Duration
         /// The longest delay before the random factor: doubling stops here.
         public let maximum: Duration
-        /// Up to this fraction of the delay is added at random (`0...1`).
+        /// Up to this fraction of the delay is added at random.
         public let randomFactor: Double
-        /// A run this long since the last restart without a failure resets the doubling.
+        /// A run this long without failure resets the doubling.
         public let resetAfter: Duration
 
     /// The longest `maximum` accepted: 100 days; a longer delay is a mistake.
@@ -135,7 +125,7 @@ public struct SupervisorStrategy: Sendable {
             self.resetAfter = resetAfter
         }
 
-    /// The delay of restart number `attempt` (0-based), `unit` in `0..<1`, in nanoseconds.
+    /// Restart `attempt`'s delay (0-based; `unit` in `0..<1`), in nanoseconds.
         func delayNanoseconds(attempt: Int, unit: Double) -> UInt64 {
             let minimum = Double(self.minimum.saturatingNanoseconds)
             let maximum = Double(self.maximum.saturatingNanoseconds)
@@ -151,7 +141,7 @@ public struct SupervisorStrategy: Sendable {
         }
     }
 
-    /// A strategy that cannot work as asked, named with the offending value.
+    /// A strategy that cannot work as asked.
     public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The back-off minimum must be more than zero.
         case nonPositiveMinimum(Duration)
@@ -159,7 +149,7 @@ public struct SupervisorStrategy: Sendable {
         case maximumBelowMinimum(minimum: Duration, maximum: Duration)
         /// The back-off maximum is longer than ``Backoff/longestDelay``.
         case maximumTooLong(Duration)
-        /// The random factor must be in `0...1` (and a number).
+        /// The random factor must be in `0...1`.
         case randomFactorOutOfRange(Double)
         /// The reset interval must not be negative.
         case negativeResetAfter(Duration)
@@ -185,12 +175,11 @@ public struct SupervisorStrategy: Sendable {
     }
 }
 
-/// Counts restarts within a sliding window (owned by one actor cell; not thread-safe).
+/// Restarts within a sliding window (one cell's, turn-confined).
 struct RestartBudget {
     private var times: [UInt64] = []
 
-    /// Records a restart now (the turn's clock); false when it would exceed
-    /// `strategy.maxRestarts` in the window.
+    /// Records a restart now; false past `strategy.maxRestarts` in the window.
     mutating func allowRestart(_ strategy: SupervisorStrategy) -> Bool {
         let now = SchedulerClock.currentTurn.nanoseconds()
         let window = strategy.window.saturatingNanoseconds  // any Duration: no overflow trap
