@@ -1,16 +1,14 @@
 // ActorTimers: `context.timers`, messages an actor sends itself after a delay or
 // periodically, by key.
 //
-// ActorTimerTable (turn-confined, in TypedExtras) maps a key to the message, a generation
-// and the armed CellTimer. A firing sends TimerFiring (key, generation) through the system
-// queue; its turn delivers only if the key still maps to that generation. So a replaced,
-// cancelled or reset timer never delivers, even a firing already on its way. Delivered
-// timer messages count as sent by the runtime. Stop and restart cancel every timer.
+// ActorTimerTable (turn-confined) maps a key to its message, generation and CellTimer. A
+// firing goes through the system queue with its generation and delivers only if the key
+// still maps to it: a replaced or cancelled timer never delivers.
 
 import MNScheduler
 import Synchronization
 
-/// The longest delay or interval a timer accepts (``ActorTimers/longestDuration``).
+/// ``ActorTimers/longestDuration``.
 let longestTimerDuration: Duration = .seconds(100 * 86_400)
 
 /// The timers of one actor, from ``ActorContext/timers``: messages the actor sends itself
@@ -66,14 +64,12 @@ public struct ActorTimers<Message: Sendable> {
         cell.typedExtras?.timers?.cancelAll()
     }
 
-    /// True while a timer under `key` may deliver: a periodic one until cancelled, a single
-    /// one until delivered.
+    /// True while a timer under `key` may deliver.
     public func isActive<Key: Hashable & Sendable>(key: Key) -> Bool {
         guard let cell = turnCell("timers.isActive") else { return false }
         return cell.typedExtras?.timers?.entries[AnyHashable(key)] != nil
     }
 
-    /// The cell, when used inside its turn.
     private func turnCell(_ operation: String) -> ActorCellBase<Message>? {
         let cell = context.cell
         return cell.checkInTurn(operation) ? cell : nil
@@ -105,7 +101,7 @@ extension ActorContext {
     public var timers: ActorTimers<Message> { ActorTimers(context: self) }
 }
 
-/// One actor's active timers (turn-confined: in its cell's TypedExtras).
+/// One actor's active timers (turn-confined).
 final class ActorTimerTable<Message: Sendable> {
     struct Entry {
         let generation: UInt64
@@ -114,12 +110,10 @@ final class ActorTimerTable<Message: Sendable> {
         let timer: CellTimer
     }
 
-    /// The active timers by key.
     private(set) var entries: [AnyHashable: Entry] = [:]
-    /// The last generation handed out.
     private var generation: UInt64 = 0
 
-    /// Arms a timer under `key`, replacing (and cancelling) the one there.
+    /// Replaces (and cancels) the timer under `key`.
     func start(key: AnyHashable, message: Message, cell: ActorCellBase<Message>, delay: UInt64, interval: UInt64?) {
         entries.removeValue(forKey: key)?.timer.cancel()
         generation &+= 1
@@ -137,7 +131,7 @@ final class ActorTimerTable<Message: Sendable> {
         entries = [:]
     }
 
-    /// The message a firing delivers, nil when its timer was replaced or cancelled.
+    /// nil when the timer was replaced or cancelled.
     func take(key: AnyHashable, generation: UInt64) -> Message? {
         guard let entry = entries[key], entry.generation == generation else { return nil }
         if !entry.periodic { entries[key] = nil }

@@ -1,16 +1,14 @@
-// SpawnOptions: how an actor is spawned, whatever its behaviour. A plain value; the
-// defaulted options hold no reference, so they cost no allocation or reference counting.
+// SpawnOptions: how an actor is spawned, whatever its behaviour. The defaults hold no
+// reference: no allocation, no reference counting.
 
-/// How ``ActorSystem/spawn(options:_:)-(_,()->A)`` and its siblings spawn an actor: the
-/// same options for every kind of behaviour, on the system and for children
-/// (``ActorContext``).
+/// How ``ActorSystem/spawn(options:_:)-(_,()->A)`` and its siblings, on the system and
+/// in ``ActorContext``, spawn an actor of any behaviour.
 ///
-/// Every spawn, whatever its behaviour:
-/// - Thread-safety: callable from any thread or task; the actor is registered when
-///   `spawn` returns.
+/// Every spawn:
+/// - Thread-safety: any thread or task; the actor is registered when `spawn` returns.
 /// - Ordering: messages from one sender arrive in the order sent.
-/// - Throws: ``ActorSystemError`` for a taken name, a bad capacity or pool size, a shut
-///   down system, or options that cannot go together; nothing is left running.
+/// - Throws: ``ActorSystemError`` (a taken name, a bad capacity or pool size, shut down,
+///   options that cannot go together); nothing is left running.
 ///
 /// Refused combinations (``ActorSystemError/unsupportedSpawnOptions(_:)``, never a trap):
 /// - a sequential body with a ``supervisor``, a ``MailboxKind/bounded`` mailbox or a ``pool``;
@@ -22,12 +20,10 @@
 public struct SpawnOptions: Sendable {
     /// The actor's mailbox: a ring that grows past its capacity, or one that refuses.
     public enum MailboxKind: Sendable, Equatable {
-        /// Bursts beyond the ring's capacity overflow in order: a tell never fails for room.
-        /// An idle actor may give its ring back.
+        /// Bursts beyond the ring overflow in order: a tell never fails for room.
         case growing
-        /// At most `mailboxCapacity − 1` messages queued: `tell` to a full mailbox goes to
-        /// dead letters, ``ActorRef/trySend(_:)`` returns `.full`, ``ActorRef/send(_:)``
-        /// waits. The ring is kept for the actor's life.
+        /// At most `mailboxCapacity − 1` messages queued: full means a dead letter for
+        /// `tell`, `.full` for ``ActorRef/trySend(_:)``, a wait for ``ActorRef/send(_:)``.
         case bounded
     }
 
@@ -35,18 +31,16 @@ public struct SpawnOptions: Sendable {
     public enum Placement: Sendable, Equatable {
         /// The system's scheduler workers (the default: costs no thread).
         case workers
-        /// An OS thread of the actor's own, which runs all its turns and nothing else: for
-        /// code that must own a thread or blocks. Costs a thread and a private one-worker
-        /// system, where the name is registered (``ActorSystem/lookup(_:as:)`` does not
-        /// find it). Shut down with the system, its figures in the report.
+        /// An OS thread of the actor's own, running nothing else: for code that must own
+        /// a thread or blocks. Costs a thread and a private system, where the name is
+        /// registered (``ActorSystem/lookup(_:as:)`` does not find it).
         case dedicatedThread
         /// The thread that calls ``ActorSystem/runMainThreadActors()``, shared by the
-        /// system's main-thread actors, one turn at a time. Messages queue until that call
-        /// runs. The name lives in a private system, as for ``dedicatedThread``.
+        /// main-thread actors; messages queue until it runs. Named as ``dedicatedThread``.
         case mainThread
     }
 
-    /// A pool: `size` routees of one behaviour behind one ref (see ``pool``).
+    /// `size` routees of one behaviour behind one ref (see ``pool``).
     public struct Pool: Sendable, Equatable {
         /// Routees, at least 1 (else ``ActorSystemError/invalidPoolSize(_:)``).
         public var size: Int
@@ -64,10 +58,9 @@ public struct SpawnOptions: Sendable {
     /// ``ActorSystemError/duplicateName(_:)``). nil: a generated name, not registered.
     public var name: String?
     /// Ring slots: a power of two from 4 to `Mailbox.maximumCapacity` (else
-    /// ``ActorSystemError/invalidMailboxCapacity(_:)``). The ring holds
-    /// `mailboxCapacity − 1` messages before a growing mailbox overflows or a bounded one is
-    /// full. Large rings are allocated at spawn (failure:
-    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``), small ones lazily.
+    /// ``ActorSystemError/invalidMailboxCapacity(_:)``); `mailboxCapacity − 1` messages
+    /// fit before overflow. Large rings are allocated at spawn (else
+    /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
     public var mailboxCapacity: Int
     /// Growing (default) or bounded.
     public var mailboxKind: MailboxKind
@@ -76,14 +69,13 @@ public struct SpawnOptions: Sendable {
     public var supervisor: SupervisorStrategy?
     /// Which threads run the actor (default: the scheduler's workers).
     public var placement: Placement
-    /// When set, `spawn` returns one ref in front of `pool.size` routees, each spawned with
-    /// the other options (named `"<name>/<index>"`); see ``ActorSystem/routees(of:)``.
+    /// When set, `spawn` returns one ref in front of `pool.size` routees named
+    /// `"<name>/<index>"` (``ActorSystem/routees(of:)``).
     ///
     /// - Ordering: per-sender order holds **per routee only**.
     /// - Thread-safety: any thread; routing is lock-free.
-    /// - Stopping: stopping the pool ref stops every routee; later messages are dead
-    ///   letters. The pool terminates with its last routee; a routee stopped for good is
-    ///   skipped. ``ActorSystemMetrics/liveActors`` counts the routees.
+    /// - Stopping: the pool ref stops every routee; the pool terminates with its last
+    ///   one. ``ActorSystemMetrics/liveActors`` counts the routees.
     public var pool: Pool?
 
     /// Options for `spawn`; the defaults: unnamed, a growing mailbox of
@@ -104,12 +96,11 @@ public struct SpawnOptions: Sendable {
     @inlinable
     public static func named(_ name: String) -> SpawnOptions { SpawnOptions(name: name) }
 
-    /// True when `spawn` makes the actor directly: on the workers, no pool.
+    /// On the workers, no pool: `spawn` makes the actor directly.
     @inlinable var isPlain: Bool {
         if case .workers = placement, case .none = pool { return true }
         return false
     }
 
-    /// A bounded mailbox.
     @inlinable var isBounded: Bool { if case .bounded = mailboxKind { true } else { false } }
 }

@@ -11,7 +11,7 @@ public struct SupervisorStrategy: Sendable {
     public enum Directive: Sendable, Equatable {
         /// Keep the instance and its state; the error is logged at debug level.
         case resume
-        /// Replace the instance with a fresh one; keep the mailbox (see ``backoff``).
+        /// Replace the instance with a fresh one; keep the mailbox (see ``SupervisorStrategy/backoff``).
         case restart
         /// Stop the child; its pending messages become dead letters.
         case stop
