@@ -1,19 +1,17 @@
-// ActorSystem+Metrics: the figures a service watches, in code (`metrics`) and published
-// to swift-metrics by a sampling reporter. Nothing here runs per delivered message:
-// delivered counts are the turn's own (A1); other counts are kept where they happen.
+// ActorSystem+Metrics: the figures a service watches, in code and through a sampling
+// swift-metrics reporter. Nothing here runs per delivered message.
 
 import Metrics
 import MNScheduler
 import Synchronization
 
-/// Relaxed counters the runtime keeps for ``ActorSystem/metrics`` (off the hot path).
+/// Relaxed counters behind ``ActorSystem/metrics``.
 final class SystemCounters: Sendable {
     /// Supervisor restarts carried out.
     let restarts = Atomic<Int>(0)
     /// Actors stopped with ``TerminationReason/failed(_:)``.
     let failedStops = Atomic<Int>(0)
-    /// Overflow appends of cells that left the registry, and of overflow lists given back
-    /// with an idle ring.
+    /// Overflow appends of cells gone from the registry or of rings given back.
     let retiredOverflows = Atomic<Int>(0)
     /// Mailbox rings given back by idle actors.
     let mailboxRingsReleased = Atomic<Int>(0)
@@ -22,9 +20,8 @@ final class SystemCounters: Sendable {
 /// The runtime's figures at one moment: read with ``ActorSystem/metrics``, or publish with
 /// ``ActorSystemMetricsReporter``.
 ///
-/// Cumulative over the system's life except ``liveActors``. Each figure is exact, but they
-/// are read one after another, not at one instant. New fields may come in minor versions:
-/// get values only from ``ActorSystem/metrics``.
+/// Cumulative except ``liveActors``; each figure exact, but read one after another. New
+/// fields may come in minor versions.
 public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Actors not yet stopped and drained (routees count, a pool's ref does not).
     public var liveActors: Int
@@ -38,8 +35,7 @@ public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
     public var restarts: Int
     /// Actors stopped because they failed (stop, escalate, or restarts used up).
     public var failedStops: Int
-    /// The scheduler's figures (parks, steals, busy time, injection depth, blocked workers,
-    /// spare threads).
+    /// The scheduler's figures.
     public var scheduler: SchedulerMetrics
 
     public var description: String {
@@ -52,8 +48,8 @@ public struct ActorSystemMetrics: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension ActorSystem {
-    /// The runtime's figures now: one pass over the live actors under the registry lock,
-    /// for sampling every few seconds, not per request. Any thread.
+    /// One pass over the live actors under the registry lock: for sampling, not per
+    /// request. Any thread.
     public var metrics: ActorSystemMetrics {
         let (live, delivered, overflows) = registryTotals()
         return ActorSystemMetrics(liveActors: live, delivered: delivered,
@@ -82,9 +78,8 @@ extension ActorSystem {
 ///   `fastmailbox_scheduler_spare_threads` and `fastmailbox_scheduler_worker_busy_ratio`
 ///   (gauges; the last with a `worker` dimension).
 ///
-/// Counters grow by the difference since the previous sample (the first publishes all so
-/// far). Run ``run()`` in a task (or the `FastMailboxServiceLifecycle` product's
-/// `ActorSystemService`), or call ``report()``: any thread, samples serialised by a lock.
+/// Counters grow by the change since the previous sample. Run ``run()`` in a task (or the
+/// `FastMailboxServiceLifecycle` product's service) or call ``report()`` from any thread.
 public final class ActorSystemMetricsReporter: Sendable {
     /// The system sampled.
     public let system: ActorSystem
@@ -105,12 +100,8 @@ public final class ActorSystemMetricsReporter: Sendable {
     private let busyRatio: [Gauge]
     private let previous = Lock<ActorSystemMetrics?>(nil)
 
-    /// Creates a reporter (it publishes nothing until ``run()`` or ``report()``).
-    /// - Parameters:
-    ///   - interval: time between samples in ``run()``.
-    ///   - labelPrefix: the start of every metric's label.
-    ///   - dimensions: dimensions every metric carries.
-    ///   - factory: where to publish; by default `MetricsSystem.factory` (read now).
+    /// Creates a reporter; it publishes nothing until ``run()`` or ``report()``.
+    /// `factory`: by default `MetricsSystem.factory`, read now.
     public init(system: ActorSystem, interval: Duration = .seconds(10), labelPrefix: String = "fastmailbox",
                 dimensions: [(String, String)]? = nil, factory: (any MetricsFactory)? = nil) {
         self.system = system

@@ -1,21 +1,17 @@
-// AskTimer: the timeouts of one system's pending asks, on one Dispatch timer. A
-// dictionary (request id → promise) and a min-heap of (deadline, id) under one short
-// lock; the timer fires at the earliest deadline and is re-armed only under the lock. An
-// answered ask leaves the dictionary at once (its promise is freed); stale heap entries
-// are skipped, and the heap is rebuilt when they outnumber live ones. Expired asks fail
-// outside the lock. On a DeterministicScheduler, timers go on its VirtualClock;
-// deadlines saturate at `UInt64.max` and are armed like any other (VirtualClock, V4).
-// Thread-safe.
+// AskTimer: the timeouts of one system's pending asks. A dictionary (id → promise) and a
+// min-heap of (deadline, id) under one short lock; one Dispatch timer (a VirtualClock's
+// on a DeterministicScheduler) fires at the earliest deadline and is re-armed only under
+// the lock. An answered ask leaves the dictionary at once; stale heap entries are skipped
+// and compacted. Expired asks fail outside the lock. Thread-safe.
 
 import Dispatch
 import MNScheduler
 
 final class AskTimer: Sendable {
-    /// Everything but the teardown. The timer's handler holds the core strongly; `deinit`
-    /// breaks the cycle (a weak reference would slow every retain).
+    /// The timer's handler holds the core strongly; `deinit` breaks the cycle.
     let core: Core
 
-    /// Test hook: called on the timer's thread with each firing's count of expired asks.
+    /// Test hook: each firing's count of expired asks, on the timer's thread.
     var didTimeOut: Lock<(@Sendable (_ count: Int) -> Void)?> { core.didTimeOut }
 
     init(clock: SchedulerClock = .monotonic) {
@@ -27,25 +23,24 @@ final class AskTimer: Sendable {
         core.source?.cancel()
     }
 
-    /// Times `promise` out `nanoseconds` (saturating) from now.
+    /// `nanoseconds`: saturating.
     func add(_ promise: AskPromiseBase, id: UInt64, nanoseconds: UInt64) { core.add(promise, id: id, nanoseconds: nanoseconds) }
 
-    /// The ask ended (replied or failed): forget it now.
+    /// Replied or failed: forget it now.
     func remove(id: UInt64) { core.remove(id: id) }
 
-    /// Asks waiting for a reply or a timeout (a snapshot).
+    /// A snapshot.
     var pendingCount: Int { core.pendingCount }
 }
 
 extension AskTimer {
-    /// A request id as key, hashed by a SplitMix64 finaliser: ids are our own sequence.
+    /// Hashed by a SplitMix64 finaliser: ids are our own sequence.
     struct RequestID: Hashable {
         let raw: UInt64
         init(_ raw: UInt64) { self.raw = raw }
 
         func hash(into hasher: inout Hasher) { hasher.combine(raw) }
 
-        /// Mixes every bit of the id into the low bits a bucket index uses.
         func _rawHashValue(seed: Int) -> Int {
             var x = raw ^ UInt64(UInt(bitPattern: seed))
             x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -59,14 +54,13 @@ extension AskTimer {
         private struct State {
             var pending: [RequestID: AskPromiseBase] = [:]
             var heap: [(deadline: UInt64, id: UInt64)] = []
-            /// The armed deadline; nil when not armed (`.max` is a real virtual deadline).
+            /// nil when not armed (`.max` is a real virtual deadline).
             var armedFor: UInt64?
         }
 
         private let state = FutexLock<State>(State())
-        /// The Dispatch timer; nil on a virtual clock.
+            /// nil on a virtual clock.
         let source: (any DispatchSourceTimer)?
-        /// Where deadlines are read.
         let clock: SchedulerClock
         let didTimeOut = Lock<(@Sendable (_ count: Int) -> Void)?>(nil)
 
@@ -75,7 +69,7 @@ extension AskTimer {
             source = clock.virtual == nil ? DispatchSource.makeTimerSource(queue: .global()) : nil
         }
 
-        /// Sets the timer's handler (the cycle deinit breaks) and starts it.
+        /// Sets the handler (the cycle deinit breaks) and starts the timer.
         func start() {
             guard let source else { return }
             source.setEventHandler { [self] in fire() }
@@ -94,7 +88,7 @@ extension AskTimer {
             }
         }
 
-        /// Sets the timer for `deadline` (called under the lock).
+        /// Under the lock.
         private func arm(_ deadline: UInt64) {
             if let source {
                 source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(1))

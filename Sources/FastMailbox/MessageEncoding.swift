@@ -1,7 +1,6 @@
-// MessageEncoding: how a typed message travels through a mailbox's ring (Mailbox's
-// private detail). A message of at most RawRing.maximumSlotBytes bytes and 8-byte
-// alignment travels in its slot; a bigger one in a heap box whose pointer travels,
-// freed when consumed. The overflow list's chunks hold items the same way.
+// MessageEncoding: how a typed message travels through a mailbox's ring. A message of at
+// most RawRing.maximumSlotBytes bytes and 8-byte alignment travels in its slot (or an
+// overflow chunk's); a bigger one in a heap box, freed when consumed.
 //
 // (E1) a message is moved, never copied: `withMovable` lends its bytes to a callee that
 //      must move them out (into the queue, or back with `take`).
@@ -12,27 +11,24 @@ import MNScheduler
 
 @usableFromInline
 enum MessageEncoding<Message> {
-    /// True when `Message` travels boxed (over 64 bytes, or aligned to more than 8).
+    /// Over 64 bytes, or aligned to more than 8.
     @inlinable @inline(__always)
     static var isBoxed: Bool {
         MemoryLayout<Message>.size > RawRing.maximumSlotBytes || MemoryLayout<Message>.alignment > 8
     }
 
-    /// Bytes of one item: the message's `size` (not stride: a sender's copy may be exactly
-    /// `size` long), or a box pointer.
+    /// The message's `size` (a sender's copy may be exactly that long), or a box pointer.
     @inlinable @inline(__always)
     static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.size) }
 
-    /// A queue sized for `Message` items.
     @usableFromInline static func makeQueue(capacity: Int) throws(RingCapacityError) -> MPSCQueue {
         try MPSCQueue(capacity: capacity, itemBytes: itemBytes)
     }
 
-    /// Runs `body` with `message`'s bytes, which `body` must move out (E1). Specialised
-    /// code keeps the message in a stack slot: no allocation.
+    /// Lends `message`'s bytes to `body`, which must move them out (E1). No allocation.
     @inlinable @inline(__always)
     static func withMovable<R>(_ message: consuming Message, _ body: (UnsafeMutableRawPointer) -> R) -> R {
-        // Storing nil over the moved-out payload makes `held` forget it, not destroy it.
+        // Storing nil over the moved-out payload makes `held` forget it.
         var held: Message? = consume message
         // No stack canary: `body` touches only the message's own bytes.
         return _withUnprotectedUnsafeMutablePointer(to: &held) { pointer in
@@ -42,8 +38,7 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Moves the message at `source` into `queue` (boxed if too big). On `.closed` it is
-    /// still at `source`.
+    /// Boxed if too big. On `.closed` the message is still at `source`.
     @inlinable @inline(__always)
     static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                         boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
@@ -51,14 +46,14 @@ enum MessageEncoding<Message> {
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
-    /// `enqueue(movingFrom:into:)` specialised for `Message`: boxing and size are constants.
+    /// Specialised: boxing and size are constants.
     @inlinable @inline(__always)
     static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
         if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self) }
         return enqueueBoxed(movingFrom: source, into: queue)
     }
 
-    /// The ring path alone: nil for a boxed message or when the full enqueue is needed.
+    /// nil for a boxed message or when the full enqueue is needed.
     @inlinable @inline(__always)
     static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
                               signallingUnit: Bool = false) -> Bool? {
@@ -80,7 +75,7 @@ enum MessageEncoding<Message> {
         return result
     }
 
-    /// Moves the message out of a queue item (a slot, or a box, which is freed).
+    /// From a slot, or a box, which is freed.
     @inlinable @inline(__always)
     static func take(from item: UnsafeMutableRawPointer, boxed: Bool = isBoxed) -> Message {
         if !boxed { return item.bindMemory(to: Message.self, capacity: 1).move() }
@@ -89,7 +84,7 @@ enum MessageEncoding<Message> {
         return box.move()
     }
 
-    /// Moves `message` into `queue`; on `.closed` hands it back.
+    /// On `.closed` hands it back.
     @inlinable @inline(__always)
     static func enqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult, Message?) {
         withMovable(message) { source in
@@ -98,7 +93,7 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Ring-only `enqueue(_:into:)`: nil means full; the message is handed back unless accepted.
+    /// Ring-only: nil means full; unless accepted, the message is handed back.
     @inlinable
     static func tryEnqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult?, Message?) {
         if isBoxed {
@@ -117,13 +112,13 @@ enum MessageEncoding<Message> {
         }
     }
 
-    /// Allocates `queue`'s ring now, recording `Message` as its item type.
+    /// Records `Message` as the ring's item type.
     static func reserveRing(of queue: MPSCQueue) throws(RingAllocationError) {
         try queue.reserveRing(recording: MessageEncoding.self)
     }
 }
 
-/// What a queue's deinit uses to destroy the messages nobody drained (E2).
+/// Destroys the messages nobody drained (E2).
 extension MessageEncoding: MPSCQueueItemType {
     @usableFromInline static func destroyItem(at item: UnsafeMutableRawPointer) {
         _ = take(from: item)

@@ -1,56 +1,52 @@
-// Router: the recipient behind a pool's ref: no mailbox, it forwards each message on the
-// sender's thread to the routee a RoutingStrategy picks. Lock-free: fields are immutable
-// but `cursor` (relaxed: it only spreads work) and `stopped` (release/acquire). Order
-// holds per routee only. Registered under the pool's name, not a live actor; it watches
-// every routee and stops, freeing the name, when the last one has terminated.
+// Router: the recipient behind a pool's ref. No mailbox: it forwards each message on the
+// sender's thread to the routee a RoutingStrategy picks, lock-free. Order holds per
+// routee only. It watches every routee and stops, freeing the pool's name, after the last.
 
 import MNScheduler
 import Synchronization
 
 @usableFromInline
 final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
-    // @unchecked: fields are immutable, atomic, or turn-confined (AnyActorCell C1–C3).
+    // @unchecked: fields are immutable, atomic, or turn-confined (C1–C3).
     @usableFromInline let strategy: RoutingStrategy
-    /// The routees, in index order, fixed for the pool's life.
+    /// In index order, fixed for the pool's life.
     @usableFromInline let routees: [ActorCellBase<Message>]
-    /// Messages routed so far (the round-robin position). Relaxed.
+    /// The round-robin position. Relaxed.
     @usableFromInline let cursor = Atomic<UInt>(0)
     /// Set once by stop() (release); read by deliver (acquire).
     @usableFromInline let stopped = Atomic<Bool>(false)
 
-    /// Routees not yet reported terminated. Turn-confined.
+    /// Turn-confined.
     private var routeesRunning: Int
-    /// Why the last routee stopped. Turn-confined.
+    /// Turn-confined.
     private var lastRouteeReason: TerminationReason = .stopped
 
     init(id: ActorID, name: String, system: ActorSystem, strategy: RoutingStrategy, routees: [ActorCellBase<Message>]) {
         self.strategy = strategy
         self.routees = routees
         self.routeesRunning = routees.count
-        // A router has no mailbox: its own queue stays empty and ring-less.
+        // No mailbox: its own queue stays empty and ring-less.
         super.init(id: id, name: name, system: system, parent: nil, supervisor: system.defaultSupervisor,
                    mailbox: .unused)
         advance(.start)  // no preStart: a router has no behaviour of its own
     }
 
-    /// Shutdown's stragglers: a pool stops once every routee has.
+    /// A pool stops once every routee has.
     override func stopImmediately() {}
 
-    /// Starts watching the routees, before the ref is handed out.
+    /// Before the ref is handed out.
     func watchRoutees() {
         for routee in routees { routee.sendSystem(.watch(self)) }
     }
 
-    // watchableCell: the pool as a whole, which terminates once every routee has.
-    /// The sum of the routees' depths (a snapshot).
+    // watchableCell: the pool as a whole.
+    /// The routees' depths summed (a snapshot).
     override var mailboxDepth: Int { routees.reduce(0) { $0 + $1.mailboxDepth } }
-    /// False once the pool was stopped or every routee has.
     var isAcceptingMessages: Bool {
         !stopped.load(ordering: .acquiring) && routees.contains { !$0.isClosed }
     }
 
-    /// Hands the message to the routee `route()` picks, as a tell would, else dead-letters
-    /// it. Inlinable (specialised with the sender's `tell`), never inlined.
+    /// As a tell to the routee `route()` picks would, else a dead letter. Never inlined.
     @inlinable @inline(never) @discardableResult
     func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         // Borrowed unretained: the sender's ref keeps `routees` alive.
@@ -60,7 +56,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         return deadLetter(movingFrom: source)
     }
 
-    /// The next routee; nil once stopped or every routee's mailbox is closed.
+    /// nil once stopped or every routee's mailbox is closed.
     @inlinable
     func route() -> Int? {
         guard !stopped.load(ordering: .acquiring) else { return nil }
@@ -81,7 +77,6 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         }
     }
 
-    /// No routee takes it: the message at `source` becomes a dead letter.
     @usableFromInline
     func deadLetter(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         system.publishDeadLetter(MessageEncoding<Message>.take(from: source, boxed: false), recipient: id,
@@ -89,8 +84,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         return false
     }
 
-    /// Stops every routee with `mode`; later messages go to dead letters. The pool
-    /// terminates (`.stopped`) when the last routee has.
+    /// Stops every routee with `mode`; the pool terminates after the last.
     override func stop(_ mode: StopMode) {
         stopped.store(true, ordering: .releasing)
         for routee in routees { routee.stop(mode) }
@@ -124,7 +118,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
         advance(.ended, reason)
     }
 
-    /// After the scheduler shut down: the routees are stopping or stopped, so is the pool.
+    /// The routees are stopping or stopped, so is the pool.
     override func finishAfterShutdown() {
         advance(.shutdown)  // ignored if already stopped
     }
