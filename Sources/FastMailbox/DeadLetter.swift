@@ -8,13 +8,12 @@ public enum DeadLetterReason: Sendable, Equatable {
     case duplicateReply(requestID: UInt64)
     /// The actor system was shutting down.
     case systemShutDown
-    /// The recipient's mailbox is bounded and was full (a `tell`; see
-    /// ``ActorRef/tell(_:)``, ``ActorRef/trySend(_:)`` and ``ActorRef/send(_:)``).
+    /// A `tell` found the recipient's bounded mailbox full.
     case mailboxFull
 }
 
-/// A message that was accepted by the runtime but could not be delivered. Nothing
-/// disappears silently: every such message is counted and offered to subscribers.
+/// A message the runtime accepted but could not deliver: counted and offered to
+/// subscribers, never lost silently.
 public struct DeadLetter: Sendable, CustomStringConvertible {
     /// The message itself.
     public let message: any Sendable

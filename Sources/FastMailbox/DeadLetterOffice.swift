@@ -3,17 +3,16 @@ import Synchronization
 
 /// Where undeliverable messages go: a counter and a stream users can subscribe to.
 ///
-/// Thread-safety: everything may be called from any thread. Publishing costs two atomic
-/// increments (the total and its reason's count), plus a short lock only while someone is
-/// subscribed; the system adds a rate-limited debug log line when its logger is at debug.
+/// Thread-safety: any thread. Publishing costs two relaxed increments, plus a short lock
+/// only while someone subscribes; the system also logs dead letters, rate-limited, at info.
 public final class DeadLetterOffice: Sendable {
-    /// Dead letters published so far. Written with relaxed increments by any thread.
+    /// Relaxed increments by any thread.
     private let counter = Atomic<Int>(0)
-    /// Fast check so publishing takes no lock when nobody listens.
+    /// Publishing takes no lock when nobody listens.
     private let subscriberCount = Atomic<Int>(0)
     private let subscribers = Lock<[UInt64: AsyncStream<DeadLetter>.Continuation]>([:])
     private let nextSubscriber = Atomic<UInt64>(0)
-    /// Per reason, in DeadLetterReason's declaration order (relaxed: statistics only).
+    /// Per reason, in DeadLetterReason's declaration order.
     private let recipientStopped = Atomic<Int>(0)
     private let askTimedOut = Atomic<Int>(0)
     private let duplicateReply = Atomic<Int>(0)
@@ -34,9 +33,9 @@ public final class DeadLetterOffice: Sendable {
                          mailboxFull: mailboxFull.load(ordering: .relaxed))
     }
 
-    /// A stream of every dead letter published after this call. Buffers up to
-    /// `bufferLimit` letters for a slow reader (older ones beyond that are dropped from the
-    /// stream but still counted). Ends when the subscription's task is cancelled.
+    /// Every dead letter published after this call. Buffers up to `bufferLimit` for a slow
+    /// reader (older ones are dropped from the stream, still counted). Ends when the
+    /// subscription's task is cancelled.
     public func subscribe(bufferLimit: Int = 10_000) -> AsyncStream<DeadLetter> {
         let key = nextSubscriber.wrappingAdd(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream<DeadLetter>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
@@ -51,7 +50,6 @@ public final class DeadLetterOffice: Sendable {
         return stream
     }
 
-    /// Records one dead letter.
     func publish(_ letter: DeadLetter) {
         counter.wrappingAdd(1, ordering: .acquiringAndReleasing)
         switch letter.reason {

@@ -1,19 +1,15 @@
-/// How a pool's router picks the routee for each message
-/// (see ``SpawnOptions/pool``).
+/// How a pool's router picks the routee for each message (``SpawnOptions/pool``).
 ///
-/// Routees that have stopped (mailbox closed) are skipped by every strategy; when all have,
-/// the message goes to dead letters. Depths are snapshots read without locks, so under
-/// concurrent senders the choice is a good guess, never a guarantee.
+/// Stopped routees are skipped; when all have stopped, the message is a dead letter.
+/// Depths are lock-free snapshots: under concurrent senders the choice is a good guess.
 public enum RoutingStrategy: Sendable, Equatable, CustomStringConvertible {
-    /// Routee `k mod n` for the k-th message sent to the pool (one atomic increment per
-    /// message): an exact, even spread for one sender, and wait-free.
+    /// Routee `k mod n` for the k-th message: an even spread for one sender, wait-free.
     case roundRobin
-    /// The routee with the smallest mailbox depth (a message being processed counts until
-    /// its batch ends). Ties are broken round-robin, so idle routees share the work.
-    /// Reads up to `n` depths per message.
+    /// The routee with the smallest mailbox depth (the message in hand counts); ties go
+    /// round-robin. Reads up to `n` depths per message.
     case leastLoaded
-    /// The first routee (lowest index) with an empty mailbox, else as ``leastLoaded``:
-    /// keeps the work on as few routees as possible while they keep up.
+    /// The first routee with an empty mailbox, else as ``leastLoaded``: work stays on as
+    /// few routees as keep up.
     case firstIdle
 
     public var description: String {
@@ -24,9 +20,8 @@ public enum RoutingStrategy: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The index of the routee to use among `count`, given each one's mailbox depth (nil for
-    /// a stopped routee) and a per-message `cursor` (0, 1, 2, … for successive messages).
-    /// Nil when every routee has stopped. Pure: the router's whole routing decision.
+    /// The routee to use among `count`, given each one's depth (nil: stopped) and the
+    /// message's `cursor`; nil when all stopped. The router's whole decision, pure.
     @usableFromInline func select(count: Int, cursor: UInt, depth: (Int) -> Int?) -> Int? {
         guard count > 0 else { return nil }
         let start = Int(cursor % UInt(count))

@@ -1,7 +1,7 @@
 import MNScheduler
 
-/// Lifecycle traffic between cells. It travels in each cell's own small system queue,
-/// which a turn always drains before user messages.
+/// Lifecycle traffic between cells, in each cell's system queue, drained before user
+/// messages.
 enum SystemMessage: Sendable {
     /// Stop, now or after the mailbox drains.
     case stop(StopMode, TerminationReason)
@@ -11,19 +11,18 @@ enum SystemMessage: Sendable {
     case unwatch(ActorID)
     /// A watched actor or a child stopped.
     case terminated(Terminated)
-    /// A child escalated its failure: treat it as this cell's own failure.
+    /// A child escalated: treat it as this cell's own failure.
     case childFailed(ChildFailedError)
-    /// Code outside any actor awaits this cell's end (`ActorRef.terminated`).
+    /// `await ref.terminated` from outside any actor.
     case observe(TerminationObserver)
-    /// The idle-mailbox walk asks this cell to give its ring back if its mailbox drains
-    /// empty in this turn (ActorSystem+Reclaim.swift). Sent only to a cell whose system
-    /// slot holds a queue. Only the general turn acts on it; elsewhere it is dropped.
+    /// Give the ring back if the mailbox drains empty this turn (the idle walk; only the
+    /// general turn acts on it).
     case releaseMailboxRing
-    /// A timer of this cell fired (CellTimer): its event runs in the turn, unless stopped.
+    /// A timer fired (CellTimer): its event runs in the turn, unless stopped.
     case timerFired(CellTimerEvent)
 }
 
-/// One `await ref.terminated`: resumed exactly once, with the cell's `Terminated`.
+/// One `await ref.terminated`, resumed exactly once.
 final class TerminationObserver: Sendable {
     private let continuation: Lock<CheckedContinuation<Terminated, Never>?>
 
@@ -31,7 +30,7 @@ final class TerminationObserver: Sendable {
         self.continuation = Lock(continuation)
     }
 
-    /// Resumes the waiting task (later calls do nothing).
+    /// Later calls do nothing.
     func fire(_ termination: Terminated) {
         continuation.withLock { $0.take() }?.resume(returning: termination)
     }

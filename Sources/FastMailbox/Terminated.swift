@@ -13,8 +13,8 @@ public enum TerminationReason: Sendable, Hashable {
 /// Delivered to every watcher when a watched actor stops (see ``ActorContext/watch(_:)``),
 /// and the value of ``ActorRef/terminated``.
 ///
-/// Equality and hashing take every field: two values are equal exactly when they describe
-/// the same actor stopping for the same reason. Compare ``id`` to ask only "which actor".
+/// Equal exactly when the same actor stopped for the same reason; compare ``id`` to ask
+/// only which actor.
 public struct Terminated: Sendable, Hashable, CustomStringConvertible {
     /// The actor that stopped.
     public let id: ActorID
@@ -23,7 +23,7 @@ public struct Terminated: Sendable, Hashable, CustomStringConvertible {
     /// Why it stopped.
     public let reason: TerminationReason
 
-    /// Makes the value an actor's stop delivers (public so tests can build expected values).
+    /// The value an actor's stop delivers (public so tests can build expected values).
     public init(id: ActorID, name: String, reason: TerminationReason) {
         self.id = id
         self.name = name
