@@ -4,8 +4,7 @@
 /// actor's small cell alive, not the actor running: sends to a stopped actor go to dead
 /// letters.
 public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConvertible {
-    /// The recipient: one native class reference per case, so a copy is one retain and a
-    /// send switches to the class's `final` deliver.
+    /// One class reference per case: a copy is one retain, a send a direct call.
     @usableFromInline enum Target: Sendable {
         case cell(ActorCellBase<Message>)
         case sequential(SequentialActorCell<Message>)
@@ -17,10 +16,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
 
     @usableFromInline init(target: Target) { self.target = target }
     init(_ recipient: any MessageRecipient<Message>) { self.target = recipient.refTarget }
-    /// The ref of an event actor's cell (`context.myself`): one retain.
+    /// `context.myself`: one retain.
     @inlinable init(cell: ActorCellBase<Message>) { self.target = .cell(cell) }
 
-    /// The actor's identity, by a switch: the existential would cost a retain and a call.
+    /// By a switch: the existential would cost a retain and a call.
     public var id: ActorID {
         switch target {
         case .cell(let cell): cell.id
@@ -33,7 +32,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     /// The actor's name.
     public var name: String { identity.name }
 
-    /// The recipient's identity and control operations (not used by sends).
+    /// Not used by sends.
     var identity: any RecipientIdentity {
         switch target {
         case .cell(let cell): cell
@@ -44,10 +43,10 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// The recipient's system (an `ask`'s reply slot and timer).
+    /// For an `ask`'s reply slot and timer.
     var system: ActorSystem { identity.system }
 
-    /// Whom an `ask` through this ref asks, for its errors.
+    /// For an `ask`'s errors.
     @usableFromInline var askTarget: AskTarget {
         switch target {
         case .cell(let cell): .cell(cell)
@@ -58,7 +57,7 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
         }
     }
 
-    /// The ask reply slot behind this ref (a foreign one stands for a remote slot).
+    /// nil unless an ask reply slot (a foreign one stands for a remote slot).
     var pendingAsk: (any AskFailing)? {
         switch target {
         case .promise(let promise): promise
@@ -78,11 +77,11 @@ public struct ActorRef<Message: Sendable>: Sendable, Hashable, CustomStringConve
     ///   give it back or wait instead).
     @inlinable
     public func tell(_ message: consuming Message) {
-        // Built in a stack slot and moved into the ring slot (MessageEncoding.withMovable).
+        // Moved from a stack slot into the ring slot.
         MessageEncoding<Message>.withMovable(message) { _deliver(movingFrom: $0) }
     }
 
-    /// One message moved into the recipient; the ref keeps it alive, so no retain.
+    /// The ref keeps the recipient alive: no retain.
     @inlinable func _deliver(movingFrom source: UnsafeMutableRawPointer) {
         Self.deliver(target, movingFrom: source)
     }

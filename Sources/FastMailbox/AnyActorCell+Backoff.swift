@@ -1,25 +1,21 @@
 // AnyActorCell+Backoff: a supervisor's restart after a delay. The failed instance stops
-// at once; the fresh one starts when a CellTimer fires. While it is pending, turns hand
-// no message to a behaviour, so messages keep their place and bound. How the turns,
-// watches, failures and stops behave meanwhile, and where the delays' randomness comes
-// from: <doc:ActorCells>, "Back-off restarts".
+// at once; the fresh one starts when a CellTimer fires; meanwhile no message reaches a
+// behaviour. The rules: <doc:ActorCells>, "Back-off restarts".
 
 import MNScheduler
 
-/// A cell's back-off restarts: the count in a row, the generator, the pending one. A
-/// class, so Extras grows by one word. Turn-confined.
+/// A cell's back-off restarts (a class: Extras grows by one word). Turn-confined.
 final class BackoffState {
-    /// Restarts in a row (reset after a long enough run without failure).
+    /// Restarts in a row.
     var attempt = 0
-    /// Draws the random part of each delay.
     var random: SplitMix64
-    /// When the last fresh instance started (scheduler clock nanoseconds).
+    /// When the last fresh instance started (scheduler clock).
     var lastRestartAt: UInt64?
-    /// Tells the pending restart's timer event from an earlier one's.
+    /// Tells the pending timer's event from an earlier one's.
     var generation: UInt64 = 0
-    /// The pending restart's timer; nil when none is pending.
+    /// nil when none is pending.
     var timer: CellTimer?
-    /// Terminations that arrived while the restart was pending, for the fresh instance.
+    /// For the fresh instance.
     var deferredTerminations: [Terminated] = []
 
     init(random: SplitMix64) { self.random = random }
@@ -33,7 +29,7 @@ final class BackoffElapsed: CellTimerEvent, @unchecked Sendable {
 }
 
 extension AnyActorCell {
-    /// Starts a back-off restart's delay (in the failing turn, the instance stopped).
+    /// In the failing turn, after the instance stopped.
     final func beginBackoff(_ backoff: SupervisorStrategy.Backoff) {
         let clock = system.scheduler.clock
         let now = clock.nanoseconds()
@@ -54,8 +50,7 @@ extension AnyActorCell {
                                 "supervisor/attempt": "\(state.attempt)"])
     }
 
-    /// The delay ended (a turn of a live cell): starts the fresh instance and hands it
-    /// the terminations that arrived meanwhile.
+    /// Starts the fresh instance and hands it the terminations that arrived meanwhile.
     final func finishBackoff(generation: UInt64) {
         guard let extras = extrasStorage, extras.restartPending, let state = extras.backoff,
               state.generation == generation else { return }
@@ -68,15 +63,14 @@ extension AnyActorCell {
         for termination in deferred where pendingStop == nil { handleTerminated(termination) }
     }
 
-    /// Keeps a termination for the fresh instance; false when no restart is pending.
+    /// False when no restart is pending.
     final func deferTerminationDuringRestart(_ termination: Terminated) -> Bool {
         guard let extras = extrasStorage, extras.restartPending, let state = extras.backoff else { return false }
         state.deferredTerminations.append(termination)
         return true
     }
 
-    /// Ends a pending restart because the actor stops; true when one was pending (the
-    /// failed instance's postStop already ran).
+    /// The actor stops: true when a restart was pending (postStop already ran).
     final func cancelPendingRestart() -> Bool {
         guard let extras = extrasStorage, extras.restartPending else { return false }
         extras.backoff?.timer?.cancel()
@@ -86,8 +80,7 @@ extension AnyActorCell {
         return true
     }
 
-    /// This cell's generator seed: on a deterministic scheduler its seed mixed with the
-    /// turns run so far (D3: replays; actor ids would not), else random.
+    /// Seeded from a deterministic scheduler's seed and turn count (D3), else random.
     private func backoffSeed() -> UInt64 {
         guard let engine = system.scheduler.deterministicEngine else {
             var generator = SystemRandomNumberGenerator()

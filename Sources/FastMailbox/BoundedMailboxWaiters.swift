@@ -28,11 +28,10 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
     }
     private enum Now { case accepted(Bool), stopped(Message), wait }
     private let state = Lock(State())
-    /// Waiting senders (a hint for the fast paths).
+    /// A hint for the fast paths.
     let count = Atomic<Int>(0)
 
-    /// `send` on a full mailbox: waits for room unless, under the lock, there is room and
-    /// nobody waits (enqueue now), or it is closed.
+    /// Waits for room unless, under the lock, there is room and nobody waits, or it is closed.
     func send(_ message: Message, into mailbox: Mailbox<Message>, scheduling cell: AnyActorCell) async throws(SendError<Message>) {
         let id = state.withLock { state -> UInt64 in state.nextID &+= 1; return state.nextID }
         let result: Result<Void, SendError<Message>> = await withTaskCancellationHandler {
@@ -75,12 +74,12 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         case .stopped(let message):
             continuation.resume(returning: .failure(.stopped(message)))
         case .wait:
-            // (W2): make sure a turn follows that sees this waiter.
+            // W2.
             if mailbox.queue.claimConsumerForWaiter() { cell.scheduleSelf() }
         }
     }
 
-    /// The sender's task was cancelled: if its message still waits, hand it back.
+    /// Cancelled: hands the message back if it still waits.
     private func cancel(id: UInt64) {
         let cancelled: Waiter? = state.withLock { state in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
@@ -91,8 +90,8 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         if let cancelled { cancelled.continuation.resume(returning: .failure(.cancelled(cancelled.message!))) }
     }
 
-    /// The turn, after draining: moves waiting messages into the ring, oldest first, while
-    /// there is room. True if the mailbox went idle → busy (the caller schedules).
+    /// The turn, after draining: moves waiting messages in, oldest first, while there is
+    /// room. True if the mailbox went idle → busy.
     func admit(into mailbox: Mailbox<Message>) -> Bool {
         var becameNonEmpty = false
         var resumed: [Continuation] = []
@@ -118,7 +117,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         return becameNonEmpty
     }
 
-    /// The actor stopped: every waiter gets its message back. After the close (W4).
+    /// Every waiter gets its message back; after the close (W4).
     func failAll() {
         let all: [Waiter] = state.withLock { state in
             defer { state.waiters = []; count.store(0, ordering: .relaxed) }
@@ -129,18 +128,17 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 }
 
 #if DEBUG
-/// Debug builds only: pauses the next sender that found the mailbox full, so a test can
-/// run the last drain (W2) or a stop (W4) there.
+/// Debug builds only: pauses the next sender that found the mailbox full (W2, W4 tests).
 enum BoundedMailboxWaitersTestHook {
     enum Point: Equatable, Sendable {
-        /// Before it takes the waiters' lock: a stop can run to its end here.
+        /// Before the lock: a stop can run to its end here.
         case beforeLock
-        /// Under the lock, about to record itself (W2; a stop waits for the lock, W4).
+        /// Under the lock, about to record itself.
         case beforeRecord
     }
     private static let armed = Lock<(point: Point, action: @Sendable () -> Void)?>(nil)
 
-    /// The next sender to reach `point` runs `action` there; then the hook disarms itself.
+    /// Disarms after the next sender reaching `point` runs `action`.
     static func arm(at point: Point = .beforeRecord, _ action: @escaping @Sendable () -> Void) {
         armed.withLock { $0 = (point, action) }
     }

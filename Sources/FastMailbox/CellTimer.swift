@@ -1,38 +1,36 @@
-// CellTimer: one timer of an actor cell (for ActorTimers and back-off restarts). At its
-// deadline, and every `interval` after for a periodic one (`first + k × interval`, no
-// drift), it puts its event into the cell's system queue; the turn handles it.
-// On a DeterministicScheduler it is a VirtualClock timer, following virtual time exactly.
-// `cancel()` drops the cell reference under the lock: a racing firing either sent before
-// (its user finds the event stale by generation) or sends nothing. A firing never touches
-// turn-confined state. An armed timer holds its cell strongly (weak would slow every
-// retain); stop and restart cancel every timer, releasing it. Thread-safe (one lock).
+// CellTimer: one timer of an actor cell (ActorTimers, back-off restarts). At its deadline,
+// and every `interval` after (`first + k × interval`, no drift), it puts its event into
+// the cell's system queue; a VirtualClock timer on a DeterministicScheduler. `cancel()`
+// drops the cell under the lock, so a racing firing sent before (found stale by its
+// generation) or sends nothing. An armed timer holds its cell; stop and restart cancel
+// every timer. Thread-safe (one lock).
 
 import Dispatch
 import MNScheduler
 
-/// What a timer delivers, handled in the cell's turn (`SystemMessage.timerFired`).
+/// What a timer delivers, handled in the cell's turn.
 class CellTimerEvent: @unchecked Sendable {
     // @unchecked: subclasses hold only immutable fields.
-    /// Runs in `cell`'s turn, when the cell is not stopped.
+    /// In `cell`'s turn, unless stopped.
     func fire(in cell: AnyActorCell) {}
 }
 
-/// One armed timer (see the file comment).
+/// One armed timer.
 final class CellTimer: Sendable {
     private struct State {
-        /// The cell to send to; nil once cancelled or (single-shot) fired.
+        /// nil once cancelled or (single-shot) fired.
         var cell: AnyActorCell?
-        /// The Dispatch timer on a real clock.
+        /// On a real clock.
         var source: (any DispatchSourceTimer)?
     }
 
     private let state = Lock<State>(State())
     private let event: CellTimerEvent
     private let clock: SchedulerClock
-    /// Nanoseconds between firings; nil for a single-shot timer.
+    /// nil for a single-shot timer.
     private let interval: UInt64?
 
-    /// Arms a timer sending `event` to `cell` after `delay` ns, then every `interval` ns.
+    /// `delay` and `interval` in nanoseconds.
     init(cell: AnyActorCell, event: CellTimerEvent, clock: SchedulerClock, delay: UInt64, interval: UInt64?) {
         precondition(interval.map { $0 > 0 } ?? true, "CellTimer: a periodic timer needs a positive interval")
         self.event = event
@@ -56,7 +54,7 @@ final class CellTimer: Sendable {
         }
     }
 
-    /// Stops the timer: no event is sent after this returns. Idempotent.
+    /// No event is sent after this returns. Idempotent.
     func cancel() {
         let source = state.withLock { state -> (any DispatchSourceTimer)? in
             state.cell = nil
@@ -76,8 +74,7 @@ final class CellTimer: Sendable {
         virtual.addTimer(at: deadline) { [self] in fireOnVirtualClock(virtual, deadline: deadline) }
     }
 
-    /// A virtual timer's action: sends the event and arms a periodic timer's next deadline
-    /// (VirtualClock V2); one past `UInt64.max` is never armed.
+    /// Sends the event and arms a periodic timer's next deadline (VirtualClock V2).
     private func fireOnVirtualClock(_ virtual: VirtualClock, deadline: UInt64) {
         guard let cell = state.withLock({ $0.cell }) else { return }
         if let interval {

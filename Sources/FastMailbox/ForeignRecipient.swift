@@ -7,28 +7,26 @@
 
 import MNScheduler
 
-/// Something an `ActorRef` can point at that lives outside this module (a remote actor).
+/// What an `ActorRef` can point at outside this module (a remote actor).
 package protocol ForeignRecipient<Message>: AnyObject, Sendable {
     associatedtype Message: Sendable
     /// Identity (F2).
     var id: ActorID { get }
-    /// A name for descriptions.
     var name: String { get }
     /// Hands `message` on, from any thread, without blocking; false when reported (F1).
     @discardableResult func deliver(_ message: Message) -> Bool
     /// A request to stop the remote actor (may be ignored).
     func stop(_ mode: StopMode)
-    /// A request carrying this ref as reply-to was dead-lettered here: tell the asker.
+    /// A request carrying this ref as reply-to was dead-lettered here.
     func requestDeadLettered()
 }
 
-/// Adapts a ForeignRecipient to the internal MessageRecipient protocol.
 @usableFromInline
 final class ForeignRecipientAdapter<Message: Sendable>: MessageRecipient, AskFailing, RecipientIdentity,
                                                         @unchecked Sendable {
     // @unchecked: every field is a `let` of a Sendable or thread-safe type.
     let foreign: any ForeignRecipient<Message>
-    /// The local system an `ask` through this ref uses.
+    /// For asks through this ref.
     let system: ActorSystem
     let watchableCell: AnyActorCell?
 
@@ -69,16 +67,16 @@ extension ActorRef {
         MessageEncoding<Message>.withMovable(message) { Self.deliver(target, movingFrom: $0) }
     }
 
-    /// True when this ref is the reply slot of an `ask` (answered or not).
+    /// An `ask`'s reply slot, answered or not.
     package var isAskReplySlot: Bool { if case .promise = target { true } else { false } }
 
-    /// True when this ref is the reply slot of an `ask` that already ended.
+    /// An `ask`'s reply slot that already ended.
     package var isFinishedAskReplySlot: Bool {
         guard case .promise(let promise) = target else { return false }
         return promise.hasEnded
     }
 
-    /// If this ref is the reply slot of a pending `ask`, fails it with `recipientStopped`.
+    /// Fails a pending `ask` whose reply slot this is (`recipientStopped`).
     package func failPendingAsk() {
         pendingAsk?.failBecauseRequestDeadLettered()
     }
@@ -89,10 +87,10 @@ extension AskPromise {
 }
 
 extension ActorSystem {
-    /// A fresh process-wide ActorID (invariant F2).
+    /// F2.
     package func nextForeignActorID() -> ActorID { nextActorID() }
 
-    /// Publishes a dead letter for a message never queued here (counted as sent).
+    /// For a message never queued here (counted as sent).
     package func publishForeignDeadLetter<M: Sendable>(_ message: M, recipient: ActorID, recipientName: String,
                                                         reason: DeadLetterReason) {
         publishDeadLetter(message, recipient: recipient, recipientName: recipientName, reason: reason,
