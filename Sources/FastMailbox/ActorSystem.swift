@@ -127,7 +127,9 @@ public final class ActorSystem: Sendable {
 
     /// Creates a system with its own scheduler.
     /// - Parameters:
+    ///   - name: used in descriptions and logs.
     ///   - configuration: scheduler settings; `MN_` environment variables apply underneath.
+    ///   - defaultSupervisor: decides about failures of top-level actors.
     ///   - logger: see ``logger``; by default labelled `"fastmailbox"`.
     /// - Throws: `SchedulerConfigurationError` naming a bad variable, its value and range.
     public init(name: String = "fastmailbox",
