@@ -1,19 +1,16 @@
-// ActorSystem+Reclaim: idle actors give their mailbox ring back. A walk asks each actor
-// whose ring took no message since the previous walk; the actor's own next turn gives it
-// back if it drains empty (only the consumer may). How and why:
-// <doc:ActorCells>, "Giving rings back".
+// ActorSystem+Reclaim: idle actors give their mailbox ring back, each in its own next
+// turn (only the consumer may): <doc:ActorCells>, "Giving rings back".
 
 import Dispatch
 import MNScheduler
 
 extension ActorSystem {
-    /// Cells visited per hold of the registry lock by a walk.
+    /// Cells per hold of the registry lock.
     static let reclaimChunk = 1_024
 
     /// Asks every actor whose ring took no message since the previous walk to give it back
-    /// at its next turn; its next message allocates a fresh one. The system walks by itself
-    /// every `idleMailboxReclaimMilliseconds`; call this to walk now. Runs on the calling
-    /// thread, one walk at a time; spawns wait at most for one chunk.
+    /// at its next turn. The system walks every `idleMailboxReclaimMilliseconds`; this
+    /// walks now, on the calling thread, one walk at a time.
     /// - Returns: the number of actors asked.
     @discardableResult
     public func reclaimIdleMailboxes() -> Int {
@@ -21,8 +18,7 @@ extension ActorSystem {
         return ActorSystem.walkIdleMailboxes(registry: registry, walk: reclaimWalk)
     }
 
-    /// The walk, on the registry and the walk lock alone (the timer does not hold the
-    /// system). Stops at a chunk that finds a shutdown begun.
+    /// Holds only the registry and the walk lock; stops once a shutdown began.
     static func walkIdleMailboxes(registry: FutexLock<Registry>, walk: Lock<Int>) -> Int {
         let requested = walk.withLock { walks -> Int in
             walks += 1
@@ -47,18 +43,17 @@ extension ActorSystem {
         return requested
     }
 
-    /// Mailbox rings given back so far (a snapshot); each is freed after a grace period.
+    /// Rings given back so far (a snapshot); each is freed after a grace period.
     public var idleMailboxRingsReleased: Int { counters.mailboxRingsReleased.load(ordering: .relaxed) }
 
-    /// Starts the automatic walk, unless the interval is 0 or the clock is virtual.
+    /// Unless the interval is 0 or the clock is virtual.
     func startIdleMailboxReclaim() {
         let milliseconds = scheduler.resolvedConfiguration.idleMailboxReclaimMilliseconds
         guard milliseconds > 0, scheduler.clock.virtual == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let interval = DispatchTimeInterval.milliseconds(milliseconds)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, milliseconds / 10)))
-        // Holds the registry and walk lock, not the system (weak would slow its retains);
-        // deinit cancels the timer.
+        // Not the system (weak would slow its retains); deinit cancels the timer.
         let registry = registry, walk = reclaimWalk
         timer.setEventHandler {
             _ = ActorSystem.walkIdleMailboxes(registry: registry, walk: walk)

@@ -17,17 +17,17 @@ import Darwin
 #endif
 
 enum TurnConfinement {
-    /// What a test installs to record violations instead of asserting.
+    /// Records violations instead of asserting (tests).
     static let violationHandler = Lock<(@Sendable (_ operation: String, _ actor: ActorID) -> Void)?>(nil)
 
-    /// The current thread's id as stored in `turnThread` (never 0).
+    /// Never 0.
     #if canImport(Glibc)
     static var currentThread: UInt { UInt(pthread_self()) | 1 }
     #else
     static var currentThread: UInt { UInt(bitPattern: pthread_self()) | 1 }
     #endif
 
-    /// Reports `operation` on `actor`'s context outside its turn (T2).
+    /// T2.
     static func report(_ operation: String, actor: ActorID, name: String) {
         if let handler = violationHandler.withLock({ $0 }) {
             handler(operation, actor)
@@ -39,7 +39,7 @@ enum TurnConfinement {
 }
 
 extension AnyActorCell {
-    /// T1: marks this thread as running the turn; returns the previous mark (for nesting).
+    /// T1; returns the previous mark, for nesting.
     @inline(__always)
     final func enterTurn() -> UInt {
         #if DEBUG
@@ -49,7 +49,7 @@ extension AnyActorCell {
         #endif
     }
 
-    /// T1: the turn ended.
+    /// T1.
     @inline(__always)
     final func leaveTurn(_ previous: UInt) {
         #if DEBUG
@@ -57,7 +57,7 @@ extension AnyActorCell {
         #endif
     }
 
-    /// T2: true when this thread runs the turn (always in release); else reports, false.
+    /// T2; always true in release builds.
     @usableFromInline
     final func checkInTurn(_ operation: String) -> Bool {
         #if DEBUG
