@@ -70,8 +70,13 @@ final class CellTimer: Sendable {
         cell.sendSystem(.timerFired(event))
     }
 
+    /// The clock's entry holds neither this timer nor the clock: a cancelled timer's entry
+    /// stays until its deadline, and strong ones would be cycles through the clock. The
+    /// timer's owner (the timer table, the back-off state) keeps an armed timer alive.
     private func armVirtual(_ virtual: VirtualClock, at deadline: UInt64) {
-        virtual.addTimer(at: deadline) { [self] in fireOnVirtualClock(virtual, deadline: deadline) }
+        virtual.addTimer(at: deadline) { [weak self, unowned virtual] in
+            self?.fireOnVirtualClock(virtual, deadline: deadline)
+        }
     }
 
     /// Sends the event and arms a periodic timer's next deadline (VirtualClock V2).
