@@ -10,6 +10,10 @@
 //                 (a thread outside the pool: each send enters a ring epoch section)
 //     faninactor  the same n tells made by an actor, in one turn (as ring-bench's fan-in
 //                 senders): n messages
+//     faninclass  faninactor's n tells, as 4 senders' numbered messages, to a sink that checks
+//                 each sender's order in its own state: an EventActor class with stored
+//                 properties, as a user writes one: n messages
+//     faninvalue  the same sink as a value behaviour (an ActorBehavior struct): n messages
 //     pool        an actor tells n Ints, in one turn, to a pool of 4 actors (round robin):
 //                 n messages (the router's pick and forward on top of faninactor's path)
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
@@ -233,6 +237,41 @@ final class AskCounter: EventActor {
     }
 }
 
+/// A fan-in message: which of 4 senders, and its number in that sender's sequence.
+struct Numbered: Sendable {
+    var sender: Int
+    var sequence: Int
+}
+
+/// faninclass's sink: per-sender order in stored properties of a class.
+final class OrderedSinkClass: EventActor {
+    var next = [Int](repeating: 0, count: 4)
+    var received = 0
+    let total: Int
+    let done: DispatchSemaphore
+    init(total: Int, done: DispatchSemaphore) { self.total = total; self.done = done }
+    func receive(_ m: Numbered, context: ActorContext<Numbered>) {
+        if m.sequence != next[m.sender] { fatalError("fan-in: sender \(m.sender) out of order") }
+        next[m.sender] = m.sequence + 1
+        received += 1
+        if received == total { done.signal() }
+    }
+}
+
+/// faninvalue's sink: the same state in a value behaviour.
+struct OrderedSinkValue: ActorBehavior {
+    var next = [Int](repeating: 0, count: 4)
+    var received = 0
+    let total: Int
+    let done: DispatchSemaphore
+    mutating func receive(_ m: Numbered, context: ActorContext<Numbered>) {
+        if m.sequence != next[m.sender] { fatalError("fan-in: sender \(m.sender) out of order") }
+        next[m.sender] = m.sequence + 1
+        received += 1
+        if received == total { done.signal() }
+    }
+}
+
 enum RingMessage: Sendable { case next(ActorRef<RingMessage>), token(Int) }
 
 final class RingMember: EventActor {
@@ -250,7 +289,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|pool|sequential|spawn|spawnactor|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|faninclass|faninvalue|pool|sequential|spawn|spawnactor|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
     exit(2)
 }
 let workload = arguments.first!
@@ -282,6 +321,15 @@ case "fanin", "faninactor":
         }
         sender.tell(0)
     }
+case "faninclass", "faninvalue":
+    let options = SpawnOptions(mailboxCapacity: 32)
+    let sink = workload == "faninclass"
+        ? try system.spawn(options: options) { OrderedSinkClass(total: n, done: done) }
+        : try system.spawn(options: options, OrderedSinkValue(total: n, done: done))
+    let sender = try system.spawn { (_: Int, _) in
+        for i in 0..<n { sink.tell(Numbered(sender: i & 3, sequence: i >> 2)) }
+    }
+    sender.tell(0)
 case "pool":
     let count = Atomic<Int>(0)
     let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 4))) { (_: Int, _) in
