@@ -1,6 +1,7 @@
 // fanin: P senders → one receiver, `size` messages in all (size / P each). Each message
 // carries its sender and sequence number. Check: the receiver saw every message, and each
-// sender's messages in the order sent.
+// sender's messages in the order sent. FastMailbox's receiver keeps that state itself, as
+// a value behaviour (ValueSink); the other runtimes share OrderCheck.
 import Dispatch
 import FastMailbox
 import MNScheduler
@@ -38,6 +39,13 @@ enum FanInWorkload {
             if received == total { latch.countDown() }
         }
 
+        /// A sink that keeps its own state (ValueSink) reports it here, once, at the end.
+        func finish(received: Int, disorder: String?) {
+            self.received = received
+            self.disorder = disorder
+            latch.countDown()
+        }
+
         func check(finished: Bool) -> String? {
             if !finished { return "received \(received) of \(total)" }
             return disorder
@@ -54,7 +62,8 @@ enum FanInWorkload {
         case .fastmailbox:
             let system = Blocking.system(workers: cell.workers)
             defer { _ = system.shutdown() }
-            let sink = try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (m: Message, _: ActorContext<Message>) in state.receive(m) }
+            let sink = try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity),
+                                         ValueSink(senders: senders, state: state))
             let starters = (0..<senders).map { sender in
                 try! system.spawn { (_: Int, _: ActorContext<Int>) in
                     for sequence in 0..<each { sink.tell(Message(sender: sender, sequence: sequence)) }
@@ -130,6 +139,29 @@ enum FanInWorkload {
             }
         }
         return .timed(since: t0, operations: each * senders, check: state.check(finished: state.latch.wait()))
+    }
+}
+
+/// FastMailbox's sink, written as a user writes one: a value behaviour whose per-sender
+/// state is its own (no exclusivity checks on it), reporting to the harness at the end.
+struct ValueSink: ActorBehavior {
+    var next: [Int]
+    var received = 0
+    var disorder: String?
+    let state: FanInWorkload.OrderCheck
+
+    init(senders: Int, state: FanInWorkload.OrderCheck) {
+        next = [Int](repeating: 0, count: senders)
+        self.state = state
+    }
+
+    mutating func receive(_ m: FanInWorkload.Message, context: ActorContext<FanInWorkload.Message>) {
+        if m.sequence != next[m.sender], disorder == nil {
+            disorder = "sender \(m.sender): got #\(m.sequence), expected #\(next[m.sender])"
+        }
+        next[m.sender] = m.sequence + 1
+        received += 1
+        if received == state.total { state.finish(received: received, disorder: disorder) }
     }
 }
 
