@@ -8,6 +8,9 @@
 # the idle-mailbox walk runs on a timer, once a second, and under callgrind (about 50 times
 # slower) the longer run would count ~50 times more walks per message than a real run
 # does; ring-bench spawn reports the walk's cost per actor instead (reclaim_walk_ns_per_actor).
+# MN_BLOCKING_THRESHOLD_MS=0 for the same reason: a turn runs so much slower under callgrind
+# that the blocking monitor would take some for blocked, at times that vary from run to run,
+# and the counts with them.
 # PROBE=path: a prebuilt instruction-probe (default: built here, release).
 # --timed: count only up to ActorSystem.shutdown (callgrind's --dump-before on its symbol,
 # the first dump): shutdown's cost per actor (spawn, spawnactor: stopping and freeing each
@@ -68,7 +71,7 @@ short_n() { case $1 in sequential|spawn|spawnactor) echo 20000 ;; *) echo 50000 
 for w in "${workloads[@]}"; do
   n=$(short_n "$w")
   for len in "$n" "$((2 * n))"; do
-    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 valgrind --tool=callgrind "${timed[@]}" --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
+    MN_WORKERS=1 MN_IDLE_MAILBOX_RECLAIM_MS=0 MN_BLOCKING_THRESHOLD_MS=0 valgrind --tool=callgrind "${timed[@]}" --callgrind-out-file="$tmp/$w.$len" "$probe" "$w" "$len" >/dev/null 2>"$tmp/$w.$len.log" \
       || { cat "$tmp/$w.$len.log" >&2; echo "instructions: $w $len failed" >&2; exit 1; }
     [ -z "$part" ] || [ -f "$tmp/$w.$len$part" ] || { echo "instructions: $w $len: no dump before shutdown (symbol renamed?)" >&2; exit 1; }
     callgrind_annotate --threshold=100 "$tmp/$w.$len$part" 2>/dev/null > "$tmp/$w.$len.txt"

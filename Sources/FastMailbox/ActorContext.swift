@@ -35,7 +35,7 @@ public struct ActorContext<Message: Sendable> {
     /// else ``EventActor/supervisorStrategy``. Children run on the workers (``SpawnOptions``).
     @inlinable @discardableResult
     public func spawn<A: EventActor>(
-        options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
+        options: SpawnOptions = .defaults, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         try checkChildSpawn(options)
         return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
@@ -47,7 +47,7 @@ public struct ActorContext<Message: Sendable> {
     /// Spawns a child whose behaviour is a closure; otherwise as ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<M: Sendable>(
-        of messageType: M.Type = M.self, options: SpawnOptions = SpawnOptions(),
+        of messageType: M.Type = M.self, options: SpawnOptions = .defaults,
         receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
         try checkChildSpawn(options)
@@ -61,7 +61,7 @@ public struct ActorContext<Message: Sendable> {
     /// ``spawn(options:_:)-(_,()->A)``.
     @inlinable @discardableResult
     public func spawn<B: ActorBehavior>(
-        options: SpawnOptions = SpawnOptions(), _ behavior: B
+        options: SpawnOptions = .defaults, _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         try checkChildSpawn(options)
         var options = options

@@ -21,7 +21,7 @@ extension ActorSystem {
     ///   timeout and reported in `actorsNotStopped`.
     @discardableResult
     public func spawn<Message: Sendable>(
-        of messageType: Message.Type = Message.self, options: SpawnOptions = SpawnOptions(),
+        of messageType: Message.Type = Message.self, options: SpawnOptions = .defaults,
         body: @escaping @Sendable (Inbox<Message>) async throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         if options.supervisor != nil {

@@ -194,7 +194,7 @@ public final class ActorSystem: Sendable {
     /// (again on each restart). Guarantees and errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<A: EventActor>(
-        options: SpawnOptions = SpawnOptions(), _ factory: @escaping @Sendable () -> A
+        options: SpawnOptions = .defaults, _ factory: @escaping @Sendable () -> A
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         // Inlinable: the turn is specialised for A here.
         if _fastPath(options.isPlain) {
@@ -228,7 +228,7 @@ public final class ActorSystem: Sendable {
     /// A restart calls the same closure again. Guarantees and errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<Message: Sendable>(
-        of messageType: Message.Type = Message.self, options: SpawnOptions = SpawnOptions(),
+        of messageType: Message.Type = Message.self, options: SpawnOptions = .defaults,
         receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         if _fastPath(options.isPlain) {
@@ -257,7 +257,7 @@ public final class ActorSystem: Sendable {
     /// errors: ``SpawnOptions``.
     @inlinable @inline(__always) @discardableResult
     public func spawn<B: ActorBehavior>(
-        options: SpawnOptions = SpawnOptions(), _ behavior: B
+        options: SpawnOptions = .defaults, _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         if _fastPath(options.isPlain) {
             return try spawnValueCell(name: options.name, options: options, parent: nil, behavior: behavior)

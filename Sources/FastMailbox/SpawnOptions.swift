@@ -96,6 +96,9 @@ public struct SpawnOptions: Sendable {
     @inlinable
     public static func named(_ name: String) -> SpawnOptions { SpawnOptions(name: name) }
 
+    /// Every option at its default: what `spawn` uses when given no options.
+    public static let defaults = SpawnOptions()
+
     /// On the workers, no pool: `spawn` makes the actor directly.
     @inlinable var isPlain: Bool {
         if case .workers = placement, case .none = pool { return true }
