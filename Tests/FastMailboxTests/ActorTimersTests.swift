@@ -223,6 +223,21 @@ final class TimerActor: EventActor {
         #expect(report.isBalanced && report.deadLettered == 0)
     }
 
+    @Test("a cancelled timer's entry left on the virtual clock keeps neither the timer nor the clock alive")
+    func cancelledTimerHoldsNoCycle() throws {
+        weak var clock: VirtualClock?
+        do {
+            let (deterministic, system, ref, _) = try setUp()
+            clock = deterministic.engine.clock
+            ref.tell(.periodic(key: "tick", tag: 1, interval: .seconds(1), initialDelay: nil))
+            ref.tell(.cancel(key: "tick"))
+            try deterministic.runUntilQuiescent()
+            #expect(deterministic.pendingTimerCount == 1)  // the entry waits for its deadline
+            _ = system.shutdown()
+        }
+        #expect(clock == nil)
+    }
+
     @Test("a timer's firing queued when the actor stops is dropped, not delivered")
     func stopDropsFiringOnItsWay() throws {
         let (deterministic, system, ref, probe) = try setUp()
