@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Instructions per message on the hot path, counted by callgrind: deterministic,
-# so this shared machine's noise does not move it. For each workload of instruction-probe,
+# Instructions per message on the hot path, counted by callgrind: equal from run to run
+# while nothing else loads the machine (other load changes how the two threads interleave,
+# and with it the spins and parks counted). For each workload of instruction-probe,
 # at MN_WORKERS=1, two run lengths; (instructions(long) − instructions(short)) / extra
 # messages is the figure, so start-up and shutdown's fixed cost cancel out (not its cost
 # per actor where actors are spawned per n: spawn, spawnactor; see --timed). The same
