@@ -64,9 +64,10 @@ public struct ActorContext<Message: Sendable> {
         options: SpawnOptions = .defaults, _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         try checkChildSpawn(options)
-        var options = options
-        options.supervisor = options.supervisor ?? cell.childSupervisor
-        return try cell.system.spawnValueCell(name: options.name, options: options, parent: cell, behavior: behavior)
+        return try cell.system.spawnValueCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+                                              boundedMailbox: options.isBounded, parent: cell,
+                                              supervisor: options.supervisor ?? cell.childSupervisor,
+                                              behavior: behavior)
     }
 
     /// Outside the turn, or with options a child cannot have.

@@ -260,7 +260,9 @@ public final class ActorSystem: Sendable {
         options: SpawnOptions = .defaults, _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         if _fastPath(options.isPlain) {
-            return try spawnValueCell(name: options.name, options: options, parent: nil, behavior: behavior)
+            return try spawnValueCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+                                      boundedMailbox: options.isBounded, parent: nil,
+                                      supervisor: options.supervisor, behavior: behavior)
         }
         return try spawnArranged(options, behavior: behavior)
     }
@@ -270,7 +272,9 @@ public final class ActorSystem: Sendable {
     @inlinable @inline(never)
     func spawnArranged<B: ActorBehavior>(_ options: SpawnOptions, behavior: B) throws(ActorSystemError) -> ActorRef<B.Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
-            try system.spawnValueCell(name: name, options: options, parent: nil, behavior: behavior)
+            try system.spawnValueCell(name: name, mailboxCapacity: options.mailboxCapacity,
+                                      boundedMailbox: options.isBounded, parent: nil,
+                                      supervisor: options.supervisor, behavior: behavior)
         }
     }
 
@@ -307,14 +311,14 @@ public final class ActorSystem: Sendable {
 
     @inlinable
     func spawnValueCell<B: ActorBehavior>(
-        name: String?, options: SpawnOptions, parent: AnyActorCell?, behavior: B
+        name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
+        supervisor: SupervisorStrategy?, behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
-        let shape = try mailboxShape(capacity: options.mailboxCapacity, for: B.Message.self,
-                                     reclaimable: !options.isBounded)
+        let shape = try mailboxShape(capacity: mailboxCapacity, for: B.Message.self, reclaimable: !boundedMailbox)
         let cell = ValueActorCell<B>(id: nextActorID(), name: name, system: self, parent: parent,
-                                     supervisor: options.supervisor, mailbox: shape,
+                                     supervisor: supervisor, mailbox: shape,
                                      mailboxPass: ValueActorCell<B>.specializedMailboxPass,
-                                     bounded: options.isBounded, behavior: behavior)
+                                     bounded: boundedMailbox, behavior: behavior)
         try reserveEagerRing(of: cell, for: B.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)
