@@ -1,6 +1,7 @@
 /*
- * ring_reclaim.pml — MPSCQueue giving its ring back while idle (Sources/MNScheduler/
- * MPSCQueue.swift, "Giving the ring back"): the consumer's seal, the detach under the
+ * ring_reclaim.pml — MPSCQueue giving its ring back while idle, and swapping its small first
+ * ring for a full one (Sources/MNScheduler/MPSCQueue.swift; MailboxQueue.md, "Giving the
+ * ring back", "Growing the ring"): the consumer's seal, the detach under the
  * overflow lock, producers that still hold the old ring's address, the overflow path's
  * re-load of the current ring under the lock, the lazy install of a fresh ring by a CAS
  * on the ring word, and goIdle's second look at a queue that had no ring.
@@ -51,6 +52,11 @@
  *                        installed since (a lost wake-up)
  *   BUG_MARK_ANY_LAP     the consumer takes the entry at c_head on any nonzero mark (one
  *                        left by the previous lap too): ONCE
+ *   BUG_GROW_NO_SEAL     the consumer swaps the first ring for a fresh one ("Growing the
+ *                        ring") without sealing it: a producer holding the old ring claims
+ *                        and publishes into it after the swap (NOGHOST)
+ * Growing: when the consumer takes the overflow list from the first ring, it may seal that
+ * ring and publish a fresh one carrying the list, under the same lock (-DNO_GROW: never).
  */
 
 #ifndef NPROD
@@ -205,7 +211,7 @@ inline handOut(item) {
 
 active proctype consumer() {
     byte taken, item, i, g;
-    bool more, wentIdle;
+    bool more, wentIdle, grew;
 end_wait:
     do
     :: due == 1 ->
@@ -233,6 +239,28 @@ end_wait:
                 lock();
                 if
                 :: ph[g] == chd[g] && ovCount > 0 ->
+#ifndef NO_GROW
+                   /* Growing the ring: the first ring is the small one; the consumer seals
+                      it and publishes a fresh one carrying the list, under the lock. */
+                   if
+                   :: g == 0 && cur == 0 && made < NGEN ->
+#ifdef BUG_GROW_NO_SEAL
+                      grew = true;
+#else
+                      atomic {            /* the seal: one CAS on p_head */
+                          if
+                          :: ph[g] == chd[g] -> ph[g] = chd[g] + CAP; grew = true
+                          :: else -> grew = false
+                          fi
+                      };
+#endif
+                      if
+                      :: grew -> atomic { cur = made; made++; detached[g] = true; listMade[cur] = listMade[g] }
+                      :: else -> skip
+                      fi
+                   :: else -> skip
+                   fi;
+#endif
                    i = 0;
                    do
                    :: i < ovCount -> pending[i] = ovItems[i]; ovItems[i] = 0; i++
@@ -242,7 +270,11 @@ end_wait:
                    ovActive = false; more = true
                 :: else -> skip
                 fi;
-                unlock()
+                unlock();
+                if
+                :: grew -> gone[g] = true; g = cur; grew = false   /* retire; go on with the new ring */
+                :: else -> skip
+                fi
              :: else -> skip
              fi;
              if

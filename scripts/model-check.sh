@@ -88,7 +88,7 @@ check unitmb-BUG_MARK_ANY_LAP fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -D
 check unitmb-2p-1.2-ring4-parked pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=4 -DPARKED
 check unitmb-BUG_IN_ORDER_COMMIT-parked fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=4 -DPARKED -DBUG_IN_ORDER_COMMIT
 
-echo "== ring_reclaim.pml (MPSCQueue giving its ring back: seal, detach under the lock, stale producers, re-install, grace period)"
+echo "== ring_reclaim.pml (MPSCQueue giving its ring back and growing it: seal, detach or swap under the lock, stale producers, re-install, grace period)"
 # 2 producers sending 2 each into rings of 2 slots (1 usable: every other send overflows),
 # up to 3 rings in a run (2 give-backs), drain budget 1; and 3 producers sending 1 each.
 check reclaim-2p-2-ring2-3gen pass safety ring_reclaim.pml
@@ -99,6 +99,8 @@ check reclaim-BUG_STALE_UNDER_LOCK fail safety ring_reclaim.pml -DBUG_STALE_UNDE
 check reclaim-BUG_NO_SECOND_LOOK fail safety ring_reclaim.pml -DBUG_NO_SECOND_LOOK
 check reclaim-BUG_NO_SECOND_LOOK-ltl fail ltl ring_reclaim.pml -DBUG_NO_SECOND_LOOK -DNO_END_CHECK
 check reclaim-BUG_MARK_ANY_LAP fail safety ring_reclaim.pml -DBUG_MARK_ANY_LAP
+check reclaim-2p-2-ring2-3gen-nogrow pass safety ring_reclaim.pml -DNO_GROW
+check reclaim-BUG_GROW_NO_SEAL fail safety ring_reclaim.pml -DBUG_GROW_NO_SEAL
 
 echo "== scheduled_unit.pml (ScheduledUnit state word, owner bit and retains, scheduler, shutdown and after-close path)"
 # With an owner that leaves at any moment (2 producers: 3 take ~5 minutes, run by hand, see

@@ -8,7 +8,8 @@
 //  (M2) per-sender FIFO.
 //  (M3) exactly one send reports `becameNonEmpty` per empty → non-empty transition.
 //  (M4) after close(), sends hand the message back; what was inside can still be drained.
-//  (M5) the first send allocates the ring; an actor's idle ring may be given back.
+//  (M5) the first send allocates the ring (small for a reclaimable queue, full-size
+//       after its first burst); an actor's idle ring may be given back.
 // A producer preempted mid-send holds up only the consumer: drain() returns `.more`.
 
 import MNScheduler

@@ -59,7 +59,8 @@ public struct SpawnOptions: Sendable {
     public var name: String?
     /// Ring slots: a power of two from 4 to `Mailbox.maximumCapacity` (else
     /// ``ActorSystemError/invalidMailboxCapacity(_:)``); `mailboxCapacity − 1` messages
-    /// fit before overflow. Large rings are allocated at spawn (else
+    /// fit before overflow. A growing mailbox's first ring is smaller and grows to this
+    /// at its first burst. Large rings are allocated at spawn (else
     /// ``ActorSystemError/mailboxAllocationFailed(capacity:bytes:)``).
     public var mailboxCapacity: Int
     /// Growing (default) or bounded.

@@ -73,6 +73,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// The overflow spin lock, held only for an append or a swap of the list.
     @usableFromInline let overflowLock = Atomic<Bool>(false)
 
+    /// Set once the consumer grew the ring ("Growing the ring"); every later ring is full-size.
+    @usableFromInline let ringGrown = Atomic<Bool>(false)
+
     /// Whether the consumer may give the ring back ("Giving the ring back").
     @usableFromInline package let reclaimable: Bool
 
@@ -99,8 +102,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// section, or as the consumer.
     @inlinable package final var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
-    /// Ring slots once allocated.
+    /// Ring slots of a full-size ring.
     @inlinable package final var capacity: Int { Int(capacity32) }
+    /// Slots of a reclaimable queue's first ring, before any burst ("Growing the ring").
+    @inlinable package static var firstRingCapacity: Int { 4 }
+    /// Slots of the next ring to install: a small first ring until the queue has grown.
+    @inlinable final var nextRingCapacity: Int {
+        reclaimable && !ringGrown.load(ordering: .relaxed) ? Swift.min(capacity, MPSCQueue.firstRingCapacity) : capacity
+    }
     /// Bytes of one item: 8 for a word queue.
     @inlinable package final var itemBytes: Int { Int(itemBytes32) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8.
@@ -236,7 +245,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
         if let block = MPSCQueue.block(word) { return RawRing(block: block) }
-        let fresh = try RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes)
+        let fresh = try RawRing(tryMailboxCapacity: nextRingCapacity, slotBytes: slotBytes)
         fresh.itemType = ObjectIdentifier(itemType) == ObjectIdentifier(UntypedItems.self) ? nil : itemType
         while true {
             fresh.takenCount = Int(truncatingIfNeeded: word >> 1)  // the count goes on ("Giving the ring back")
@@ -545,7 +554,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
         let word = ringWord.load(ordering: .acquiring)
         guard _fastPath(word & 1 == 0) else { return signallingUnit ? runDry(nil) : goIdle(nil) }
-        let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
+        var ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
             // Pending overflow items first ("Ring, then overflow").
@@ -567,7 +576,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
                 if taken == max { return .more }
                 next = ring.peekNextSingleConsumer(at: head, slotBytes: slotBytes)
             }
-            if overflowActive.load(ordering: .acquiring), takeOverflowIfQuiescent(ring) {
+            if overflowActive.load(ordering: .acquiring), let current = takeOverflowIfQuiescent(ring) {
+                ring = current
                 continue
             } else if lingering, taken > 0, let worker = ckshim_linger_get(), WorkerShared.nextSlotIsEmpty(worker),
                       lingerForMore(ring) {
@@ -710,20 +720,43 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         drain(max: max) { (word: UInt) in body(UnsafeMutableRawPointer(bitPattern: word)!) }
     }
 
-    /// Moves the overflow list into `pending` if the ring is quiescent. Consumer only.
+    /// Moves the overflow list into `pending` if the ring is quiescent, and swaps a small
+    /// first ring for a full-size one at the same moment ("Growing the ring"). Returns the
+    /// ring to go on with; nil when nothing was taken. Consumer only.
     @usableFromInline @inline(never)
-    final func takeOverflowIfQuiescent(_ ring: RawRing) -> Bool {
-        guard overflowActive.load(ordering: .acquiring) else { return false }
-        return withOverflowLock {
-            guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return false }
+    final func takeOverflowIfQuiescent(_ ring: RawRing) -> RawRing? {
+        guard overflowActive.load(ordering: .acquiring) else { return nil }
+        // Allocated before the lock, so producers never wait for malloc.
+        let larger = reclaimable && ring.capacity < capacity
+            ? try? RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes) : nil
+        var retired: RawRing?
+        let current = withOverflowLock { () -> RawRing? in
+            guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return nil }
+            var current = ring
+            if let larger, ring.seal() {
+                larger.itemType = ring.itemType
+                larger.takenCount = ring.takenCount
+                larger.overflowListBase = list.base
+                ring.overflowListBase = nil  // the retired block frees no list
+                ringGrown.store(true, ordering: .relaxed)
+                ringWord.store(UInt(bitPattern: larger.block), ordering: .releasing)
+                retired = ring
+                current = larger
+            }
             assert(list.pendingChunk == nil)
             list.pendingChunk = head
             list.pendingIndex = 0
             list.head = nil
             list.tail = nil
             overflowActive.store(false, ordering: .releasing)
-            return true
+            return current
         }
+        if let retired {
+            ckshim_ring_retire(retired.ring)
+        } else if let larger {
+            larger.deallocate()
+        }
+        return current
     }
 
     // MARK: giving the ring back
@@ -854,9 +887,9 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return OverflowList.chunks(from: list.pendingChunk) + withOverflowLock { OverflowList.chunks(from: list.head) }
     }
 
-    /// Bytes the ring occupies once allocated.
+    /// Bytes the current ring occupies; 0 when it has none.
     package final var ringBytes: Int {
-        ringBlock == nil ? 0 : RawRing.mailboxAllocationSize(capacity: capacity, slotBytes: slotBytes)
+        readingRing { ring, _ in ring.map { RawRing.mailboxAllocationSize(capacity: $0.capacity, slotBytes: slotBytes) } ?? 0 }
     }
 }
 

@@ -416,7 +416,8 @@ extension ActorSystemTests {
         refs[0].tell(1)
         try deterministic.runUntilQuiescent()
         #expect(cells[0].deliveredCount == 1)
-        #expect(cells[0].mailbox.ringBytes == RawRing.mailboxAllocationSize(capacity: ActorSystem.defaultMailboxCapacity, slotBytes: 8))
+        // The first ring is the small one: a single message is no burst.
+        #expect(cells[0].mailbox.ringBytes == RawRing.mailboxAllocationSize(capacity: MPSCQueue.firstRingCapacity, slotBytes: 8))
         system.shutdown()
     }
 
@@ -429,9 +430,10 @@ extension ActorSystemTests {
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.deliveredCount == 1 })
-        // The ring (RawRing.headerBytes + 32 entries of a ready mark and a slot; `ringBytes` is
-        // the request) stays for the actor's life. The cell as in idleActorFootprint.
-        let ring = RawRing.mailboxAllocationSize(capacity: ActorSystem.defaultMailboxCapacity, slotBytes: 8)
+        // The small first ring (RawRing.headerBytes + its entries of a ready mark and a slot;
+        // `ringBytes` is the request) stays until a walk gives it back. The cell as in
+        // idleActorFootprint.
+        let ring = RawRing.mailboxAllocationSize(capacity: MPSCQueue.firstRingCapacity, slotBytes: 8)
         #expect(cells.allSatisfy { $0.mailbox.ringBytes == ring })
         let cell = try smallestCellBlock(refs)
         #expect(cell + ring <= Self.idleCellBytes + ring, "cell + ring = \(cell + ring) bytes (cell \(cell), ring \(ring))")

@@ -1,0 +1,84 @@
+import Testing
+import Foundation
+import Synchronization
+@testable import MNScheduler
+import TestSupport
+
+/// A reclaimable queue starts with a small ring and swaps it for a full-size one when a
+/// burst overflows it (MailboxQueue.md, "Growing the ring"). The swapped-out ring is
+/// retired through the ring epoch, so, like the reclaim tests, these run alone.
+@Suite(.serialized) struct MPSCQueueGrowthTests {
+    private func drainAll(_ queue: MPSCQueue, into out: inout [UInt]) -> MPSCQueue.DrainOutcome {
+        queue.drain(max: Int.max) { out.append($0) }
+    }
+
+    private func ringBytes(_ capacity: Int) -> Int { RawRing.mailboxAllocationSize(capacity: capacity, slotBytes: 8) }
+
+    @Test("the first ring is small; a burst past it swaps in a full ring, with every item in order and the counts kept")
+    func burstGrowsTheRing() throws {
+        let queue = try MPSCQueue(capacity: 32, reclaimable: true)
+        _ = queue.enqueue(word: 0)
+        #expect(queue.ringBytes == ringBytes(MPSCQueue.firstRingCapacity))
+        var got: [UInt] = []
+        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.ringBytes == ringBytes(MPSCQueue.firstRingCapacity), "one message is no burst")
+        for i in UInt(1)...40 { _ = queue.enqueue(word: i) }
+        let overflowed = queue.overflowAppends
+        #expect(overflowed > 0)
+        #expect(queue.approximateCount == 40)
+        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(got == Array(0...40))
+        #expect(queue.ringBytes == ringBytes(32), "the burst grew the ring")
+        #expect(queue.dequeuedCount == 41, "the taken count moved to the new ring")
+        #expect(queue.overflowAppends == overflowed, "the overflow list moved to the new ring")
+        // Given back and reinstalled: full-size from now on.
+        #expect(queue.releaseIdleRing())
+        _ = queue.enqueue(word: 41)
+        #expect(queue.ringBytes == ringBytes(32))
+        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(got == Array(0...41))
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+    }
+
+    @Test("a queue that is not reclaimable, or whose capacity is already small, never swaps")
+    func noSwapWithoutReclaim() throws {
+        let plain = try MPSCQueue(capacity: 32)
+        _ = plain.enqueue(word: 1)
+        #expect(plain.ringBytes == ringBytes(32))
+        let small = try MPSCQueue(capacity: 4, reclaimable: true)
+        for i in UInt(1)...20 { _ = small.enqueue(word: i) }
+        var got: [UInt] = []
+        #expect(drainAll(small, into: &got) == .empty)
+        #expect(got == Array(1...20))
+        #expect(small.ringBytes == ringBytes(4))
+    }
+
+    @Test("a producer paused with the small ring in hand while the consumer swaps it: its item arrives after the burst")
+    func producerPausedAcrossGrowth() throws {
+        let queue = try MPSCQueue(capacity: 32, reclaimable: true)
+        for i in UInt(1)...10 { _ = queue.enqueue(word: i) }  // the small ring, then overflow
+        let arrived = DispatchSemaphore(value: 0)
+        let open = DispatchSemaphore(value: 0)
+        MPSCQueueTestHook.armClaim(queue) { arrived.signal(); open.wait() }
+        let result = Lock<MPSCQueue.EnqueueResult?>(nil)
+        DispatchQueue.global().async {
+            // A plain thread: its epoch section keeps the small ring's block alive.
+            let outcome = queue.enqueue(word: 11)
+            result.withLock { $0 = outcome }
+        }
+        #expect(arrived.wait(timeout: .now() + 20) == .success)
+        var got: [UInt] = []
+        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(got == Array(1...10))
+        #expect(queue.ringBytes == ringBytes(32), "the consumer swapped the ring while the producer held the old one")
+        RingEpoch.collect(wait: true)
+        #expect(RingEpoch.pendingBlocks >= 1, "the old block waits for the producer's section")
+        open.signal()
+        #expect(waitUntil { result.withLock { $0 } != nil })
+        // Its claim met the seal ("full"); the overflow path found the new ring.
+        #expect(result.withLock { $0 } == .accepted(becameNonEmpty: true))
+        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(got == Array(1...11), "the paused producer's item was lost or reordered")
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+    }
+}
