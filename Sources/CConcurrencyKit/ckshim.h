@@ -68,8 +68,6 @@ static inline void ckshim_tsan_release(const void *addr) { CKSHIM_TSAN_RELEASE(a
 
 /* ---------------------------------------------------------------- ck_ring */
 
-/** sizeof(struct ck_ring): two cache-line-padded heads plus size and mask. */
-static inline size_t ckshim_ring_header_size(void) { return sizeof(struct ck_ring); }
 /** The cache line size ck was built for. */
 static inline size_t ckshim_cacheline(void) { return CK_MD_CACHELINE; }
 
@@ -84,28 +82,36 @@ static inline unsigned int *ckshim__cached_c_head(ck_ring_t *r) { return (unsign
 /*
  * What MPSCQueue keeps in its ring block (MailboxQueue.md, "Where the fields live"), all
  * outside ck's fields:
- *  - the consumer's count of items taken, beside c_head (offset 8, in the 16-byte granule
- *    that holds c_head: the same cache line wherever the 16-byte-aligned block starts,
- *    a line only the consumer writes);
+ *  - in c_head's padding, on the line only the consumer writes (the 16-byte granule that
+ *    holds c_head, and the rest of the 64 bytes from the block's start):
+ *    - the consumer's count of items taken, beside c_head (offset 8);
+ *    - the items' type, two words (a Swift existential metatype, or zero: untyped) at
+ *      offset 16: written once, by the thread that allocates the ring, before the
+ *      compare-and-swap that publishes the block (release); read only by the queue's
+ *      deinit. Never on a hot path;
+ *    - the ring epoch's deferral entry (offset 32, written when a given-back ring is
+ *      retired) and the walker's snapshot of the taken count (offset 48; "ring epoch"
+ *      below). No producer reads or writes them;
  *  - the overflow list's address, just past struct ck_ring (offset sizeof(struct ck_ring),
- *    in the padding RawRing adds after it, on size/mask's read-mostly line): written once,
- *    by the first overflow append (release), read by the consumer (acquire);
- *  - the items' type, two words (a Swift existential metatype, or zero: untyped) right
- *    after that address, in the same padding: written once, by the thread that allocates
- *    the ring, before the compare-and-swap that publishes the block (release); read only
- *    by the queue's deinit. Never on a hot path;
- *  - after the item type, the ring epoch's deferral entry (written when a given-back ring
- *    is retired) and the walker's snapshot of the taken count ("ring epoch" below).
- * RawRing's header is sizeof(struct ck_ring) plus a cache line (rounded up to 16), so the
- * padding holds those six words.
+ *    on size/mask's read-mostly line): written once, by the first overflow append
+ *    (release), read by the consumer (acquire) and by producers under the overflow lock.
+ * RawRing's header is sizeof(struct ck_ring) plus that word, rounded up to 16
+ * (ckshim_ring_block_header_size).
  */
-_Static_assert(sizeof(((struct ck_ring *)0)->pad) >= 12, "ck_ring's padding holds the consumer's count");
+#define CKSHIM__RING_TAKEN_OFFSET 8
+#define CKSHIM__RING_ITEM_TYPE_OFFSET 16
+#define CKSHIM__RING_EPOCH_ENTRY_OFFSET 32
+#define CKSHIM__RING_WALKER_OFFSET 48
+_Static_assert(sizeof(((struct ck_ring *)0)->pad) + sizeof(unsigned int) >= CKSHIM__RING_WALKER_OFFSET + sizeof(uint64_t),
+               "c_head's padding holds the taken count, the item type, the deferral entry and the walker's word");
 _Static_assert(sizeof(struct ck_ring) % 8 == 0, "the overflow list's address is 8-byte aligned");
-_Static_assert(CK_MD_CACHELINE >= 3 * sizeof(void *), "the header's padding holds the overflow address and the item type");
-static inline uint64_t *ckshim__ring_taken_word(ck_ring_t *r) { return (uint64_t *)(void *)(r->pad + 4); }
+static inline uint64_t *ckshim__ring_taken_word(ck_ring_t *r) { return (uint64_t *)(void *)((char *)r + CKSHIM__RING_TAKEN_OFFSET); }
 static inline void **ckshim__ring_overflow_word(ck_ring_t *r) { return (void **)(void *)((char *)r + sizeof(struct ck_ring)); }
 /* The items' type (see above): two words, 8-byte aligned. */
-static inline void *ckshim_ring_item_type_slot(ck_ring_t *r) { return (void *)(ckshim__ring_overflow_word(r) + 1); }
+static inline void *ckshim_ring_item_type_slot(ck_ring_t *r) { return (void *)((char *)r + CKSHIM__RING_ITEM_TYPE_OFFSET); }
+/** Bytes of a ring block before its slots: struct ck_ring and the overflow word, rounded up
+ *  to 16 so that the slots stay 16-byte aligned. */
+static inline size_t ckshim_ring_block_header_size(void) { return (sizeof(struct ck_ring) + sizeof(void *) + 15) & ~(size_t)15; }
 
 static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
     ck_ring_init(ring, size);
@@ -114,7 +120,7 @@ static inline void ckshim_ring_init(ck_ring_t *ring, unsigned int size) {
     *ckshim__ring_overflow_word(ring) = NULL;
     ((void **)ckshim_ring_item_type_slot(ring))[0] = NULL;
     ((void **)ckshim_ring_item_type_slot(ring))[1] = NULL;
-    ((uint64_t *)ckshim_ring_item_type_slot(ring))[4] = 0; /* the walker's word (ckshim_ring_walker_word) */
+    *(uint64_t *)(void *)((char *)ring + CKSHIM__RING_WALKER_OFFSET) = 0; /* ckshim_ring_walker_word */
 }
 
 /* Relaxed 64-bit loads and stores of a word that one thread writes and others read for
@@ -688,24 +694,21 @@ static inline void ckshim_epoch_exit(void) {
     ck_epoch_end(ckshim_epoch_record_slot, NULL);
 }
 
-/* Where a retired ring block keeps its deferral entry and the walker's snapshot: the
- * header's padding after the item type (ckshim_ring_item_type_slot), never read or written
- * by a producer. */
-_Static_assert(CK_MD_CACHELINE >= 3 * sizeof(void *) + sizeof(ck_epoch_entry_t) + sizeof(uint64_t),
-               "the header's padding holds the deferral entry and the walker's snapshot");
+/* Where a retired ring block keeps its deferral entry and the walker's snapshot: c_head's
+ * padding ("What MPSCQueue keeps in its ring block"), never read or written by a producer. */
+_Static_assert(CKSHIM__RING_EPOCH_ENTRY_OFFSET + sizeof(ck_epoch_entry_t) <= CKSHIM__RING_WALKER_OFFSET,
+               "the deferral entry fits before the walker's word");
 static inline ck_epoch_entry_t *ckshim__ring_epoch_entry(ck_ring_t *r) {
-    return (ck_epoch_entry_t *)(void *)((char *)r + sizeof(struct ck_ring) + 3 * sizeof(void *));
+    return (ck_epoch_entry_t *)(void *)((char *)r + CKSHIM__RING_EPOCH_ENTRY_OFFSET);
 }
-_Static_assert(sizeof(struct ck_ring) + 3 * sizeof(void *) + sizeof(ck_epoch_entry_t) == sizeof(struct ck_ring) + 8 + 4 * sizeof(uint64_t),
-               "ckshim_ring_init zeroes the walker's word as item-type slot word 4");
 /** The walker's snapshot of the taken count (MPSCQueue.idleSnapshot): a word of the
  *  header's padding only the walker (under its registry lock) reads and writes. */
 static inline uint64_t *ckshim_ring_walker_word(ck_ring_t *r) {
-    return (uint64_t *)(void *)((char *)ckshim__ring_epoch_entry(r) + sizeof(ck_epoch_entry_t));
+    return (uint64_t *)(void *)((char *)r + CKSHIM__RING_WALKER_OFFSET);
 }
 
 static void ckshim__ring_free_retired(ck_epoch_entry_t *entry) {
-    ck_ring_t *r = (ck_ring_t *)(void *)((char *)entry - sizeof(struct ck_ring) - 3 * sizeof(void *));
+    ck_ring_t *r = (ck_ring_t *)(void *)((char *)entry - CKSHIM__RING_EPOCH_ENTRY_OFFSET);
     free(*ckshim__ring_overflow_word(r)); /* an empty overflow list (no chunks), or NULL */
     free(r);
     /* Under the lock (the collector runs the callbacks); atomic for the relaxed readers. */

@@ -53,7 +53,7 @@ package struct RawRing: @unchecked Sendable {
 
     /// Bytes of the header region.
     @inlinable package static var headerBytes: Int {
-        (Int(ckshim_ring_header_size()) + Int(ckshim_cacheline()) + 15) & ~15
+        Int(ckshim_ring_block_header_size())
     }
 
     /// Largest item that travels inside the ring.
