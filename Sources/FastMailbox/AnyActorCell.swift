@@ -37,17 +37,27 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
-    // Bytes first, sharing a word after MPSCQueue's fields; words after.
+    // Six bytes first, filling the word MPSCQueue's shape bytes start; words after.
 
     /// Changed only by `advance`. Turn-confined fields are `@exclusivity(unchecked)` (C2).
     @exclusivity(unchecked) @usableFromInline final private(set) var lifecycle = ActorLifecycle()
-    /// Set under the registry lock before the cell can run, never cleared.
+    /// Set under the registry lock before the cell can run, never cleared. A byte of its
+    /// own: registry holders on other threads read it.
     @exclusivity(unchecked) var holdsRegisteredName = false
-    /// The stopped cell drained and left the registry.
-    @exclusivity(unchecked) final var leftRegistry = false
-    /// preStart ran once: the next start is a restart.
-    @exclusivity(unchecked) final var instanceStarted = false
+    /// `leftRegistry` and `instanceStarted`, one byte: both turn-confined (C2).
+    @exclusivity(unchecked) private final var turnBits: UInt8 = 0
     @usableFromInline let traits: Traits
+
+    /// The stopped cell drained and left the registry.
+    final var leftRegistry: Bool {
+        get { turnBits & 1 != 0 }
+        set { turnBits = newValue ? turnBits | 1 : turnBits & ~1 }
+    }
+    /// preStart ran once: the next start is a restart.
+    final var instanceStarted: Bool {
+        get { turnBits & 2 != 0 }
+        set { turnBits = newValue ? turnBits | 2 : turnBits & ~2 }
+    }
 
     @usableFromInline let id: ActorID
     @usableFromInline let system: ActorSystem

@@ -82,15 +82,16 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// The unit's state word stands in for `consumerIdle` ("The unit as the idle flag").
     @usableFromInline package let signalsUnit: Bool
 
-    // The shape, 32 bits each.
-    /// Ring slots once allocated.
-    @usableFromInline let capacity32: UInt32
-    /// Bytes of one item.
-    @usableFromInline let itemBytes32: UInt32
-
     /// The ring block's address (even), or, when odd, no ring and the taken count in
     /// `word >> 1`. Only the consumer takes a ring away, under the overflow lock.
     @usableFromInline let ringWord = Atomic<UInt>(1)
+
+    // The shape, one byte each, after the ring word: an owner's own one-byte fields follow
+    // them in the same word.
+    /// log2 of the full-size ring's slots.
+    @usableFromInline let capacityShift: UInt8
+    /// Bytes of one item (at most RawRing.maximumSlotBytes).
+    @usableFromInline let itemBytes8: UInt8
 
     /// The ring block of `word`, nil when it holds none (odd).
     @inlinable @inline(__always)
@@ -103,7 +104,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     @inlinable package final var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
     /// Ring slots of a full-size ring.
-    @inlinable package final var capacity: Int { Int(capacity32) }
+    @inlinable package final var capacity: Int { 1 << Int(capacityShift) }
     /// Slots of a reclaimable queue's first ring, before any burst ("Growing the ring").
     @inlinable package static var firstRingCapacity: Int { 4 }
     /// Slots of the next ring to install: a small first ring until the queue has grown.
@@ -111,7 +112,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         reclaimable && !ringGrown.load(ordering: .relaxed) ? Swift.min(capacity, MPSCQueue.firstRingCapacity) : capacity
     }
     /// Bytes of one item: 8 for a word queue.
-    @inlinable package final var itemBytes: Int { Int(itemBytes32) }
+    @inlinable package final var itemBytes: Int { Int(itemBytes8) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8.
     @inlinable package final var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
     /// A slot's bytes for items of `itemBytes`.
@@ -145,8 +146,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Creates an empty queue of a validated shape.
     @inlinable
     package init(shape: Shape) {
-        self.capacity32 = shape.capacity32
-        self.itemBytes32 = shape.itemBytes32
+        self.capacityShift = shape.capacityShift
+        self.itemBytes8 = shape.itemBytes8
         self.reclaimable = shape.reclaimable
         self.signalsUnit = shape.signalsUnit
         super.init()
@@ -155,8 +156,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// A queue's validated shape, made before the queue so that an owner that is its own
     /// queue can report a bad capacity before it exists.
     @usableFromInline package struct Shape: Sendable {
-        @usableFromInline let capacity32: UInt32
-        @usableFromInline let itemBytes32: UInt32
+        @usableFromInline let capacityShift: UInt8
+        @usableFromInline let itemBytes8: UInt8
         @usableFromInline let reclaimable: Bool
         /// The queue's consumer is the queue itself; its state word is the idle flag.
         @usableFromInline package private(set) var signalsUnit = false
@@ -168,13 +169,13 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             try RawRing.validate(capacity: capacity)
             precondition(itemBytes >= 1 && itemBytes <= RawRing.maximumSlotBytes,
                          "MPSCQueue: items of \(itemBytes) bytes (1...\(RawRing.maximumSlotBytes))")
-            capacity32 = UInt32(truncatingIfNeeded: capacity)
-            itemBytes32 = UInt32(truncatingIfNeeded: itemBytes)
+            capacityShift = UInt8(truncatingIfNeeded: capacity.trailingZeroBitCount)  // a power of two
+            itemBytes8 = UInt8(truncatingIfNeeded: itemBytes)
             self.reclaimable = reclaimable
         }
 
         /// Slots of the ring once allocated.
-        @inlinable package var capacity: Int { Int(capacity32) }
+        @inlinable package var capacity: Int { 1 << Int(capacityShift) }
 
         /// This shape for a queue that is its own consumer, scheduled as a unit.
         @inlinable package func signallingUnit() -> Shape {
@@ -184,11 +185,11 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
 
         /// The smallest shape, for a subclass that never uses its queue: no ring is allocated.
-        package static var unused: Shape { Shape(capacity32: 4, itemBytes32: 8, reclaimable: false) }
+        package static var unused: Shape { Shape(capacityShift: 2, itemBytes8: 8, reclaimable: false) }
 
-        private init(capacity32: UInt32, itemBytes32: UInt32, reclaimable: Bool) {
-            self.capacity32 = capacity32
-            self.itemBytes32 = itemBytes32
+        private init(capacityShift: UInt8, itemBytes8: UInt8, reclaimable: Bool) {
+            self.capacityShift = capacityShift
+            self.itemBytes8 = itemBytes8
             self.reclaimable = reclaimable
         }
     }

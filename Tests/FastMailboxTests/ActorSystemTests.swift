@@ -392,9 +392,10 @@ extension ActorSystemTests {
     /// object"); a closure actor's cell holds its closure (ClosureActorCell), with no
     /// separate actor object; the phase and flags are packed into bytes, and what spawn
     /// rarely gives (a name, a parent, a supervisor, bounded-mailbox waiters) lives in a
-    /// side object made only then. Debug builds' turn-confinement word
-    /// (TurnConfinement.swift) fits in the same 16-byte step.
-    static let idleCellBytes = 152
+    /// side object made only then. The queue's shape bytes and the cell's flag bytes share
+    /// one word. Debug builds' turn-confinement word (TurnConfinement.swift) fits in the
+    /// same 16-byte step.
+    static let idleCellBytes = 136
 
     /// The smallest block over `HeapSampling.count` live cells (see there), each checked
     /// to be its own mailbox queue (nothing else to count).
