@@ -83,17 +83,17 @@ enum ParallelWorkload {
         }
     }
 
-    /// Messages a producer sends its worker per turn in the pairs row (one worker turn's
-    /// budget at the default throughput).
+    /// Messages a producer sends its worker per message it handles in the pairs row (one
+    /// worker turn's budget at the default throughput).
     static let chunk = 64
 
     /// The variant parameter of the row whose FastMailbox driver is an actor (64 actors).
     static let driverActorParameter = 1
 
-    /// Seeds the driver actor sends each of the 64 actors per turn (`driverActorParameter`'s
+    /// Seeds the driver actor sends each of the 64 actors per message (`driverActorParameter`'s
     /// row): 16 × 64 = 1,024 tells, then it tells itself to go on (with 4, the second worker
     /// was idle a third of the time; 64 did no better than 16).
-    static let seedsPerDriverTurn = 16
+    static let seedsPerDriverMessage = 16
 
     /// The actors a row's parameter stands for (the driver-actor row has 64).
     static func actors(_ parameter: Int) -> Int { parameter == driverActorParameter ? 64 : parameter }
@@ -144,15 +144,16 @@ enum ParallelWorkload {
 
     /// Sends seeds 0..<each round-robin to `refs` and times until every actor counted its
     /// last. The driver is this thread, or with `system` an actor in its pool that sends
-    /// `seedsPerDriverTurn` rounds per turn and then tells itself the next seed (inside the
-    /// pool, as Go's driver goroutine and Swift's tasks are).
+    /// `seedsPerDriverMessage` rounds per message and then tells itself the next seed (inside
+    /// the pool, as Go's driver goroutine and Swift's tasks are; ChunkedActor: how long a
+    /// turn runs).
     static func drive(_ refs: [ActorRef<Int>], each: Int, sums: Sums, from system: ActorSystem?) -> RunOutcome {
         guard let system else {
             let t0 = Clock.now()
             for seed in 0..<each { for ref in refs { ref.tell(seed) } }
             return .timed(since: t0, operations: refs.count * each, check: sums.check(finished: sums.latch.wait()))
         }
-        let driver = ChunkedActor.spawn(in: system, total: each, perTurn: seedsPerDriverTurn) { seeds in
+        let driver = ChunkedActor.spawn(in: system, total: each, perMessage: seedsPerDriverMessage) { seeds in
             for seed in seeds { for ref in refs { ref.tell(seed) } }
         }
         let t0 = Clock.now()
@@ -172,7 +173,7 @@ enum ParallelWorkload {
         defer { _ = system.shutdown() }
         let producers = (0..<count).map { index in
             let worker = try! system.spawn(options: SpawnOptions(mailboxCapacity: capacity)) { (seed: Int, _: ActorContext<Int>) in sums.receive(index, seed) }
-            return ChunkedActor.spawn(in: system, total: each, perTurn: chunk) { seeds in
+            return ChunkedActor.spawn(in: system, total: each, perMessage: chunk) { seeds in
                 for seed in seeds { worker.tell(seed) }
             }
         }

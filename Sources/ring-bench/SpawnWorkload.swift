@@ -96,8 +96,8 @@ enum SpawnWorkload {
     /// The variant parameter of the row whose FastMailbox spawner is an actor.
     static let insidePoolParameter = 1
 
-    /// Children the spawner actor makes per turn (`insidePool`: a ChunkedActor).
-    static let spawnsPerTurn = 64
+    /// Children the spawner actor makes per message (`insidePool`: a ChunkedActor).
+    static let spawnsPerMessage = 64
 
     /// What the spawner actor leaves for the driver: the refs (kept alive until measured),
     /// its loop's wall and CPU time, and a latch for its last turn. Written by the spawner's
@@ -120,7 +120,7 @@ enum SpawnWorkload {
 
     /// FastMailbox event or sequential actors: `count` spawned by `spawn`, one tell each, all
     /// kept alive until the run is timed and measured. `insidePool`: the spawning and the
-    /// tells are a spawner actor's turns (`spawnsPerTurn` each) instead of this thread's.
+    /// tells are a spawner actor's messages (`spawnsPerMessage` each) instead of this thread's.
     /// `reclaim`: then also `heap_bytes_per_actor_reclaimed`, the heap growth per actor once
     /// every idle actor gave its mailbox ring back (two walks, their release turns — a
     /// sequential actor's body, woken, gives it back before it parks again — and the grace
@@ -131,7 +131,7 @@ enum SpawnWorkload {
         defer { _ = system.shutdown(timeout: .seconds(60)) }
         let state = SpawnerState()
         state.refs.reserveCapacity(count)
-        let spawner = insidePool ? ChunkedActor.spawn(in: system, total: count, perTurn: spawnsPerTurn) { range in
+        let spawner = insidePool ? ChunkedActor.spawn(in: system, total: count, perMessage: spawnsPerMessage) { range in
             let cpu0 = threadCPUNanoseconds()
             let start = Clock.now()  // after the driver's t0, which started the CPU meter
             state.spawnAndTell(range, in: system, spawn)
