@@ -1,5 +1,7 @@
-// SpawnOptions: how an actor is spawned, whatever its behaviour. The defaults hold no
-// reference: no allocation, no reference counting.
+// SpawnOptions: how an actor is spawned, whatever its behaviour. The name and the
+// supervisor, the only fields that hold references, live together in one immutable box,
+// nil while both are nil: the defaults hold no reference, so a spawn without options
+// allocates, copies and releases nothing for them.
 
 /// How ``ActorSystem/spawn(options:_:)-(_,()->A)`` and its siblings, on the system and
 /// in ``ActorContext``, spawn an actor of any behaviour.
@@ -56,7 +58,10 @@ public struct SpawnOptions: Sendable {
 
     /// The actor's name, unique among live actors (else
     /// ``ActorSystemError/duplicateName(_:)``). nil: a generated name, not registered.
-    public var name: String?
+    public var name: String? {
+        @inlinable get { references?.name }
+        set { references = References.unlessEmpty(name: newValue, supervisor: supervisor) }
+    }
     /// Ring slots: a power of two from 4 to `Mailbox.maximumCapacity` (else
     /// ``ActorSystemError/invalidMailboxCapacity(_:)``); `mailboxCapacity − 1` messages
     /// fit before overflow. A growing mailbox's first ring is smaller and grows to this
@@ -67,7 +72,10 @@ public struct SpawnOptions: Sendable {
     public var mailboxKind: MailboxKind
     /// Decides about the actor's failures. nil: the parent's
     /// ``EventActor/supervisorStrategy``, or ``ActorSystem/defaultSupervisor`` at top level.
-    public var supervisor: SupervisorStrategy?
+    public var supervisor: SupervisorStrategy? {
+        @inlinable get { references?.supervisor }
+        set { references = References.unlessEmpty(name: name, supervisor: newValue) }
+    }
     /// Which threads run the actor (default: the scheduler's workers).
     public var placement: Placement
     /// When set, `spawn` returns one ref in front of `pool.size` routees named
@@ -79,16 +87,38 @@ public struct SpawnOptions: Sendable {
     ///   one. ``ActorSystemMetrics/liveActors`` counts the routees.
     public var pool: Pool?
 
+    /// `name` and `supervisor`; nil when both are nil. Immutable: a setter makes a new one.
+    @usableFromInline var references: References?
+
+    @usableFromInline
+    final class References: Sendable {
+        @usableFromInline let name: String?
+        @usableFromInline let supervisor: SupervisorStrategy?
+
+        init(name: String?, supervisor: SupervisorStrategy?) {
+            self.name = name
+            self.supervisor = supervisor
+        }
+
+        /// nil when there is nothing to hold.
+        @usableFromInline
+        static func unlessEmpty(name: String?, supervisor: SupervisorStrategy?) -> References? {
+            if name == nil, supervisor == nil { return nil }
+            return References(name: name, supervisor: supervisor)
+        }
+    }
+
     /// Options for `spawn`; the defaults: unnamed, a growing mailbox of
     /// ``ActorSystem/defaultMailboxCapacity`` slots, the parent's supervisor, the workers.
     @inlinable
     public init(name: String? = nil, mailboxCapacity: Int = ActorSystem.defaultMailboxCapacity,
                 mailboxKind: MailboxKind = .growing, supervisor: SupervisorStrategy? = nil,
                 placement: Placement = .workers, pool: Pool? = nil) {
-        self.name = name
+        // Tested inline, so the defaults fold to a nil box at the call site.
+        references = name == nil && supervisor == nil
+            ? nil : References.unlessEmpty(name: name, supervisor: supervisor)
         self.mailboxCapacity = mailboxCapacity
         self.mailboxKind = mailboxKind
-        self.supervisor = supervisor
         self.placement = placement
         self.pool = pool
     }
@@ -98,7 +128,7 @@ public struct SpawnOptions: Sendable {
     public static func named(_ name: String) -> SpawnOptions { SpawnOptions(name: name) }
 
     /// Every option at its default: what `spawn` uses when given no options.
-    public static let defaults = SpawnOptions()
+    @inlinable public static var defaults: SpawnOptions { SpawnOptions() }
 
     /// On the workers, no pool: `spawn` makes the actor directly.
     @inlinable var isPlain: Bool {
