@@ -76,10 +76,6 @@ public final class ActorSystem: Sendable {
 
     private let ownsScheduler: Bool
     private let shuttingDown = Atomic<Bool>(false)
-    /// Delivered counts of cells gone from the registry.
-    private let retiredDelivered = Atomic<Int>(0)
-    /// Accepted counts of cells gone from the registry.
-    private let retiredAccepted = Atomic<Int>(0)
     /// Dead letters already in a mailbox's accepted count.
     let queuedDeadLetters = Atomic<Int>(0)
     /// Dead letters never queued, counted as sent here.
@@ -114,6 +110,11 @@ public final class ActorSystem: Sendable {
         var shuttingDown = false
         /// Running cells shutdown removed, with the counts retired then.
         var stragglers: [ActorID: RetiredCounts] = [:]
+        /// Delivered counts of cells gone from the table (plain: only read and written
+        /// under the lock, like the table).
+        var retiredDelivered = 0
+        /// Accepted counts of cells gone from the table.
+        var retiredAccepted = 0
     }
 
     struct RetiredCounts {
@@ -426,12 +427,12 @@ public final class ActorSystem: Sendable {
             let now = RetiredCounts(delivered: cell.deliveredCount, accepted: cell.retiredAcceptedCount,
                                     overflows: cell.overflowCount)
             if registry.cells.remove(cell) {
-                retire(now)
+                retire(now, into: &registry)
             } else if let before = registry.stragglers.removeValue(forKey: cell.id) {
                 // Shutdown retired its counts then: add the change (may be negative).
                 retire(RetiredCounts(delivered: now.delivered &- before.delivered,
                                      accepted: now.accepted &- before.accepted,
-                                     overflows: now.overflows &- before.overflows))
+                                     overflows: now.overflows &- before.overflows), into: &registry)
             } else {
                 return
             }
@@ -439,10 +440,12 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    private func retire(_ counts: RetiredCounts) {
-        retiredDelivered.wrappingAdd(counts.delivered, ordering: .relaxed)
-        retiredAccepted.wrappingAdd(counts.accepted, ordering: .relaxed)
-        counters.retiredOverflows.wrappingAdd(counts.overflows, ordering: .relaxed)
+    /// Under the registry lock.
+    private func retire(_ counts: RetiredCounts, into registry: inout Registry) {
+        registry.retiredDelivered &+= counts.delivered
+        registry.retiredAccepted &+= counts.accepted
+        // Shared with the ring release, outside the lock; usually nothing to add.
+        if counts.overflows != 0 { counters.retiredOverflows.wrappingAdd(counts.overflows, ordering: .relaxed) }
     }
 
     /// Retires running cells' counts now and remembers them (stragglers).
@@ -451,7 +454,7 @@ public final class ActorSystem: Sendable {
             let figures = cell.reportFigures
             let counts = RetiredCounts(delivered: figures.delivered, accepted: figures.accepted,
                                        overflows: cell.overflowCount)
-            retire(counts)
+            retire(counts, into: &registry)
             registry.stragglers[cell.id] = counts
         }
         registry.cells.removeAll()
@@ -518,8 +521,8 @@ public final class ActorSystem: Sendable {
     private func accountingReport(workersNotStopped: Int) -> ShutdownReport {
         // Exact while tells race the reads: <doc:Architecture>, "Shutdown accounting".
         let (cells, delivered, accepted, left) = registry.withLock { registry in
-            var delivered = retiredDelivered.load(ordering: .relaxed)
-            var accepted = retiredAccepted.load(ordering: .relaxed)
+            var delivered = registry.retiredDelivered
+            var accepted = registry.retiredAccepted
             var left = heldBack.load(ordering: .relaxed)
             registry.cells.forEach { cell in
                 let figures = cell.reportFigures
@@ -580,7 +583,7 @@ public final class ActorSystem: Sendable {
     /// In one pass.
     func registryTotals() -> (live: Int, delivered: Int, overflows: Int) {
         registry.withLock { registry in
-            var delivered = retiredDelivered.load(ordering: .relaxed)
+            var delivered = registry.retiredDelivered
             var overflows = counters.retiredOverflows.load(ordering: .relaxed)
             registry.cells.forEach { cell in
                 delivered += cell.deliveredCount
@@ -593,7 +596,7 @@ public final class ActorSystem: Sendable {
     /// ``ShutdownReport/sent`` so far.
     var acceptedTotal: Int {
         registry.withLock { registry in
-            var accepted = retiredAccepted.load(ordering: .relaxed)
+            var accepted = registry.retiredAccepted
             registry.cells.forEach { accepted += $0.acceptedCount }
             return accepted
         } + runtimeSent.load(ordering: .relaxed) + unqueuedDeadLetters.load(ordering: .relaxed)
@@ -618,7 +621,9 @@ public final class ActorSystem: Sendable {
             reclaimTimer.withLock { $0?.cancel(); $0 = nil }
             let dedicated = dedicatedSystems.withLock { systems in defer { systems = [] }; return systems }
             let cells = registry.withLock { $0.cells.values }
-            for cell in cells {
+            // Last slot first: the stop turns run about in this order, and removing the
+            // last entry of a run of slots shifts nothing back (CellTable T2).
+            for cell in cells.reversed() {
                 cell.closeMailbox()
                 cell.sendSystem(.stop(.afterDrainingMailbox, .systemShutDown))
             }
