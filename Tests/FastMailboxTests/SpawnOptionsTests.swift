@@ -300,5 +300,27 @@ struct Tally: ActorBehavior {
         #expect(options.mailboxKind == .growing && options.placement == .workers)
         #expect(options.isPlain)
         #expect(SpawnOptions.named("x").name == "x")
+        #expect(options.references == nil && SpawnOptions.defaults.references == nil)
+    }
+
+    @Test("name and supervisor are set and cleared independently; a copy keeps its own values")
+    func nameAndSupervisorFields() throws {
+        var options = SpawnOptions(name: "a")
+        options.supervisor = .stop
+        var copy = options
+        options.name = nil
+        #expect(options.name == nil)
+        #expect(options.supervisor?.sharesStorage(with: .stop) == true)
+        #expect(copy.name == "a" && copy.supervisor?.sharesStorage(with: .stop) == true)
+        options.supervisor = nil
+        #expect(options.references == nil)  // both nil: nothing held
+        copy.supervisor = nil
+        #expect(copy.name == "a" && copy.supervisor == nil)
+        // The spawn sees both fields.
+        let deterministic = DeterministicScheduler(seed: 7)
+        let system = makeDeterministicSystem(deterministic)
+        let named: ActorRef<Int> = try system.spawn(options: SpawnOptions(name: "kept", supervisor: .stop)) { _, _ in }
+        #expect(system.lookup("kept", as: Int.self) == named)
+        #expect(system.shutdown().isBalanced)
     }
 }
