@@ -272,7 +272,7 @@ end_wait:
                 fi;
                 unlock();
                 if
-                :: grew -> gone[g] = true; grew = false; break    /* retire; the turn ends .more */
+                :: grew -> gone[g] = true; g = cur; grew = false   /* retire; go on with the new ring */
                 :: else -> skip
                 fi
              :: else -> skip

@@ -555,7 +555,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
         let word = ringWord.load(ordering: .acquiring)
         guard _fastPath(word & 1 == 0) else { return signallingUnit ? runDry(nil) : goIdle(nil) }
-        let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
+        var ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         var taken = 0
         while taken < max {
             // Pending overflow items first ("Ring, then overflow").
@@ -577,9 +577,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
                 if taken == max { return .more }
                 next = ring.peekNextSingleConsumer(at: head, slotBytes: slotBytes)
             }
-            if overflowActive.load(ordering: .acquiring), let took = takeOverflowIfQuiescent(ring) {
-                // A grown ring: the next drain starts from it, with the pending items first.
-                if took == .grew { return .more }
+            if overflowActive.load(ordering: .acquiring), let current = takeOverflowIfQuiescent(ring) {
+                ring = current
                 continue
             } else if lingering, taken > 0, let worker = ckshim_linger_get(), WorkerShared.nextSlotIsEmpty(worker),
                       lingerForMore(ring) {
@@ -722,26 +721,19 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         drain(max: max) { (word: UInt) in body(UnsafeMutableRawPointer(bitPattern: word)!) }
     }
 
-    /// What `takeOverflowIfQuiescent` did.
-    @usableFromInline package enum OverflowTake: Equatable {
-        /// Moved the list into `pending`.
-        case taken
-        /// Moved it, and swapped the ring for a full-size one ("Growing the ring").
-        case grew
-    }
-
     /// Moves the overflow list into `pending` if the ring is quiescent, and swaps a small
-    /// first ring for a full-size one at the same moment ("Growing the ring"). nil when
-    /// nothing was taken. Consumer only.
+    /// first ring for a full-size one at the same moment ("Growing the ring"). Returns the
+    /// ring to go on with; nil when nothing was taken. Consumer only.
     @usableFromInline @inline(never)
-    final func takeOverflowIfQuiescent(_ ring: RawRing) -> OverflowTake? {
+    final func takeOverflowIfQuiescent(_ ring: RawRing) -> RawRing? {
         guard overflowActive.load(ordering: .acquiring) else { return nil }
         // Allocated before the lock, so producers never wait for malloc.
         let larger = reclaimable && ring.capacity < capacity
             ? try? RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes) : nil
         var retired: RawRing?
-        let took = withOverflowLock { () -> OverflowTake? in
+        let current = withOverflowLock { () -> RawRing? in
             guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return nil }
+            var current = ring
             if let larger, ring.seal() {
                 larger.itemType = ring.itemType
                 larger.takenCount = ring.takenCount
@@ -750,6 +742,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
                 ringGrown.store(true, ordering: .relaxed)
                 ringWord.store(UInt(bitPattern: larger.block), ordering: .releasing)
                 retired = ring
+                current = larger
             }
             assert(list.pendingChunk == nil)
             list.pendingChunk = head
@@ -757,14 +750,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             list.head = nil
             list.tail = nil
             overflowActive.store(false, ordering: .releasing)
-            return retired == nil ? .taken : .grew
+            return current
         }
         if let retired {
             ckshim_ring_retire(retired.ring)
         } else if let larger {
             larger.deallocate()
         }
-        return took
+        return current
     }
 
     // MARK: giving the ring back
