@@ -168,25 +168,28 @@ import TestSupport
                 thief.store(Int(ckplat_thread_id()), ordering: .sequentiallyConsistent)
                 return .more
             }
+            // Into the thief's own next slot: `later` runs there once told is idle.
+            scheduler.schedule(later)
             return .idle
         }
         let turnOver = Atomic<Bool>(false)
         let long = ClosureUnit { _, _ in
             scheduler.schedule(told)  // into this worker's next slot, behind this long turn
-            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 2 && lingerSeen.count == 2 }
+            _ = waitUntil(seconds: 10) { told.runs.load(ordering: .sequentiallyConsistent) == 2 && lingerSeen.count >= 2 }
             turnOver.store(true, ordering: .sequentiallyConsistent)
             return .idle
         }
         scheduler.schedule(long)
         #expect(waitUntil(seconds: 60) { turnOver.load(ordering: .sequentiallyConsistent) })
-        // `later` until the thief runs it (the long turn's worker may take it first).
+        // Again from outside, should the long turn's worker have taken it first.
         for _ in 0..<1_000 where lingerSeen.count < 3 {
             let before = later.runs.load(ordering: .sequentiallyConsistent)
             scheduler.schedule(later)
             _ = waitUntil(seconds: 10) { later.runs.load(ordering: .sequentiallyConsistent) > before }
         }
         #expect(scheduler.metrics.longTurnSteals == 1, "\(scheduler.metrics)")
-        #expect(lingerSeen.values == [false, false, true], "linger enabled in told's two turns, then later's")
+        // A later turn from the loop may add a fourth value; the first three are the test.
+        #expect(Array(lingerSeen.values.prefix(3)) == [false, false, true], "linger enabled in told's two turns, then later's")
         scheduler.shutdown()
     }
 
