@@ -56,7 +56,8 @@
  *                        ring") without sealing it: a producer holding the old ring claims
  *                        and publishes into it after the swap (NOGHOST)
  * Growing: when the consumer takes the overflow list from the first ring, it may seal that
- * ring and publish a fresh one carrying the list, under the same lock (-DNO_GROW: never).
+ * ring and publish a fresh one carrying the list, under the same lock; between pending
+ * items it may try again (growIfQuiescent), once per turn (-DNO_GROW: never).
  */
 
 #ifndef NPROD
@@ -211,7 +212,7 @@ inline handOut(item) {
 
 active proctype consumer() {
     byte taken, item, i, g;
-    bool more, wentIdle, grew;
+    bool more, wentIdle, grew, retried;
 end_wait:
     do
     :: due == 1 ->
@@ -221,6 +222,31 @@ end_wait:
        :: taken == BUDGET -> break
        :: else ->
           if
+#ifndef NO_GROW
+          :: pendingIndex < pendingCount && g == 0 && cur == 0 && made < NGEN && !retried ->
+             /* growIfQuiescent: the retry between pending runs, after a take whose seal lost */
+             retried = true;
+             lock();
+#ifdef BUG_GROW_NO_SEAL
+             grew = true;
+#else
+             atomic {
+                 if
+                 :: ph[g] == chd[g] -> ph[g] = chd[g] + CAP; grew = true
+                 :: else -> grew = false
+                 fi
+             };
+#endif
+             if
+             :: grew -> atomic { cur = made; made++; detached[g] = true; listMade[cur] = listMade[g] }
+             :: else -> skip
+             fi;
+             unlock();
+             if
+             :: grew -> gone[g] = true; g = cur; grew = false
+             :: else -> skip
+             fi
+#endif
           :: pendingIndex < pendingCount ->
              item = pending[pendingIndex]; pendingIndex++;
              if
@@ -339,7 +365,7 @@ end_wait:
           fi
        :: else -> skip                    /* keep the ring (or the model's bound is reached) */
        fi;
-       taken = 0; more = false; wentIdle = false; g = 0
+       taken = 0; more = false; wentIdle = false; retried = false; g = 0
     od
 }
 

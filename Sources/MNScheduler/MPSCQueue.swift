@@ -562,6 +562,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             if let list = overflowList(ring), _slowPath(list.pendingChunk != nil) {
                 handOutPending(list, OverflowChunk(list.pendingChunk.unsafelyUnwrapped), ring: ring, taken: &taken,
                                max: max, slotBytes: slotBytes, take, body)
+                // A take whose growth was missed: try again between pending runs.
+                if _slowPath(reclaimable && !ringGrown.load(ordering: .relaxed)), let grown = growIfQuiescent(ring) {
+                    ring = grown
+                }
                 continue
             }
             var head = ring.consumerHeadSingleConsumer  // this consumer's own index
@@ -728,36 +732,64 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     final func takeOverflowIfQuiescent(_ ring: RawRing) -> RawRing? {
         guard overflowActive.load(ordering: .acquiring) else { return nil }
         // Allocated before the lock, so producers never wait for malloc.
-        let larger = reclaimable && ring.capacity < capacity
-            ? try? RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes) : nil
-        var retired: RawRing?
-        let current = withOverflowLock { () -> RawRing? in
-            guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return nil }
-            var current = ring
-            if let larger, ring.seal() {
-                larger.itemType = ring.itemType
-                larger.takenCount = ring.takenCount
-                larger.overflowListBase = list.base
-                ring.overflowListBase = nil  // the retired block frees no list
-                ringGrown.store(true, ordering: .relaxed)
-                ringWord.store(UInt(bitPattern: larger.block), ordering: .releasing)
-                retired = ring
-                current = larger
-            }
+        let larger = fullRingForGrowth(ring)
+        var grew = false
+        let taken = withOverflowLock { () -> Bool in
+            guard ring.isQuiescent, let list = overflowList(ring), let head = list.head else { return false }
+            if let larger { grew = swapUnderLock(ring, for: larger) }
             assert(list.pendingChunk == nil)
             list.pendingChunk = head
             list.pendingIndex = 0
             list.head = nil
             list.tail = nil
             overflowActive.store(false, ordering: .releasing)
-            return current
+            return true
         }
-        if let retired {
-            ckshim_ring_retire(retired.ring)
-        } else if let larger {
-            larger.deallocate()
+        return finishGrowth(from: ring, to: larger, grew: grew) ?? (taken ? ring : nil)
+    }
+
+    /// Swaps a small first ring for a full-size one if it is quiescent ("Growing the ring"):
+    /// the retry after a take whose seal lost. The new ring, or nil. Consumer only.
+    @usableFromInline @inline(never)
+    final func growIfQuiescent(_ ring: RawRing) -> RawRing? {
+        guard let larger = fullRingForGrowth(ring) else { return nil }
+        let grew = withOverflowLock { ring.isQuiescent && swapUnderLock(ring, for: larger) }
+        return finishGrowth(from: ring, to: larger, grew: grew)
+    }
+
+    /// A full-size ring to grow into, when `ring` is a small first ring. Consumer only.
+    final func fullRingForGrowth(_ ring: RawRing) -> RawRing? {
+        guard reclaimable, ring.capacity < capacity else { return nil }
+        return try? RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes)
+    }
+
+    /// Under the overflow lock, with `ring` quiescent: seals it and publishes `larger`,
+    /// carrying the item type, the taken count and the overflow list. False when a
+    /// producer's claim beat the seal. Consumer only.
+    final func swapUnderLock(_ ring: RawRing, for larger: RawRing) -> Bool {
+        #if DEBUG
+        if MPSCQueueTestHook.loseGrowthSeal.exchange(false, ordering: .relaxed) { return false }
+        #endif
+        guard ring.seal() else { return false }
+        larger.itemType = ring.itemType
+        larger.takenCount = ring.takenCount
+        larger.overflowListBase = ring.overflowListBase
+        ring.overflowListBase = nil  // the retired block frees no list
+        ringGrown.store(true, ordering: .relaxed)
+        ringWord.store(UInt(bitPattern: larger.block), ordering: .releasing)
+        return true
+    }
+
+    /// After the lock: retires the small ring and returns the new one, or frees the unused
+    /// full ring and returns nil.
+    final func finishGrowth(from ring: RawRing, to larger: RawRing?, grew: Bool) -> RawRing? {
+        guard let larger else { return nil }
+        if grew {
+            ckshim_ring_retire(ring.ring)
+            return larger
         }
-        return current
+        larger.deallocate()
+        return nil
     }
 
     // MARK: giving the ring back
@@ -914,6 +946,8 @@ extension RawRing {
     @usableFromInline static let publish = QueueHookPoint()
     /// Makes `releaseIdleRing` skip its seal, for a test that shows the seal is needed.
     package static let skipSeal = Atomic<Bool>(false)
+    /// Makes the next growth seal lose, as to a producer's claim ("Growing the ring").
+    package static let loseGrowthSeal = Atomic<Bool>(false)
 
     /// Runs `action` once, in the next enqueue on `queue`, before it claims a slot.
     package static func armClaim(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {

@@ -40,6 +40,22 @@ import TestSupport
         #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
     }
 
+    @Test("a take whose growth seal lost: the ring grows between pending runs, every item in order")
+    func growthRetriedAfterLostSeal() throws {
+        let queue = try MPSCQueue(capacity: 32, reclaimable: true)
+        // The small ring, then two overflow chunks (the first holds 32 items).
+        for i in UInt(1)...60 { _ = queue.enqueue(word: i) }
+        MPSCQueueTestHook.loseGrowthSeal.store(true, ordering: .relaxed)
+        var got: [UInt] = []
+        #expect(drainAll(queue, into: &got) == .empty)
+        let armed = MPSCQueueTestHook.loseGrowthSeal.load(ordering: .relaxed)
+        #expect(!armed, "the take tried to grow")
+        #expect(got == Array(1...60))
+        #expect(queue.ringBytes == ringBytes(32), "the retry after the first pending run grew the ring")
+        #expect(queue.dequeuedCount == 60)
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+    }
+
     @Test("a queue that is not reclaimable, or whose capacity is already small, never swaps")
     func noSwapWithoutReclaim() throws {
         let plain = try MPSCQueue(capacity: 32)
