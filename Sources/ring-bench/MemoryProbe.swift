@@ -1,4 +1,7 @@
 import CConcurrencyKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Process memory readings for the spawn workload, from the platform layer.
 enum MemoryProbe {
@@ -8,4 +11,12 @@ enum MemoryProbe {
     /// Resident set size in bytes (Linux: now; the portable layer: the peak, which never
     /// falls); 0 when unknown.
     static func residentBytes() -> Int { Int(ckplat_resident_bytes()) }
+
+    /// Gives the allocator's free pages back to the system (glibc: malloc_trim), so that a
+    /// run's RSS growth is not hidden by pages an earlier run freed; elsewhere nothing.
+    static func returnFreePages() {
+        #if canImport(Glibc)
+        _ = malloc_trim(0)
+        #endif
+    }
 }

@@ -42,8 +42,13 @@ enum SpawnWorkload {
 
     /// Memory before the timed part; growth is divided by the number of live actors.
     struct Baseline {
-        let heap = MemoryProbe.heapBytes()
-        let resident = MemoryProbe.residentBytes()
+        let heap: Int
+        let resident: Int
+        init() {
+            MemoryProbe.returnFreePages()  // else an earlier run's freed pages absorb this one's growth
+            heap = MemoryProbe.heapBytes()
+            resident = MemoryProbe.residentBytes()
+        }
         func perActor(_ count: Int) -> [String: Double] {
             ["heap_bytes_per_actor": Double(MemoryProbe.heapBytes() - heap) / Double(count),
              "rss_bytes_per_actor": Double(MemoryProbe.residentBytes() - resident) / Double(count)]
