@@ -8,10 +8,6 @@ import TestSupport
 /// burst overflows it (MailboxQueue.md, "Growing the ring"). The swapped-out ring is
 /// retired through the ring epoch, so, like the reclaim tests, these run alone.
 @Suite(.serialized) struct MPSCQueueGrowthTests {
-    private func drainAll(_ queue: MPSCQueue, into out: inout [UInt]) -> MPSCQueue.DrainOutcome {
-        queue.drain(max: Int.max) { out.append($0) }
-    }
-
     private func ringBytes(_ capacity: Int) -> Int { RawRing.mailboxAllocationSize(capacity: capacity, slotBytes: 8) }
 
     @Test("the first ring is small; a burst past it swaps in a full ring, with every item in order and the counts kept")
@@ -20,13 +16,13 @@ import TestSupport
         _ = queue.enqueue(word: 0)
         #expect(queue.ringBytes == ringBytes(MPSCQueue.firstRingCapacity))
         var got: [UInt] = []
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(queue.ringBytes == ringBytes(MPSCQueue.firstRingCapacity), "one message is no burst")
         for i in UInt(1)...40 { _ = queue.enqueue(word: i) }
         let overflowed = queue.overflowAppends
         #expect(overflowed > 0)
         #expect(queue.approximateCount == 40)
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == Array(0...40))
         #expect(queue.ringBytes == ringBytes(32), "the burst grew the ring")
         #expect(queue.dequeuedCount == 41, "the taken count moved to the new ring")
@@ -35,7 +31,7 @@ import TestSupport
         #expect(queue.releaseIdleRing())
         _ = queue.enqueue(word: 41)
         #expect(queue.ringBytes == ringBytes(32))
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == Array(0...41))
         #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
     }
@@ -47,7 +43,7 @@ import TestSupport
         for i in UInt(1)...60 { _ = queue.enqueue(word: i) }
         MPSCQueueTestHook.loseGrowthSeal.store(true, ordering: .relaxed)
         var got: [UInt] = []
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         let armed = MPSCQueueTestHook.loseGrowthSeal.load(ordering: .relaxed)
         #expect(!armed, "the take tried to grow")
         #expect(got == Array(1...60))
@@ -64,7 +60,7 @@ import TestSupport
         let small = try MPSCQueue(capacity: 4, reclaimable: true)
         for i in UInt(1)...20 { _ = small.enqueue(word: i) }
         var got: [UInt] = []
-        #expect(drainAll(small, into: &got) == .empty)
+        #expect(small.drainAll(into: &got) == .empty)
         #expect(got == Array(1...20))
         #expect(small.ringBytes == ringBytes(4))
     }
@@ -73,27 +69,19 @@ import TestSupport
     func producerPausedAcrossGrowth() throws {
         let queue = try MPSCQueue(capacity: 32, reclaimable: true)
         for i in UInt(1)...10 { _ = queue.enqueue(word: i) }  // the small ring, then overflow
-        let arrived = DispatchSemaphore(value: 0)
-        let open = DispatchSemaphore(value: 0)
-        MPSCQueueTestHook.armClaim(queue) { arrived.signal(); open.wait() }
-        let result = Lock<MPSCQueue.EnqueueResult?>(nil)
-        DispatchQueue.global().async {
-            // A plain thread: its epoch section keeps the small ring's block alive.
-            let outcome = queue.enqueue(word: 11)
-            result.withLock { $0 = outcome }
-        }
-        #expect(arrived.wait(timeout: .now() + 20) == .success)
+        let producer = PausedProducer(enqueuing: 11, into: queue)
+        #expect(producer.paused)
         var got: [UInt] = []
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == Array(1...10))
         #expect(queue.ringBytes == ringBytes(32), "the consumer swapped the ring while the producer held the old one")
         RingEpoch.collect(wait: true)
         #expect(RingEpoch.pendingBlocks >= 1, "the old block waits for the producer's section")
-        open.signal()
-        #expect(waitUntil { result.withLock { $0 } != nil })
+        let outcome = producer.resume()
+        #expect(outcome != nil)
         // Its claim met the seal ("full"); the overflow path found the new ring.
-        #expect(result.withLock { $0 } == .accepted(becameNonEmpty: true))
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(outcome == .accepted(becameNonEmpty: true))
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == Array(1...11), "the paused producer's item was lost or reordered")
         #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
     }

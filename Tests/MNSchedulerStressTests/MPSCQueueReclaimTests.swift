@@ -10,17 +10,12 @@ import TestSupport
 /// worker in a long turn holds it back, so these tests, which wait for every retired block
 /// to be freed, run alone, in the stress target.
 @Suite(.serialized) struct MPSCQueueReclaimTests {
-    /// Drains everything into `out` (the queue's consumer).
-    private func drainAll(_ queue: MPSCQueue, into out: inout [UInt]) -> MPSCQueue.DrainOutcome {
-        queue.drain(max: Int.max) { out.append($0) }
-    }
-
     @Test("a ring given back: the next sends get a fresh one, in order, exactly once, and the taken count goes on")
     func releaseThenSendDeliversInOrder() throws {
         let queue = try MPSCQueue(capacity: 8, reclaimable: true)
         for i in UInt(1)...5 { _ = queue.enqueue(word: i) }
         var got: [UInt] = []
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(queue.releaseIdleRing())
         #expect(!queue.hasRing)
         #expect(queue.dequeuedCount == 5)
@@ -30,7 +25,7 @@ import TestSupport
         for i in UInt(6)...20 { _ = queue.enqueue(word: i) }
         #expect(queue.hasRing)
         #expect(queue.approximateCount == 15)
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == Array(1...20))
         #expect(queue.dequeuedCount == 20)
         // The overflow list (empty now) goes with the ring; its count is handed to the owner.
@@ -49,7 +44,7 @@ import TestSupport
         let plain = try MPSCQueue(capacity: 8)
         _ = plain.enqueue(word: 1)
         var got: [UInt] = []
-        _ = drainAll(plain, into: &got)
+        _ = plain.drainAll(into: &got)
         #expect(!plain.releaseIdleRing())
         #expect(plain.hasRing)
 
@@ -57,14 +52,14 @@ import TestSupport
         _ = queue.enqueue(word: 1)
         #expect(!queue.releaseIdleRing())  // an item waits
         #expect(queue.hasRing)
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         // A producer between claim and commit: the seal loses to its claim.
         var ticket: UInt32 = 0
         let slot = try #require(queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
         #expect(!queue.releaseIdleRing())
         slot.storeBytes(of: UInt(2), as: UInt.self)
         queue.ring.publishMultiProducer(slot: slot, ticket: ticket)
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == [1, 1, 2])
         #expect(queue.releaseIdleRing())  // and once it is idle again
         RingEpoch.collect(wait: true)
@@ -75,28 +70,20 @@ import TestSupport
         let queue = try MPSCQueue(capacity: 8, reclaimable: true)
         _ = queue.enqueue(word: 1)
         var got: [UInt] = []
-        #expect(drainAll(queue, into: &got) == .empty)
-        let arrived = DispatchSemaphore(value: 0)
-        let open = DispatchSemaphore(value: 0)
-        MPSCQueueTestHook.armClaim(queue) { arrived.signal(); open.wait() }
-        let result = Lock<MPSCQueue.EnqueueResult?>(nil)
-        DispatchQueue.global().async {
-            // A plain thread: it holds a ring epoch section for its enqueue.
-            let outcome = queue.enqueue(word: 2)
-            result.withLock { $0 = outcome }
-        }
-        #expect(arrived.wait(timeout: .now() + 20) == .success)
+        #expect(queue.drainAll(into: &got) == .empty)
+        let producer = PausedProducer(enqueuing: 2, into: queue)
+        #expect(producer.paused)
         // The consumer's turn: nothing to take, so it gives the ring back, and the block
         // waits for the producer's section to end.
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(queue.releaseIdleRing())
         RingEpoch.collect(wait: true)
         #expect(RingEpoch.pendingBlocks >= 1)
-        open.signal()
-        #expect(waitUntil { result.withLock { $0 } != nil })
+        let outcome = producer.resume()
+        #expect(outcome != nil)
         // Its claim met the seal ("full"), its overflow path found no ring and installed one.
-        #expect(result.withLock { $0 } == .accepted(becameNonEmpty: true))
-        #expect(drainAll(queue, into: &got) == .empty)
+        #expect(outcome == .accepted(becameNonEmpty: true))
+        #expect(queue.drainAll(into: &got) == .empty)
         #expect(got == [1, 2], "the paused producer's item was lost")
         #expect(queue.dequeuedCount == 2)
         #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
@@ -166,7 +153,7 @@ import TestSupport
         #expect(queue.dequeuedCount == total)
         // Idle now for certain: it gives its ring back (unless it overflowed at some point).
         var rest: [UInt] = []
-        #expect(drainAll(queue, into: &rest) == .empty)
+        #expect(queue.drainAll(into: &rest) == .empty)
         #expect(rest.isEmpty)
         #expect(!queue.hasRing || queue.releaseIdleRing())  // (the consumer's last drain may have given it back)
         #expect(!queue.hasRing)
