@@ -34,8 +34,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Drains up to `max` messages into the behaviour, specialised (A2).
     @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> TurnOutcome
 
-    /// Its queue is the cell itself.
-    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
+    /// How `Message` travels through `queue`.
+    @usableFromInline typealias Encoding = MessageEncoding<Message>
     /// nil when spawned from unspecialised code.
     @usableFromInline let mailboxPass: MailboxPass?
     /// A1. Turn only.
@@ -119,7 +119,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
         self.mailboxPass = mailboxPass
-        let traits: Traits = Mailbox<Message>.isBoxed ? [.boxed, .stopWord] : .stopWord
+        let traits: Traits = Encoding.isBoxed ? [.boxed, .stopWord] : .stopWord
         if _fastPath(name == nil && parent == nil && supervisor == nil && !bounded) {
             super.init(id: id, system: system, mailbox: mailbox.signallingUnit(), traits: traits)
         } else {
@@ -135,14 +135,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: MessageRecipient (any thread)
 
     /// Plus one while a turn runs.
-    @usableFromInline override final var mailboxDepth: Int { approximateCount + (isInTurn ? 1 : 0) }
+    @usableFromInline override final var mailboxDepth: Int { queue.approximateCount + (isInTurn ? 1 : 0) }
 
     /// Specialised in the sender's module, never inlined into `ActorRef.deliver`.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        if mailbox.sendNeedsSection { return deliverInSection(movingFrom: source) }
-        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source, signallingUnit: true) {
+        if queue.sendNeedsSection { return deliverInSection(movingFrom: source) }
+        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: self) {
             if becameNonEmpty { return scheduleAfterSend() }
             return true
         }
@@ -154,7 +154,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
         defer { RingEpoch.exit() }
-        if !traits.contains(.bounded), let becameNonEmpty = mailbox.enqueueOnRing(movingFrom: source, signallingUnit: true) {
+        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: self) {
             if becameNonEmpty { scheduleSelf() }
             return true
         }
@@ -170,7 +170,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(never)
     final func deliverFully(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
-        switch mailbox.enqueue(movingFrom: source) {
+        switch Encoding.enqueueSpecialised(movingFrom: source, into: queue, signalling: self) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
@@ -183,14 +183,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Out of line: no `Message` on the send path's stack.
     @usableFromInline @inline(never)
     final func refuse(movingFrom source: UnsafeMutableRawPointer, reason: DeadLetterReason? = nil) {
-        let message = Mailbox<Message>.take(from: source, boxed: false)
+        let message = Encoding.take(from: source, boxed: false)
         system.publishDeadLetter(message, recipient: id, recipientName: name, reason: reason, wasQueued: false)
     }
 
     /// Into the ring if it has room, else a dead letter.
     @usableFromInline @inline(never)
     final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        let (result, refused) = mailbox.tryEnqueue(Mailbox<Message>.take(from: source, boxed: false))
+        let (result, refused) = Encoding.tryEnqueue(Encoding.take(from: source, boxed: false), into: queue, signalling: self)
         switch result {
         case .accepted(let becameNonEmpty)?:
             if becameNonEmpty { scheduleSelf() }
@@ -206,9 +206,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Never overtakes senders waiting in ``ActorRef/send(_:)``.
     final func trySend(_ message: consuming Message) -> TrySendResult<Message> {
         if let waiters, waiters.count.load(ordering: .relaxed) > 0 {
-            return isClosed ? .stopped(message) : .full(message)
+            return queue.isClosed ? .stopped(message) : .full(message)
         }
-        let (result, refused) = waiters != nil ? mailbox.tryEnqueue(message) : mailbox.enqueue(message)
+        let (result, refused) = waiters != nil
+            ? Encoding.tryEnqueue(message, into: queue, signalling: self)
+            : Encoding.enqueue(message, into: queue, signalling: self)
         switch result {
         case .accepted(let becameNonEmpty)?:
             if becameNonEmpty { scheduleSelf() }
@@ -220,22 +222,22 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     final func send(_ message: consuming Message) async throws(SendError<Message>) {
         guard let waiters else {
-            let (result, refused) = mailbox.enqueue(message)
+            let (result, refused) = Encoding.enqueue(message, into: queue, signalling: self)
             guard case .accepted(let becameNonEmpty) = result else { throw .stopped(refused!) }
             if becameNonEmpty { scheduleSelf() }
             return
         }
         if waiters.count.load(ordering: .relaxed) == 0 {
-            let (result, refused) = mailbox.tryEnqueue(message)
+            let (result, refused) = Encoding.tryEnqueue(message, into: queue, signalling: self)
             switch result {
             case .accepted(let becameNonEmpty)?:
                 if becameNonEmpty { scheduleSelf() }
                 return
             case .closed?: throw .stopped(refused!)
-            case nil: try await waiters.send(refused!, into: mailbox, scheduling: self)
+            case nil: try await waiters.send(refused!, to: self)
             }
         } else {
-            try await waiters.send(message, into: mailbox, scheduling: self)
+            try await waiters.send(message, to: self)
         }
     }
 
@@ -293,7 +295,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 }
             } else {
                 // Only a drain may declare the mailbox idle.
-                mailboxOutcome = hasPendingWork ? .more : .empty
+                mailboxOutcome = stateSnapshot != ScheduledUnit.idle ? .more : .empty
             }
         }
         if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }
@@ -304,7 +306,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
                           ranMailbox: Bool) -> TurnOutcome {
         if ranMailbox {
-            if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: mailbox) {
+            if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: self) {
                 scheduleSelf()  // waiting senders filled the room (W2)
             }
             if case .draining = phaseCode, mailboxOutcome == .empty, !hasPriority {
@@ -323,7 +325,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inline(never)
     final func deadLetterMailbox(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.take(max: max, boxed: boxed) { countUndelivered(1); deadLetter($0) }
+        Encoding.drain(queue, max: max, boxed: boxed) { countUndelivered(1); deadLetter($0) }
     }
 
     /// Step 3; returns the budget left.
@@ -348,13 +350,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inline(never)
     final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
-        mailbox.take(max: max, boxed: boxed, lingering: true) { handleFromMailbox($0) }
+        Encoding.drain(queue, max: max, boxed: boxed, lingering: true) { handleFromMailbox($0) }
     }
 
     override final func finishAfterShutdown() {
         advance(.shutdown)
         let boxed = boxed
-        while mailbox.take(max: Int.max, boxed: boxed, { countUndelivered(1); deadLetter($0) }) == .more {
+        while Encoding.drain(queue, max: Int.max, boxed: boxed, { countUndelivered(1); deadLetter($0) }) == .more {
             sched_yield()
         }
         leaveRegistry()
@@ -375,7 +377,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
-        return mailbox.take(max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
+        return Encoding.drain(queue, max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
     }
 
     /// The mailbox already counted the message (A1).
@@ -429,7 +431,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// A1; a snapshot.
     override final var deliveredCount: Int {
-        dequeuedCount &- undelivered.load(ordering: .relaxed)
+        queue.dequeuedCount &- undelivered.load(ordering: .relaxed)
     }
 
     /// Failures go to the supervisor.
@@ -454,7 +456,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     // MARK: AnyActorCell hooks
 
     override final func closeMailbox() {
-        markClosed()
+        queue.markClosed()
         waiters?.failAll()  // after the close (W4)
     }
 

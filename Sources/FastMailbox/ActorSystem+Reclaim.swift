@@ -30,7 +30,7 @@ extension ActorSystem {
                     if registry.shuttingDown { return nil }
                     return registry.cells.forEach(from: start, limit: ActorSystem.reclaimChunk) { cell in
                         // Event or sequential, neither bounded nor eager.
-                        if cell.reclaimable, cell.ringIdleSinceLastLook(), cell.requestMailboxRelease() {
+                        if cell.queue.reclaimable, cell.queue.ringIdleSinceLastLook(), cell.requestMailboxRelease() {
                             requested += 1
                         }
                     }

@@ -48,7 +48,7 @@ extension ActorSystem {
         let id = nextActorID()
         let cell = SequentialActorCell<Message>(id: id, name: name, system: self,
                                                 mailbox: shape, body: body)
-        try reserveEagerRing(of: cell, for: Message.self)
+        try reserveEagerRing(of: cell.queue, for: Message.self)
         try register(cell, named: name)
         cell.scheduleSelf()  // the first turn starts the body
         return ActorRef(target: .sequential(cell))

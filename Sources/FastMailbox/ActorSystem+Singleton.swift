@@ -54,8 +54,8 @@ extension ActorRef {
     /// False once the actor (or every routee) stopped or is stopping. A snapshot.
     var isAcceptingMessages: Bool {
         switch target {
-        case .cell(let cell): return !cell.isClosed
-        case .sequential(let cell): return !cell.isClosed
+        case .cell(let cell): return !cell.queue.isClosed
+        case .sequential(let cell): return !cell.queue.isClosed
         case .router(let router): return router.isAcceptingMessages
         case .promise, .foreign: return true
         }

@@ -320,7 +320,7 @@ public final class ActorSystem: Sendable {
                                      supervisor: supervisor, mailbox: shape,
                                      mailboxPass: ValueActorCell<B>.specializedMailboxPass,
                                      bounded: boundedMailbox, behavior: behavior)
-        try reserveEagerRing(of: cell, for: B.Message.self)
+        try reserveEagerRing(of: cell.queue, for: B.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)
     }
@@ -338,7 +338,7 @@ public final class ActorSystem: Sendable {
                                 supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
         // The cell is its own queue: reserve the eager ring now.
-        try reserveEagerRing(of: cell, for: A.Message.self)
+        try reserveEagerRing(of: cell.queue, for: A.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
     }
@@ -354,7 +354,7 @@ public final class ActorSystem: Sendable {
                                              supervisor: supervisor, mailbox: shape,
                                              mailboxPass: ClosureActorCell<Message>.specializedMailboxPass,
                                              bounded: boundedMailbox, body: consume receive)
-        try reserveEagerRing(of: cell, for: Message.self)
+        try reserveEagerRing(of: cell.queue, for: Message.self)
         try enroll(cell, named: name, parent: parent, bornRunning: true)
         return ActorRef(cell: cell)
     }
@@ -390,17 +390,17 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// `queue` is the cell itself.
+    /// A cell's queue, for `Message` items.
     @inlinable
-    func reserveEagerRing<Message: Sendable>(of queue: MPSCQueue, for: Message.Type) throws(ActorSystemError) {
+    func reserveEagerRing<Message: Sendable>(of queue: borrowing MPSCQueue, for: Message.Type) throws(ActorSystemError) {
         if _slowPath(queue.capacity >= ActorSystem.eagerRingCapacity) {
-            try reserveRing(of: Mailbox<Message>(queue: queue))
+            try reserveRing(of: queue, for: Message.self)
         }
     }
 
     @usableFromInline
-    func reserveRing<Message: Sendable>(of mailbox: Mailbox<Message>) throws(ActorSystemError) {
-        do { try MessageEncoding<Message>.reserveRing(of: mailbox.queue) } catch {
+    func reserveRing<Message: Sendable>(of queue: borrowing MPSCQueue, for: Message.Type) throws(ActorSystemError) {
+        do { try MessageEncoding<Message>.reserveRing(of: queue) } catch {
             throw .mailboxAllocationFailed(capacity: error.capacity, bytes: error.bytes)
         }
     }

@@ -17,7 +17,7 @@ import Darwin
 #endif
 
 @usableFromInline
-class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
+class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     @usableFromInline enum Phase: Equatable, Sendable { case created, running, draining(TerminationReason), stopped }
     /// `Phase` in one byte.
     @usableFromInline typealias PhaseCode = ActorLifecycle.Phase
@@ -37,7 +37,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
-    // Six bytes first, filling the word MPSCQueue's shape bytes start; words after.
+    // Six bytes first, filling the word the unit's state byte starts; then the queue (two
+    // words); then words.
 
     /// Changed only by `advance`. Turn-confined fields are `@exclusivity(unchecked)` (C2).
     @exclusivity(unchecked) @usableFromInline final private(set) var lifecycle = ActorLifecycle()
@@ -47,6 +48,10 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// `leftRegistry` and `instanceStarted`, one byte: both turn-confined (C2).
     @exclusivity(unchecked) private final var turnBits: UInt8 = 0
     @usableFromInline let traits: Traits
+
+    /// The mailbox, inline ("One object per actor"). Its consumer is this cell's turn; an
+    /// event actor's queue uses this unit's state word as its idle flag.
+    @usableFromInline let queue: MPSCQueue
 
     /// The stopped cell drained and left the registry.
     final var leftRegistry: Bool {
@@ -258,7 +263,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             }
             self.traits = traits
         }
-        super.init(shape: mailbox)
+        queue = MPSCQueue(shape: mailbox)
+        super.init()
     }
 
     /// The common spawn's init.
@@ -268,13 +274,14 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         self.system = system
         spawnStorage = nil
         self.traits = traits
-        super.init(shape: mailbox)
+        queue = MPSCQueue(shape: mailbox)
+        super.init()
     }
 
     deinit {
         // The system queue's deinit releases undrained messages.
         if let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) {
-            Unmanaged<MPSCQueue>.fromOpaque(raw).release()
+            Unmanaged<MPSCQueueBox>.fromOpaque(raw).release()
         }
     }
 
@@ -332,8 +339,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         }
         // An installed queue stays until deinit (S1–S3).
         guard let raw = seen, !StopWord.isWord(raw) else { return false }
-        let queue = Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue()
-        if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(.releaseMailboxRing, into: queue) {
+        let box = Unmanaged<MPSCQueueBox>.fromOpaque(raw).takeUnretainedValue()
+        if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(.releaseMailboxRing, into: box.queue) {
             scheduleSelf()
         }
         return true
@@ -345,26 +352,26 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         return systemQueueStorage.compareExchange(expected: raw, desired: nil, ordering: .acquiringAndReleasing).exchanged
     }
 
-    final var systemQueue: MPSCQueue? {
+    final var systemQueue: MPSCQueueBox? {
         guard let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) else { return nil }
-        return Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue()
+        return Unmanaged<MPSCQueueBox>.fromOpaque(raw).takeUnretainedValue()
     }
 
     /// Made now if there is none (S3).
-    private final func makeSystemQueue() -> MPSCQueue {
+    private final func makeSystemQueue() -> MPSCQueueBox {
         var current = systemQueueStorage.load(ordering: .acquiring)
         while true {
-            if let raw = current, !StopWord.isWord(raw) { return Unmanaged<MPSCQueue>.fromOpaque(raw).takeUnretainedValue() }
-            let queue = try! MessageEncoding<SystemMessage>.makeQueue(capacity: 4)
+            if let raw = current, !StopWord.isWord(raw) { return Unmanaged<MPSCQueueBox>.fromOpaque(raw).takeUnretainedValue() }
+            let box = try! MessageEncoding<SystemMessage>.makeQueueBox(capacity: 4)
             if let raw = current, let word = StopWord(raw) {
-                _ = MessageEncoding<SystemMessage>.enqueue(word.message, into: queue)  // private until the CAS
+                _ = MessageEncoding<SystemMessage>.enqueue(word.message, into: box.queue)  // private until the CAS
             }
-            let fresh = Unmanaged.passRetained(queue)
+            let fresh = Unmanaged.passRetained(box)
             let (won, seen) = systemQueueStorage.compareExchange(
                 expected: current, desired: fresh.toOpaque(), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
             if won {
                 if current != nil { scheduleSelf() }  // carried a stop (S1); harmless (R1)
-                return queue
+                return box
             }
             fresh.release()  // the loser's queue, with its copy of the stop
             current = seen
@@ -378,8 +385,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
             scheduleSelf()  // S1
             return
         }
-        let queue = systemQueue ?? makeSystemQueue()
-        if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(message, into: queue) {
+        let box = systemQueue ?? makeSystemQueue()
+        if case (.accepted(true), _) = MessageEncoding<SystemMessage>.enqueue(message, into: box.queue) {
             scheduleSelf()
         }
     }
@@ -404,7 +411,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
         defer { leaveTurn(previousTurn) }
         _ = takeStopWord()  // dropped like a queued stop: the stop below counts
         if let systemQueue {
-            while systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
+            while systemQueue.queue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }, { message in
                 switch message {
                 case .watch, .unwatch, .observe:
                     handleSystem(message)
@@ -429,7 +436,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @inlinable @inline(__always) final var hasSystemWork: Bool {
         guard let raw = systemQueueStorage.load(ordering: .acquiring) else { return false }
         if StopWord.isWord(raw) { return true }
-        return Unmanaged<MPSCQueue>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.flagSaysPending }
+        return Unmanaged<MPSCQueueBox>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.queue.hasPendingWork }
     }
 
     /// For stopped cells.
@@ -441,8 +448,8 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     /// Notes a `.releaseMailboxRing` for the general turn.
     final func drainSystem(releaseRequested: inout Bool) -> MPSCQueue.DrainOutcome {
         if let stop = takeStopWord() { handleSystem(stop) }  // S2
-        guard let systemQueue, systemQueue.flagSaysPending else { return .empty }
-        return systemQueue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
+        guard let systemQueue, systemQueue.queue.hasPendingWork else { return .empty }
+        return systemQueue.queue.drain(max: Int.max, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
             if case .releaseMailboxRing = message { releaseRequested = true } else { handleSystem(message) }
         }
     }
@@ -585,7 +592,7 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     @inline(never)
     final func releaseMailboxRing() {
         var overflows = 0
-        guard releaseIdleRing(overflowAppends: &overflows) else { return }
+        guard queue.releaseIdleRing(overflowAppends: &overflows) else { return }
         system.counters.retiredOverflows.wrappingAdd(overflows, ordering: .relaxed)
         system.counters.mailboxRingsReleased.wrappingAdd(1, ordering: .relaxed)
     }
@@ -593,14 +600,14 @@ class AnyActorCell: MPSCQueue, RecipientIdentity, @unchecked Sendable {
     // MARK: counts of the user mailbox (any thread; snapshots; 0 for a router)
 
     /// Taken out plus still inside.
-    final var acceptedCount: Int { dequeuedCount + approximateCount }
+    final var acceptedCount: Int { queue.dequeuedCount + queue.approximateCount }
     /// When the cell leaves the registry, drained: taken out only.
-    final var retiredAcceptedCount: Int { dequeuedCount }
-    final var overflowCount: Int { overflowAppends }
+    final var retiredAcceptedCount: Int { queue.dequeuedCount }
+    final var overflowCount: Int { queue.overflowAppends }
     /// The queued count is read once.
     final var reportFigures: (delivered: Int, accepted: Int, left: Int) {
-        let queued = approximateCount
-        return (deliveredCount, dequeuedCount &+ queued, queued &+ heldOutsideQueue)
+        let queued = queue.approximateCount
+        return (deliveredCount, queue.dequeuedCount &+ queued, queued &+ heldOutsideQueue)
     }
 
     /// One-writer atomic.

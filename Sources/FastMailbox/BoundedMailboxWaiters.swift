@@ -32,11 +32,12 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
     let count = Atomic<Int>(0)
 
     /// Waits for room unless, under the lock, there is room and nobody waits, or it is closed.
-    func send(_ message: Message, into mailbox: Mailbox<Message>, scheduling cell: AnyActorCell) async throws(SendError<Message>) {
+    /// `cell` owns the mailbox and is scheduled when it must run.
+    func send(_ message: Message, to cell: AnyActorCell) async throws(SendError<Message>) {
         let id = state.withLock { state -> UInt64 in state.nextID &+= 1; return state.nextID }
         let result: Result<Void, SendError<Message>> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Continuation) in
-                enqueueOrWait(id: id, message: message, mailbox: mailbox, cell: cell, continuation: continuation)
+                enqueueOrWait(id: id, message: message, cell: cell, continuation: continuation)
             }
         } onCancel: {
             cancel(id: id)
@@ -44,20 +45,19 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         try result.get()
     }
 
-    private func enqueueOrWait(id: UInt64, message: Message, mailbox: Mailbox<Message>, cell: AnyActorCell,
-                               continuation: Continuation) {
+    private func enqueueOrWait(id: UInt64, message: Message, cell: AnyActorCell, continuation: Continuation) {
         #if DEBUG
         BoundedMailboxWaitersTestHook.pauseIfArmed(at: .beforeLock)
         #endif
         let now: Now = state.withLock { state in
             if state.waiters.isEmpty {
-                let (result, refused) = mailbox.tryEnqueue(message)
+                let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: cell.queue, signalling: cell)
                 switch result {
                 case .accepted(let first)?: return .accepted(first)
                 case .closed?: return .stopped(refused!)
                 case nil: break
                 }
-            } else if mailbox.isClosed {
+            } else if cell.queue.isClosed {
                 return .stopped(message)
             }
             #if DEBUG
@@ -75,7 +75,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
             continuation.resume(returning: .failure(.stopped(message)))
         case .wait:
             // W2.
-            if mailbox.queue.claimConsumerForWaiter() { cell.scheduleSelf() }
+            if cell.queue.claimConsumerForWaiter(signalling: cell) { cell.scheduleSelf() }
         }
     }
 
@@ -92,13 +92,14 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
 
     /// The turn, after draining: moves waiting messages in, oldest first, while there is
     /// room. True if the mailbox went idle → busy.
-    func admit(into mailbox: Mailbox<Message>) -> Bool {
+    func admit(into cell: AnyActorCell) -> Bool {
         var becameNonEmpty = false
         var resumed: [Continuation] = []
         var stopped: [Waiter] = []
         state.withLock { state in
             while !state.waiters.isEmpty {
-                let (result, refused) = mailbox.tryEnqueue(state.waiters[0].message!)
+                let (result, refused) = MessageEncoding<Message>.tryEnqueue(state.waiters[0].message!, into: cell.queue,
+                                                                            signalling: cell)
                 if case .accepted(let first)? = result {
                     becameNonEmpty = becameNonEmpty || first
                     resumed.append(state.waiters.removeFirst().continuation)

@@ -89,13 +89,13 @@ public final class Inbox<Message: Sendable> {
     @inlinable @inline(__always)
     func receiveStep() throws -> ReceiveStep<Message> {
         if cell.immediateStop.load(ordering: .acquiring) { throw cell.stoppedError() }
-        let (message, outcome) = Mailbox<Message>.takeOne(from: cell)
+        let (message, outcome) = MessageEncoding<Message>.takeOne(from: cell.queue)
         if let message {
             cell.countDelivered()
             return .message(message)
         }
         if outcome == .more { return .yield }  // a producer is between claim and commit (MPSCQueue)
-        if cell.isClosed { throw cell.stoppedError() }
+        if cell.queue.isClosed { throw cell.stoppedError() }
         return .wait
     }
 
@@ -118,7 +118,7 @@ public final class Inbox<Message: Sendable> {
         let deadline = timeout.map(Inbox.deadline(after:))
         while true {
             if cell.immediateStop.load(ordering: .acquiring) { throw stoppedError }
-            let (message, outcome) = Mailbox<Message>.takeOne(from: cell)
+            let (message, outcome) = MessageEncoding<Message>.takeOne(from: cell.queue)
             if let message {
                 if predicate(message) {
                     cell.countDelivered()
@@ -132,7 +132,7 @@ public final class Inbox<Message: Sendable> {
                 await Task.yield()
                 continue
             }
-            if cell.isClosed { throw stoppedError }
+            if cell.queue.isClosed { throw stoppedError }
             if let deadline, monotonicNanoseconds() >= deadline {
                 throw ReceiveTimeout(timeout: timeout ?? .zero, actorName: cell.name, actorID: cell.id)
             }

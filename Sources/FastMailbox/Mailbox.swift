@@ -1,8 +1,9 @@
-// Mailbox: the typed, many-producer, one-consumer message queue of every actor: a thin
+// Mailbox: a typed, many-producer, one-consumer message queue on its own: a thin
 // inlinable layer over MNScheduler's MPSCQueue (its invariants and ordering live in
 // MPSCQueue.swift and ckshim.h, "Ready marks") and MessageEncoding. Copies share one
-// queue; a cell is itself its queue. Standalone mailboxes are package API (benchmarks,
-// tests); users meet mailboxes only through actors.
+// queue. An actor's cell stores its MPSCQueue inline and calls MessageEncoding itself, with
+// the same guarantees. Package API (benchmarks, tests); users meet mailboxes only
+// through actors.
 //  (M1) send is lock-free while the ring has room; a full ring never loses, reorders or
 //       blocks: the message joins an ordered overflow under one short lock.
 //  (M2) per-sender FIFO.
@@ -82,7 +83,9 @@ import Darwin
         case more
     }
 
-    @usableFromInline let queue: MPSCQueue
+    /// The queue, in its own object (a cell stores its queue inline and uses
+    /// MessageEncoding directly).
+    @usableFromInline let box: MPSCQueueBox
 
     @usableFromInline typealias Encoding = MessageEncoding<Message>
 
@@ -95,14 +98,7 @@ import Darwin
     /// - Throws: ``MailboxError/invalidCapacity(_:)`` naming the bad value.
     @inlinable
     package init(capacity: Int = 256) throws(MailboxError) {
-        do { queue = try Encoding.makeQueue(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
-    }
-
-    /// An actor's cell, made for `Message` items.
-    @inlinable
-    init(queue: MPSCQueue) {
-        assert(queue.itemBytes == Encoding.itemBytes, "a queue of \(queue.itemBytes)-byte items for \(Encoding.itemBytes)-byte messages")
-        self.queue = queue
+        do { box = try Encoding.makeQueueBox(capacity: capacity) } catch { throw .invalidCapacity(capacity) }
     }
 
     /// Allocates the ring now, so no later send allocates (a send would trap on failure;
@@ -111,7 +107,7 @@ import Darwin
     ///   usable.
     package func reserveRing() throws(MailboxError) {
         do {
-            try Encoding.reserveRing(of: queue)
+            try Encoding.reserveRing(of: box.queue)
         } catch {
             throw .ringAllocationFailed(capacity: error.capacity, bytes: error.bytes)
         }
@@ -150,11 +146,11 @@ import Darwin
     /// Refuses every later send with `.closed`. Any thread; idempotent. Messages inside
     /// stay drainable.
     @inlinable @inline(__always)
-    package func close() { queue.markClosed() }
+    package func close() { box.queue.markClosed() }
 
     /// Consumer only: closes the mailbox and returns everything inside, in order.
     package func closeAndDrain() -> [Message] {
-        queue.markClosed()
+        box.queue.markClosed()
         var out: [Message] = []
         while take(max: Int.max, { out.append($0) }) == .more {
             sched_yield()  // a sender between claim and publish finishes shortly
@@ -163,25 +159,25 @@ import Darwin
     }
 
     /// True once ``close()`` or ``closeAndDrain()`` ran.
-    @inlinable @inline(__always) package var isClosed: Bool { queue.isClosed }
+    @inlinable @inline(__always) package var isClosed: Bool { box.queue.isClosed }
 
     /// Messages accepted and not yet drained (a snapshot).
-    @inlinable @inline(__always) package var count: Int { queue.approximateCount }
+    @inlinable @inline(__always) package var count: Int { box.queue.approximateCount }
 
     /// Ring slots (it holds `capacity − 1` before overflowing).
-    package var capacity: Int { queue.capacity }
+    package var capacity: Int { box.queue.capacity }
 
     /// Sends that took the overflow path because the ring was full.
-    package var overflowSendCount: Int { queue.overflowAppends }
+    package var overflowSendCount: Int { box.queue.overflowAppends }
 
     /// Bytes of the ring, 0 until the first send.
-    package var ringBytes: Int { queue.ringBytes }
+    package var ringBytes: Int { box.queue.ringBytes }
 
     /// Heap bytes of the idle mailbox's one object (no ring), as the allocator reports them.
-    package var idleFootprintBytes: Int { heapBlockSize(of: queue) }
+    package var idleFootprintBytes: Int { heapBlockSize(of: box) }
 }
 
-// MARK: the typed operations the cells use (internal)
+// MARK: typed operations for tests and benchmarks (internal)
 
 extension Mailbox {
     @inlinable @inline(__always) static var isBoxed: Bool { Encoding.isBoxed }
@@ -189,34 +185,19 @@ extension Mailbox {
     /// On `.closed` hands the message back.
     @inlinable @inline(__always)
     func enqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult, Message?) {
-        Encoding.enqueue(message, into: queue)
+        Encoding.enqueue(message, into: box.queue)
     }
 
     /// Ring-only: nil means full; unless accepted, the message comes back.
     @inlinable
     func tryEnqueue(_ message: consuming Message) -> (MPSCQueue.EnqueueResult?, Message?) {
-        Encoding.tryEnqueue(message, into: queue)
+        Encoding.tryEnqueue(message, into: box.queue)
     }
 
     /// Specialised. On `.closed` the message stays at `source`.
     @inlinable @inline(__always)
     func enqueue(movingFrom source: UnsafeMutableRawPointer) -> MPSCQueue.EnqueueResult {
-        Encoding.enqueueSpecialised(movingFrom: source, into: queue)
-    }
-
-    @inlinable @inline(__always)
-    var sendNeedsSection: Bool { queue.sendNeedsSection }
-
-    /// The ring path alone: nil when the full enqueue is needed.
-    @inlinable @inline(__always)
-    func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, signallingUnit: Bool = false) -> Bool? {
-        Encoding.enqueueOnRing(movingFrom: source, into: queue, signallingUnit: signallingUnit)
-    }
-
-    /// For unspecialised code.
-    @inlinable @inline(__always)
-    func enqueue(movingFrom source: UnsafeMutableRawPointer, boxed: Bool) -> MPSCQueue.EnqueueResult {
-        Encoding.enqueue(movingFrom: source, into: queue, boxed: boxed)
+        Encoding.enqueueSpecialised(movingFrom: source, into: box.queue)
     }
 
     /// From an item (freeing a box) or a refused send's source.
@@ -227,28 +208,13 @@ extension Mailbox {
 
     /// Consumer only; specialised (see MPSCQueue.drain).
     @inlinable @inline(__always)
-    func take(max: Int, lingering: Bool = false, signallingUnit: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
-        queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes, signallingUnit: signallingUnit,
-                    taking: { Encoding.take(from: $0) }, body)
-    }
-
-    /// For unspecialised code.
-    @inlinable @inline(__always)
-    func take(max: Int, boxed: Bool, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
-        queue.drain(max: max, lingering: lingering, taking: { Encoding.take(from: $0, boxed: boxed) }, body)
+    func take(max: Int, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        Encoding.drain(box.queue, max: max, lingering: lingering, body)
     }
 
     /// Consumer only: at most one message.
     @inlinable @inline(__always)
-    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Self.takeOne(from: queue) }
+    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Encoding.takeOne(from: box.queue) }
 
-    /// With no Mailbox formed: nothing retained.
-    @inlinable @inline(__always)
-    static func takeOne(from queue: MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
-        var taken: Message?
-        let outcome = queue.drain(max: 1, taking: { Encoding.take(from: $0) }) { taken = $0 }
-        return (taken, outcome)
-    }
-
-    @inlinable @inline(__always) var hasPendingWork: Bool { queue.hasPendingWork }
+    @inlinable @inline(__always) var hasPendingWork: Bool { box.queue.hasPendingWork }
 }

@@ -21,8 +21,8 @@ enum MessageEncoding<Message> {
     @inlinable @inline(__always)
     static var itemBytes: Int { isBoxed ? MemoryLayout<UInt>.size : Swift.max(1, MemoryLayout<Message>.size) }
 
-    @usableFromInline static func makeQueue(capacity: Int) throws(RingCapacityError) -> MPSCQueue {
-        try MPSCQueue(capacity: capacity, itemBytes: itemBytes)
+    @usableFromInline static func makeQueueBox(capacity: Int) throws(RingCapacityError) -> MPSCQueueBox {
+        try MPSCQueueBox(capacity: capacity, itemBytes: itemBytes)
     }
 
     /// Lends `message`'s bytes to `body`, which must move them out (E1). No allocation.
@@ -40,34 +40,38 @@ enum MessageEncoding<Message> {
 
     /// Boxed if too big. On `.closed` the message is still at `source`.
     @inlinable @inline(__always)
-    static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
-                        boxed: Bool = isBoxed) -> MPSCQueue.EnqueueResult {
-        if !boxed { return queue.enqueue(moving: source, recording: MessageEncoding.self) }
-        return enqueueBoxed(movingFrom: source, into: queue)
+    static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
+                        boxed: Bool = isBoxed, signalling unit: ScheduledUnit? = nil) -> MPSCQueue.EnqueueResult {
+        if !boxed { return queue.enqueue(moving: source, recording: MessageEncoding.self, signalling: unit) }
+        return enqueueBoxed(movingFrom: source, into: queue, signalling: unit)
     }
 
     /// Specialised: boxing and size are constants.
     @inlinable @inline(__always)
-    static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
-        if !isBoxed { return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self) }
-        return enqueueBoxed(movingFrom: source, into: queue)
+    static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
+                                   signalling unit: ScheduledUnit? = nil) -> MPSCQueue.EnqueueResult {
+        if !isBoxed {
+            return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self, signalling: unit)
+        }
+        return enqueueBoxed(movingFrom: source, into: queue, signalling: unit)
     }
 
     /// nil for a boxed message or when the full enqueue is needed.
     @inlinable @inline(__always)
-    static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue,
-                              signallingUnit: Bool = false) -> Bool? {
+    static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
+                              signalling unit: ScheduledUnit? = nil) -> Bool? {
         if isBoxed { return nil }
-        return queue.enqueueOnRing(moving: source, itemBytes: itemBytes, signallingUnit: signallingUnit)
+        return queue.enqueueOnRing(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
     @usableFromInline @inline(never)
-    static func enqueueBoxed(movingFrom source: UnsafeMutableRawPointer, into queue: MPSCQueue) -> MPSCQueue.EnqueueResult {
+    static func enqueueBoxed(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
+                             signalling unit: ScheduledUnit?) -> MPSCQueue.EnqueueResult {
         let typed = source.bindMemory(to: Message.self, capacity: 1)
         let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
         box.moveInitialize(from: typed, count: 1)
         var word = UInt(bitPattern: box)
-        let result = queue.enqueue(moving: &word, recording: MessageEncoding.self)
+        let result = queue.enqueue(moving: &word, recording: MessageEncoding.self, signalling: unit)
         if result == .closed {
             typed.moveInitialize(from: box, count: 1)
             box.deallocate()
@@ -86,34 +90,59 @@ enum MessageEncoding<Message> {
 
     /// On `.closed` hands it back.
     @inlinable @inline(__always)
-    static func enqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult, Message?) {
+    static func enqueue(_ message: consuming Message, into queue: borrowing MPSCQueue,
+                        signalling unit: ScheduledUnit? = nil) -> (MPSCQueue.EnqueueResult, Message?) {
         withMovable(message) { source in
-            let result = enqueue(movingFrom: source, into: queue)
+            let result = enqueue(movingFrom: source, into: queue, signalling: unit)
             return (result, result == .closed ? take(from: source, boxed: false) : nil)
         }
     }
 
     /// Ring-only: nil means full; unless accepted, the message is handed back.
     @inlinable
-    static func tryEnqueue(_ message: consuming Message, into queue: MPSCQueue) -> (MPSCQueue.EnqueueResult?, Message?) {
+    static func tryEnqueue(_ message: consuming Message, into queue: borrowing MPSCQueue,
+                           signalling unit: ScheduledUnit? = nil) -> (MPSCQueue.EnqueueResult?, Message?) {
         if isBoxed {
             let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
             box.initialize(to: message)
             var word = UInt(bitPattern: box)
-            let result = queue.tryEnqueue(moving: &word, recording: MessageEncoding.self)
+            let result = queue.tryEnqueue(moving: &word, recording: MessageEncoding.self, signalling: unit)
             if case .accepted? = result { return (result, nil) }
             defer { box.deallocate() }
             return (result, box.move())
         }
         return withMovable(message) { source in
-            let result = queue.tryEnqueue(moving: source, recording: MessageEncoding.self)
+            let result = queue.tryEnqueue(moving: source, recording: MessageEncoding.self, signalling: unit)
             if case .accepted? = result { return (result, nil) }
             return (result, take(from: source, boxed: false))
         }
     }
 
+    /// Consumer only; specialised (see MPSCQueue.drain).
+    @inlinable @inline(__always)
+    static func drain(_ queue: borrowing MPSCQueue, max: Int, lingering: Bool = false, signallingUnit: Bool = false,
+                      _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        queue.drain(max: max, lingering: lingering, itemBytes: itemBytes, signallingUnit: signallingUnit,
+                    taking: { take(from: $0) }, body)
+    }
+
+    /// For unspecialised code.
+    @inlinable @inline(__always)
+    static func drain(_ queue: borrowing MPSCQueue, max: Int, boxed: Bool, lingering: Bool = false,
+                      _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        queue.drain(max: max, lingering: lingering, taking: { take(from: $0, boxed: boxed) }, body)
+    }
+
+    /// Consumer only: at most one message.
+    @inlinable @inline(__always)
+    static func takeOne(from queue: borrowing MPSCQueue) -> (Message?, MPSCQueue.DrainOutcome) {
+        var taken: Message?
+        let outcome = queue.drain(max: 1, taking: { take(from: $0) }) { taken = $0 }
+        return (taken, outcome)
+    }
+
     /// Records `Message` as the ring's item type.
-    static func reserveRing(of queue: MPSCQueue) throws(RingAllocationError) {
+    static func reserveRing(of queue: borrowing MPSCQueue) throws(RingAllocationError) {
         try queue.reserveRing(recording: MessageEncoding.self)
     }
 }

@@ -43,7 +43,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
     /// The routees' depths summed (a snapshot).
     override var mailboxDepth: Int { routees.reduce(0) { $0 + $1.mailboxDepth } }
     var isAcceptingMessages: Bool {
-        !stopped.load(ordering: .acquiring) && routees.contains { !$0.isClosed }
+        !stopped.load(ordering: .acquiring) && routees.contains { !$0.queue.isClosed }
     }
 
     /// As a tell to the routee `route()` picks would, else a dead letter. Never inlined.
@@ -66,14 +66,14 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
             let start = Int(position % UInt(count))  // a pool has at least one routee
             for offset in 0..<count {
                 let index = start + offset < count ? start + offset : start + offset - count
-                if !routees[index].isClosed { return index }
+                if !routees[index].queue.isClosed { return index }
             }
             return nil
         }
         let routees = self.routees
         return strategy.select(count: count, cursor: position) { index in
             let routee = routees[index]
-            return routee.isClosed ? nil : routee.mailboxDepth
+            return routee.queue.isClosed ? nil : routee.mailboxDepth
         }
     }
 
@@ -94,7 +94,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
 
     override func runTurn(budget: Int) -> TurnOutcome {
         guard let systemQueue else { return .idle }
-        let outcome = systemQueue.drain(max: budget, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
+        let outcome = systemQueue.queue.drain(max: budget, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
             switch message {
             case .terminated(let t):
                 routeeTerminated(t)

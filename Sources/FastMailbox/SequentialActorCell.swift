@@ -38,7 +38,8 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     @usableFromInline typealias WakeReason = SequentialWakeReason
     typealias Wake = SequentialWake
 
-    @inlinable final var mailbox: Mailbox<Message> { @inline(__always) get { Mailbox(queue: self) } }
+    /// How `Message` travels through `queue`.
+    @usableFromInline typealias Encoding = MessageEncoding<Message>
     let body: Body
     /// Written only by the body's task.
     @usableFromInline let delivered = Atomic<Int>(0)
@@ -55,7 +56,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// `stop(_:)` was called (not a shutdown's close).
     let stopRequested = Atomic<Bool>(false)
     /// Shares the flags' word.
-    @usableFromInline let boxed = Mailbox<Message>.isBoxed
+    @usableFromInline let boxed = Encoding.isBoxed
     /// Inbox's set-aside count (body writes, shutdown reads).
     let buffered = Atomic<Int>(0)
 
@@ -67,19 +68,19 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     // MARK: MessageRecipient (any thread)
 
-    override var mailboxDepth: Int { approximateCount + buffered.load(ordering: .relaxed) }
+    override var mailboxDepth: Int { queue.approximateCount + buffered.load(ordering: .relaxed) }
 
     /// Specialised in the sender's module, never inlined.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        switch mailbox.enqueue(movingFrom: source, boxed: boxed) {
+        switch Encoding.enqueue(movingFrom: source, into: queue, boxed: boxed) {
         case .accepted(let becameNonEmpty):
             // Q2: wake the body, or get a turn.
             if becameNonEmpty, !wakeBody(.signalled) { scheduleSelf() }
             return true
         case .closed:
-            deadLetter(Mailbox<Message>.take(from: source, boxed: false), wasQueued: false)
+            deadLetter(Encoding.take(from: source, boxed: false), wasQueued: false)
             return false
         }
     }
@@ -117,7 +118,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// Closes the mailbox and wakes a parked receive; `.immediately` also makes receives
     /// throw and cancels the task. Idempotent; any thread.
     func requestStop(_ mode: StopMode, explicit: Bool) {
-        markClosed()
+        queue.markClosed()
         if explicit { stopRequested.store(true, ordering: .releasing) }
         if mode == .immediately { immediateStop.store(true, ordering: .releasing) }
         wakeBody(.stopped)
@@ -176,7 +177,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
                 guard exchanged else { word = original; continue }
                 immediate = .signalled
             case Wake.awake:
-                if immediateStop.load(ordering: .acquiring) || isClosed {
+                if immediateStop.load(ordering: .acquiring) || queue.isClosed {
                     immediate = .stopped
                 } else if word & Wake.taskCancelled != 0 {
                     immediate = .cancelled
@@ -260,7 +261,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
     /// The task's last act: hands the mailbox to the turn (C2).
     @inline(never)
     func bodyDidEnd(_ reason: TerminationReason, inbox: Inbox<Message>) {
-        markClosed()
+        queue.markClosed()
         inbox.finish()
         ended = reason
         var word = wake.load(ordering: .relaxed)
@@ -287,7 +288,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         if let ended = endedReason() {
             finalize(ended)
             let counted = !leftRegistry
-            mailboxOutcome = mailbox.take(max: budget, boxed: boxed) { deadLetter($0, wasQueued: counted) }
+            mailboxOutcome = Encoding.drain(queue, max: budget, boxed: boxed) { deadLetter($0, wasQueued: counted) }
             if mailboxOutcome == .empty { leaveRegistry() }
         }
         return systemOutcome == .more || mailboxOutcome == .more ? .more : .idle
@@ -324,7 +325,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
         guard let ended = endedReason(forShutdown: true) else { return }
         if isCreated { advance(.shutdown) } else { finalize(ended) }
         let counted = !leftRegistry
-        while mailbox.take(max: Int.max, boxed: boxed, { deadLetter($0, wasQueued: counted) }) == .more {
+        while Encoding.drain(queue, max: Int.max, boxed: boxed, { deadLetter($0, wasQueued: counted) }) == .more {
             sched_yield()
         }
         leaveRegistry()

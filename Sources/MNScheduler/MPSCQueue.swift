@@ -41,9 +41,11 @@ package enum UntypedItems: MPSCQueueItemType {
 /// time, with a happens-before edge between successive consumers (a run queue gives one).
 /// Never from inside a drain's `body`: drains do not nest.
 ///
-/// A ``ScheduledUnit``, so that an actor cell can be its own queue. A standalone queue is
-/// never scheduled. Every member is final and package-visible.
-open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
+/// A value its owner stores inline (an actor cell, an executor, ``MPSCQueueBox``): the queue
+/// allocates nothing until its first ring. Its address is its identity, so an owner keeps
+/// it in a `let` and never moves it.
+@frozen @usableFromInline
+package struct MPSCQueue: ~Copyable, Sendable {
     /// What an enqueue did.
     @usableFromInline package enum EnqueueResult: Equatable, Sendable {
         /// Accepted; `becameNonEmpty`: the queue left idle (S3): the caller starts the consumer.
@@ -60,13 +62,18 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         case more
     }
 
+    // Sixteen bytes, no padding ("Where the fields live"): the ring word, then one byte each.
+
+    /// The ring block's address (even), or, when odd, no ring and the taken count in
+    /// `word >> 1`. Only the consumer takes a ring away, under the overflow lock.
+    @usableFromInline let ringWord = Atomic<UInt>(1)
+
     /// True when no consumer turn is running or due (S1).
     @usableFromInline let consumerIdle = Atomic<Bool>(true)
 
     /// Set once by markClosed; producers read it before inserting.
     @usableFromInline let closed = Atomic<Bool>(false)
 
-    // The one-byte flags share one word with ScheduledUnit's state byte.
     /// Set by an overflow append, cleared when the consumer takes the list; under overflowLock.
     @usableFromInline let overflowActive = Atomic<Bool>(false)
 
@@ -76,22 +83,18 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Set once the consumer grew the ring ("Growing the ring"); every later ring is full-size.
     @usableFromInline let ringGrown = Atomic<Bool>(false)
 
-    /// Whether the consumer may give the ring back ("Giving the ring back").
-    @usableFromInline package let reclaimable: Bool
-
-    /// The unit's state word stands in for `consumerIdle` ("The unit as the idle flag").
-    @usableFromInline package let signalsUnit: Bool
-
-    /// The ring block's address (even), or, when odd, no ring and the taken count in
-    /// `word >> 1`. Only the consumer takes a ring away, under the overflow lock.
-    @usableFromInline let ringWord = Atomic<UInt>(1)
-
-    // The shape, one byte each, after the ring word: an owner's own one-byte fields follow
-    // them in the same word.
+    /// `Shape.Options`: reclaimable, signals its unit.
+    @usableFromInline let options: UInt8
     /// log2 of the full-size ring's slots.
     @usableFromInline let capacityShift: UInt8
     /// Bytes of one item (at most RawRing.maximumSlotBytes).
     @usableFromInline let itemBytes8: UInt8
+
+    /// Whether the consumer may give the ring back ("Giving the ring back").
+    @inlinable package var reclaimable: Bool { options & Shape.reclaimableBit != 0 }
+
+    /// The unit's state word stands in for `consumerIdle` ("The unit as the idle flag").
+    @inlinable package var signalsUnit: Bool { options & Shape.signalsUnitBit != 0 }
 
     /// The ring block of `word`, nil when it holds none (odd).
     @inlinable @inline(__always)
@@ -101,32 +104,32 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The current ring block, nil when none. Reclaimable: dereference only in a ring epoch
     /// section, or as the consumer.
-    @inlinable package final var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
+    @inlinable package var ringBlock: UnsafeMutableRawPointer? { MPSCQueue.block(ringWord.load(ordering: .acquiring)) }
 
     /// Ring slots of a full-size ring.
-    @inlinable package final var capacity: Int { 1 << Int(capacityShift) }
+    @inlinable package var capacity: Int { 1 << Int(capacityShift) }
     /// Slots of a reclaimable queue's first ring, before any burst ("Growing the ring").
     @inlinable package static var firstRingCapacity: Int { 4 }
     /// Slots of the next ring to install: a small first ring until the queue has grown.
-    @inlinable final var nextRingCapacity: Int {
+    @inlinable var nextRingCapacity: Int {
         reclaimable && !ringGrown.load(ordering: .relaxed) ? Swift.min(capacity, MPSCQueue.firstRingCapacity) : capacity
     }
     /// Bytes of one item: 8 for a word queue.
-    @inlinable package final var itemBytes: Int { Int(itemBytes8) }
+    @inlinable package var itemBytes: Int { Int(itemBytes8) }
     /// Bytes of one ring slot: itemBytes rounded up to a multiple of 8.
-    @inlinable package final var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
+    @inlinable package var slotBytes: Int { MPSCQueue.slotBytes(forItemBytes: itemBytes) }
     /// A slot's bytes for items of `itemBytes`.
     @inlinable static func slotBytes(forItemBytes itemBytes: Int) -> Int { (itemBytes + 7) & ~7 }
 
     /// Items the consumer has taken out so far; any thread.
-    package final var dequeuedCount: Int {
+    package var dequeuedCount: Int {
         readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
     }
 
     /// Runs `body` with the current ring (nil: none) and its word, in a ring epoch section
     /// when one is needed. Off the hot path.
     @inlinable
-    final func readingRing<R>(_ body: (RawRing?, UInt) -> R) -> R {
+    func readingRing<R>(_ body: (RawRing?, UInt) -> R) -> R {
         let enter = reclaimable && ckshim_epoch_depth() == 0
         if enter { ckshim_epoch_enter() }
         defer { if enter { ckshim_epoch_exit() } }
@@ -134,12 +137,15 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         return body(MPSCQueue.block(word).map(RawRing.init(block:)), word)
     }
 
+    /// The queue's address: which queue a test hook is armed on. An owner never moves it.
+    @inlinable package var hookIdentity: UInt { withUnsafePointer(to: self) { UInt(bitPattern: $0) } }
+
     /// The overflow list, nil until the first overflow append.
-    @inlinable final func overflowList(_ ring: RawRing) -> OverflowList? { ring.overflowListBase.map(OverflowList.init) }
+    @inlinable func overflowList(_ ring: RawRing) -> OverflowList? { ring.overflowListBase.map(OverflowList.init) }
 
     /// Creates an empty queue. The ring is allocated on the first enqueue or by
     /// `reserveRing()`; `reclaimable`: the consumer may give it back while idle.
-    package convenience init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
+    package init(capacity: Int, itemBytes: Int = 8, reclaimable: Bool = false) throws(RingCapacityError) {
         self.init(shape: try Shape(capacity: capacity, itemBytes: itemBytes, reclaimable: reclaimable))
     }
 
@@ -148,9 +154,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     package init(shape: Shape) {
         self.capacityShift = shape.capacityShift
         self.itemBytes8 = shape.itemBytes8
-        self.reclaimable = shape.reclaimable
-        self.signalsUnit = shape.signalsUnit
-        super.init()
+        self.options = (shape.reclaimable ? Shape.reclaimableBit : 0) | (shape.signalsUnit ? Shape.signalsUnitBit : 0)
     }
 
     /// A queue's validated shape, made before the queue so that an owner that is its own
@@ -176,6 +180,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
         /// Slots of the ring once allocated.
         @inlinable package var capacity: Int { 1 << Int(capacityShift) }
+
+        /// The queue's `options` bits.
+        @inlinable static var reclaimableBit: UInt8 { 1 }
+        @inlinable static var signalsUnitBit: UInt8 { 2 }
 
         /// This shape for a queue that is its own consumer, scheduled as a unit.
         @inlinable package func signallingUnit() -> Shape {
@@ -210,19 +218,19 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The ring, allocating it on first use with `Items` recorded as the item type.
     @inlinable @inline(__always)
-    final func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
+    func ring<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         let word = ringWord.load(ordering: .acquiring)
         if _fastPath(word & 1 == 0) { return RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped) }
         return allocateRing(recording: items)
     }
 
     /// The ring, with no item type recorded (tests that play a producer).
-    @inlinable final var ring: RawRing { ring(recording: UntypedItems.self) }
+    @inlinable var ring: RawRing { ring(recording: UntypedItems.self) }
 
     /// The first enqueue's allocation. A send cannot throw, so a failure traps; an owner that
     /// must survive it calls `reserveRing()` first.
     @usableFromInline @inline(never)
-    final func allocateRing<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
+    func allocateRing<Items: MPSCQueueItemType>(recording items: Items.Type) -> RawRing {
         do {
             return try installRing(itemType: items)
         } catch {
@@ -231,19 +239,19 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// Allocates the ring now unless it exists, so no later enqueue can fail to. Any thread.
-    package final func reserveRing() throws(RingAllocationError) {
+    package func reserveRing() throws(RingAllocationError) {
         try reserveRing(recording: UntypedItems.self)
     }
 
     /// `reserveRing()` recording `items` as the item type.
-    package final func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
+    package func reserveRing<Items: MPSCQueueItemType>(recording items: Items.Type) throws(RingAllocationError) {
         if ringBlock != nil { return }
         _ = try installRing(itemType: items)
     }
 
     /// Allocates, records the item type and taken count, and publishes a ring. One CAS wins.
     @inline(__always)
-    private final func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
+    private func installRing(itemType: any MPSCQueueItemType.Type) throws(RingAllocationError) -> RawRing {
         var word = ringWord.load(ordering: .acquiring)
         if let block = MPSCQueue.block(word) { return RawRing(block: block) }
         let fresh = try RawRing(tryMailboxCapacity: nextRingCapacity, slotBytes: slotBytes)
@@ -263,7 +271,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// The overflow path's ring, under the overflow lock: a fresh one if it was given back.
-    final func currentRingUnderLock(replacing old: RawRing) -> RawRing {
+    func currentRingUnderLock(replacing old: RawRing) -> RawRing {
         if let block = ringBlock { return RawRing(block: block) }
         do {
             return try installRing(itemType: old.itemType ?? UntypedItems.self)
@@ -275,68 +283,74 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Enqueues the `itemBytes` bytes at `source`, from any thread, as a bitwise move (on
     /// `.closed` nothing is copied). Lock-free unless the ring is full; never fails for space.
     @inlinable @inline(__always)
-    package final func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
+    package func enqueue(moving source: UnsafeRawPointer) -> EnqueueResult {
         enqueue(moving: source, itemBytes: itemBytes, recording: UntypedItems.self)
     }
 
     /// `enqueue(moving:)` recording `items` as the item type.
     @inlinable @inline(__always)
-    package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult {
-        enqueue(moving: source, itemBytes: itemBytes, recording: items)
+    package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
+                                                   signalling unit: ScheduledUnit? = nil) -> EnqueueResult {
+        enqueue(moving: source, itemBytes: itemBytes, recording: items, signalling: unit)
     }
 
-    /// `enqueue(moving:recording:)` with the item size known statically.
+    /// `enqueue(moving:recording:)` with the item size known statically. `unit`: the owner
+    /// whose state word is this queue's idle flag (`claimConsumer`).
     @inlinable @inline(__always)
-    package final func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
-                                                   recording items: Items.Type) -> EnqueueResult {
+    package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+                                                   recording items: Items.Type,
+                                                   signalling unit: ScheduledUnit? = nil) -> EnqueueResult {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
-        if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes) { return result }
-        return enqueueAllocatingRing(moving: source, itemBytes: itemBytes, recording: items)
+        if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
+        return enqueueAllocatingRing(moving: source, itemBytes: itemBytes, recording: items, signalling: unit)
     }
 
     /// `enqueueIfRing`, inside a ring epoch section when one is needed.
     @inlinable @inline(__always)
-    final func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+    func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int,
+                                        signalling unit: ScheduledUnit?) -> EnqueueResult? {
         _slowPath(ckshim_epoch_depth() == 0) && reclaimable
-            ? enqueueInSection(moving: source, itemBytes: itemBytes)
-            : enqueueIfRing(moving: source, itemBytes: itemBytes)
+            ? enqueueInSection(moving: source, itemBytes: itemBytes, signalling: unit)
+            : enqueueIfRing(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
     /// Allocates the ring, then inserts. Out of line, so metadata is looked up only here.
     @inlinable @inline(never)
-    final func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
-                                                          recording items: Items.Type) -> EnqueueResult {
+    func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
+                                                          recording items: Items.Type,
+                                                          signalling unit: ScheduledUnit?) -> EnqueueResult {
         while true {
             _ = allocateRing(recording: items)
-            if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes) { return result }
+            if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
         }
     }
 
     /// `enqueueIfRing` inside a ring epoch section. Out of line: pool workers never need it.
     @usableFromInline @inline(never)
-    final func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+    func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: ScheduledUnit?) -> EnqueueResult? {
         ckshim_epoch_enter()
         defer { ckshim_epoch_exit() }
-        return enqueueIfRing(moving: source, itemBytes: itemBytes)
+        return enqueueIfRing(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
     /// The insert and the idle-flag claim; nil, with nothing done, when there is no ring.
     @inlinable @inline(__always)
-    final func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int) -> EnqueueResult? {
+    func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: ScheduledUnit?) -> EnqueueResult? {
         #if DEBUG
-        MPSCQueueTestHook.pauseIfArmed(self)
+        MPSCQueueTestHook.pauseIfArmed(hookIdentity)
         #endif
         let word = ringWord.load(ordering: .acquiring)
         guard _fastPath(word & 1 == 0) else { return nil }
-        return insert(moving: source, itemBytes: itemBytes, into: RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped))
+        return insert(moving: source, itemBytes: itemBytes,
+                      into: RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped), signalling: unit)
     }
 
     /// The insert into `ring` or its overflow, then the idle-flag claim.
     @inlinable @inline(__always)
-    final func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> EnqueueResult {
+    func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing, signalling unit: ScheduledUnit?) -> EnqueueResult {
         #if DEBUG
-        MPSCQueueTestHook.claimIfArmed(self)
+        MPSCQueueTestHook.claimIfArmed(hookIdentity)
         #endif
         if !overflowActive.load(ordering: .acquiring), ringInsert(moving: source, itemBytes: itemBytes, into: ring) {
             ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
@@ -344,51 +358,51 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
             // The setter's Dekker fence ("Overflow appends").
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
-        return .accepted(becameNonEmpty: claimConsumer())
+        return .accepted(becameNonEmpty: claimConsumer(signalling: unit))
     }
 
     /// True when a send from this thread must enter a ring epoch section first.
-    @inlinable package final var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
+    @inlinable package var sendNeedsSection: Bool { _slowPath(ckshim_epoch_depth() == 0) && reclaimable }
 
     /// The ring path of `enqueue` alone: `becameNonEmpty`, or nil with nothing copied, for
     /// the caller to make the full enqueue. Needs a ring epoch section if `sendNeedsSection`.
     @inlinable @inline(__always)
-    package final func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signallingUnit: Bool = false) -> Bool? {
-        assert(!signallingUnit || signalsUnit, "enqueueOnRing(signallingUnit: true) on a queue that keeps its idle flag")
+    package func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: ScheduledUnit? = nil) -> Bool? {
+        assert(unit == nil || signalsUnit, "enqueueOnRing(signalling:) on a queue that keeps its idle flag")
         assert(!sendNeedsSection, "enqueueOnRing outside a ring epoch section on a reclaimable queue")
         if closed.load(ordering: .relaxed) { return nil }
         #if DEBUG
-        MPSCQueueTestHook.pauseIfArmed(self)
+        MPSCQueueTestHook.pauseIfArmed(hookIdentity)
         #endif
         let word = ringWord.load(ordering: .acquiring)
         guard _fastPath(word & 1 == 0) else { return nil }  // no ring yet, or given back
         let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         #if DEBUG
-        MPSCQueueTestHook.claimIfArmed(self)
+        MPSCQueueTestHook.claimIfArmed(hookIdentity)
         #endif
         if overflowActive.load(ordering: .acquiring) {
             guard overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
             let appended = appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes)
             overflowLock.store(false, ordering: .releasing)
             // Behind an active overflow: no fence (MailboxQueue, "Overflow appends").
-            return appended ? claimConsumer(signallingUnit: signallingUnit) : nil
+            return appended ? claimConsumer(signalling: unit) : nil
         }
         guard ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }
         ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        return claimConsumer(signallingUnit: signallingUnit)
+        return claimConsumer(signalling: unit)
     }
 
     /// Claims a slot, copies the item and publishes it. False when full or sealed. The caller
     /// owes the fence before its idle-flag load.
     @inlinable @inline(__always)
-    final func ringInsert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> Bool {
+    func ringInsert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing) -> Bool {
         var ticket: UInt32 = 0
         guard let slot = ring.reserveMultiProducer(slotBytes: MPSCQueue.slotBytes(forItemBytes: itemBytes), ticket: &ticket) else {
             return false
         }
         MPSCQueue.copyItem(to: slot, from: source, byteCount: itemBytes)
         #if DEBUG
-        MPSCQueueTestHook.publishIfArmed(self)
+        MPSCQueueTestHook.publishIfArmed(hookIdentity)
         #endif
         ring.publishMultiProducer(slot: slot, ticket: ticket)
         return true
@@ -397,7 +411,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// The full-ring path. True: appended behind an active overflow, no fence owed
     /// ("Overflow appends"); false: `enqueueSlow` ran.
     @inlinable @inline(__always)
-    final func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
+    func enqueueOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         lockOverflow()
         if appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes) {
             overflowLock.store(false, ordering: .releasing)
@@ -409,7 +423,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Under the overflow lock: appends behind an active overflow whose tail has room.
     @inlinable @inline(__always)
-    final func appendBehindActiveOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
+    func appendBehindActiveOverflow(source: UnsafeRawPointer, ring: RawRing, itemBytes: Int) -> Bool {
         guard overflowActive.load(ordering: .relaxed), let list = overflowList(ring), let tailBase = list.tail else { return false }
         let tail = OverflowChunk(tailBase)
         let index = tail.count
@@ -422,7 +436,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Enqueues a word queue's item; see `enqueue(moving:)`.
     @inlinable @inline(__always)
-    package final func enqueue(word: UInt) -> EnqueueResult {
+    package func enqueue(word: UInt) -> EnqueueResult {
         assert(itemBytes == 8, "enqueue(word:) on a queue of \(itemBytes)-byte items")
         var word = word
         return enqueue(moving: &word)
@@ -453,50 +467,55 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The producer side of the idle flag: true for the one caller that took it from idle.
     /// A queue that signals its unit: true when the unit is not due, by one plain load.
+    /// A queue that signals a unit it is not given answers true: the owner's `schedule`
+    /// then decides by T1/T2, which is correct but costs an RMW.
     @inlinable @inline(__always)
-    final func claimConsumer(signallingUnit: Bool = false) -> Bool {
-        if signallingUnit || signalsUnit { return !isDue }
+    func claimConsumer(signalling unit: ScheduledUnit? = nil) -> Bool {
+        if let unit { return !unit.isDue }
+        if signalsUnit { return true }
         return consumerIdle.load(ordering: .relaxed)
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
     /// After a waiter is recorded outside the queue (a bounded mailbox): true means schedule
     /// the consumer. The fence is the producer's half of the Dekker pair.
-    package final func claimConsumerForWaiter() -> Bool {
+    package func claimConsumerForWaiter(signalling unit: ScheduledUnit? = nil) -> Bool {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
-        return claimConsumer()
+        return claimConsumer(signalling: unit)
     }
 
     /// Ring-only enqueue: nil, with nothing copied, when full or overflowing. A sealed ring
     /// reads as full, so a bounded mailbox is not reclaimable.
     @inlinable @inline(__always)
-    package final func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
+    package func tryEnqueue(moving source: UnsafeRawPointer) -> EnqueueResult? {
         tryEnqueue(moving: source, recording: UntypedItems.self)
     }
 
     /// `tryEnqueue(moving:)` recording `items` as the item type.
     @inlinable @inline(__always)
-    package final func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
+    package func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
+                                                      signalling unit: ScheduledUnit? = nil) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
         let entered = _slowPath(ckshim_epoch_depth() == 0) && reclaimable
         if entered { ckshim_epoch_enter() }
         defer { if entered { ckshim_epoch_exit() } }
-        return tryEnqueueInsert(moving: source, recording: items)
+        return tryEnqueueInsert(moving: source, recording: items, signalling: unit)
     }
 
     /// The ring-only insert of `tryEnqueue`.
     @inlinable @inline(__always)
-    final func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type) -> EnqueueResult? {
+    func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
+                                                    signalling unit: ScheduledUnit?) -> EnqueueResult? {
         let ring = self.ring(recording: items)
         guard !overflowActive.load(ordering: .acquiring),
               ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }
         ckshim_fence_atomic_load()
-        return .accepted(becameNonEmpty: claimConsumer())
+        return .accepted(becameNonEmpty: claimConsumer(signalling: unit))
     }
 
     /// The full-ring path ("Ring, then overflow"), entered holding the overflow lock.
     @usableFromInline @inline(never)
-    final func enqueueSlow(source: UnsafeRawPointer, ring loaded: RawRing) {
+    func enqueueSlow(source: UnsafeRawPointer, ring loaded: RawRing) {
         defer { overflowLock.store(false, ordering: .releasing) }
         // The lock orders this load after a detach ("Giving the ring back").
         let ring = reclaimable ? currentRingUnderLock(replacing: loaded) : loaded
@@ -514,7 +533,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The first overflow append's list, published before `overflowActive` is set.
     @inline(never)
-    final func makeOverflowList(_ ring: RawRing) -> OverflowList {
+    func makeOverflowList(_ ring: RawRing) -> OverflowList {
         let list = OverflowList.allocate()
         ring.overflowListBase = list.base
         return list
@@ -522,7 +541,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// A new tail chunk, twice the last one's size. Under overflowLock.
     @inline(never)
-    final func appendOverflowChunk(to list: OverflowList, after tail: OverflowChunk?) -> OverflowChunk {
+    func appendOverflowChunk(to list: OverflowList, after tail: OverflowChunk?) -> OverflowChunk {
         let capacity = tail.map { Swift.min($0.capacity * 2, OverflowChunk.maximumCapacity) } ?? OverflowChunk.firstCapacity
         let fresh = OverflowChunk.allocate(capacity: capacity, slotBytes: slotBytes)
         if let tail { tail.next = fresh.base } else { list.head = fresh.base }
@@ -532,7 +551,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Pointer convenience for `enqueue(word:)`.
     @inlinable @inline(__always)
-    package final func enqueue(_ pointer: UnsafeMutableRawPointer) -> EnqueueResult {
+    package func enqueue(_ pointer: UnsafeMutableRawPointer) -> EnqueueResult {
         enqueue(word: UInt(bitPattern: pointer))
     }
 
@@ -541,14 +560,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Hands up to `max` items, FIFO per producer, to `body`; `take` moves each out. Consumer
     /// only, never from inside `body`. No atomic read-modify-write per item.
     @inlinable @inline(__always)
-    package final func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
+    package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
         drain(max: max, lingering: lingering, itemBytes: itemBytes, taking: take, body)
     }
 
     /// `drain` with the item size known statically; `signallingUnit` skips a test.
     @inlinable @inline(__always)
-    package final func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int, signallingUnit: Bool = false,
+    package func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int, signallingUnit: Bool = false,
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         assert(!signallingUnit || signalsUnit, "drain(signallingUnit: true) of a queue that keeps its idle flag")
@@ -599,12 +618,12 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The lingering looks ("Lingering"): true when something arrived. Consumer only.
     @usableFromInline @inline(never)
-    final func lingerForMore(_ ring: RawRing) -> Bool {
+    func lingerForMore(_ ring: RawRing) -> Bool {
         // An active overflow here waits for a publish: goIdle's bounded wait handles it.
         guard !overflowActive.load(ordering: .acquiring), Worker.currentHasNothingElseToRun() else { return false }
         for _ in 0..<MPSCQueue.lingerPolls {
             #if DEBUG
-            MPSCQueueTestHook.lingerIfArmed(self)
+            MPSCQueueTestHook.lingerIfArmed(hookIdentity)
             #endif
             ckshim_stall()
             if ring.headIsReadySingleConsumer(slotBytes: slotBytes)
@@ -618,7 +637,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Hands out a run of the first pending chunk's items. A taken chunk's count is final,
     /// so the run is known at its start.
     @inlinable @inline(__always)
-    final func handOutPending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, ring: RawRing, taken: inout Int,
+    func handOutPending<Item>(_ list: OverflowList, _ chunk: OverflowChunk, ring: RawRing, taken: inout Int,
                               max: Int, slotBytes: Int, _ take: (UnsafeMutableRawPointer) -> Item,
                               _ body: (Item) -> Void) {
         let index = list.pendingIndex
@@ -640,7 +659,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Frees the first pending chunk once its last item is out. Consumer only.
     @usableFromInline @inline(never)
-    final func endPendingRun(_ ring: RawRing) {
+    func endPendingRun(_ ring: RawRing) {
         let list = overflowList(ring).unsafelyUnwrapped
         let chunk = OverflowChunk(list.pendingChunk.unsafelyUnwrapped)
         if list.pendingIndex == chunk.count { releasePendingChunk(list, chunk) }
@@ -648,13 +667,13 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Word form of `drain(max:taking:_:)` (a queue of 8-byte items).
     @inlinable
-    package final func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
+    package func drain(max: Int, _ body: (UInt) -> Void) -> DrainOutcome {
         drain(max: max, taking: { $0.load(as: UInt.self) }, body)
     }
 
     /// Frees a used-up pending chunk and moves to the next. Consumer only.
     @usableFromInline @inline(never)
-    final func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
+    func releasePendingChunk(_ list: OverflowList, _ chunk: OverflowChunk) {
         list.pendingChunk = chunk.next
         list.pendingIndex = 0
         chunk.deallocate()
@@ -662,8 +681,8 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// The consumer side of the idle flag: store idle, fence, look again.
     @inlinable @inline(__always)
-    final func goIdle(_ ring: RawRing?) -> DrainOutcome {
-        assert(ring.flatMap(overflowList)?.pendingChunk == nil, "goIdle with overflow items pending")
+    func goIdle(_ ring: RawRing?) -> DrainOutcome {
+        assert(ring.flatMap { overflowList($0) }?.pendingChunk == nil, "goIdle with overflow items pending")
         if signalsUnit { return runDry(ring) }
         consumerIdle.store(true, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
@@ -681,7 +700,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// goIdle of a queue that signals its unit ("The unit as the idle flag").
     @inlinable @inline(__always)
-    final func runDry(_ ring: RawRing?) -> DrainOutcome {
+    func runDry(_ ring: RawRing?) -> DrainOutcome {
         guard let ring else { return .empty }
         if ring.isQuiescent { return .empty }
         return keepUnitTurn(ring)
@@ -689,14 +708,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Waits for a claimed slot's publish and keeps the turn. Consumer only.
     @usableFromInline @inline(never)
-    final func keepUnitTurn(_ ring: RawRing) -> DrainOutcome {
+    func keepUnitTurn(_ ring: RawRing) -> DrainOutcome {
         if !ring.isQuiescent { waitForCommit(ring) }
         return .more
     }
 
     /// Keeps the turn unless a producer took the flag. Consumer only.
     @usableFromInline @inline(never)
-    final func keepTurn(_ ring: RawRing?) -> DrainOutcome {
+    func keepTurn(_ ring: RawRing?) -> DrainOutcome {
         guard consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
         else { return .empty }
         if let ring, !ring.isQuiescent { waitForCommit(ring) }
@@ -708,10 +727,10 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Waits for a claimed slot's publish, yielding once for a preempted producer.
     @usableFromInline @inline(never)
-    final func waitForCommit(_ ring: RawRing) {
+    func waitForCommit(_ ring: RawRing) {
         for _ in 0..<MPSCQueue.commitPolls {
             #if DEBUG
-            MPSCQueueTestHook.commitWaitIfArmed(self)
+            MPSCQueueTestHook.commitWaitIfArmed(hookIdentity)
             #endif
             if ring.headIsReadySingleConsumer(slotBytes: slotBytes) { return }
             ckshim_stall()
@@ -721,7 +740,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Pointer form of `drain(max:_:)`.
     @inlinable
-    package final func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> DrainOutcome {
+    package func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> DrainOutcome {
         drain(max: max) { (word: UInt) in body(UnsafeMutableRawPointer(bitPattern: word)!) }
     }
 
@@ -729,7 +748,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// first ring for a full-size one at the same moment ("Growing the ring"). Returns the
     /// ring to go on with; nil when nothing was taken. Consumer only.
     @usableFromInline @inline(never)
-    final func takeOverflowIfQuiescent(_ ring: RawRing) -> RawRing? {
+    func takeOverflowIfQuiescent(_ ring: RawRing) -> RawRing? {
         guard overflowActive.load(ordering: .acquiring) else { return nil }
         // Allocated before the lock, so producers never wait for malloc.
         let larger = fullRingForGrowth(ring)
@@ -751,14 +770,14 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Swaps a small first ring for a full-size one if it is quiescent ("Growing the ring"):
     /// the retry after a take whose seal lost. The new ring, or nil. Consumer only.
     @usableFromInline @inline(never)
-    final func growIfQuiescent(_ ring: RawRing) -> RawRing? {
+    func growIfQuiescent(_ ring: RawRing) -> RawRing? {
         guard let larger = fullRingForGrowth(ring) else { return nil }
         let grew = withOverflowLock { ring.isQuiescent && swapUnderLock(ring, for: larger) }
         return finishGrowth(from: ring, to: larger, grew: grew)
     }
 
     /// A full-size ring to grow into, when `ring` is a small first ring. Consumer only.
-    final func fullRingForGrowth(_ ring: RawRing) -> RawRing? {
+    func fullRingForGrowth(_ ring: RawRing) -> RawRing? {
         guard reclaimable, ring.capacity < capacity else { return nil }
         return try? RawRing(tryMailboxCapacity: capacity, slotBytes: slotBytes)
     }
@@ -766,7 +785,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Under the overflow lock, with `ring` quiescent: seals it and publishes `larger`,
     /// carrying the item type, the taken count and the overflow list. False when a
     /// producer's claim beat the seal. Consumer only.
-    final func swapUnderLock(_ ring: RawRing, for larger: RawRing) -> Bool {
+    func swapUnderLock(_ ring: RawRing, for larger: RawRing) -> Bool {
         #if DEBUG
         if MPSCQueueTestHook.loseGrowthSeal.exchange(false, ordering: .relaxed) { return false }
         #endif
@@ -782,7 +801,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// After the lock: retires the small ring and returns the new one, or frees the unused
     /// full ring and returns nil.
-    final func finishGrowth(from ring: RawRing, to larger: RawRing?, grew: Bool) -> RawRing? {
+    func finishGrowth(from ring: RawRing, to larger: RawRing?, grew: Bool) -> RawRing? {
         guard let larger else { return nil }
         if grew {
             ckshim_ring_retire(ring.ring)
@@ -797,13 +816,13 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     /// Gives an idle reclaimable queue's ring back ("Giving the ring back"). False when a
     /// producer came first. Consumer only, right after a drain returned `.empty`.
     @discardableResult
-    package final func releaseIdleRing() -> Bool {
+    package func releaseIdleRing() -> Bool {
         var dropped = 0
         return releaseIdleRing(overflowAppends: &dropped)
     }
 
     /// `releaseIdleRing()`, adding the given-back list's overflow count to `dropped`.
-    package final func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool {
+    package func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool {
         guard reclaimable, let block = ringBlock else { return false }
         let ring = RawRing(block: block)
         guard !overflowActive.load(ordering: .acquiring), overflowList(ring)?.pendingChunk == nil else { return false }
@@ -831,7 +850,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// True when the queue has a ring and took no item since the last call. One walker.
-    package final func ringIdleSinceLastLook() -> Bool {
+    package func ringIdleSinceLastLook() -> Bool {
         readingRing { ring, _ in
             guard let ring else { return false }
             let seen = UInt64(truncatingIfNeeded: ring.takenCount) &+ 1  // 0: never looked
@@ -843,19 +862,19 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// True while the queue holds a ring (a snapshot). Any thread.
-    package final var hasRing: Bool { ringBlock != nil }
+    package var hasRing: Bool { ringBlock != nil }
 
     /// Closes the queue: later enqueues get `.closed`. Any thread; true for the closing call.
     @discardableResult @usableFromInline
-    package final func markClosed() -> Bool {
+    package func markClosed() -> Bool {
         !closed.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     /// True once `markClosed()` ran.
-    @usableFromInline package final var isClosed: Bool { closed.load(ordering: .acquiring) }
+    @usableFromInline package var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Items counted and not yet drained (a snapshot).
-    @usableFromInline package final var approximateCount: Int {
+    @usableFromInline package var approximateCount: Int {
         readingRing { ring, _ in
             guard let ring else { return 0 }
             guard let list = overflowList(ring) else { return ring.claimedCount }
@@ -864,26 +883,21 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
         }
     }
 
-    /// True while a consumer turn is running or due; false means nothing to drain.
-    @inlinable package final var hasPendingWork: Bool {
-        if signalsUnit { return stateSnapshot != ScheduledUnit.idle }
-        return flagSaysPending
-    }
-
-    /// `hasPendingWork` of a queue that keeps its idle flag.
-    @inlinable package final var flagSaysPending: Bool {
-        assert(!signalsUnit, "flagSaysPending on a queue that signals its unit")
+    /// True while a consumer turn is running or due; false means nothing to drain. Only for
+    /// a queue that keeps its idle flag: a unit's owner reads its unit's state word.
+    @inlinable package var hasPendingWork: Bool {
+        assert(!signalsUnit, "hasPendingWork on a queue that signals its unit")
         return !consumerIdle.load(ordering: .acquiring)
     }
 
     /// Enqueues that ever took the overflow path.
-    package final var overflowAppends: Int {
+    package var overflowAppends: Int {
         readingRing { ring, _ in ring.flatMap { overflowList($0)?.appendCount } ?? 0 }
     }
 
     /// Runs `body` holding the overflow spin lock.
     @usableFromInline
-    final func withOverflowLock<R>(_ body: () -> R) -> R {
+    func withOverflowLock<R>(_ body: () -> R) -> R {
         lockOverflow()
         defer { overflowLock.store(false, ordering: .releasing) }
         return body()
@@ -891,7 +905,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Takes the overflow spin lock.
     @inlinable @inline(__always)
-    final func lockOverflow() {
+    func lockOverflow() {
         if !overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             lockOverflowContended()
         }
@@ -899,7 +913,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
 
     /// Test-and-test-and-set with back-off, yielding now and then for a preempted holder.
     @usableFromInline @inline(never)
-    final func lockOverflowContended() {
+    func lockOverflowContended() {
         var spins = 0
         var pause = 1
         repeat {
@@ -913,7 +927,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// Overflow chunks held; 0 once a burst drained. Consumer only (tests).
-    package final var overflowChunksHeld: Int {
+    package var overflowChunksHeld: Int {
         guard let block = ringBlock, let list = overflowList(RawRing(block: block)) else {
             return 0
         }
@@ -921,7 +935,7 @@ open class MPSCQueue: ScheduledUnit, @unchecked Sendable {
     }
 
     /// Bytes the current ring occupies; 0 when it has none.
-    package final var ringBytes: Int {
+    package var ringBytes: Int {
         readingRing { ring, _ in ring.map { RawRing.mailboxAllocationSize(capacity: $0.capacity, slotBytes: slotBytes) } ?? 0 }
     }
 }
@@ -950,51 +964,51 @@ extension RawRing {
     package static let loseGrowthSeal = Atomic<Bool>(false)
 
     /// Runs `action` once, in the next enqueue on `queue`, before it claims a slot.
-    package static func armClaim(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        claim.arm(queue, action)
+    package static func armClaim(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        claim.arm(queue.hookIdentity, action)
     }
 
     @inlinable @inline(__always)
-    package static func claimIfArmed(_ queue: MPSCQueue) { claim.fireIfArmed(queue) }
+    package static func claimIfArmed(_ queue: UInt) { claim.fireIfArmed(queue) }
 
     /// Runs `action` once, in the next ring enqueue on `queue`, between write and publish
     /// (under the overflow lock, if the enqueue holds it).
-    package static func armPublish(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        publish.arm(queue, action)
+    package static func armPublish(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        publish.arm(queue.hookIdentity, action)
     }
 
     @inlinable @inline(__always)
-    package static func publishIfArmed(_ queue: MPSCQueue) { publish.fireIfArmed(queue) }
+    package static func publishIfArmed(_ queue: UInt) { publish.fireIfArmed(queue) }
 
     /// Runs `action` once, in the next enqueue on `queue`, before inserting.
-    package static func arm(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        enqueue.arm(queue, action)
+    package static func arm(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        enqueue.arm(queue.hookIdentity, action)
     }
 
     @inlinable @inline(__always)
-    package static func pauseIfArmed(_ queue: MPSCQueue) { enqueue.fireIfArmed(queue) }
+    package static func pauseIfArmed(_ queue: UInt) { enqueue.fireIfArmed(queue) }
 
     /// Runs `action` once, in the next lingering look of a drain of `queue`.
-    package static func armLinger(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        linger.arm(queue, action)
+    package static func armLinger(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        linger.arm(queue.hookIdentity, action)
     }
 
     /// Disarms `armLinger` if it has not fired.
     package static func disarmLinger() { linger.disarm() }
 
     @inlinable @inline(__always)
-    package static func lingerIfArmed(_ queue: MPSCQueue) { linger.fireIfArmed(queue) }
+    package static func lingerIfArmed(_ queue: UInt) { linger.fireIfArmed(queue) }
 
     /// Runs `action` once, before a drain of `queue` looks for a producer's publish.
-    package static func armCommitWait(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
-        commitWait.arm(queue, action)
+    package static func armCommitWait(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        commitWait.arm(queue.hookIdentity, action)
     }
 
     /// Disarms `armCommitWait` if it has not fired.
     package static func disarmCommitWait() { commitWait.disarm() }
 
     @inlinable @inline(__always)
-    package static func commitWaitIfArmed(_ queue: MPSCQueue) { commitWait.fireIfArmed(queue) }
+    package static func commitWaitIfArmed(_ queue: UInt) { commitWait.fireIfArmed(queue) }
 }
 
 /// Debug builds only: one hook point; a CAS disarms it, so one thread fires.
@@ -1005,9 +1019,9 @@ extension RawRing {
 
     init() {}
 
-    func arm(_ queue: MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+    func arm(_ queue: UInt, _ action: @escaping @Sendable () -> Void) {
         self.action.withLock { $0 = action }
-        target.store(UInt(bitPattern: ObjectIdentifier(queue).hashValue), ordering: .releasing)
+        target.store(queue, ordering: .releasing)
     }
 
     func disarm() {
@@ -1016,9 +1030,9 @@ extension RawRing {
     }
 
     @inlinable @inline(__always)
-    func fireIfArmed(_ queue: MPSCQueue) {
+    func fireIfArmed(_ queue: UInt) {
         let armed = target.load(ordering: .relaxed)
-        if armed != 0, armed == UInt(bitPattern: ObjectIdentifier(queue).hashValue) { fire(armed) }
+        if armed != 0, armed == queue { fire(armed) }
     }
 
     @usableFromInline func fire(_ armed: UInt) {

@@ -50,7 +50,7 @@ public enum TurnOutcome: Sendable {
 open class ScheduledUnit: @unchecked Sendable {
     // @unchecked: the only shared mutable state is the Atomic `state`.
 
-    @usableFromInline static let idle: UInt8 = 0
+    @usableFromInline package static let idle: UInt8 = 0
     @usableFromInline static let scheduled: UInt8 = 1
     @usableFromInline static let running: UInt8 = 2
     @usableFromInline static let notified: UInt8 = 3

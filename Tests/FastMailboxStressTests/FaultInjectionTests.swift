@@ -222,7 +222,7 @@ import TestSupport
         #expect(probe.waitForCount(1))
         let cell = try #require(ref.identity as? ActorCellBase<Int>)
         let paused = TestGate()
-        MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }
+        MPSCQueueTestHook.arm(cell.queue) { paused.pass() }
         let senderDone = DispatchSemaphore(value: 0)
         let sender = Thread { ref.tell(2); senderDone.signal() }
         sender.start()
@@ -250,7 +250,7 @@ import TestSupport
         #expect(gate.waitForArrival())  // the actor is busy: the ring fills, the overflow is taken
         let cell = try #require(ref.identity as? ActorCellBase<Int>)
         let paused = TestGate()
-        MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }
+        MPSCQueueTestHook.arm(cell.queue) { paused.pass() }
         let late = Thread { ref.tell(1_000_000) }
         late.start()
         #expect(paused.waitForArrival())

@@ -13,8 +13,8 @@ import FastMailboxTestKit
 /// a long turn holds it back, so these tests, which wait for every retired block to be
 /// freed, run alone, in the stress target.
 @Suite("Reclaiming idle mailboxes", .serialized) struct ReclaimIdleMailboxesTests {
-    private func queue(of ref: ActorRef<Int>) throws -> MPSCQueue {
-        try #require(ref.identity as? ActorCellBase<Int>).mailbox.queue
+    private func queue(of ref: ActorRef<Int>) throws -> CellMailbox<Int> {
+        try #require(ref.identity as? ActorCellBase<Int>).mailbox
     }
 
     @Test("a walk frees the rings of actors idle since the previous walk and leaves a busy one; later messages arrive in order, counted once")
@@ -165,8 +165,8 @@ import FastMailboxTestKit
         return (probes, refs)
     }
 
-    private func sequentialQueue(of ref: ActorRef<Int>) throws -> MPSCQueue {
-        try #require(ref.identity as? SequentialActorCell<Int>).mailbox.queue
+    private func sequentialQueue(of ref: ActorRef<Int>) throws -> CellMailbox<Int> {
+        try #require(ref.identity as? SequentialActorCell<Int>).mailbox
     }
 
     @Test("a walk takes the ring of a sequential actor parked in receive and leaves a busy one; later messages arrive in order, counted once")

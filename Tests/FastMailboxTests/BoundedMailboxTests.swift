@@ -65,7 +65,7 @@ import FastMailboxTestKit
     /// The actor is in a turn (its message in hand) with nothing queued: `mailboxDepth` is
     /// one while a turn runs, plus the messages queued.
     func inHandWithNothingQueued(_ ref: ActorRef<Int>) -> Bool {
-        ref.mailboxDepth == 1 && (ref.identity as? ActorCellBase<Int>)?.approximateCount == 0
+        ref.mailboxDepth == 1 && (ref.identity as? ActorCellBase<Int>)?.mailbox.count == 0
     }
 
     func waiters(of ref: ActorRef<Int>) -> Int {
@@ -307,8 +307,8 @@ import FastMailboxTestKit
             Thread { ref.stop(); stopped.signal() }.start()
             // Bounded: a stop that waited for this lock before closing would never close.
             let deadline = ContinuousClock.now + .seconds(5)
-            while !cell.isClosed, ContinuousClock.now < deadline { sched_yield() }
-            closedBeforeRecord.store(cell.isClosed, ordering: .releasing)
+            while !cell.queue.isClosed, ContinuousClock.now < deadline { sched_yield() }
+            closedBeforeRecord.store(cell.queue.isClosed, ordering: .releasing)
         }
         let outcomes = Probe<SendError<Int>?>()
         let sender = sendRecording(30, to: ref, into: outcomes)

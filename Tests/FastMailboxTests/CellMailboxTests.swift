@@ -1,6 +1,6 @@
-// A cell's mailbox is a Mailbox<Message>: the same type, with the same typed operations,
-// as a standalone mailbox. Releasing the payloads of messages nobody took is the
-// mailbox's own job, done by its queue when the last reference goes (MPSCQueue.swift, "Where the fields live"). These tests put
+// A cell stores its mailbox queue inline and moves messages through it with the same typed
+// operations (MessageEncoding) as a standalone mailbox. Releasing the payloads of messages
+// nobody took is the queue's own job, done by its deinit when the cell goes. These tests put
 // messages into a cell's mailbox that no turn takes, drop the cell, and count the payloads:
 // each released exactly once (a double release drives the count below its start, and
 // ASan reports it), for ring and overflow slots, boxed messages, a lazily allocated ring
@@ -28,25 +28,25 @@ private struct BigCounted: Sendable {
     var payload: Counted
 }
 
-@Suite("A cell's mailbox is a Mailbox<Message>", .serialized)
+@Suite("A cell's inline mailbox queue", .serialized)
 struct CellMailboxTests {
     private func makeEventCell<M: Sendable>(_ system: ActorSystem, capacity: Int, _: M.Type) throws -> ActorCell<ClosureActor<M>> {
         let cell = ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
                                               supervisor: system.defaultSupervisor,
                                               mailbox: try system.mailboxShape(capacity: capacity, for: M.self),
                                               mailboxPass: nil, bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
-        try system.reserveEagerRing(of: cell, for: M.self)  // as the spawn does
+        try system.reserveEagerRing(of: cell.queue, for: M.self)  // as the spawn does
         return cell
     }
 
-    @Test("a cell is its own mailbox queue: sends land in it, its counts are the cell's; a pool's router leaves its own unused")
+    @Test("a cell stores its mailbox queue: sends land in it, its counts are the cell's; a pool's router leaves its own unused")
     func cellIsItsOwnQueue() throws {
         let deterministic = DeterministicScheduler(seed: 44)
         let system = makeDeterministicSystem(deterministic)
         defer { system.shutdown() }
         let cell = try makeEventCell(system, capacity: 4, Int.self)
-        #expect(cell.mailbox.queue === cell, "one object: the cell is the queue (MPSCQueue, \"One object\")")
-        #expect(!cell.hasRing, "the ring is lazy")
+        #expect(cell.mailbox.isInline, "one object: the queue lies inside the cell (<doc:ActorCells>, \"One object per actor\")")
+        #expect(!cell.mailbox.hasRing, "the ring is lazy")
         for i in 0..<5 { #expect(cell.mailbox.send(i).isAccepted) }  // 3 in the ring, 2 overflowed
         #expect(cell.acceptedCount == 5 && cell.overflowCount == 2 && cell.reportFigures.left == 5)
         var taken: [Int] = []
@@ -56,13 +56,13 @@ struct CellMailboxTests {
         // A spawned event actor's queue may give its ring back (the idle-mailbox walk asks the cell itself).
         let spawned = try system.spawn { (_: Int, _) in }
         guard case .cell(let spawnedCell) = spawned.target else { Issue.record("an event actor's ref is its cell"); return }
-        #expect(spawnedCell.mailbox.queue === spawnedCell && spawnedCell.reclaimable)
+        #expect(spawnedCell.mailbox(of: Int.self).isInline && spawnedCell.mailbox(of: Int.self).reclaimable)
         // A router has no mailbox: its queue stays ring-less, counts 0, and is never reclaimable.
         let pool = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
         guard case .router(let router) = pool.target else { Issue.record("a pool's ref is its router"); return }
         pool.tell(1)
         try deterministic.runUntilQuiescent()
-        #expect(!router.hasRing && !router.reclaimable)
+        #expect(!router.mailbox(of: Int.self).hasRing && !router.mailbox(of: Int.self).reclaimable)
         #expect(router.acceptedCount == 0 && router.overflowCount == 0)
     }
 
@@ -75,7 +75,7 @@ struct CellMailboxTests {
         for capacity in [4, ActorSystem.eagerRingCapacity] {
             do {
                 let cell = try makeEventCell(system, capacity: capacity, Counted.self)
-                let mailbox: Mailbox<Counted> = cell.mailbox  // the cell's own typed mailbox
+                let mailbox = cell.mailbox  // the cell's own queue, typed
                 #expect((mailbox.ringBytes != 0) == (capacity >= ActorSystem.eagerRingCapacity), "eager ring reserved at spawn")
                 for i in 0..<10 { #expect(mailbox.send(Counted(i)).isAccepted) }  // no turn takes them
                 if capacity == 4 { #expect(mailbox.overflowSendCount == 7, "3 in the ring, 7 in the overflow") }
@@ -140,11 +140,12 @@ struct CellMailboxTests {
         do {
             // What AnyActorCell's deinit relies on: a system queue dropped with messages in
             // it (5: ring and overflow) releases what they hold (here the watcher cell).
-            let queue = try MessageEncoding<SystemMessage>.makeQueue(capacity: 4)
+            let box = try MessageEncoding<SystemMessage>.makeQueueBox(capacity: 4)
             let cell = try makeEventCell(system, capacity: 4, Int.self)
             watcher = cell
-            for _ in 0..<5 { _ = MessageEncoding<SystemMessage>.enqueue(.watch(cell), into: queue) }
-            #expect(queue.approximateCount == 5)
+            for _ in 0..<5 { _ = MessageEncoding<SystemMessage>.enqueue(.watch(cell), into: box.queue) }
+            let queued = box.queue.approximateCount
+            #expect(queued == 5)
         }
         #expect(watcher == nil, "the watcher each .watch held was released with the queue")
     }

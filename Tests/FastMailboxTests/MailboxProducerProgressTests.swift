@@ -34,7 +34,7 @@ import FastMailboxTestSupport
     func parkedSenderStopsNoOtherSender() throws {
         let mailbox = try Mailbox<UInt64>(capacity: 64)
         let parked = TestGate()
-        MPSCQueueTestHook.armPublish(mailbox.queue) { parked.pass() }
+        MPSCQueueTestHook.armPublish(mailbox.box.queue) { parked.pass() }
         let parkedSender = Thread { _ = mailbox.send(Self.message(Self.senders, 0)) }
         parkedSender.start()
         #expect(parked.waitForArrival(), "the first send did not reach its publish")
@@ -87,7 +87,7 @@ import FastMailboxTestSupport
         #expect(eventually { received.load(ordering: .relaxed) == 1 })
         let cell = try #require(ref.identity as? ActorCellBase<UInt64>)
         let parked = TestGate()
-        MPSCQueueTestHook.armPublish(cell.mailbox.queue) { parked.pass() }
+        MPSCQueueTestHook.armPublish(cell.queue) { parked.pass() }
         let parkedSender = Thread { ref.tell(Self.message(Self.senders, 1)) }
         parkedSender.start()
         #expect(parked.waitForArrival())

@@ -110,12 +110,12 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         while mailbox.drain(max: 5, { value in
             out.append(value)
             // Counted before the hand-off: this one is taken, the rest still counted inside.
-            if mailbox.queue.dequeuedCount != out.count || mailbox.count != sent - out.count { countsExact = false }
+            if mailbox.box.queue.dequeuedCount != out.count || mailbox.count != sent - out.count { countsExact = false }
             if value < n { _ = mailbox.send(1_000 + value); sent += 1 }  // behind everything sent before
         }) == .more {}
         #expect(out == Array(0..<n) + Array(1_000..<1_000 + n), "one sender's order across ring, overflow runs and drains")
         #expect(countsExact, "dequeuedCount and count exact at every hand-off")
-        #expect(mailbox.queue.overflowChunksHeld == 0, "every chunk freed once drained")
+        #expect(mailbox.box.overflowChunksHeld == 0, "every chunk freed once drained")
     }
 
     @Test("class, trivial, enum, struct and big (boxed) messages round-trip and none leaks")
@@ -257,7 +257,7 @@ enum Command: Sendable, Equatable { case start, stop, pause }
         }) == .more {}
         #expect(malloc_counter_thread_allocations() == drainStart, "draining allocates nothing")
         #expect(inOrder && expected == n)
-        #expect(envelopes.queue.overflowChunksHeld == 0, "every chunk freed once drained")
+        #expect(envelopes.box.overflowChunksHeld == 0, "every chunk freed once drained")
     }
 
     @Test("messages still inside are released once, when the last copy of the mailbox goes, not before")

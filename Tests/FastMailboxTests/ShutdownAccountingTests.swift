@@ -83,7 +83,7 @@ import FastMailboxTestKit
         #expect(delivered.wait(timeout: .now() + 20) == .success)
         let cell = try #require(ref.identity as? ActorCellBase<Int>)
         let paused = TestGate()
-        MPSCQueueTestHook.arm(cell.mailbox.queue) { paused.pass() }  // the sender stops after its check
+        MPSCQueueTestHook.arm(cell.queue) { paused.pass() }  // the sender stops after its check
         let senderDone = DispatchSemaphore(value: 0)
         let sender = Thread { ref.tell(2); senderDone.signal() }
         sender.start()

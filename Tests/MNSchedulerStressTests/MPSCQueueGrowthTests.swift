@@ -12,7 +12,7 @@ import TestSupport
 
     @Test("the first ring is small; a burst past it swaps in a full ring, with every item in order and the counts kept")
     func burstGrowsTheRing() throws {
-        let queue = try MPSCQueue(capacity: 32, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 32, reclaimable: true)
         _ = queue.enqueue(word: 0)
         #expect(queue.ringBytes == ringBytes(MPSCQueue.firstRingCapacity))
         var got: [UInt] = []
@@ -38,7 +38,7 @@ import TestSupport
 
     @Test("a take whose growth seal lost: the ring grows between pending runs, every item in order")
     func growthRetriedAfterLostSeal() throws {
-        let queue = try MPSCQueue(capacity: 32, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 32, reclaimable: true)
         // The small ring, then two overflow chunks (the first holds 32 items).
         for i in UInt(1)...60 { _ = queue.enqueue(word: i) }
         MPSCQueueTestHook.loseGrowthSeal.store(true, ordering: .relaxed)
@@ -54,10 +54,10 @@ import TestSupport
 
     @Test("a queue that is not reclaimable, or whose capacity is already small, never swaps")
     func noSwapWithoutReclaim() throws {
-        let plain = try MPSCQueue(capacity: 32)
+        let plain = try MPSCQueueBox(capacity: 32)
         _ = plain.enqueue(word: 1)
         #expect(plain.ringBytes == ringBytes(32))
-        let small = try MPSCQueue(capacity: 4, reclaimable: true)
+        let small = try MPSCQueueBox(capacity: 4, reclaimable: true)
         for i in UInt(1)...20 { _ = small.enqueue(word: i) }
         var got: [UInt] = []
         #expect(small.drainAll(into: &got) == .empty)
@@ -67,7 +67,7 @@ import TestSupport
 
     @Test("a producer paused with the small ring in hand while the consumer swaps it: its item arrives after the burst")
     func producerPausedAcrossGrowth() throws {
-        let queue = try MPSCQueue(capacity: 32, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 32, reclaimable: true)
         for i in UInt(1)...10 { _ = queue.enqueue(word: i) }  // the small ring, then overflow
         let producer = PausedProducer(enqueuing: 11, into: queue)
         #expect(producer.paused)

@@ -12,7 +12,7 @@ import TestSupport
 @Suite(.serialized) struct MPSCQueueReclaimTests {
     @Test("a ring given back: the next sends get a fresh one, in order, exactly once, and the taken count goes on")
     func releaseThenSendDeliversInOrder() throws {
-        let queue = try MPSCQueue(capacity: 8, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 8, reclaimable: true)
         for i in UInt(1)...5 { _ = queue.enqueue(word: i) }
         var got: [UInt] = []
         #expect(queue.drainAll(into: &got) == .empty)
@@ -41,14 +41,14 @@ import TestSupport
 
     @Test("no ring is given back while it holds anything, or a producer has claimed a slot, or for a plain queue")
     func releaseRefusedUnlessIdle() throws {
-        let plain = try MPSCQueue(capacity: 8)
+        let plain = try MPSCQueueBox(capacity: 8)
         _ = plain.enqueue(word: 1)
         var got: [UInt] = []
         _ = plain.drainAll(into: &got)
         #expect(!plain.releaseIdleRing())
         #expect(plain.hasRing)
 
-        let queue = try MPSCQueue(capacity: 8, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 8, reclaimable: true)
         _ = queue.enqueue(word: 1)
         #expect(!queue.releaseIdleRing())  // an item waits
         #expect(queue.hasRing)
@@ -67,7 +67,7 @@ import TestSupport
 
     @Test("a producer that loaded the ring, paused before its claim while the ring was given back: its item is delivered")
     func producerPausedAcrossRelease() throws {
-        let queue = try MPSCQueue(capacity: 8, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 8, reclaimable: true)
         _ = queue.enqueue(word: 1)
         var got: [UInt] = []
         #expect(queue.drainAll(into: &got) == .empty)
@@ -91,7 +91,7 @@ import TestSupport
 
     @Test("producers on plain threads and on workers, statistics readers, a consumer giving the ring back over and over: nothing lost, per-producer order kept")
     func stress() throws {
-        let queue = try MPSCQueue(capacity: 16, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 16, reclaimable: true)
         let perProducer = 20_000
         let threads = 2
         let units = 2

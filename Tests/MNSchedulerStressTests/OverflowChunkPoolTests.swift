@@ -67,7 +67,7 @@ import TestSupport
     /// only at its second aging after that (between one and two intervals later).
     @Test("a drained burst's chunks leave the queue as their last item is taken: small ones to malloc, full ones to the pool until aged")
     func drainedBurstChunksArePooledThenFreed() throws {
-        let queue = try MPSCQueue(capacity: 8, itemBytes: 56)  // a slot size no other suite's messages use
+        let queue = try MPSCQueueBox(capacity: 8, itemBytes: 56)  // a slot size no other suite's messages use
         var item = [UInt8](repeating: 0, count: 56)
         let burst = 7 + 32 + 64 + 128 + 256 + 512 + 3 * OverflowChunk.maximumCapacity  // 7 in the ring
         for n in 0..<burst {
@@ -75,7 +75,7 @@ import TestSupport
             _ = item.withUnsafeBytes { queue.enqueue(moving: $0.baseAddress!) }
         }
         // The producers' chain, in order: 32, 64, …, 512, then three of the maximum.
-        let list = try #require(queue.ringBlock.flatMap { queue.overflowList(RawRing(block: $0)) })
+        let list = try #require(queue.ringBlock.flatMap { queue.queue.overflowList(RawRing(block: $0)) })
         var chunks: [OverflowChunk] = []
         var next = list.head
         while let base = next { chunks.append(OverflowChunk(base)); next = OverflowChunk(base).next }

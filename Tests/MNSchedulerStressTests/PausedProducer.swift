@@ -11,12 +11,12 @@ final class PausedProducer: Sendable {
     /// True once the producer stopped at the hook.
     let paused: Bool
 
-    /// Starts the enqueue of `word` into `queue` and returns once it has stopped.
-    init(enqueuing word: UInt, into queue: MPSCQueue) {
+    /// Starts the enqueue of `word` into `box`'s queue and returns once it has stopped.
+    init(enqueuing word: UInt, into box: MPSCQueueBox) {
         let arrived = DispatchSemaphore(value: 0)
-        MPSCQueueTestHook.armClaim(queue) { [open] in arrived.signal(); open.wait() }
+        MPSCQueueTestHook.armClaim(box.queue) { [open] in arrived.signal(); open.wait() }
         DispatchQueue.global().async { [result] in
-            let outcome = queue.enqueue(word: word)
+            let outcome = box.queue.enqueue(word: word)
             result.withLock { $0 = outcome }
         }
         paused = arrived.wait(timeout: .now() + 20) == .success
@@ -30,9 +30,9 @@ final class PausedProducer: Sendable {
     }
 }
 
-extension MPSCQueue {
+extension MPSCQueueBox {
     /// One drain of a word queue with no limit, into `out` (the queue's consumer).
-    func drainAll(into out: inout [UInt]) -> DrainOutcome {
+    func drainAll(into out: inout [UInt]) -> MPSCQueue.DrainOutcome {
         drain(max: Int.max) { out.append($0) }
     }
 }

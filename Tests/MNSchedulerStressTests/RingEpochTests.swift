@@ -31,7 +31,7 @@ import TestSupport
 
     @Test("a section begun on another thread before the ring was given back holds the block through every collection; it is freed once the section ends")
     func sectionBeforeRetireHoldsTheBlock() throws {
-        let queue = try MPSCQueue(capacity: 8, reclaimable: true)
+        let queue = try MPSCQueueBox(capacity: 8, reclaimable: true)
         _ = queue.enqueue(word: 1)
         var got: [UInt] = []
         #expect(queue.drain(max: Int.max) { got.append($0) } == .empty)

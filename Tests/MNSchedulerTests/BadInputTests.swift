@@ -13,7 +13,7 @@ import Darwin
     func ringCapacityAboveMaximumIsRefused() {
         #expect(RawRing.maximumCapacity == 1 << 20)
         #expect(throws: RingCapacityError(requested: 1 << 30)) { try RawRing.validate(capacity: 1 << 30) }
-        #expect(throws: RingCapacityError(requested: 1 << 21)) { try MPSCQueue(capacity: 1 << 21) }
+        #expect(throws: RingCapacityError(requested: 1 << 21)) { try MPSCQueueBox(capacity: 1 << 21) }
         let text = RingCapacityError(requested: 1 << 30).description
         #expect(text.contains("1073741824") && text.contains("4") && text.contains("1048576"))
         #expect((try? MPSCQueue(capacity: 1 << 20)) != nil)
@@ -32,7 +32,7 @@ import Darwin
 
     @Test("reserveRing allocates a queue's ring up front, once, and later sends use it")
     func reserveRingAllocatesOnce() throws {
-        let queue = try MPSCQueue(capacity: 16)
+        let queue = try MPSCQueueBox(capacity: 16)
         #expect(queue.ringBytes == 0)
         try queue.reserveRing()
         let block = queue.ringBlock

@@ -11,20 +11,21 @@ private let commitWaitHookInUse = Lock<Void>(())
 /// `drain` (the consumer's drain); returns its outcome and whether the commit happened
 /// inside it. If it did not (the drain ended without waiting), the item is committed after
 /// it, so the test can go on.
-func drainWithCommitDuringWait(_ queue: MPSCQueue, slot: UnsafeMutableRawPointer, ticket: UInt32, value: UInt,
+func drainWithCommitDuringWait(_ queue: borrowing MPSCQueue, slot: UnsafeMutableRawPointer, ticket: UInt32, value: UInt,
                                drain: () -> MPSCQueue.DrainOutcome) -> (outcome: MPSCQueue.DrainOutcome, waited: Bool) {
     commitWaitHookInUse.withLock { _ in
         drainWithCommitDuringWaitAlone(queue, slot: slot, ticket: ticket, value: value, drain: drain)
     }
 }
 
-private func drainWithCommitDuringWaitAlone(_ queue: MPSCQueue, slot: UnsafeMutableRawPointer, ticket: UInt32, value: UInt,
+private func drainWithCommitDuringWaitAlone(_ queue: borrowing MPSCQueue, slot: UnsafeMutableRawPointer, ticket: UInt32, value: UInt,
                                             drain: () -> MPSCQueue.DrainOutcome) -> (outcome: MPSCQueue.DrainOutcome, waited: Bool) {
     let committedInDrain = Atomic<Bool>(false)
     nonisolated(unsafe) let claimed = slot
+    let ring = queue.ring
     MPSCQueueTestHook.armCommitWait(queue) {
         claimed.storeBytes(of: value, as: UInt.self)
-        queue.ring.publishMultiProducer(slot: claimed, ticket: ticket)
+        ring.publishMultiProducer(slot: claimed, ticket: ticket)
         committedInDrain.store(true, ordering: .sequentiallyConsistent)
     }
     defer { MPSCQueueTestHook.disarmCommitWait() }

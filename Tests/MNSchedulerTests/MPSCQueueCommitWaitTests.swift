@@ -7,25 +7,25 @@ import TestSupport
 /// that commit, a bounded time, before its turn ends (MPSCQueue.swift, "Producers between
 /// claim and commit"); the idle protocol is otherwise unchanged.
 @Suite struct MPSCQueueCommitWaitTests {
-    /// Item 1 committed, then a producer that has claimed the next slot but not committed.
-    private func queueWithClaimedSlot() throws -> (MPSCQueue, UnsafeMutableRawPointer, UInt32) {
-        let queue = try MPSCQueue(capacity: 8)
+    /// Enqueues item 1, then claims the next slot as a producer that has not committed.
+    private func claimSlot(after queue: borrowing MPSCQueue) throws -> (UnsafeMutableRawPointer, UInt32) {
         guard case .accepted(becameNonEmpty: true) = queue.enqueue(word: 1) else {
             Issue.record("the first enqueue must claim the consumer")
             throw CancellationError()
         }
         var ticket: UInt32 = 0
         let slot = try #require(queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
-        return (queue, slot, ticket)
+        return (slot, ticket)
     }
 
     @Test("a drain that meets a producer between claim and commit waits for the commit before its turn ends")
     func drainWaitsForClaimedSlot() throws {
-        let (queue, slot, ticket) = try queueWithClaimedSlot()
+        let queue = try MPSCQueueBox(capacity: 8)
+        let (slot, ticket) = try claimSlot(after: queue.queue)
         // The producer commits at the consumer's first look for it (before the rule, the
         // turn ended without looking, and the helper commits after the drain).
         var first: [UInt] = []
-        let (outcome, waited) = drainWithCommitDuringWait(queue, slot: slot, ticket: ticket, value: 2) {
+        let (outcome, waited) = drainWithCommitDuringWait(queue.queue, slot: slot, ticket: ticket, value: 2) {
             queue.drain(max: 16) { first.append($0) }
         }
         #expect(first == [1])
@@ -39,7 +39,8 @@ import TestSupport
 
     @Test("a producer that never commits in time: the wait is bounded, the turn kept, nothing lost")
     func waitForAPreemptedProducerIsBounded() throws {
-        let (queue, slot, ticket) = try queueWithClaimedSlot()
+        let queue = try MPSCQueueBox(capacity: 8)
+        let (slot, ticket) = try claimSlot(after: queue.queue)
         var taken: [UInt] = []
         // Off the pool, and then on a worker with nothing else to run (which also yields once).
         #expect(queue.drain(max: 16) { taken.append($0) } == .more)

@@ -27,10 +27,10 @@ import TestSupport
     /// Drains `queue` (one item already in it) with `lingering`; the item a lingering look
     /// would see is enqueued by the test hook at the first such look. Returns the items taken
     /// by this one drain, the outcome, and whether the late enqueue had to claim the consumer.
-    private func drainWithLateArrival(_ queue: MPSCQueue, lingering: Bool)
+    private func drainWithLateArrival(_ queue: MPSCQueueBox, lingering: Bool)
     -> (taken: [UInt], outcome: MPSCQueue.DrainOutcome, lateClaimed: Bool) {
         let lateClaimed = Atomic<Int>(-1)
-        MPSCQueueTestHook.armLinger(queue) {
+        MPSCQueueTestHook.armLinger(queue.queue) {
             if case .accepted(let became) = queue.enqueue(word: 2) {
                 lateClaimed.store(became ? 1 : 0, ordering: .sequentiallyConsistent)
             }
@@ -54,7 +54,7 @@ import TestSupport
     private func lateArrival(lingering: Bool) throws -> (taken: [UInt], wentIdle: Bool, lateClaimed: Bool) {
         let scheduler = try makeScheduler(workers: 2)
         defer { scheduler.shutdown() }
-        let queue = try MPSCQueue(capacity: 8)
+        let queue = try MPSCQueueBox(capacity: 8)
         _ = queue.enqueue(word: 1)
         let result = inTurn(scheduler) { () -> ([UInt], Bool, Bool) in
             let (taken, outcome, lateClaimed) = self.drainWithLateArrival(queue, lingering: lingering)
@@ -84,7 +84,7 @@ import TestSupport
     func lingeringLeavesUntakeableOverflow() throws {
         let scheduler = try makeScheduler(workers: 2)
         defer { scheduler.shutdown() }
-        let queue = try MPSCQueue(capacity: 4)
+        let queue = try MPSCQueueBox(capacity: 4)
         for word: UInt in 1...4 { _ = queue.enqueue(word: word) }  // 3 in the ring, 4 overflows
         var first: [UInt] = []
         _ = queue.drain(max: 1) { first.append($0) }

@@ -2,13 +2,30 @@ import Testing
 import Synchronization
 @testable import MNScheduler
 
-/// A queue that is its own consumer as a scheduled unit, its state word standing in for the
-/// idle flag (MPSCQueue.swift, "The unit as the idle flag"; Models/unit_mailbox.pml). The
-/// unit's transitions are driven by hand here, as a worker would make them.
+/// A scheduled unit that stores a queue whose consumer it is, its state word standing in for
+/// the idle flag (MPSCQueue.swift, "The unit as the idle flag"; Models/unit_mailbox.pml).
+/// The unit's transitions are driven by hand here, as a worker would make them.
 @Suite struct MPSCQueueUnitSignalTests {
-    private func unitQueue() throws -> MPSCQueue {
-        MPSCQueue(shape: try MPSCQueue.Shape(capacity: 8).signallingUnit())
+    /// Never scheduled: the test plays the worker.
+    final class QueueUnit: ScheduledUnit, @unchecked Sendable {
+        let queue: MPSCQueue
+        init(shape: MPSCQueue.Shape) {
+            queue = MPSCQueue(shape: shape)
+            super.init()
+        }
+
+        /// A producer's send, signalling this unit.
+        func enqueue(word: UInt) -> MPSCQueue.EnqueueResult {
+            withUnsafeBytes(of: word) { queue.enqueue(moving: $0.baseAddress!, recording: UntypedItems.self, signalling: self) }
+        }
+
+        func drain(max: Int, _ body: (UInt) -> Void) -> MPSCQueue.DrainOutcome { queue.drain(max: max, body) }
+
+        /// A turn is running or due.
+        var hasPendingWork: Bool { stateSnapshot != ScheduledUnit.idle }
     }
+
+    private func unitQueue() throws -> QueueUnit { QueueUnit(shape: try MPSCQueue.Shape(capacity: 8).signallingUnit()) }
 
     @Test("a send to a due unit (scheduled, notified) leaves it alone; to an idle or running one it reports becameNonEmpty")
     func sendsLookAtTheStateWord() throws {
@@ -32,7 +49,7 @@ import Synchronization
         #expect(!queue.hasPendingWork)
         #expect(taken == [1, 2, 3, 4])
         // The flag is never used by such a queue.
-        let flagUntouched = queue.consumerIdle.load(ordering: .relaxed)
+        let flagUntouched = queue.queue.consumerIdle.load(ordering: .relaxed)
         #expect(flagUntouched)
     }
 
@@ -43,10 +60,10 @@ import Synchronization
         #expect(queue.transitionToScheduled(expectingOwner: false) == .pushRetained)
         // A producer claims the next slot while the unit is due, so it will not schedule it.
         var ticket: UInt32 = 0
-        let slot = try #require(queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
+        let slot = try #require(queue.queue.ring.reserveMultiProducer(slotBytes: 8, ticket: &ticket))
         let owner = queue.transitionToRunning()
         var taken: [UInt] = []
-        let (outcome, waited) = drainWithCommitDuringWait(queue, slot: slot, ticket: ticket, value: 2) {
+        let (outcome, waited) = drainWithCommitDuringWait(queue.queue, slot: slot, ticket: ticket, value: 2) {
             queue.drain(max: 16) { taken.append($0) }
         }
         #expect(outcome == .more, "the turn ended (.empty) with an item certain to come whose producer found the unit due")

@@ -19,7 +19,7 @@ import CConcurrencyKit
 
     @Test("a consumer going idle and a producer enqueuing at the same moment never both miss each other")
     func idleFlagStoreBufferingLitmus() {
-        let queue = try! MPSCQueue(capacity: 8)
+        let queue = try! MPSCQueueBox(capacity: 8)
         let round = Atomic<Int>(0)      // the producer may start round r once it reads r
         let produced = Atomic<Int>(0)   // the producer finished round r (and how)
         let lost = Atomic<Int>(0)

@@ -1,0 +1,23 @@
+import Testing
+@testable import MNScheduler
+
+/// An owner stores its MPSCQueue inline ("One object"): the queue is two words with no
+/// padding, lies inside its owner's heap block, and keeps one address, its identity.
+@Suite struct MPSCQueueLayoutTests {
+    @Test("an MPSCQueue is two words: the ring word, five flags, the options and the shape")
+    func twoWords() {
+        #expect(MemoryLayout<MPSCQueue>.size == 16)
+        #expect(MemoryLayout<MPSCQueue>.alignment == 8)
+    }
+
+    @Test("a boxed queue lies inside the box's heap block, at one address across borrows")
+    func inlineAndStable() throws {
+        let box = try MPSCQueueBox(capacity: 8)
+        let start = UInt(bitPattern: Unmanaged.passUnretained(box).toOpaque())
+        let first = box.queue.hookIdentity
+        #expect(first > start && first + 16 <= start + UInt(heapBlockSize(of: box)))
+        _ = box.queue.enqueue(word: 1)
+        let again = box.queue.hookIdentity
+        #expect(again == first)
+    }
+}
