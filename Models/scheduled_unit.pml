@@ -1,5 +1,5 @@
 /*
- * scheduled_unit.pml — ScheduledUnit's state word (Sources/MNScheduler/ScheduledUnit.swift)
+ * scheduled_unit.pml — a unit's state word (Sources/MNScheduler/UnitHeader.swift)
  * driven by the scheduler around it (Scheduler.swift, Worker.swift, SchedulerCore.swift):
  * outside producers that publish work and call schedule(), workers that pop the unit and
  * run turns (T3, turn, T4/T5, re-queue into their next slot), and shutdown: `closed`, one
@@ -10,7 +10,7 @@
  * schedule() (scheduleAfterClose -> handOver: the late list before the hand-back, abandon
  * on the caller's thread after it).
  *
- * Lifetime (ScheduledUnit.swift, "Lifetime"): the owner bit O (set at init: an owner, the
+ * Lifetime (UnitHeader.swift, "Lifetime"): the owner bit O (set at init: an owner, the
  * actor system's registry, holds a retain), cleared once by an `owner` process at any
  * moment (the cell's final turn deregistering it, or shutdown's removeAll: both are the
  * same step on the state word, from whichever thread); and a reference count `rc`: the

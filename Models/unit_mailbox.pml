@@ -1,6 +1,6 @@
 /*
  * unit_mailbox.pml — "The unit as the idle flag" (Sources/MNScheduler/MPSCQueue.swift, that
- * section; ScheduledUnit.swift, Orderings, "Due units"): an event actor's mailbox queue
+ * section; UnitHeader.swift, Orderings, "Due units"): an event actor's mailbox queue
  * whose consumer is the queue's own ScheduledUnit, with no consumerIdle flag. The producer
  * inserts (a ring claim, then the publish of its slot's mark; or the ordered overflow list:
  * the ring as in Models/mailbox.pml) and then makes ONE load of
@@ -97,7 +97,7 @@
 #endif
 #define TOTAL (NMSG1 + (NPROD - 1) * NMSG)
 
-/* The unit's state word (ScheduledUnit.swift; the owner bit is not modelled). */
+/* The unit's state word (UnitHeader.swift; the owner bit is not modelled). */
 #define IDLE  0
 #define SCHED 1
 #define RUN   2

@@ -18,7 +18,7 @@
 //      a `MailboxPass` for the concrete actor type: drain, move and `receive`, all
 //      specialised. The common turn (running, nothing unstashed or queued in the system
 //      queue, unbounded) is just the pass; any other is runGeneralTurn.
-// Wake-ups: ScheduledUnit.swift, R3.
+// Wake-ups: UnitHeader.swift, R3.
 
 import MNScheduler
 import Synchronization
@@ -142,7 +142,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if queue.sendNeedsSection { return deliverInSection(movingFrom: source) }
-        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: self) {
+        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: entry) {
             if becameNonEmpty { return scheduleAfterSend() }
             return true
         }
@@ -154,7 +154,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
         defer { RingEpoch.exit() }
-        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: self) {
+        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: entry) {
             if becameNonEmpty { scheduleSelf() }
             return true
         }
@@ -163,14 +163,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inlinable @inline(__always)
     final func scheduleAfterSend() -> Bool {
-        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(on: $0) }
+        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(entry, on: $0) }
     }
 
     /// The full enqueue, when `enqueueOnRing` declined.
     @inlinable @inline(never)
     final func deliverFully(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
-        switch Encoding.enqueueSpecialised(movingFrom: source, into: queue, signalling: self) {
+        switch Encoding.enqueueSpecialised(movingFrom: source, into: queue, signalling: entry) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
             return true
@@ -190,7 +190,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Into the ring if it has room, else a dead letter.
     @usableFromInline @inline(never)
     final func deliverBounded(movingFrom source: UnsafeMutableRawPointer) -> Bool {
-        let (result, refused) = Encoding.tryEnqueue(Encoding.take(from: source, boxed: false), into: queue, signalling: self)
+        let (result, refused) = Encoding.tryEnqueue(Encoding.take(from: source, boxed: false), into: queue, signalling: entry)
         switch result {
         case .accepted(let becameNonEmpty)?:
             if becameNonEmpty { scheduleSelf() }
@@ -209,8 +209,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             return queue.isClosed ? .stopped(message) : .full(message)
         }
         let (result, refused) = waiters != nil
-            ? Encoding.tryEnqueue(message, into: queue, signalling: self)
-            : Encoding.enqueue(message, into: queue, signalling: self)
+            ? Encoding.tryEnqueue(message, into: queue, signalling: entry)
+            : Encoding.enqueue(message, into: queue, signalling: entry)
         switch result {
         case .accepted(let becameNonEmpty)?:
             if becameNonEmpty { scheduleSelf() }
@@ -222,13 +222,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     final func send(_ message: consuming Message) async throws(SendError<Message>) {
         guard let waiters else {
-            let (result, refused) = Encoding.enqueue(message, into: queue, signalling: self)
+            let (result, refused) = Encoding.enqueue(message, into: queue, signalling: entry)
             guard case .accepted(let becameNonEmpty) = result else { throw .stopped(refused!) }
             if becameNonEmpty { scheduleSelf() }
             return
         }
         if waiters.count.load(ordering: .relaxed) == 0 {
-            let (result, refused) = Encoding.tryEnqueue(message, into: queue, signalling: self)
+            let (result, refused) = Encoding.tryEnqueue(message, into: queue, signalling: entry)
             switch result {
             case .accepted(let becameNonEmpty)?:
                 if becameNonEmpty { scheduleSelf() }
@@ -295,7 +295,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 }
             } else {
                 // Only a drain may declare the mailbox idle.
-                mailboxOutcome = stateSnapshot != ScheduledUnit.idle ? .more : .empty
+                mailboxOutcome = stateSnapshot != UnitHeader.idle ? .more : .empty
             }
         }
         if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }

@@ -3,7 +3,7 @@
 // `@unchecked Sendable` is sound because:
 //  (C1) `let` fields never change after init.
 //  (C2) every `var` is touched only in this cell's turns, which never overlap and are
-//       ordered (ScheduledUnit.swift, R2); debug builds check it (TurnConfinement.swift).
+//       ordered (UnitHeader.swift, R2); debug builds check it (TurnConfinement.swift).
 //  (C3) other threads reach a cell only through its MPSCQueues, atomics and scheduling.
 // Layout: <doc:ActorCells>, "One object per actor".
 
@@ -37,8 +37,14 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
-    // Six bytes first, filling the word the unit's state byte starts; then the queue (two
-    // words); then words.
+    /// The scheduler's state for this cell (first: UnitHeader.swift, H1). Its two bytes and
+    /// the six below fill one word; then the queue (two words); then words.
+    @usableFromInline let unitHeader = UnitHeader(kind: AnyActorCell.unitKind)
+
+    /// Every cell class's kind: the worker calls `runTurn`, which each cell class overrides.
+    @usableFromInline static let unitKind = UnitKind.register(AnyActorCell.self) { entry, budget in
+        Unmanaged<AnyActorCell>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
+    }
 
     /// Changed only by `advance`. Turn-confined fields are `@exclusivity(unchecked)` (C2).
     @exclusivity(unchecked) @usableFromInline final private(set) var lifecycle = ActorLifecycle()
@@ -264,7 +270,6 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
             self.traits = traits
         }
         queue = MPSCQueue(shape: mailbox)
-        super.init()
     }
 
     /// The common spawn's init.
@@ -275,7 +280,6 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         spawnStorage = nil
         self.traits = traits
         queue = MPSCQueue(shape: mailbox)
-        super.init()
     }
 
     deinit {
@@ -405,8 +409,15 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwned(on: $0) }
     }
 
+    /// One turn; every cell class overrides it.
+    @usableFromInline
+    func runTurn(budget: Int) -> TurnOutcome {
+        preconditionFailure("AnyActorCell.runTurn(budget:) must be overridden by \(type(of: self))")
+    }
+
     /// The scheduler will never run this cell again; the caller holds it like a turn.
-    override final func runAfterShutdown() {
+    @usableFromInline
+    final func runAfterShutdown() {
         let previousTurn = enterTurn()  // exclusive, like a turn (TurnConfinement T1)
         defer { leaveTurn(previousTurn) }
         _ = takeStopWord()  // dropped like a queued stop: the stop below counts

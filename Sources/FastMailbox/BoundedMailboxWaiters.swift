@@ -51,7 +51,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         #endif
         let now: Now = state.withLock { state in
             if state.waiters.isEmpty {
-                let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: cell.queue, signalling: cell)
+                let (result, refused) = MessageEncoding<Message>.tryEnqueue(message, into: cell.queue, signalling: cell.entry)
                 switch result {
                 case .accepted(let first)?: return .accepted(first)
                 case .closed?: return .stopped(refused!)
@@ -75,7 +75,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
             continuation.resume(returning: .failure(.stopped(message)))
         case .wait:
             // W2.
-            if cell.queue.claimConsumerForWaiter(signalling: cell) { cell.scheduleSelf() }
+            if cell.queue.claimConsumerForWaiter(signalling: cell.entry) { cell.scheduleSelf() }
         }
     }
 
@@ -99,7 +99,7 @@ final class BoundedMailboxWaiters<Message: Sendable>: @unchecked Sendable {
         state.withLock { state in
             while !state.waiters.isEmpty {
                 let (result, refused) = MessageEncoding<Message>.tryEnqueue(state.waiters[0].message!, into: cell.queue,
-                                                                            signalling: cell)
+                                                                            signalling: cell.entry)
                 if case .accepted(let first)? = result {
                     becameNonEmpty = becameNonEmpty || first
                     resumed.append(state.waiters.removeFirst().continuation)

@@ -8,7 +8,7 @@
 //        empty slot (id 0); removal keeps this by backward-shift deletion.
 //   (T3) count ≤ 3/4 of the slots; an insert past it doubles first. Only removeAll
 //        shrinks: halving would lengthen runs.
-//   (T4) each stored cell holds the owner's retain (ScheduledUnit.swift, "Lifetime"),
+//   (T4) each stored cell holds the owner's retain (UnitHeader.swift, "Lifetime"),
 //        taken with the owner bit before spawn schedules it; remove and removeAll give it
 //        up with `ownerLeaves` (released if idle, else handed to whoever holds the cell).
 
@@ -75,13 +75,13 @@ final class CellTable {
         // Wrapping: count < capacity ≤ 2^62.
         if (count &+ 1) &* 4 > capacity &* 3 { resize(bits: bits &+ 1) }
         place(Slot(id: cell.id.rawValue, cell: Unmanaged.passRetained(cell)))
-        cell.ownerArrives()
+        cell.unitHeader.ownerArrives()
         count &+= 1
     }
 
     /// T4.
     @inline(__always) private static func leave(_ cell: Unmanaged<AnyActorCell>) {
-        if cell._withUnsafeGuaranteedRef({ $0.ownerLeaves() }) { cell.release() }  // idle: ours to release
+        if cell._withUnsafeGuaranteedRef({ $0.unitHeader.ownerLeaves() }) { cell.release() }  // idle: ours to release
     }
 
     @inline(__always) private func place(_ slot: Slot) { CellTable.place(slot, in: slots, bits: bits) }

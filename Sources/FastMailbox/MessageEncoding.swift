@@ -41,7 +41,7 @@ enum MessageEncoding<Message> {
     /// Boxed if too big. On `.closed` the message is still at `source`.
     @inlinable @inline(__always)
     static func enqueue(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
-                        boxed: Bool = isBoxed, signalling unit: ScheduledUnit? = nil) -> MPSCQueue.EnqueueResult {
+                        boxed: Bool = isBoxed, signalling unit: UnsafeMutableRawPointer? = nil) -> MPSCQueue.EnqueueResult {
         if !boxed { return queue.enqueue(moving: source, recording: MessageEncoding.self, signalling: unit) }
         return enqueueBoxed(movingFrom: source, into: queue, signalling: unit)
     }
@@ -49,7 +49,7 @@ enum MessageEncoding<Message> {
     /// Specialised: boxing and size are constants.
     @inlinable @inline(__always)
     static func enqueueSpecialised(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
-                                   signalling unit: ScheduledUnit? = nil) -> MPSCQueue.EnqueueResult {
+                                   signalling unit: UnsafeMutableRawPointer? = nil) -> MPSCQueue.EnqueueResult {
         if !isBoxed {
             return queue.enqueue(moving: source, itemBytes: itemBytes, recording: MessageEncoding.self, signalling: unit)
         }
@@ -59,14 +59,14 @@ enum MessageEncoding<Message> {
     /// nil for a boxed message or when the full enqueue is needed.
     @inlinable @inline(__always)
     static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
-                              signalling unit: ScheduledUnit? = nil) -> Bool? {
+                              signalling unit: UnsafeMutableRawPointer? = nil) -> Bool? {
         if isBoxed { return nil }
         return queue.enqueueOnRing(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
     @usableFromInline @inline(never)
     static func enqueueBoxed(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
-                             signalling unit: ScheduledUnit?) -> MPSCQueue.EnqueueResult {
+                             signalling unit: UnsafeMutableRawPointer?) -> MPSCQueue.EnqueueResult {
         let typed = source.bindMemory(to: Message.self, capacity: 1)
         let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
         box.moveInitialize(from: typed, count: 1)
@@ -91,7 +91,7 @@ enum MessageEncoding<Message> {
     /// On `.closed` hands it back.
     @inlinable @inline(__always)
     static func enqueue(_ message: consuming Message, into queue: borrowing MPSCQueue,
-                        signalling unit: ScheduledUnit? = nil) -> (MPSCQueue.EnqueueResult, Message?) {
+                        signalling unit: UnsafeMutableRawPointer? = nil) -> (MPSCQueue.EnqueueResult, Message?) {
         withMovable(message) { source in
             let result = enqueue(movingFrom: source, into: queue, signalling: unit)
             return (result, result == .closed ? take(from: source, boxed: false) : nil)
@@ -101,7 +101,7 @@ enum MessageEncoding<Message> {
     /// Ring-only: nil means full; unless accepted, the message is handed back.
     @inlinable
     static func tryEnqueue(_ message: consuming Message, into queue: borrowing MPSCQueue,
-                           signalling unit: ScheduledUnit? = nil) -> (MPSCQueue.EnqueueResult?, Message?) {
+                           signalling unit: UnsafeMutableRawPointer? = nil) -> (MPSCQueue.EnqueueResult?, Message?) {
         if isBoxed {
             let box = UnsafeMutablePointer<Message>.allocate(capacity: 1)
             box.initialize(to: message)

@@ -49,13 +49,14 @@ package final class DeterministicEngine: Sendable {
     // MARK: scheduling (any thread)
 
     /// Scheduler.schedule here: T1/T2, then the runnable list; once closed, D4.
-    package func schedule(_ unit: ScheduledUnit) {
+    package func schedule(_ unit: UnsafeMutableRawPointer) {
+        let header = UnitHeader.at(unit)
         let accepted = state.withLock { state -> Bool in
             if state.closed { return false }
-            if let entry = unit.claimEntry(expectingOwner: false) { state.runnable.append(entry) }
+            if let entry = header.pointee.claimEntry(unit, expectingOwner: false) { state.runnable.append(entry) }
             return true
         }
-        if !accepted, let entry = unit.claimEntry(expectingOwner: false) { SchedulerCore.abandon(entry) }
+        if !accepted, let entry = header.pointee.claimEntry(unit, expectingOwner: false) { SchedulerCore.abandon(entry) }
     }
 
     /// Units waiting for a turn (a snapshot).
@@ -89,12 +90,10 @@ package final class DeterministicEngine: Sendable {
             return state.runnable.remove(at: index)  // keeps the others' order (D3)
         }
         guard let entry = next else { return false }
-        let unit = Unmanaged<ScheduledUnit>.fromOpaque(entry)
-        let throughput = self.throughput
-        let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
-            let owner = unit.transitionToRunning()
-            return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
-        }
+        let header = UnitHeader.at(entry)
+        let owner = header.pointee.transitionToRunning()
+        let outcome = UnitKind.runTurn(entry, budget: throughput, kind: header.pointee.kind, in: UnitKind.turns)
+        let after = header.pointee.transitionAfterTurn(outcome, owner: owner)
         switch after {
         case .requeue:
             let kept = state.withLock { state -> Bool in
@@ -104,7 +103,7 @@ package final class DeterministicEngine: Sendable {
             }
             if !kept { SchedulerCore.abandon(entry) }
         case .idleRelease:
-            unit.release()  // D5: the entry's retain
+            Unmanaged<AnyObject>.fromOpaque(entry).release()  // D5: the entry's retain
         case .idleOwned:
             break  // its owner keeps it alive; not touched again (L3)
         }
@@ -133,7 +132,7 @@ package final class DeterministicEngine: Sendable {
 
     /// Scheduler.shutdown here: closes (D4), runs every runnable unit's after-shutdown hook in
     /// list order, and returns them. Idempotent.
-    func shutdown(core: SchedulerCore) -> [ScheduledUnit] {
+    func shutdown(core: SchedulerCore) -> [any ScheduledUnit] {
         core.closed.store(true, ordering: .sequentiallyConsistent)
         let taken: [UnsafeMutableRawPointer]? = state.withLock { state in
             if state.closed { return nil }
@@ -143,10 +142,10 @@ package final class DeterministicEngine: Sendable {
         }
         guard let taken else { return [] }
         core.late.withLock { $0.handBackDone = true }  // nothing uses the late list here; kept consistent
-        var units: [ScheduledUnit] = []
+        var units: [any ScheduledUnit] = []
         units.reserveCapacity(taken.count)
         for entry in taken {
-            units.append(Unmanaged<ScheduledUnit>.fromOpaque(entry).takeUnretainedValue())  // a strong reference first
+            units.append(UnitKind.unit(at: entry))  // a strong reference first
             SchedulerCore.abandon(entry)
         }
         return units

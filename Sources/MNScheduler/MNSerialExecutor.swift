@@ -40,6 +40,14 @@ import Darwin
 /// on the caller's worker.
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked: immutable references to thread-safe objects; the rest is the drainer's (E1, E3).
+    /// The scheduler's state for this unit (first: UnitHeader.swift, H1).
+    public let unitHeader = UnitHeader(kind: MNSerialExecutor.unitKind)
+
+    /// This type's kind.
+    static let unitKind = UnitKind.register(MNSerialExecutor.self) { entry, budget in
+        Unmanaged<MNSerialExecutor>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
+    }
+
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
 
@@ -111,7 +119,6 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         } catch {
             preconditionFailure("MNSerialExecutor: \(error)")
         }
-        super.init()
     }
 
     /// Queues a job, from any thread; lock-free unless the job ring overflows. The enqueue
@@ -169,13 +176,13 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     private func canRunInline(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Bool {
         guard worker.schedulerID == scheduler.id, let host = worker.currentUnit,
               !scheduler.core.closed.load(ordering: .relaxed) else { return false }
-        return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { unit in
-            if let lane = MNTaskExecutor.Lane.ifLane(unit) { return lane.runningJob == raw }
-            if let actor = MNSerialExecutor.ifSerialExecutor(unit) {
-                return actor.drainMark == UInt(bitPattern: raw)   // a job, in a turn: not inline (d)
-            }
-            return false
+        if let lane = MNTaskExecutor.Lane.ifLane(host) {
+            return lane._withUnsafeGuaranteedRef { $0.runningJob == raw }
         }
+        if let actor = MNSerialExecutor.ifSerialExecutor(host) {
+            return actor._withUnsafeGuaranteedRef { $0.drainMark == UInt(bitPattern: raw) }  // a job, in a turn: not inline (d)
+        }
+        return false
     }
 
     /// True when nothing is queued. Claim holder only.
@@ -223,11 +230,10 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
         return drain(max: max, inlineHost: host)
     }
 
-    /// `unit` as an MNSerialExecutor, or nil (a class-pointer compare).
+    /// The unit at `entry` as an MNSerialExecutor, or nil (a kind compare).
     @inline(__always)
-    static func ifSerialExecutor(_ unit: ScheduledUnit) -> MNSerialExecutor? {
-        ObjectIdentifier(type(of: unit)) == ObjectIdentifier(MNSerialExecutor.self)
-            ? unsafeDowncast(unit, to: MNSerialExecutor.self) : nil
+    static func ifSerialExecutor(_ entry: UnsafeMutableRawPointer) -> Unmanaged<MNSerialExecutor>? {
+        UnitHeader.at(entry).pointee.kind == unitKind ? Unmanaged<MNSerialExecutor>.fromOpaque(entry) : nil
     }
 
     /// Runs up to `max` entries in order, holding the consumer claim (E1, E3).
@@ -267,7 +273,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// Runs up to `budget` entries in order (called by the scheduler, never concurrently).
-    public override func runTurn(budget: Int) -> TurnOutcome {
+    public func runTurn(budget: Int) -> TurnOutcome {
         let outcome = scheduler.gate.deterministic == nil ? drain(max: budget) : drainOffPool(max: budget)
         return outcome == .empty ? .idle : .more
     }
@@ -282,7 +288,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// The scheduler has shut down: the queued jobs run on the fallback queue.
-    public override func runAfterShutdown() { drainAfterShutdown() }
+    public func runAfterShutdown() { drainAfterShutdown() }
 
     /// Runs the queued entries after shutdown; the fallback queue is serial (E1).
     package func drainAfterShutdown() {
@@ -363,9 +369,9 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
 
     /// A running unit for messages: kind, type, address.
     private static func describeUnit(_ raw: UnsafeMutableRawPointer) -> String {
-        let unit = Unmanaged<ScheduledUnit>.fromOpaque(raw).takeUnretainedValue()
+        let unit = UnitKind.unit(at: raw)
         if let executor = unit as? MNSerialExecutor { return describe(executor) }
-        if MNTaskExecutor.Lane.ifLane(unit) != nil { return "MNTaskExecutor lane \(address(of: unit)) (a task's job)" }
+        if MNTaskExecutor.Lane.ifLane(raw) != nil { return "MNTaskExecutor lane \(address(of: unit)) (a task's job)" }
         return "\(String(reflecting: type(of: unit))) \(address(of: unit))"  // an actor cell: ActorCell<TheActor>
     }
 

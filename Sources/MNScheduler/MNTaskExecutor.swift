@@ -39,6 +39,12 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     static let laneQueueCapacity = 64
 
     final class Lane: ScheduledUnit, @unchecked Sendable {
+        /// The scheduler's state for this unit (first: UnitHeader.swift, H1).
+        let unitHeader = UnitHeader(kind: Lane.unitKind)
+        /// This type's kind.
+        static let unitKind = UnitKind.register(Lane.self) { entry, budget in
+            Unmanaged<Lane>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
+        }
         let jobs: MPSCQueue
         /// The owning executor, unretained: turns run only while the Scheduler holds it.
         var owner: Unmanaged<MNTaskExecutor>?
@@ -58,16 +64,15 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         @exclusivity(unchecked) var resumedRuns = 0
         #endif
 
-        override init() {
+        init() {
             do {
                 jobs = try MPSCQueue(capacity: MNTaskExecutor.laneQueueCapacity)
             } catch {
                 preconditionFailure("MNTaskExecutor: \(error)")
             }
-            super.init()
         }
 
-        override func runTurn(budget: Int) -> TurnOutcome {
+        func runTurn(budget: Int) -> TurnOutcome {
             let executor = owner!._withUnsafeGuaranteedRef { $0.asUnownedTaskExecutor() }
             runsLeft = budget
             var outcome = MPSCQueue.DrainOutcome.more
@@ -107,14 +112,14 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             return true
         }
 
-        /// `unit` as a Lane, or nil (a class-pointer compare).
+        /// The unit at `entry` as a Lane, or nil (a kind compare).
         @inline(__always)
-        static func ifLane(_ unit: ScheduledUnit) -> Lane? {
-            ObjectIdentifier(type(of: unit)) == ObjectIdentifier(Lane.self) ? unsafeDowncast(unit, to: Lane.self) : nil
+        static func ifLane(_ entry: UnsafeMutableRawPointer) -> Unmanaged<Lane>? {
+            UnitHeader.at(entry).pointee.kind == unitKind ? Unmanaged<Lane>.fromOpaque(entry) : nil
         }
 
         /// The scheduler has shut down: the lane's jobs move to Swift's global executor.
-        override func runAfterShutdown() { MNTaskExecutor.handOffAfterShutdown(self) }
+        func runAfterShutdown() { MNTaskExecutor.handOffAfterShutdown(self) }
     }
 
     /// How lanes get scheduled; references neither (no cycle).
@@ -176,7 +181,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     private func push(_ raw: UnsafeMutableRawPointer, to lane: Lane) {
         switch lane.jobs.enqueue(raw) {
         case .accepted(becameNonEmpty: true):
-            gate.scheduleResumed(lane)  // from outside: the resumed queue; after shutdown: Lane.runAfterShutdown
+            gate.scheduleResumed(lane.entry)  // from outside: the resumed queue; after shutdown: Lane.runAfterShutdown
         case .accepted(becameNonEmpty: false):
             break
         case .closed:
@@ -188,8 +193,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
     @inline(__always)
     private func hopLane(_ raw: UnsafeMutableRawPointer, on worker: Worker) -> Unmanaged<Lane>? {
         guard let current = worker.currentUnit else { return nil }
-        return Unmanaged<ScheduledUnit>.fromOpaque(current)._withUnsafeGuaranteedRef { unit -> Unmanaged<Lane>? in
-            if let lane = Lane.ifLane(unit) {
+        if let laneRef = Lane.ifLane(current) {
+            return laneRef._withUnsafeGuaranteedRef { lane -> Unmanaged<Lane>? in
                 // H2 or H3: a default actor's processing job, or the task coming back from it.
                 if MNTaskExecutor.isTask(raw) {
                     // H3 first: the cheapest test that turns away a task waking another.
@@ -202,13 +207,15 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
                       ckshim_current_task() == nil else { return nil }
                 return Unmanaged.passUnretained(lane)
             }
-            // H1: the task coming back from a native actor's inline run nested in a lane.
-            guard let actor = MNSerialExecutor.ifSerialExecutor(unit), let host = actor.inlineHost else { return nil }
-            return Unmanaged<ScheduledUnit>.fromOpaque(host)._withUnsafeGuaranteedRef { hostUnit -> Unmanaged<Lane>? in
-                guard let lane = Lane.ifLane(hostUnit), lane.runningJob == raw,
-                      lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
-                return Unmanaged.passUnretained(lane)
-            }
+        }
+        // H1: the task coming back from a native actor's inline run nested in a lane.
+        guard let actor = MNSerialExecutor.ifSerialExecutor(current),
+              let host = actor._withUnsafeGuaranteedRef({ $0.inlineHost }),
+              let laneRef = Lane.ifLane(host) else { return nil }
+        return laneRef._withUnsafeGuaranteedRef { lane -> Unmanaged<Lane>? in
+            guard lane.runningJob == raw,
+                  lane.owner?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() else { return nil }
+            return Unmanaged.passUnretained(lane)
         }
     }
 

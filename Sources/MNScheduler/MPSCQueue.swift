@@ -290,7 +290,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// `enqueue(moving:)` recording `items` as the item type.
     @inlinable @inline(__always)
     package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
-                                                   signalling unit: ScheduledUnit? = nil) -> EnqueueResult {
+                                                   signalling unit: UnsafeMutableRawPointer? = nil) -> EnqueueResult {
         enqueue(moving: source, itemBytes: itemBytes, recording: items, signalling: unit)
     }
 
@@ -299,7 +299,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     @inlinable @inline(__always)
     package func enqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                    recording items: Items.Type,
-                                                   signalling unit: ScheduledUnit? = nil) -> EnqueueResult {
+                                                   signalling unit: UnsafeMutableRawPointer? = nil) -> EnqueueResult {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
         if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
@@ -309,7 +309,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// `enqueueIfRing`, inside a ring epoch section when one is needed.
     @inlinable @inline(__always)
     func enqueueIfRingInSectionIfNeeded(moving source: UnsafeRawPointer, itemBytes: Int,
-                                        signalling unit: ScheduledUnit?) -> EnqueueResult? {
+                                        signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult? {
         _slowPath(ckshim_epoch_depth() == 0) && reclaimable
             ? enqueueInSection(moving: source, itemBytes: itemBytes, signalling: unit)
             : enqueueIfRing(moving: source, itemBytes: itemBytes, signalling: unit)
@@ -319,7 +319,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     @inlinable @inline(never)
     func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                           recording items: Items.Type,
-                                                          signalling unit: ScheduledUnit?) -> EnqueueResult {
+                                                          signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult {
         while true {
             _ = allocateRing(recording: items)
             if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
@@ -328,7 +328,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// `enqueueIfRing` inside a ring epoch section. Out of line: pool workers never need it.
     @usableFromInline @inline(never)
-    func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: ScheduledUnit?) -> EnqueueResult? {
+    func enqueueInSection(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult? {
         ckshim_epoch_enter()
         defer { ckshim_epoch_exit() }
         return enqueueIfRing(moving: source, itemBytes: itemBytes, signalling: unit)
@@ -336,7 +336,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// The insert and the idle-flag claim; nil, with nothing done, when there is no ring.
     @inlinable @inline(__always)
-    func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: ScheduledUnit?) -> EnqueueResult? {
+    func enqueueIfRing(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult? {
         #if DEBUG
         MPSCQueueTestHook.pauseIfArmed(hookIdentity)
         #endif
@@ -348,7 +348,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// The insert into `ring` or its overflow, then the idle-flag claim.
     @inlinable @inline(__always)
-    func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing, signalling unit: ScheduledUnit?) -> EnqueueResult {
+    func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing, signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult {
         #if DEBUG
         MPSCQueueTestHook.claimIfArmed(hookIdentity)
         #endif
@@ -367,7 +367,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// The ring path of `enqueue` alone: `becameNonEmpty`, or nil with nothing copied, for
     /// the caller to make the full enqueue. Needs a ring epoch section if `sendNeedsSection`.
     @inlinable @inline(__always)
-    package func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: ScheduledUnit? = nil) -> Bool? {
+    package func enqueueOnRing(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: UnsafeMutableRawPointer? = nil) -> Bool? {
         assert(unit == nil || signalsUnit, "enqueueOnRing(signalling:) on a queue that keeps its idle flag")
         assert(!sendNeedsSection, "enqueueOnRing outside a ring epoch section on a reclaimable queue")
         if closed.load(ordering: .relaxed) { return nil }
@@ -470,8 +470,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// A queue that signals a unit it is not given answers true: the owner's `schedule`
     /// then decides by T1/T2, which is correct but costs an RMW.
     @inlinable @inline(__always)
-    func claimConsumer(signalling unit: ScheduledUnit? = nil) -> Bool {
-        if let unit { return !unit.isDue }
+    func claimConsumer(signalling unit: UnsafeMutableRawPointer? = nil) -> Bool {
+        if let unit { return !UnitHeader.at(unit).pointee.isDue }
         if signalsUnit { return true }
         return consumerIdle.load(ordering: .relaxed)
             && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
@@ -479,7 +479,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// After a waiter is recorded outside the queue (a bounded mailbox): true means schedule
     /// the consumer. The fence is the producer's half of the Dekker pair.
-    package func claimConsumerForWaiter(signalling unit: ScheduledUnit? = nil) -> Bool {
+    package func claimConsumerForWaiter(signalling unit: UnsafeMutableRawPointer? = nil) -> Bool {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         return claimConsumer(signalling: unit)
     }
@@ -494,7 +494,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// `tryEnqueue(moving:)` recording `items` as the item type.
     @inlinable @inline(__always)
     package func tryEnqueue<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
-                                                      signalling unit: ScheduledUnit? = nil) -> EnqueueResult? {
+                                                      signalling unit: UnsafeMutableRawPointer? = nil) -> EnqueueResult? {
         if closed.load(ordering: .relaxed) { return .closed }
         let entered = _slowPath(ckshim_epoch_depth() == 0) && reclaimable
         if entered { ckshim_epoch_enter() }
@@ -505,7 +505,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// The ring-only insert of `tryEnqueue`.
     @inlinable @inline(__always)
     func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
-                                                    signalling unit: ScheduledUnit?) -> EnqueueResult? {
+                                                    signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult? {
         let ring = self.ring(recording: items)
         guard !overflowActive.load(ordering: .acquiring),
               ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }

@@ -1,7 +1,7 @@
 // Scheduler: the M:N scheduler. W worker threads run many ScheduledUnits, one turn at a
 // time; a unit holds a worker only while it has work. Parts, one file each: ScheduledUnit,
-// Worker, RunQueue, InjectionQueue, IdleWorkers, Parker, SchedulerConfiguration,
-// CPUAvailability. The protocols: MNScheduler.docc/SchedulerProtocols.md.
+// UnitHeader, UnitKind, Worker, RunQueue, InjectionQueue, IdleWorkers, Parker,
+// SchedulerConfiguration, CPUAvailability. The protocols: MNScheduler.docc/SchedulerProtocols.md.
 //
 // schedule(unit): T1 (or T2 on a running unit). From one of this scheduler's workers the
 // entry goes to its next slot; from any other thread, to the injection queue, waking a
@@ -57,12 +57,13 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:): an open worker of this scheduler inline, the rest out of line.
+    /// Scheduler.schedule(_:) for the unit at `unit` (its object's address, unretained): an
+    /// open worker of this scheduler inline, the rest out of line.
     @inline(__always)
-    func schedule(_ unit: ScheduledUnit) {
+    func schedule(_ unit: UnsafeMutableRawPointer) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
            !core.closed.load(ordering: .acquiring) {
-            guard let entry = unit.claimEntry(expectingOwner: false) else { return }
+            guard let entry = UnitHeader.at(unit).pointee.claimEntry(unit, expectingOwner: false) else { return }
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
             return
         }
@@ -71,12 +72,12 @@ final class SchedulerGate: Sendable {
 
     /// `schedule(unit)` guessing the owner bit set; every uncommon case is a tail call.
     @inline(__always)
-    static func scheduleOwned(_ unit: ScheduledUnit, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
+    static func scheduleOwned(_ unit: UnsafeMutableRawPointer, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
            !core.closed.load(ordering: .acquiring) {
-            let seen = unit.transitionToScheduledBlind(expectingOwner: true)
-            guard seen == ScheduledUnit.owner else { return SchedulerGate.scheduleOwnedContended(unit, worker: worker, seen: seen) }
-            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(Unmanaged.passUnretained(unit).toOpaque()) }  // L2: O set
+            let seen = UnitHeader.at(unit).pointee.transitionToScheduledBlind(expectingOwner: true)
+            guard seen == UnitHeader.owner else { return SchedulerGate.scheduleOwnedContended(unit, worker: worker, seen: seen) }
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }  // L2: O set
             return
         }
         SchedulerGate.scheduleOtherOwned(gate(), unit)
@@ -84,34 +85,33 @@ final class SchedulerGate: Sendable {
 
     /// scheduleOwned after T1's blind CAS read `seen`: the rest of T1/T2, then the push (L2).
     @inline(never)
-    private static func scheduleOwnedContended(_ unit: ScheduledUnit, worker: Unmanaged<Worker>, seen: UInt8) {
-        let entry: UnsafeMutableRawPointer
-        switch unit.transitionToScheduledSlow(seen) {
+    private static func scheduleOwnedContended(_ unit: UnsafeMutableRawPointer, worker: Unmanaged<Worker>, seen: UInt8) {
+        switch UnitHeader.at(unit).pointee.transitionToScheduledSlow(seen) {
         case .none: return
-        case .pushUnretained: entry = Unmanaged.passUnretained(unit).toOpaque()
-        case .pushRetained: entry = Unmanaged.passRetained(unit).toOpaque()
+        case .pushUnretained: break
+        case .pushRetained: _ = Unmanaged<AnyObject>.fromOpaque(unit).retain()
         }
-        worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
+        worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }
     }
 
     /// schedule() off an open worker of this scheduler: closed, deterministic, or outside.
     @inline(never)
-    private func scheduleOther(_ unit: ScheduledUnit) { SchedulerGate.scheduleOther(self, unit) }
+    private func scheduleOther(_ unit: UnsafeMutableRawPointer) { SchedulerGate.scheduleOther(self, unit) }
 
     /// `scheduleOther`, static.
     @inline(never)
-    private static func scheduleOther(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
+    private static func scheduleOther(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer) {
         gate.scheduleOtherBody(unit, expectingOwner: false)
     }
 
     /// `scheduleOther` for an owned unit: T1's first CAS guesses O set.
     @inline(never)
-    private static func scheduleOtherOwned(_ gate: SchedulerGate, _ unit: ScheduledUnit) {
+    private static func scheduleOtherOwned(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer) {
         gate.scheduleOtherBody(unit, expectingOwner: true)
     }
 
     @inline(__always)
-    private func scheduleOtherBody(_ unit: ScheduledUnit, expectingOwner: Bool) {
+    private func scheduleOtherBody(_ unit: UnsafeMutableRawPointer, expectingOwner: Bool) {
         if core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
            worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
@@ -125,7 +125,7 @@ final class SchedulerGate: Sendable {
 
     /// `schedule` for a task executor's lane: from outside the pool the lane goes to
     /// `core.resumed`, served every other tick, not behind the injection queue.
-    func scheduleResumed(_ unit: ScheduledUnit) {
+    func scheduleResumed(_ unit: UnsafeMutableRawPointer) {
         if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
             return schedule(unit)  // on one of this pool's workers: as any schedule
         }
@@ -135,8 +135,8 @@ final class SchedulerGate: Sendable {
 
     /// The outside-the-pool part of schedule(); keeps C1. A refused push hands its entry over.
     @inline(__always)
-    private func scheduleFromOutside(_ unit: ScheduledUnit, into queue: InjectionQueue, expectingOwner: Bool) {
-        guard let entry = unit.claimEntry(expectingOwner: expectingOwner) else { return }
+    private func scheduleFromOutside(_ unit: UnsafeMutableRawPointer, into queue: InjectionQueue, expectingOwner: Bool) {
+        guard let entry = UnitHeader.at(unit).pointee.claimEntry(unit, expectingOwner: expectingOwner) else { return }
         if queue.pushUnlessClosed(entry, core: core) {
             core.notifyParked()
         } else {
@@ -146,8 +146,8 @@ final class SchedulerGate: Sendable {
 
     /// schedule() once `closed` is set: C3.
     @inline(never)
-    func scheduleAfterClose(_ unit: ScheduledUnit) {
-        guard let entry = unit.claimEntry(expectingOwner: false) else { return }
+    func scheduleAfterClose(_ unit: UnsafeMutableRawPointer) {
+        guard let entry = UnitHeader.at(unit).pointee.claimEntry(unit, expectingOwner: false) else { return }
         core.handOver(entry)
     }
 }
@@ -286,19 +286,19 @@ public final class Scheduler: Sendable {
     /// lock-free; from outside it takes the injection queue's lock briefly and may wake a
     /// worker. After `shutdown` began, the unit goes to ``ScheduledUnit/runAfterShutdown()``
     /// instead, by `shutdown` or on the calling thread: never to a queue no one reads.
-    package func schedule(_ unit: ScheduledUnit) {
-        gate.schedule(unit)
+    package func schedule(_ unit: some ScheduledUnit) {
+        gate.schedule(unit.entry)
     }
 
     /// ``schedule(_:)`` for a unit that usually has an owner (a registered actor cell):
     /// T1's first CAS guesses the owner bit set, so the common case stays one CAS.
-    package func scheduleOwned(_ unit: ScheduledUnit) {
+    package func scheduleOwned(_ unit: some ScheduledUnit) {
         unit.scheduleOwned(on: self)
     }
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
     @discardableResult
-    public func shutdown() -> [ScheduledUnit] { shutdown(timeout: nil) }
+    public func shutdown() -> [any ScheduledUnit] { shutdown(timeout: nil) }
 
     /// Stops the workers and hands back what was queued. Lets each worker finish its
     /// current turn and exit, waiting at most `timeout` (nil: as long as it takes), then
@@ -311,7 +311,7 @@ public final class Scheduler: Sendable {
     /// call hangs. Idempotent: a second call returns []. Traps on one of this scheduler's
     /// own workers (it would wait for itself).
     @discardableResult
-    public func shutdown(timeout: Duration?) -> [ScheduledUnit] {
+    public func shutdown(timeout: Duration?) -> [any ScheduledUnit] {
         precondition(!isCurrentThreadWorker,
                      "Scheduler.shutdown() called from one of its own worker threads: it would wait for itself")
         if let engine = gate.deterministic { return engine.shutdown(core: core) }  // DeterministicScheduler
@@ -346,11 +346,11 @@ public final class Scheduler: Sendable {
             }
             return pointers
         }
-        var handedBack: [ScheduledUnit] = []
+        var handedBack: [any ScheduledUnit] = []
         handedBack.reserveCapacity(pointers.count)
         for pointer in pointers {
             // A strong reference first: the entry may hold none (L1).
-            handedBack.append(Unmanaged<ScheduledUnit>.fromOpaque(pointer).takeUnretainedValue())
+            handedBack.append(UnitKind.unit(at: pointer))
             SchedulerCore.abandon(pointer)
         }
         // Nobody is left to touch the queues: free the rings.
@@ -384,15 +384,25 @@ private let sharedScheduler: Scheduler = {
 
 extension ScheduledUnit {
     /// `scheduler.scheduleOwned(self)`, so a cell's send passes itself in its register.
+    @inlinable @inline(__always)
+    package func scheduleOwned(on scheduler: Scheduler) {
+        scheduler.scheduleOwned(entry: entry)
+    }
+}
+
+extension Scheduler {
+    /// ``scheduleOwned(_:)`` for the unit at `entry` (its object, unretained).
     @usableFromInline
-    package final func scheduleOwned(on scheduler: Scheduler) {
-        SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
+    package func scheduleOwned(entry: UnsafeMutableRawPointer) {
+        SchedulerGate.scheduleOwned(entry, id: id, core: core) { gate }
     }
 
-    /// `scheduleOwned(on:)`, then true, so a reporting send's schedule is a tail call.
-    @usableFromInline @inline(never)
-    package final func scheduleOwnedAccepting(on scheduler: Scheduler) -> Bool {
-        SchedulerGate.scheduleOwned(self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
-        return true
-    }
+}
+
+/// `scheduler.scheduleOwned(entry:)`, then true, so a reporting send's schedule is a tail
+/// call. A free function: the caller's self register (a cell) stays where it is.
+@usableFromInline @inline(never)
+package func scheduleOwnedAccepting(_ entry: UnsafeMutableRawPointer, on scheduler: Scheduler) -> Bool {
+    SchedulerGate.scheduleOwned(entry, id: scheduler.id, core: scheduler.core) { scheduler.gate }
+    return true
 }

@@ -108,16 +108,15 @@ final class SchedulerCore: Sendable {
     /// Runs an owned entry through `runAfterShutdown()` with T3/T4/T5, so a concurrent
     /// schedule() makes it go round again (R3) and the retain is settled as a worker's (L3).
     static func abandon(_ pointer: UnsafeMutableRawPointer) {
-        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
-        let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
-            while true {
-                let owner = unit.transitionToRunning()
-                unit.runAfterShutdown()
-                let after = unit.transitionAfterTurn(.idle, owner: owner)
-                if after != .requeue { return after }
-            }
+        let header = UnitHeader.at(pointer)
+        while true {
+            let owner = header.pointee.transitionToRunning()
+            UnitKind.runAfterShutdown(pointer)
+            let after = header.pointee.transitionAfterTurn(.idle, owner: owner)
+            if after == .requeue { continue }
+            if after == .idleRelease { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
+            return
         }
-        if after == .idleRelease { unit.release() }
     }
 
     /// How many spare threads BlockingMonitor may start: one per worker asleep in the kernel,

@@ -55,6 +55,8 @@ final class Worker: @unchecked Sendable {
     let shared: WorkerShared
     /// True for a spare thread's worker (not stolen from; retires when idle).
     let isSpare: Bool
+    /// UnitKind's turn functions, read once: a turn's dispatch is two loads and a call.
+    let turns = UnitKind.turns
 
     // Owner-only state written every turn, padded off the neighbouring Worker's lines.
     private let paddingBefore = CacheLinePadding()
@@ -387,15 +389,14 @@ final class Worker: @unchecked Sendable {
     /// set, only the raw pointer is used).
     @inline(__always)
     private func runUnit(_ pointer: UnsafeMutableRawPointer) {
-        let unit = Unmanaged<ScheduledUnit>.fromOpaque(pointer)
+        let header = UnitHeader.at(pointer)
         let throughput = self.throughput
         currentUnit = pointer
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
         shared.stalled.store(false, ordering: .relaxed)
-        let after = unit._withUnsafeGuaranteedRef { unit -> ScheduledUnit.AfterTurn in
-            let owner = unit.transitionToRunning()
-            return unit.transitionAfterTurn(unit.runTurn(budget: throughput), owner: owner)
-        }
+        let owner = header.pointee.transitionToRunning()
+        let outcome = UnitKind.runTurn(pointer, budget: throughput, kind: header.pointee.kind, in: turns)
+        let after = header.pointee.transitionAfterTurn(outcome, owner: owner)
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil
         switch after {
@@ -405,7 +406,7 @@ final class Worker: @unchecked Sendable {
             if nextSlot != nil || local.count > 1 { core.notifyParkedFromWorker() }
         case .idleRelease:
             if _slowPath(pointer == lingerless) { lingerAgain() }
-            unit.release()
+            Unmanaged<AnyObject>.fromOpaque(pointer).release()
         case .idleOwned:
             if _slowPath(pointer == lingerless) { lingerAgain() }
         }

@@ -10,6 +10,8 @@ enum YieldWorkload {
     /// inside turns (never concurrent with itself: the scheduler's guarantee under test),
     /// read after the latch.
     final class YieldUnit: ScheduledUnit, @unchecked Sendable {
+        let unitHeader = UnitHeader(kind: YieldUnit.unitKind)
+        static let unitKind = UnitKind.register(YieldUnit.self)
         let turns: Int
         var ran = 0
         let latch: Latch
@@ -17,12 +19,13 @@ enum YieldWorkload {
             self.turns = turns
             self.latch = latch
         }
-        override func runTurn(budget: Int) -> TurnOutcome {
+        func runTurn(budget: Int) -> TurnOutcome {
             ran += 1
             if ran < turns { return .more }
             latch.countDown()
             return .idle
         }
+        func runAfterShutdown() {}
     }
 
     static func run(_ cell: Cell) -> RunOutcome {

@@ -13,6 +13,8 @@ import TestSupport
 @Suite struct DeterministicSchedulerTests {
     /// A unit that records its name in a shared log on every turn and takes one pending item.
     final class NamedUnit: ScheduledUnit, @unchecked Sendable {
+        let unitHeader = UnitHeader(kind: NamedUnit.unitKind)
+        static let unitKind = UnitKind.register(NamedUnit.self)
         let name: String
         let log: Lock<[String]>
         let pending = Atomic<Int>(0)
@@ -21,15 +23,14 @@ import TestSupport
         init(_ name: String, log: Lock<[String]>) {
             self.name = name
             self.log = log
-            super.init()
         }
-        override func runTurn(budget: Int) -> TurnOutcome {
+        func runTurn(budget: Int) -> TurnOutcome {
             log.withLock { $0.append(name) }
             onTurn?()
             let left = pending.wrappingSubtract(1, ordering: .relaxed).newValue
             return left > 0 ? .more : .idle
         }
-        override func runAfterShutdown() {
+        func runAfterShutdown() {
             afterShutdown.wrappingAdd(1, ordering: .relaxed)
             pending.store(0, ordering: .relaxed)
         }
@@ -208,9 +209,12 @@ import TestSupport
             let deterministic = DeterministicScheduler(seed: 1, throughput: asked)
             let budget = Lock<Int>(0)
             final class BudgetUnit: ScheduledUnit, @unchecked Sendable {
+                let unitHeader = UnitHeader(kind: BudgetUnit.unitKind)
+                static let unitKind = UnitKind.register(BudgetUnit.self)
                 let seen: Lock<Int>
-                init(_ seen: Lock<Int>) { self.seen = seen; super.init() }
-                override func runTurn(budget: Int) -> TurnOutcome { seen.withLock { $0 = budget }; return .idle }
+                init(_ seen: Lock<Int>) { self.seen = seen }
+                func runTurn(budget: Int) -> TurnOutcome { seen.withLock { $0 = budget }; return .idle }
+                func runAfterShutdown() {}
             }
             deterministic.scheduler.schedule(BudgetUnit(budget))
             try deterministic.runUntilQuiescent()

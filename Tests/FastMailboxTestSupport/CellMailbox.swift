@@ -31,7 +31,7 @@ package struct CellMailbox<Message: Sendable> {
     package var overflowChunksHeld: Int { cell.queue.overflowChunksHeld }
     /// A turn is running or due (for a unit-signalling queue), or the queue's flag says so.
     package var hasPendingWork: Bool {
-        cell.queue.signalsUnit ? cell.stateSnapshot != ScheduledUnit.idle : cell.queue.hasPendingWork
+        cell.queue.signalsUnit ? cell.stateSnapshot != UnitHeader.idle : cell.queue.hasPendingWork
     }
 
     /// True when the queue lies inside the cell's own heap block: one object per actor.

@@ -19,16 +19,18 @@ private final class SpinCounter: Sendable {
 /// Always runnable until told to stop: each turn counts itself and asks to run again, so the
 /// pool always has `count` units queued, like a pool under a flood of tells.
 private final class Spinner: ScheduledUnit, @unchecked Sendable {
+    fileprivate let unitHeader = UnitHeader(kind: Spinner.unitKind)
+    static let unitKind = UnitKind.register(Spinner.self)
     let counter: SpinCounter
     init(_ counter: SpinCounter) {
         self.counter = counter
-        super.init()
     }
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    func runTurn(budget: Int) -> TurnOutcome {
         counter.turns.wrappingAdd(1, ordering: .relaxed)
         return counter.stop.load(ordering: .relaxed) ? .idle : .more
     }
+    fileprivate func runAfterShutdown() {}
 }
 
 @Suite("Ask timeout resume", .serialized) struct AskTimeoutResumeTests {

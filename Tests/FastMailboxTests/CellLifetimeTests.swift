@@ -1,4 +1,4 @@
-// A cell's lifetime under MNScheduler's owner bit (ScheduledUnit.swift, "Lifetime";
+// A cell's lifetime under MNScheduler's owner bit (UnitHeader.swift, "Lifetime";
 // CellTable T4): while an actor is registered its run-queue entries hold no retain; its
 // final turn deregisters it, handing the registry's retain to the worker running that
 // turn, which releases it after the turn. These tests stop actors while messages race

@@ -47,6 +47,7 @@ struct CellMailboxTests {
         let cell = try makeEventCell(system, capacity: 4, Int.self)
         #expect(cell.mailbox.isInline, "one object: the queue lies inside the cell (<doc:ActorCells>, \"One object per actor\")")
         #expect(!cell.mailbox.hasRing, "the ring is lazy")
+        #expect(cell.headerIsPlaced, "the unit header is the cell's first stored property (UnitHeader.swift, H1)")
         for i in 0..<5 { #expect(cell.mailbox.send(i).isAccepted) }  // 3 in the ring, 2 overflowed
         #expect(cell.acceptedCount == 5 && cell.overflowCount == 2 && cell.reportFigures.left == 5)
         var taken: [Int] = []
@@ -63,6 +64,11 @@ struct CellMailboxTests {
         pool.tell(1)
         try deterministic.runUntilQuiescent()
         #expect(!router.mailbox(of: Int.self).hasRing && !router.mailbox(of: Int.self).reclaimable)
+        #expect(router.headerIsPlaced && spawnedCell.headerIsPlaced)
+        let sequentialCell = SequentialActorCell<Int>(id: system.nextActorID(), name: nil, system: system,
+                                                      mailbox: try system.mailboxShape(capacity: 4, for: Int.self),
+                                                      body: { _ in })
+        #expect(sequentialCell.headerIsPlaced)
         #expect(router.acceptedCount == 0 && router.overflowCount == 0)
     }
 

@@ -23,15 +23,16 @@ private final class TurnClock: Sendable {
 /// Always runnable until told to stop: each turn ticks the clock, notes the gap since its
 /// own previous turn, and asks to run again.
 private final class GapSpinner: ScheduledUnit, @unchecked Sendable {
+    fileprivate let unitHeader = UnitHeader(kind: GapSpinner.unitKind)
+    static let unitKind = UnitKind.register(GapSpinner.self)
     let clock: TurnClock
     /// Only touched inside this unit's turns, which never overlap (R2).
     private var lastTurn = -1
     init(_ clock: TurnClock) {
         self.clock = clock
-        super.init()
     }
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    func runTurn(budget: Int) -> TurnOutcome {
         let now = clock.turns.wrappingAdd(1, ordering: .relaxed).newValue
         if lastTurn >= 0, lastTurn >= clock.measureFrom.load(ordering: .relaxed) {
             let gap = now - lastTurn
@@ -40,21 +41,24 @@ private final class GapSpinner: ScheduledUnit, @unchecked Sendable {
         lastTurn = now
         return clock.stop.load(ordering: .relaxed) ? .idle : .more
     }
+    fileprivate func runAfterShutdown() {}
 }
 
 /// Runs once: records the clock at its turn.
 private final class Probe: ScheduledUnit, @unchecked Sendable {
+    fileprivate let unitHeader = UnitHeader(kind: Probe.unitKind)
+    static let unitKind = UnitKind.register(Probe.self)
     let clock: TurnClock
     let ranAt = Atomic<Int>(-1)
     init(_ clock: TurnClock) {
         self.clock = clock
-        super.init()
     }
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    func runTurn(budget: Int) -> TurnOutcome {
         ranAt.store(clock.turns.wrappingAdd(1, ordering: .relaxed).newValue, ordering: .relaxed)
         return .idle
     }
+    fileprivate func runAfterShutdown() {}
 }
 
 @Suite("Injection fairness", .serialized) struct InjectionFairnessTests {

@@ -26,7 +26,7 @@ import TestSupport
             // Every unit was idle at the start of the round, so each scheduling is one run.
             let done = waitUntil {
                 units.allSatisfy { $0.runs.load(ordering: .sequentiallyConsistent) >= round }
-                    && units.allSatisfy { $0.stateSnapshot == ScheduledUnit.idle }
+                    && units.allSatisfy { $0.stateSnapshot == UnitHeader.idle }
             }
             #expect(done, "round \(round) did not complete")
             if !done { return }
@@ -72,7 +72,7 @@ import TestSupport
             let asleep = waitUntil { scheduler.idleSnapshot.sleeping == 2 }
             #expect(asleep, "workers did not go to sleep before round \(i)")
             scheduler.schedule(unit)
-            let ran = waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == i && unit.stateSnapshot == ScheduledUnit.idle }
+            let ran = waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == i && unit.stateSnapshot == UnitHeader.idle }
             #expect(ran, "lost wake-up in round \(i)")
             if !ran || !asleep { return }
         }

@@ -67,11 +67,13 @@ private func threadNames() -> [String] {
     func blockingKeepsExclusivity() throws {
         let scheduler = try makeScheduler(workers: 2)
         final class BlockingUnit: ScheduledUnit, @unchecked Sendable {
+            let unitHeader = UnitHeader(kind: BlockingUnit.unitKind)
+            static let unitKind = UnitKind.register(BlockingUnit.self)
             let pending = Atomic<Int>(0)
             let processed = Atomic<Int>(0)
             let inUse = Atomic<Bool>(false)
             let overlaps = Atomic<Int>(0)
-            override func runTurn(budget: Int) -> TurnOutcome {
+            func runTurn(budget: Int) -> TurnOutcome {
                 if inUse.exchange(true, ordering: .acquiringAndReleasing) { overlaps.wrappingAdd(1, ordering: .relaxed) }
                 defer { inUse.store(false, ordering: .releasing) }
                 var done = 0
@@ -83,6 +85,7 @@ private func threadNames() -> [String] {
                 }
                 return pending.load(ordering: .sequentiallyConsistent) > 0 ? .more : .idle
             }
+            func runAfterShutdown() {}
         }
         let units = (0..<4).map { _ in BlockingUnit() }
         for round in 0..<50 {

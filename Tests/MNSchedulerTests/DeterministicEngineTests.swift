@@ -9,12 +9,15 @@ import FastMailboxTestKit
 @Suite struct DeterministicEngineTests {
     /// Counts turns and re-schedules itself once from inside its first turn (T2).
     final class SelfScheduling: ScheduledUnit, @unchecked Sendable {
+        let unitHeader = UnitHeader(kind: SelfScheduling.unitKind)
+        static let unitKind = UnitKind.register(SelfScheduling.self)
         let turns = Atomic<Int>(0)
         var scheduler: Scheduler?
-        override func runTurn(budget: Int) -> TurnOutcome {
+        func runTurn(budget: Int) -> TurnOutcome {
             if turns.wrappingAdd(1, ordering: .relaxed).newValue == 1 { scheduler?.schedule(self) }  // running → notified
             return .idle
         }
+        func runAfterShutdown() {}
     }
 
     @Test("D1: a unit is listed once however often it is scheduled; a schedule during its turn runs it once more")
@@ -25,13 +28,13 @@ import FastMailboxTestKit
         unit.scheduler = deterministic.scheduler
         for _ in 0..<5 { deterministic.scheduler.schedule(unit) }
         #expect(engine.runnableCount == 1)
-        #expect(unit.stateSnapshot == ScheduledUnit.scheduled)
+        #expect(unit.stateSnapshot == UnitHeader.scheduled)
         let previous = try engine.beginDrive()
         let (turns, quiescent) = engine.runTurns(maxTurns: 10)
         engine.endDrive(previous)
         #expect(turns == 2 && quiescent)
         #expect(unit.turns.load(ordering: .relaxed) == 2)
-        #expect(unit.stateSnapshot == ScheduledUnit.idle)
+        #expect(unit.stateSnapshot == UnitHeader.idle)
     }
 
     @Test("runTurns stops at its bound and says whether it quiesced")

@@ -61,7 +61,7 @@ actor Recorder: MNActor {
     /// worker, and whether this runs inline (the executor's unit is idle: not in a turn).
     func whereAmI() -> (thread: UInt, isolated: Bool?, worker: Int?, inline: Bool) {
         (UInt(pthread_self()), executor.isIsolatingCurrentContext(), Scheduler.currentWorkerIndex,
-         executor.stateSnapshot == ScheduledUnit.idle)
+         executor.stateSnapshot == UnitHeader.idle)
     }
 }
 

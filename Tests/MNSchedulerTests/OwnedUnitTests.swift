@@ -1,4 +1,4 @@
-// The owner bit and run-queue entries without a retain (ScheduledUnit.swift, "Lifetime",
+// The owner bit and run-queue entries without a retain (UnitHeader.swift, "Lifetime",
 // L1–L4): a unit whose owner holds its retain is scheduled and run many times from
 // several threads without any retain of its own, then the owner leaves while the unit is
 // idle, queued, running, or from inside its own turn (an actor's final turn); it is
@@ -33,6 +33,8 @@ final class UnitBooks: @unchecked Sendable {
 /// A mailbox-like unit whose owner (the test) may hold its retain (O set), with a deinit
 /// counter and optional hooks inside the turn.
 final class OwnedUnit: ScheduledUnit, @unchecked Sendable {
+    let unitHeader = UnitHeader(kind: OwnedUnit.unitKind)
+    static let unitKind = UnitKind.register(OwnedUnit.self)
     let books: UnitBooks
     /// Called at the start of every turn (test hook: hold the turn open, leave as owner).
     let hook: (@Sendable (OwnedUnit) -> Void)?
@@ -53,7 +55,7 @@ final class OwnedUnit: ScheduledUnit, @unchecked Sendable {
         if owned { scheduler.scheduleOwned(self) } else { scheduler.schedule(self) }
     }
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    func runTurn(budget: Int) -> TurnOutcome {
         if books.deinits.load(ordering: .sequentiallyConsistent) > 0 { books.turnsAfterDeinit.wrappingAdd(1, ordering: .sequentiallyConsistent) }
         books.inTurn.store(true, ordering: .sequentiallyConsistent)
         hook?(self)
@@ -64,7 +66,7 @@ final class OwnedUnit: ScheduledUnit, @unchecked Sendable {
         return .idle
     }
 
-    override func runAfterShutdown() {
+    func runAfterShutdown() {
         let taken = books.pending.exchange(0, ordering: .sequentiallyConsistent)
         books.processed.wrappingAdd(taken, ordering: .sequentiallyConsistent)
     }
@@ -76,12 +78,12 @@ struct TestOwner {
     let retain: Unmanaged<OwnedUnit>
     init(_ unit: OwnedUnit) {
         retain = Unmanaged.passRetained(unit)
-        unit.ownerArrives()
+        unit.unitHeader.ownerArrives()
     }
     /// Returns whether the unit was idle (the release happened here).
     @discardableResult
     func leave() -> Bool {
-        let wasIdle = retain._withUnsafeGuaranteedRef { $0.ownerLeaves() }
+        let wasIdle = retain._withUnsafeGuaranteedRef { $0.unitHeader.ownerLeaves() }
         if wasIdle { retain.release() }
         return wasIdle
     }
@@ -89,13 +91,16 @@ struct TestOwner {
 
 /// A unit that holds its worker until `open` is signalled.
 final class GateUnit: ScheduledUnit, @unchecked Sendable {
+    let unitHeader = UnitHeader(kind: GateUnit.unitKind)
+    static let unitKind = UnitKind.register(GateUnit.self)
     let entered = DispatchSemaphoreLike()
     let open = DispatchSemaphoreLike()
-    override func runTurn(budget: Int) -> TurnOutcome {
+    func runTurn(budget: Int) -> TurnOutcome {
         entered.signal()
         open.wait()
         return .idle
     }
+    func runAfterShutdown() {}
 }
 
 /// A counting semaphore on a POSIX semaphore (no Dispatch in this test target's imports).
@@ -135,7 +140,7 @@ struct OwnedUnitTests {
         for thread in started { pthread_join(thread, nil) }
         let total = processedBefore + started.count * sendsPerThread
         return waitUntil { unit.books.processed.load(ordering: .sequentiallyConsistent) == total
-                           && unit.stateSnapshot == ScheduledUnit.idle }
+                           && unit.stateSnapshot == UnitHeader.idle }
     }
 
     @Test("many schedules of an owned unit from several threads take no retain of it; the owner leaving an idle unit frees it at once")
@@ -170,7 +175,7 @@ struct OwnedUnitTests {
         scheduler.schedule(gate)
         gate.entered.wait()
         unit!.send(via: scheduler, owned: true)
-        #expect(unit!.stateSnapshot == ScheduledUnit.scheduled)
+        #expect(unit!.stateSnapshot == UnitHeader.scheduled)
         unit = nil
         #expect(!owner.leave(), "queued: the retain goes to the entry")
         #expect(books.deinits.load(ordering: .sequentiallyConsistent) == 0, "freed while queued")
@@ -293,9 +298,12 @@ struct OwnedUnitTests {
         let holder = Holder()
         holder.lone = OwnedUnit(books: loneBooks)
         final class Driver: ScheduledUnit, @unchecked Sendable {
+            let unitHeader = UnitHeader(kind: Driver.unitKind)
+            static let unitKind = UnitKind.register(Driver.self)
             let action: @Sendable () -> Void
             init(_ action: @escaping @Sendable () -> Void) { self.action = action }
-            override func runTurn(budget: Int) -> TurnOutcome { action(); return .idle }
+            func runTurn(budget: Int) -> TurnOutcome { action(); return .idle }
+            func runAfterShutdown() {}
         }
         let driver = Driver {
             owned.send(via: scheduler, owned: true)  // idle with O: the blind CAS, the empty next slot
@@ -310,7 +318,7 @@ struct OwnedUnitTests {
             ownedBooks.processed.load(ordering: .sequentiallyConsistent) == 2
                 && loneBooks.deinits.load(ordering: .sequentiallyConsistent) == 1
                 && selfBooks.processed.load(ordering: .sequentiallyConsistent) == 2
-                && owned.stateSnapshot == ScheduledUnit.idle && selfScheduling.stateSnapshot == ScheduledUnit.idle
+                && owned.stateSnapshot == UnitHeader.idle && selfScheduling.stateSnapshot == UnitHeader.idle
         })
         #expect(ownedBooks.turnsEnded.load(ordering: .sequentiallyConsistent) == 1, "scheduled twice, queued once")
         #expect(selfBooks.turnsEnded.load(ordering: .sequentiallyConsistent) == 2, "notified during its turn: one more")

@@ -60,7 +60,7 @@ import TestSupport
         }
         scheduler.schedule(unit)
         #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 2 })
-        #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
+        #expect(waitUntil { unit.stateSnapshot == UnitHeader.idle })
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 2)
     }
 
@@ -83,7 +83,7 @@ import TestSupport
         scheduler.schedule(unit)
         gate.signal()
         #expect(waitUntil { unit.runs.load(ordering: .sequentiallyConsistent) == 1 })
-        #expect(waitUntil { unit.stateSnapshot == ScheduledUnit.idle })
+        #expect(waitUntil { unit.stateSnapshot == UnitHeader.idle })
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 1)
     }
 
@@ -156,7 +156,7 @@ import TestSupport
         scheduler.schedule(unit)
         #expect(unit.runs.load(ordering: .sequentiallyConsistent) == 0)
         #expect(unit.abandoned.load(ordering: .sequentiallyConsistent) == 1)
-        #expect(unit.stateSnapshot == ScheduledUnit.idle)
+        #expect(unit.stateSnapshot == UnitHeader.idle)
         scheduler.schedule(unit)  // idle again: a later schedule is handed over again
         #expect(unit.abandoned.load(ordering: .sequentiallyConsistent) == 2)
         // Every thread exited, so the run queues' and injection queue's rings were freed:
@@ -200,7 +200,7 @@ import TestSupport
             // Units run before shutdown began, or are handed back: never both, never lost.
             #expect((ran == 1) != ids.contains(ObjectIdentifier(unit)))
         }
-        for unit in handedBack { #expect(unit.stateSnapshot == ScheduledUnit.idle) }
+        for unit in handedBack { #expect(unit.stateSnapshot == UnitHeader.idle) }
     }
 
     @Test("scheduling from a worker into a full local queue spills to the injection queue without losing units")

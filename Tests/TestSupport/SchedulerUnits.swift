@@ -33,6 +33,8 @@ package func waitUntil(seconds: Double = 20, _ condition: () -> Bool) -> Bool {
 /// A mailbox-like unit: producers add to `pending` then schedule; a turn takes at most
 /// `budget` of the pending items. An in-use flag trips if two turns ever overlap.
 package final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
+    package let unitHeader = UnitHeader(kind: MailboxUnit.unitKind)
+    package static let unitKind = UnitKind.register(MailboxUnit.self)
     package let pending = Atomic<Int>(0)
     package let processed = Atomic<Int>(0)
     package let turns = Atomic<Int>(0)
@@ -40,14 +42,14 @@ package final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
     package let overlaps = Atomic<Int>(0)
     package let maxBudgetSeen = Atomic<Int>(0)
 
-    package override init() {}
+    package init() {}
 
     package func send(_ n: Int = 1, via scheduler: Scheduler) {
         pending.wrappingAdd(n, ordering: .sequentiallyConsistent)
         scheduler.schedule(self)
     }
 
-    package override func runTurn(budget: Int) -> TurnOutcome {
+    package func runTurn(budget: Int) -> TurnOutcome {
         if inUse.exchange(true, ordering: .acquiringAndReleasing) { overlaps.wrappingAdd(1, ordering: .relaxed) }
         defer { inUse.store(false, ordering: .releasing) }
         turns.wrappingAdd(1, ordering: .relaxed)
@@ -64,22 +66,25 @@ package final class MailboxUnit: ScheduledUnit, @unchecked Sendable {
         processed.wrappingAdd(taken, ordering: .sequentiallyConsistent)
         return pending.load(ordering: .sequentiallyConsistent) > 0 ? .more : .idle
     }
+    package func runAfterShutdown() {}
 }
 
 /// Runs `body` once per turn; counts turns.
 package final class ClosureUnit: ScheduledUnit, @unchecked Sendable {
+    package let unitHeader = UnitHeader(kind: ClosureUnit.unitKind)
+    package static let unitKind = UnitKind.register(ClosureUnit.self)
     package let runs = Atomic<Int>(0)
     package let body: @Sendable (ClosureUnit, Int) -> TurnOutcome
     package init(_ body: @escaping @Sendable (ClosureUnit, Int) -> TurnOutcome = { _, _ in .idle }) {
         self.body = body
     }
-    package override func runTurn(budget: Int) -> TurnOutcome {
+    package func runTurn(budget: Int) -> TurnOutcome {
         let n = runs.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
         return body(self, n)
     }
     /// Times the scheduler handed this unit to its after-shutdown hook instead of a turn.
     package let abandoned = Atomic<Int>(0)
-    package override func runAfterShutdown() {
+    package func runAfterShutdown() {
         abandoned.wrappingAdd(1, ordering: .sequentiallyConsistent)
     }
 }
