@@ -349,16 +349,40 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// The insert into `ring` or its overflow, then the idle-flag claim.
     @inlinable @inline(__always)
     func insert(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing, signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult {
+        .accepted(becameNonEmpty: produce(moving: source, itemBytes: itemBytes, into: ring, signalling: unit,
+                                          Overflowing.self).unsafelyUnwrapped)
+    }
+
+    /// The producer's sequence, the only one: insert (claim a slot, copy, publish), fence,
+    /// look at the idle flag ("Who runs the consumer"). `Policy` says what a full ring or an
+    /// active overflow does. Returns `becameNonEmpty`, or nil with nothing copied when the
+    /// policy declines. Needs a ring epoch section if `sendNeedsSection`.
+    @inlinable @inline(__always)
+    func produce<Policy: FullRingPolicy>(moving source: UnsafeRawPointer, itemBytes: Int, into ring: RawRing,
+                                         signalling unit: UnsafeMutableRawPointer?, _: Policy.Type) -> Bool? {
         #if DEBUG
         MPSCQueueTestHook.claimIfArmed(hookIdentity)
         #endif
-        if !overflowActive.load(ordering: .acquiring), ringInsert(moving: source, itemBytes: itemBytes, into: ring) {
-            ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        } else if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
+        if !overflowActive.load(ordering: .acquiring) {
+            if ringInsert(moving: source, itemBytes: itemBytes, into: ring) {
+                ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
+                return claimConsumer(signalling: unit)
+            }
+            guard Policy.overflows else { return nil }  // full
+        } else if !Policy.overflows {
+            // Behind an active overflow, if the lock is free now: no fence ("Overflow appends").
+            guard Policy.appendsBehindOverflow,
+                  overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+            else { return nil }
+            let appended = appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes)
+            overflowLock.store(false, ordering: .releasing)
+            return appended ? claimConsumer(signalling: unit) : nil
+        }
+        if !enqueueOverflow(source: source, ring: ring, itemBytes: itemBytes) {
             // The setter's Dekker fence ("Overflow appends").
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }
-        return .accepted(becameNonEmpty: claimConsumer(signalling: unit))
+        return claimConsumer(signalling: unit)
     }
 
     /// True when a send from this thread must enter a ring epoch section first.
@@ -376,20 +400,9 @@ package struct MPSCQueue: ~Copyable, Sendable {
         #endif
         let word = ringWord.load(ordering: .acquiring)
         guard _fastPath(word & 1 == 0) else { return nil }  // no ring yet, or given back
-        let ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
-        #if DEBUG
-        MPSCQueueTestHook.claimIfArmed(hookIdentity)
-        #endif
-        if overflowActive.load(ordering: .acquiring) {
-            guard overflowLock.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
-            let appended = appendBehindActiveOverflow(source: source, ring: ring, itemBytes: itemBytes)
-            overflowLock.store(false, ordering: .releasing)
-            // Behind an active overflow: no fence (MailboxQueue, "Overflow appends").
-            return appended ? claimConsumer(signalling: unit) : nil
-        }
-        guard ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }
-        ckshim_fence_atomic_load()  // the ticket CAS before the flag load (free on x86)
-        return claimConsumer(signalling: unit)
+        return produce(moving: source, itemBytes: itemBytes,
+                       into: RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped),
+                       signalling: unit, RingOrActiveOverflow.self)
     }
 
     /// Claims a slot, copies the item and publishes it. False when full or sealed. The caller
@@ -506,11 +519,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
     @inlinable @inline(__always)
     func tryEnqueueInsert<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, recording items: Items.Type,
                                                     signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult? {
-        let ring = self.ring(recording: items)
-        guard !overflowActive.load(ordering: .acquiring),
-              ringInsert(moving: source, itemBytes: itemBytes, into: ring) else { return nil }
-        ckshim_fence_atomic_load()
-        return .accepted(becameNonEmpty: claimConsumer(signalling: unit))
+        produce(moving: source, itemBytes: itemBytes, into: ring(recording: items), signalling: unit, RingOnly.self)
+            .map { .accepted(becameNonEmpty: $0) }
     }
 
     /// The full-ring path ("Ring, then overflow"), entered holding the overflow lock.
@@ -948,6 +958,37 @@ extension RawRing {
             UnsafeMutableRawPointer(ckshim_ring_item_type_slot(ring)).storeBytes(of: newValue, as: (any MPSCQueueItemType.Type)?.self)
         }
     }
+}
+
+/// What `MPSCQueue.produce` does when the ring is full or an overflow is active.
+@usableFromInline
+package protocol FullRingPolicy {
+    /// A full ring or an active overflow: take the overflow lock and append (never fails).
+    static var overflows: Bool { get }
+    /// Without `overflows`: append behind an active overflow if its lock is free now.
+    static var appendsBehindOverflow: Bool { get }
+}
+
+/// `enqueue`: the ring, else the ordered overflow.
+@usableFromInline
+package enum Overflowing: FullRingPolicy {
+    @inlinable package static var overflows: Bool { true }
+    @inlinable package static var appendsBehindOverflow: Bool { true }
+}
+
+/// `enqueueOnRing`: the ring, or behind an active overflow without waiting; else nil, for the
+/// caller's full enqueue.
+@usableFromInline
+package enum RingOrActiveOverflow: FullRingPolicy {
+    @inlinable package static var overflows: Bool { false }
+    @inlinable package static var appendsBehindOverflow: Bool { true }
+}
+
+/// `tryEnqueue` (a bounded mailbox): the ring only.
+@usableFromInline
+package enum RingOnly: FullRingPolicy {
+    @inlinable package static var overflows: Bool { false }
+    @inlinable package static var appendsBehindOverflow: Bool { false }
 }
 
 #if DEBUG
