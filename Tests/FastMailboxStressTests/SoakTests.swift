@@ -354,7 +354,7 @@ func heapInUse() -> Int? {
         }
         // Heap back near its baseline once the system is gone (glibc's count: skipped under
         // sanitizers, which own the allocator).
-        #expect(eventually { weakSystem == nil }, "seed \(seed): the system outlived its last reference")
+        #expect(await eventually { weakSystem == nil }, "seed \(seed): the system outlived its last reference")
         // glibc's figure includes fragmentation of its arenas, which grows with the run's
         // length, while ASan's exact count (quarantine off) shows no retention for the same
         // operations; so the bound is asserted for CI-length runs and printed for long ones.

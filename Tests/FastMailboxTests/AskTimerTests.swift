@@ -13,7 +13,7 @@ struct AskTimerTests {
         // AskTimer's deinit cancels the Dispatch source, which then releases its handler and,
         // with it, the core (the handler's strong reference was the cycle core → source →
         // handler → core).
-        #expect(eventually { core == nil }, "the ask timer's core outlived its system")
+        #expect(await eventually { core == nil }, "the ask timer's core outlived its system")
     }
 
     /// The pending table's key bypasses SipHash; its own hash must still spread the system's

@@ -119,7 +119,7 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         let task = Task { await reporter.run() }
         let ref = try system.spawn(options: SpawnOptions(name: "counted")) { (_: Int, _) in }
         for n in 0..<10 { ref.tell(n) }
-        #expect(eventually { backend.value("fastmailbox_messages_delivered_total") == 10 })
+        #expect(await eventually { backend.value("fastmailbox_messages_delivered_total") == 10 })
         await system.gracefulShutdown()
         task.cancel()
         await task.value

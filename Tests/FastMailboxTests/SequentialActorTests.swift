@@ -275,7 +275,7 @@ private enum Arithmetic: Sendable {
         let answer = try await ref.ask { Arithmetic.double(21, replyTo: $0) }
         #expect(answer == 42)
         ref.stop()
-        #expect(eventually { system.metrics.liveActors == 0 })
+        #expect(await eventually { system.metrics.liveActors == 0 })
         system.shutdown()
     }
 
@@ -355,11 +355,11 @@ extension SequentialActorTests {
             }
             done.record("body ended")
         }
-        #expect(eventually { done.count == 1 }, "the body must be running before the shutdown")
+        #expect(await eventually { done.count == 1 }, "the body must be running before the shutdown")
         let report = system.shutdown(timeout: .milliseconds(50))
         #expect(report.left == 0)
         #expect(system.scheduler.isShutDown)
-        #expect(eventually(timeout: .seconds(60)) { done.count == 2 },
+        #expect(await eventually(timeout: .seconds(60)) { done.count == 2 },
                 "the body's last job ran on Swift's pool instead of trapping")
         #expect(done.values == ["body started", "body ended"])
     }

@@ -256,7 +256,7 @@ import FastMailboxTestKit
             let report = system.shutdown()
             #expect(report.isBalanced, "\(report)")
         }
-        #expect(eventually { weakSystem == nil && weakCell == nil }, "the system or a cell is still alive after shutdown")
+        #expect(await eventually { weakSystem == nil && weakCell == nil }, "the system or a cell is still alive after shutdown")
     }
 
     // MARK: the report against tells racing it (N3), metrics after it (N2)
