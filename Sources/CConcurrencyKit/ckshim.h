@@ -554,20 +554,6 @@ static inline void ckshim_current_worker_set(void *worker) { ckshim_current_work
 extern void *swift_task_getCurrent(void);
 static inline void *ckshim_current_task(void) { return swift_task_getCurrent(); }
 
-/*
- * Whether mailbox drains on this thread may linger (MailboxQueue.md, "Lingering"): set by
- * a pool worker's loop, when its scheduler has two or more workers, to that worker's
- * WorkerShared (unretained: it outlives the loop), so the drain's first test is one
- * thread-pointer-relative load that is NULL at MN_WORKERS=1, off the pool and on spare
- * threads, and its second an inline look at the worker's next slot (Worker.swift,
- * `WorkerShared.nextSlotIsEmpty`). Same storage rules as ckshim_current_worker_slot above.
- */
-__attribute__((weak, visibility("hidden"), tls_model("initial-exec")))
-_Thread_local void *ckshim_linger_slot = 0;
-
-static inline void *ckshim_linger_get(void) { return ckshim_linger_slot; }
-static inline void ckshim_linger_set(void *shared) { ckshim_linger_slot = shared; }
-
 /* ---------------------------------------------------------------- ring epoch */
 
 /*

@@ -32,7 +32,7 @@ import Darwin
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
     /// Drains up to `max` messages into the behaviour, specialised (A2).
-    @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int) -> TurnOutcome
+    @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int, _ lingering: LingerPermit) -> TurnOutcome
 
     /// How `Message` travels through `queue`.
     @usableFromInline typealias Encoding = MessageEncoding<Message>
@@ -256,23 +256,23 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     // MARK: the turn
 
-    override final func runTurn(budget: Int) -> TurnOutcome {
+    override final func runTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
         let previousTurn = enterTurn()  // debug builds only
         defer { leaveTurn(previousTurn) }
         // The common turn (A2). `budget` ≥ 1.
         assert(budget > 0, "a turn with no budget")
         if case .running = phaseCode, !needsGeneralTurn, waiters == nil, case .some = mailboxPass, !hasSystemWork {
             // `mailboxPass!` avoids a retain; `case .some` avoids a thunk.
-            let outcome = mailboxPass!(self, budget)
+            let outcome = mailboxPass!(self, budget, lingering)
             if case .running = phaseCode, !needsGeneralTurn { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
-        return runGeneralTurn(budget: budget)
+        return runGeneralTurn(budget: budget, lingering: lingering)
     }
 
     /// Steps 1–5; out of line, so the common turn saves fewer registers.
     @inline(never)
-    final func runGeneralTurn(budget: Int) -> TurnOutcome {
+    final func runGeneralTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
         if isCreated { startIfNeeded() }
         var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
         let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or message
@@ -289,9 +289,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
                 if case .some = mailboxPass {
-                    mailboxOutcome = mailboxPass!(self, remaining) == .more ? .more : .empty
+                    mailboxOutcome = mailboxPass!(self, remaining, lingering) == .more ? .more : .empty
                 } else {
-                    mailboxOutcome = drainUnspecialised(max: remaining)
+                    mailboxOutcome = drainUnspecialised(max: remaining, lingering: lingering)
                 }
             } else {
                 // Only a drain may declare the mailbox idle.
@@ -349,8 +349,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     }
 
     @inline(never)
-    final func drainUnspecialised(max: Int) -> MPSCQueue.DrainOutcome {
-        Encoding.drain(queue, max: max, boxed: boxed, lingering: true) { handleFromMailbox($0) }
+    final func drainUnspecialised(max: Int, lingering: LingerPermit) -> MPSCQueue.DrainOutcome {
+        Encoding.drain(queue, max: max, boxed: boxed, lingering: lingering) { handleFromMailbox($0) }
     }
 
     override final func finishAfterShutdown() {
@@ -373,11 +373,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// A2: drain, move and call in one function.
     @inlinable @inline(__always)
-    final func drainOnFastPath(max: Int, _ receive: (Message) throws -> Void) -> TurnOutcome {
+    final func drainOnFastPath(max: Int, lingering: LingerPermit, _ receive: (Message) throws -> Void) -> TurnOutcome {
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
-        return Encoding.drain(queue, max: max, lingering: true, signallingUnit: true, handle) == .more ? .more : .idle
+        return Encoding.drain(queue, max: max, lingering: lingering, signallingUnit: true, handle) == .more ? .more : .idle
     }
 
     /// The mailbox already counted the message (A1).
@@ -524,9 +524,9 @@ final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Senda
     /// A2.
     @inlinable
     static var specializedMailboxPass: MailboxPass {
-        { base, max in
+        { base, max, lingering in
             let cell = unsafeDowncast(base, to: ActorCell<A>.self)
-            return cell.drainOnFastPath(max: max) { message in
+            return cell.drainOnFastPath(max: max, lingering: lingering) { message in
                 // Kept until `receive` returns: no retain needed.
                 try Unmanaged.passUnretained(cell.instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
                     try $0.receive(message, context: ActorContext(cell: cell))

@@ -42,8 +42,10 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     @usableFromInline let unitHeader = UnitHeader(kind: AnyActorCell.unitKind)
 
     /// Every cell class's kind: the worker calls `runTurn`, which each cell class overrides.
-    @usableFromInline static let unitKind = UnitKind.register(AnyActorCell.self) { entry, budget in
-        Unmanaged<AnyActorCell>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
+    @usableFromInline static let unitKind = UnitKind.register(AnyActorCell.self) { entry, budget, worker in
+        Unmanaged<AnyActorCell>.fromOpaque(entry)._withUnsafeGuaranteedRef {
+            $0.runTurn(budget: budget, lingering: LingerPermit(worker: worker))
+        }.rawValue
     }
 
     /// Changed only by `advance`. Turn-confined fields are `@exclusivity(unchecked)` (C2).
@@ -411,8 +413,12 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
 
     /// One turn; every cell class overrides it.
     @usableFromInline
-    func runTurn(budget: Int) -> TurnOutcome {
-        preconditionFailure("AnyActorCell.runTurn(budget:) must be overridden by \(type(of: self))")
+    final func runTurn(budget: Int) -> TurnOutcome { runTurn(budget: budget, lingering: .never) }
+
+    /// One turn, told whether its mailbox drain may linger; every cell class overrides it.
+    @usableFromInline
+    func runTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
+        preconditionFailure("AnyActorCell.runTurn(budget:lingering:) must be overridden by \(type(of: self))")
     }
 
     /// The scheduler will never run this cell again; the caller holds it like a turn.

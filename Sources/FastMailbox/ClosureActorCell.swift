@@ -40,9 +40,9 @@ final class ClosureActorCell<Message: Sendable>: ActorCellBase<Message>, @unchec
     /// The mailbox pass (A2), with the closure call for `receive`.
     @inlinable
     static var specializedMailboxPass: MailboxPass {
-        { base, max in
+        { base, max, lingering in
             let cell = unsafeDowncast(base, to: ClosureActorCell<Message>.self)
-            return cell.drainOnFastPath(max: max) { message in try cell.body.call(message, ActorContext(cell: cell)) }
+            return cell.drainOnFastPath(max: max, lingering: lingering) { message in try cell.body.call(message, ActorContext(cell: cell)) }
         }
     }
 

@@ -208,8 +208,8 @@ extension Mailbox {
 
     /// Consumer only; specialised (see MPSCQueue.drain).
     @inlinable @inline(__always)
-    func take(max: Int, lingering: Bool = false, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
-        Encoding.drain(box.queue, max: max, lingering: lingering, body)
+    func take(max: Int, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
+        Encoding.drain(box.queue, max: max, body)
     }
 
     /// Consumer only: at most one message.

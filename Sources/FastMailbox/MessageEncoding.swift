@@ -120,7 +120,7 @@ enum MessageEncoding<Message> {
 
     /// Consumer only; specialised (see MPSCQueue.drain).
     @inlinable @inline(__always)
-    static func drain(_ queue: borrowing MPSCQueue, max: Int, lingering: Bool = false, signallingUnit: Bool = false,
+    static func drain(_ queue: borrowing MPSCQueue, max: Int, lingering: LingerPermit = .never, signallingUnit: Bool = false,
                       _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, lingering: lingering, itemBytes: itemBytes, signallingUnit: signallingUnit,
                     taking: { take(from: $0) }, body)
@@ -128,7 +128,7 @@ enum MessageEncoding<Message> {
 
     /// For unspecialised code.
     @inlinable @inline(__always)
-    static func drain(_ queue: borrowing MPSCQueue, max: Int, boxed: Bool, lingering: Bool = false,
+    static func drain(_ queue: borrowing MPSCQueue, max: Int, boxed: Bool, lingering: LingerPermit = .never,
                       _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, lingering: lingering, taking: { take(from: $0, boxed: boxed) }, body)
     }

@@ -92,7 +92,7 @@ final class Router<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecke
 
     // MARK: the router's own turn (system messages only)
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    override func runTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
         guard let systemQueue else { return .idle }
         let outcome = systemQueue.queue.drain(max: budget, taking: { MessageEncoding<SystemMessage>.take(from: $0) }) { message in
             switch message {

@@ -276,7 +276,7 @@ final class SequentialActorCell<Message: Sendable>: AnyActorCell, MessageRecipie
 
     // MARK: the turn
 
-    override func runTurn(budget: Int) -> TurnOutcome {
+    override func runTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
         var releaseRing = takeReleaseRequest()
         let systemOutcome = drainSystem(releaseRequested: &releaseRing)
         if isCreated {

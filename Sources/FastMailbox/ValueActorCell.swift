@@ -25,9 +25,9 @@ final class ValueActorCell<B: ActorBehavior>: ActorCellBase<B.Message>, @uncheck
     /// The mailbox pass for `B` (A2).
     @inlinable
     static var specializedMailboxPass: MailboxPass {
-        { base, max in
+        { base, max, lingering in
             let cell = unsafeDowncast(base, to: ValueActorCell<B>.self)
-            return cell.drainOnFastPath(max: max) { message in
+            return cell.drainOnFastPath(max: max, lingering: lingering) { message in
                 try cell.state?.receive(message, context: ActorContext(cell: cell))
             }
         }

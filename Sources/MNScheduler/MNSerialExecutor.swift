@@ -44,7 +44,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     public let unitHeader = UnitHeader(kind: MNSerialExecutor.unitKind)
 
     /// This type's kind.
-    static let unitKind = UnitKind.register(MNSerialExecutor.self) { entry, budget in
+    static let unitKind = UnitKind.register(MNSerialExecutor.self) { entry, budget, _ in
         Unmanaged<MNSerialExecutor>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
     }
 

@@ -42,7 +42,7 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
         /// The scheduler's state for this unit (first: UnitHeader.swift, H1).
         let unitHeader = UnitHeader(kind: Lane.unitKind)
         /// This type's kind.
-        static let unitKind = UnitKind.register(Lane.self) { entry, budget in
+        static let unitKind = UnitKind.register(Lane.self) { entry, budget, _ in
             Unmanaged<Lane>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
         }
         let jobs: MPSCQueue

@@ -570,14 +570,14 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// Hands up to `max` items, FIFO per producer, to `body`; `take` moves each out. Consumer
     /// only, never from inside `body`. No atomic read-modify-write per item.
     @inlinable @inline(__always)
-    package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
+    package func drain<Item>(max: Int, lingering: LingerPermit = .never, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> DrainOutcome {
         drain(max: max, lingering: lingering, itemBytes: itemBytes, taking: take, body)
     }
 
     /// `drain` with the item size known statically; `signallingUnit` skips a test.
     @inlinable @inline(__always)
-    package func drain<Item>(max: Int, lingering: Bool = false, itemBytes: Int, signallingUnit: Bool = false,
+    package func drain<Item>(max: Int, lingering: LingerPermit = .never, itemBytes: Int, signallingUnit: Bool = false,
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         assert(!signallingUnit || signalsUnit, "drain(signallingUnit: true) of a queue that keeps its idle flag")
@@ -613,8 +613,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
             if overflowActive.load(ordering: .acquiring), let current = takeOverflowIfQuiescent(ring) {
                 ring = current
                 continue
-            } else if lingering, taken > 0, let worker = ckshim_linger_get(), WorkerShared.nextSlotIsEmpty(worker),
-                      lingerForMore(ring) {
+            } else if let worker = lingering.worker, taken > 0, Worker.nextSlotIsEmpty(worker),
+                      lingerForMore(ring, worker: worker) {
                 continue  // something arrived while the drain lingered
             } else {
                 return signallingUnit ? runDry(ring) : goIdle(ring)
@@ -628,9 +628,9 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// The lingering looks ("Lingering"): true when something arrived. Consumer only.
     @usableFromInline @inline(never)
-    func lingerForMore(_ ring: RawRing) -> Bool {
+    func lingerForMore(_ ring: RawRing, worker: UnsafeMutableRawPointer) -> Bool {
         // An active overflow here waits for a publish: goIdle's bounded wait handles it.
-        guard !overflowActive.load(ordering: .acquiring), Worker.currentHasNothingElseToRun() else { return false }
+        guard !overflowActive.load(ordering: .acquiring), Worker.hasNothingElseToRun(worker) else { return false }
         for _ in 0..<MPSCQueue.lingerPolls {
             #if DEBUG
             MPSCQueueTestHook.lingerIfArmed(hookIdentity)

@@ -15,13 +15,14 @@ public struct UnitKind: Sendable, Equatable {
 
     @inlinable init(index: UInt8) { self.index = index }
 
-    /// A turn of the unit whose object is at the first argument, with that budget; returns
-    /// the `TurnOutcome`'s raw value. A C function, so a worker calls it directly.
-    public typealias TurnFunction = @convention(c) (UnsafeMutableRawPointer, Int) -> UInt8
+    /// A turn of the unit whose object is at the first argument, with that budget and the
+    /// worker's `LingerPermit.worker` (nil: never linger); returns the `TurnOutcome`'s raw
+    /// value. A C function, so a worker calls it directly.
+    public typealias TurnFunction = @convention(c) (UnsafeMutableRawPointer, Int, UnsafeMutableRawPointer?) -> UInt8
 
     /// Registers `U` and returns its kind. Call it once per type and keep the result in a
     /// `static let`: each call adds a kind. `runTurn`, written for the concrete type (for
-    /// example `{ Unmanaged<U>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.runTurn(budget: $1) }.rawValue }`),
+    /// example `{ unit, budget, _ in Unmanaged<U>.fromOpaque(unit)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue }`),
     /// is the worker's direct call; without it a turn goes through one more closure.
     @inlinable @inline(__always)
     public static func register<U: ScheduledUnit>(_: U.Type, runTurn: TurnFunction? = nil) -> UnitKind {
@@ -79,7 +80,7 @@ public struct UnitKind: Sendable, Equatable {
     }
 
     /// The turn of a kind registered without a turn function: through its entry's closure.
-    private static let throughEntry: TurnFunction = { entry, budget in
+    private static let throughEntry: TurnFunction = { entry, budget, _ in
         UnitKind.entry(UnitHeader.at(entry).pointee.kind, in: table)._withUnsafeGuaranteedRef {
             $0.runTurn(entry, budget).rawValue
         }
@@ -93,9 +94,9 @@ public struct UnitKind: Sendable, Equatable {
 
     /// Runs one turn of the unit at `entry` through `turns` (a worker's copy of the table).
     @inline(__always)
-    static func runTurn(_ entry: UnsafeMutableRawPointer, budget: Int, kind: UnitKind,
+    static func runTurn(_ entry: UnsafeMutableRawPointer, budget: Int, lingering: LingerPermit, kind: UnitKind,
                         in turns: UnsafeMutablePointer<TurnFunction?>) -> TurnOutcome {
-        TurnOutcome(rawValue: turns[Int(kind.index)].unsafelyUnwrapped(entry, budget)).unsafelyUnwrapped
+        TurnOutcome(rawValue: turns[Int(kind.index)].unsafelyUnwrapped(entry, budget, lingering.worker)).unsafelyUnwrapped
     }
 
     /// The unit at `entry`, as a strong reference.

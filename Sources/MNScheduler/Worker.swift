@@ -29,6 +29,7 @@ import Musl
 
 
 /// One worker thread's state. See the file comment.
+@usableFromInline
 final class Worker: @unchecked Sendable {
     // @unchecked: `local` and `parker` are shared by design; the rest is confined (N3).
 
@@ -52,7 +53,7 @@ final class Worker: @unchecked Sendable {
     let spinCount: Int
 
     /// What other threads may see and take of this worker (see WorkerShared).
-    let shared: WorkerShared
+    @usableFromInline let shared: WorkerShared
     /// True for a spare thread's worker (not stolen from; retires when idle).
     let isSpare: Bool
     /// UnitKind's turn functions, read once: a turn's dispatch is two loads and a call.
@@ -78,6 +79,8 @@ final class Worker: @unchecked Sendable {
     private var random: UInt64
     /// A unit taken from another worker's next slot; drains here do not linger until it idles.
     private var lingerless: UnsafeMutableRawPointer?
+    /// What this worker's turns are told about lingering (LingerPermit.swift).
+    private(set) var lingerPermit = LingerPermit.never
     private let paddingAfter = CacheLinePadding()
 
     /// A pool worker (`index` of the core) or a spare thread's worker.
@@ -115,15 +118,36 @@ final class Worker: @unchecked Sendable {
         return Unmanaged<Worker>.fromOpaque(raw)
     }
 
-    /// Whether a drain on this thread would linger now (tests; the drain tests inline).
-    static func currentMayLinger() -> Bool { ckshim_linger_get() != nil && currentHasNothingElseToRun() }
+    /// The permit this thread's worker gives its turns; `.never` off the pool (tests).
+    static var currentLingerPermit: LingerPermit {
+        currentUnmanaged?._withUnsafeGuaranteedRef { $0.lingerPermit } ?? .never
+    }
+
+    /// Whether a drain in a turn on this thread would linger now (tests).
+    static func currentMayLinger() -> Bool {
+        guard let worker = currentUnmanaged, let permitted = worker._withUnsafeGuaranteedRef({ $0.lingerPermit.worker })
+        else { return false }
+        return nextSlotIsEmpty(permitted) && hasNothingElseToRun(permitted)
+    }
 
     /// True on a pool worker with nothing else to run ("Lingering"). Off the pool: false.
     static func currentHasNothingElseToRun() -> Bool {
         guard let worker = currentUnmanaged else { return false }
-        return worker._withUnsafeGuaranteedRef {
+        return hasNothingElseToRun(worker.toOpaque())
+    }
+
+    /// True when the worker at `worker` has nothing else to run: a lingering drain's look.
+    static func hasNothingElseToRun(_ worker: UnsafeMutableRawPointer) -> Bool {
+        Unmanaged<Worker>.fromOpaque(worker)._withUnsafeGuaranteedRef {
             $0.nextSlot == nil && $0.local.isEmpty && $0.core.injection.isEmpty && $0.core.resumed.isEmpty
         }
+    }
+
+    /// True when the worker at `worker` has nothing in its next slot: a lingering drain's
+    /// first look, one load.
+    @inlinable @inline(__always)
+    static func nextSlotIsEmpty(_ worker: UnsafeMutableRawPointer) -> Bool {
+        Unmanaged<Worker>.fromOpaque(worker)._withUnsafeGuaranteedRef { $0.shared.nextSlot.load(ordering: .relaxed) == nil }
     }
 
     // MARK: the loop
@@ -149,9 +173,9 @@ final class Worker: @unchecked Sendable {
     func run(pin: Bool, nameThread: Bool = true) {
         shared.threadID.store(ckplat_thread_id(), ordering: .relaxed)
         ckshim_current_worker_set(Unmanaged.passUnretained(self).toOpaque())
-        ckshim_linger_set(lingerSlot)
+        lingerPermit = ownPermit
         RingEpoch.enter()  // held while this worker runs units (RingEpoch.swift)
-        defer { RingEpoch.exit(); ckshim_current_worker_set(nil); ckshim_linger_set(nil) }
+        defer { RingEpoch.exit(); ckshim_current_worker_set(nil); lingerPermit = .never }
         if nameThread { _ = ckplat_set_thread_name("mn-worker-\(index)") }
         if pin {
             let count = Int(ckplat_affinity_cpu_count())
@@ -395,7 +419,7 @@ final class Worker: @unchecked Sendable {
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
         shared.stalled.store(false, ordering: .relaxed)
         let owner = header.pointee.transitionToRunning()
-        let outcome = UnitKind.runTurn(pointer, budget: throughput, kind: header.pointee.kind, in: turns)
+        let outcome = UnitKind.runTurn(pointer, budget: throughput, lingering: lingerPermit, kind: header.pointee.kind, in: turns)
         let after = header.pointee.transitionAfterTurn(outcome, owner: owner)
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil
@@ -416,19 +440,19 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     private func takenFromNextSlot(_ unit: UnsafeMutableRawPointer) {
         lingerless = unit
-        ckshim_linger_set(nil)
+        lingerPermit = .never
     }
 
     /// That unit went idle or this worker ran dry: drains linger again. Out of line.
     @inline(never)
     private func lingerAgain() {
         lingerless = nil
-        ckshim_linger_set(lingerSlot)
+        lingerPermit = ownPermit
     }
 
-    /// A pool worker's linger thread-local: its WorkerShared with two or more workers.
-    private var lingerSlot: UnsafeMutableRawPointer? {
-        core.shared.count > 1 ? Unmanaged.passUnretained(shared).toOpaque() : nil
+    /// A pool worker's permit: itself, with two or more workers; else `.never`.
+    private var ownPermit: LingerPermit {
+        LingerPermit(worker: core.shared.count > 1 ? Unmanaged.passUnretained(self).toOpaque() : nil)
     }
 
     /// schedule() from this worker's own thread: the next slot, displacing its occupant.
@@ -531,12 +555,6 @@ final class WorkerShared: @unchecked Sendable {
     /// unknown). For the monitor, on a stall only.
     func threadIsRunnable() -> Bool {
         ckplat_thread_is_runnable(threadID.load(ordering: .relaxed)) == 1
-    }
-
-    /// Whether the worker of `shared` has nothing in its next slot: a lingering drain's look.
-    @inlinable @inline(__always)
-    static func nextSlotIsEmpty(_ shared: UnsafeMutableRawPointer) -> Bool {
-        Unmanaged<WorkerShared>.fromOpaque(shared)._withUnsafeGuaranteedRef { $0.nextSlot.load(ordering: .relaxed) == nil }
     }
 
     /// Takes the next slot's unit: the owner, or a thief while stalled. An exchange (N1).

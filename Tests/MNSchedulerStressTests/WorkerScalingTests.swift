@@ -147,8 +147,8 @@ import TestSupport
     @Test("a unit taken from a long turn's next slot drains without lingering until it goes idle; the thief lingers again after")
     func unitTakenFromLongTurnDoesNotLinger() throws {
         // As longTurnNextSlotIsTaken: the other worker takes `told` from this long turn's
-        // next slot. `told` records whether its drains could linger (the thread-local
-        // MPSCQueue's drain reads, "Lingering") in its first turn, in a second one (it asks
+        // next slot. `told` records whether its drains could linger (the permit its worker
+        // gives the turn, LingerPermit.swift) in its first turn, in a second one (it asks
         // for one: its re-queue runs on the thief, from its local queue) and, after it went
         // idle, `later`'s turn on that same thread. Reverted, told's turns linger (2
         // workers) and chase the long turn's sends one at a time (Worker.swift, "Long turns").
@@ -158,12 +158,12 @@ import TestSupport
         let thief = Atomic<Int>(0)
         let later = ClosureUnit { _, _ in
             if Int(ckplat_thread_id()) == thief.load(ordering: .sequentiallyConsistent) {
-                lingerSeen.record(ckshim_linger_get() != nil)
+                lingerSeen.record(Worker.currentLingerPermit.mayLinger)
             }
             return .idle
         }
         let told = ClosureUnit { _, run in
-            lingerSeen.record(ckshim_linger_get() != nil)
+            lingerSeen.record(Worker.currentLingerPermit.mayLinger)
             if run == 1 {
                 thief.store(Int(ckplat_thread_id()), ordering: .sequentiallyConsistent)
                 return .more

@@ -11,9 +11,10 @@ extension MPSCQueueBox {
     package func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> MPSCQueue.DrainOutcome {
         queue.drain(max: max, body)
     }
+    /// `lingering`: with the permit of the worker running this turn, as a cell's drain gets it.
     package func drain<Item>(max: Int, lingering: Bool = false, taking take: (UnsafeMutableRawPointer) -> Item,
                              _ body: (Item) -> Void) -> MPSCQueue.DrainOutcome {
-        queue.drain(max: max, lingering: lingering, taking: take, body)
+        queue.drain(max: max, lingering: lingering ? Worker.currentLingerPermit : .never, taking: take, body)
     }
     @discardableResult package func releaseIdleRing() -> Bool { queue.releaseIdleRing() }
     package func releaseIdleRing(overflowAppends dropped: inout Int) -> Bool { queue.releaseIdleRing(overflowAppends: &dropped) }
