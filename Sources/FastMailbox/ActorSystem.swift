@@ -337,7 +337,7 @@ public final class ActorSystem: Sendable {
         let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
                                 supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
                                 bounded: boundedMailbox, instance: factory(), factory: factory)
-        // The cell is its own queue: reserve the eager ring now.
+        // The cell stores its queue: reserve the eager ring now.
         try reserveEagerRing(of: cell.queue, for: A.Message.self)
         try enroll(cell, named: name, parent: parent)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up

@@ -9,8 +9,8 @@
 //   (S3) Exactly one becameNonEmpty per idle → busy transition.
 //   (FIFO) Items from one producer are handed out in order, across ring and overflow.
 //   (NOWAIT) No producer waits for another; a preempted one delays only the consumer.
-// With `signalsUnit` the unit's state word replaces consumerIdle: S1–S3 become
-// ScheduledUnit's R1–R3. The producer's insert-fence-look and the consumer's
+// With `signalsUnit` the owning unit's state word replaces consumerIdle: S1–S3 become
+// UnitHeader's R1–R3. The producer's insert-fence-look and the consumer's
 // store-fence-look are a Dekker pair ("Who runs the consumer").
 
 import CConcurrencyKit
@@ -192,7 +192,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
             return shape
         }
 
-        /// The smallest shape, for a subclass that never uses its queue: no ring is allocated.
+        /// The smallest shape, for an owner that never uses its queue: no ring is allocated.
         package static var unused: Shape { Shape(capacityShift: 2, itemBytes8: 8, reclaimable: false) }
 
         private init(capacityShift: UInt8, itemBytes8: UInt8, reclaimable: Bool) {
