@@ -1,7 +1,7 @@
 // UnitKind: the type of a scheduled unit, as one byte in its header, and the table the
-// worker dispatches a turn through. A kind is registered once per unit type, before any
-// unit of it exists, and never removed; a unit reaches a worker only through a run queue
-// (release/acquire), so the worker reads a table entry written before it.
+// worker dispatches a turn through. A kind is registered once per unit type, under a lock,
+// before any unit of it exists, and never removed. Why a worker then reads a complete
+// entry without a lock: MNScheduler.docc/SchedulerProtocols.md, "The unit's header and kind".
 
 import Synchronization
 
