@@ -1,7 +1,7 @@
 /*
  * unit_mailbox.pml — "The unit as the idle flag" (Sources/MNScheduler/MPSCQueue.swift, that
  * section; UnitHeader.swift, Orderings, "Due units"): an event actor's mailbox queue
- * whose consumer is the queue's own ScheduledUnit, with no consumerIdle flag. The producer
+ * whose consumer is the unit that stores it (its owner), with no consumerIdle flag. The producer
  * inserts (a ring claim, then the publish of its slot's mark; or the ordered overflow list:
  * the ring as in Models/mailbox.pml) and then makes ONE load of
  * the unit's state word: scheduled or notified -> nothing more; idle -> T1 (CAS idle ->

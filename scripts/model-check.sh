@@ -102,7 +102,7 @@ check reclaim-BUG_MARK_ANY_LAP fail safety ring_reclaim.pml -DBUG_MARK_ANY_LAP
 check reclaim-2p-2-ring2-3gen-nogrow pass safety ring_reclaim.pml -DNO_GROW
 check reclaim-BUG_GROW_NO_SEAL fail safety ring_reclaim.pml -DBUG_GROW_NO_SEAL
 
-echo "== scheduled_unit.pml (ScheduledUnit state word, owner bit and retains, scheduler, shutdown and after-close path)"
+echo "== scheduled_unit.pml (a unit's state word (UnitHeader), owner bit and retains, scheduler, shutdown and after-close path)"
 # With an owner that leaves at any moment (2 producers: 3 take ~5 minutes, run by hand, see
 # Models/README.md); without one (-DNO_OWNER: executors' lanes) with 3 producers.
 check unit-2p-2w-owner pass safety scheduled_unit.pml -DNPROD=2 -DNW=2
