@@ -411,7 +411,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwned(on: $0) }
     }
 
-    /// One turn; every cell class overrides it.
+    /// The protocol's turn, for a caller with no permit: its drain never lingers.
     @usableFromInline
     final func runTurn(budget: Int) -> TurnOutcome { runTurn(budget: budget, lingering: .never) }
 

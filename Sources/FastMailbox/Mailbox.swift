@@ -177,7 +177,7 @@ import Darwin
     package var idleFootprintBytes: Int { heapBlockSize(of: box) }
 }
 
-// MARK: typed operations for tests and benchmarks (internal)
+// MARK: the typed operations behind send, trySend and drain (internal)
 
 extension Mailbox {
     @inlinable @inline(__always) static var isBoxed: Bool { Encoding.isBoxed }
@@ -194,27 +194,9 @@ extension Mailbox {
         Encoding.tryEnqueue(message, into: box.queue)
     }
 
-    /// Specialised. On `.closed` the message stays at `source`.
-    @inlinable @inline(__always)
-    func enqueue(movingFrom source: UnsafeMutableRawPointer) -> MPSCQueue.EnqueueResult {
-        Encoding.enqueueSpecialised(movingFrom: source, into: box.queue)
-    }
-
-    /// From an item (freeing a box) or a refused send's source.
-    @inlinable @inline(__always)
-    static func take(from item: UnsafeMutableRawPointer, boxed: Bool = isBoxed) -> Message {
-        Encoding.take(from: item, boxed: boxed)
-    }
-
     /// Consumer only; specialised (see MPSCQueue.drain).
     @inlinable @inline(__always)
     func take(max: Int, _ body: (Message) -> Void) -> MPSCQueue.DrainOutcome {
         Encoding.drain(box.queue, max: max, body)
     }
-
-    /// Consumer only: at most one message.
-    @inlinable @inline(__always)
-    func takeOne() -> (Message?, MPSCQueue.DrainOutcome) { Encoding.takeOne(from: box.queue) }
-
-    @inlinable @inline(__always) var hasPendingWork: Bool { box.queue.hasPendingWork }
 }

@@ -83,7 +83,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// Set once the consumer grew the ring ("Growing the ring"); every later ring is full-size.
     @usableFromInline let ringGrown = Atomic<Bool>(false)
 
-    /// `Shape.Options`: reclaimable, signals its unit.
+    /// `Shape.reclaimableBit` and `Shape.signalsUnitBit`.
     @usableFromInline let options: UInt8
     /// log2 of the full-size ring's slots.
     @usableFromInline let capacityShift: UInt8
@@ -157,13 +157,13 @@ package struct MPSCQueue: ~Copyable, Sendable {
         self.options = (shape.reclaimable ? Shape.reclaimableBit : 0) | (shape.signalsUnit ? Shape.signalsUnitBit : 0)
     }
 
-    /// A queue's validated shape, made before the queue so that an owner that is its own
-    /// queue can report a bad capacity before it exists.
+    /// A queue's validated shape, made before the queue so that its owner can report a bad
+    /// capacity before either exists.
     @usableFromInline package struct Shape: Sendable {
         @usableFromInline let capacityShift: UInt8
         @usableFromInline let itemBytes8: UInt8
         @usableFromInline let reclaimable: Bool
-        /// The queue's consumer is the queue itself; its state word is the idle flag.
+        /// The queue's owner is its consumer, scheduled as a unit; its state word is the idle flag.
         @usableFromInline package private(set) var signalsUnit = false
 
         /// Validates `capacity`; traps on a bad `itemBytes` (a programming error). Inlinable, so
@@ -181,11 +181,12 @@ package struct MPSCQueue: ~Copyable, Sendable {
         /// Slots of the ring once allocated.
         @inlinable package var capacity: Int { 1 << Int(capacityShift) }
 
-        /// The queue's `options` bits.
+        /// The queue's `options` bit for `reclaimable`.
         @inlinable static var reclaimableBit: UInt8 { 1 }
+        /// The queue's `options` bit for `signalsUnit`.
         @inlinable static var signalsUnitBit: UInt8 { 2 }
 
-        /// This shape for a queue that is its own consumer, scheduled as a unit.
+        /// This shape for a queue whose owner is its consumer, scheduled as a unit.
         @inlinable package func signallingUnit() -> Shape {
             var shape = self
             shape.signalsUnit = true

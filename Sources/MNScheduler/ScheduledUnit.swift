@@ -39,9 +39,6 @@ extension ScheduledUnit {
     @inlinable @inline(__always)
     package var entry: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// True when a turn is due, by one plain load (see `UnitHeader.isDue`).
-    @inlinable @inline(__always) package var isDue: Bool { unitHeader.isDue }
-
     /// True while a turn runs (a snapshot).
     @inlinable package var isInTurn: Bool { unitHeader.isInTurn }
 

@@ -293,7 +293,7 @@ public final class Scheduler: Sendable {
     /// ``schedule(_:)`` for a unit that usually has an owner (a registered actor cell):
     /// T1's first CAS guesses the owner bit set, so the common case stays one CAS.
     package func scheduleOwned(_ unit: some ScheduledUnit) {
-        unit.scheduleOwned(on: self)
+        scheduleOwned(entry: unit.entry)
     }
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
