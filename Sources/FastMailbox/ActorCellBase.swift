@@ -449,7 +449,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if pendingStop != nil { finishPendingStop() }
     }
 
-    // MARK: overridden by ActorCell<A>
+    // MARK: overridden by ActorCell
 
     func receive(_ message: Message) throws {}
 
@@ -501,62 +501,4 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         stashed = []
         updateHeldBack()
     }
-}
-
-/// The cell of an `EventActor` instance.
-@usableFromInline
-final class ActorCell<A: EventActor>: ActorCellBase<A.Message>, @unchecked Sendable {
-    /// Nil once stopped or reused. Turn-confined.
-    var factory: (@Sendable () -> A)?
-    /// Nil once stopped. Turn-confined.
-    @exclusivity(unchecked) @usableFromInline var instance: A?
-
-    @usableFromInline
-    init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
-         bounded: Bool, instance: __shared A, factory: (@Sendable () -> A)?) {
-        self.factory = factory
-        self.instance = instance
-        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
-    }
-
-    /// A2.
-    @inlinable
-    static var specializedMailboxPass: MailboxPass {
-        { base, max, lingering in
-            let cell = unsafeDowncast(base, to: ActorCell<A>.self)
-            return cell.drainOnFastPath(max: max, lingering: lingering) { message in
-                // Kept until `receive` returns: no retain needed.
-                try Unmanaged.passUnretained(cell.instance.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                    try $0.receive(message, context: ActorContext(cell: cell))
-                }
-            }
-        }
-    }
-
-    override func receive(_ message: A.Message) throws {
-        try instance.unsafelyUnwrapped.receive(message, context: ActorContext(cell: self))  // set until stopped
-    }
-
-    override func receiveSignal(_ signal: Signal) throws {
-        try instance?.receiveSignal(signal, context: ActorContext(cell: self))
-    }
-
-    override func startInstance() throws {
-        if instanceStarted, let factory { instance = factory() }  // a restart: fresh state
-        instanceStarted = true
-        try instance?.preStart(context: ActorContext(cell: self))
-    }
-
-    override func stopInstance() {
-        instance?.postStop(context: ActorContext(cell: self))
-    }
-
-    override func releaseInstance() {
-        instance = nil
-        factory = nil
-    }
-
-    @usableFromInline override var childSupervisor: SupervisorStrategy { instance?.supervisorStrategy ?? system.defaultSupervisor }
 }

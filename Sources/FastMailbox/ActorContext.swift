@@ -40,8 +40,7 @@ public struct ActorContext<Message: Sendable> {
         try checkChildSpawn(options)
         return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                          boundedMailbox: options.isBounded, parent: cell,
-                                         supervisor: options.supervisor ?? cell.childSupervisor,
-                                         mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+                                         supervisor: options.supervisor ?? cell.childSupervisor, behavior: EventActorCellBehavior(factory: factory))
     }
 
     /// Spawns a child whose behaviour is a closure; otherwise as ``spawn(options:_:)-(_,()->A)``.
@@ -51,10 +50,9 @@ public struct ActorContext<Message: Sendable> {
         receive: __owned @escaping @Sendable (M, ActorContext<M>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<M> {
         try checkChildSpawn(options)
-        return try cell.system.spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+        return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                                 boundedMailbox: options.isBounded, parent: cell,
-                                                supervisor: options.supervisor ?? cell.childSupervisor,
-                                                receive: consume receive)
+                                                supervisor: options.supervisor ?? cell.childSupervisor, behavior: ClosureCellBehavior(consume receive))
     }
 
     /// Spawns a child whose behaviour is a value (``ActorBehavior``); otherwise as
@@ -64,10 +62,9 @@ public struct ActorContext<Message: Sendable> {
         options: SpawnOptions = .defaults, _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         try checkChildSpawn(options)
-        return try cell.system.spawnValueCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+        return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                               boundedMailbox: options.isBounded, parent: cell,
-                                              supervisor: options.supervisor ?? cell.childSupervisor,
-                                              behavior: behavior)
+                                              supervisor: options.supervisor ?? cell.childSupervisor, behavior: ValueCellBehavior(behavior))
     }
 
     /// Outside the turn, or with options a child cannot have.

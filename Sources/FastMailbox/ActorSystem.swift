@@ -200,8 +200,7 @@ public final class ActorSystem: Sendable {
         // Inlinable: the turn is specialised for A here.
         if _fastPath(options.isPlain) {
             return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
-                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
-                                 mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor, behavior: EventActorCellBehavior(factory: factory))
         }
         return try spawnArranged(options, factory)
     }
@@ -214,8 +213,7 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
-                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
-                                 mailboxPass: ActorCell<A>.specializedMailboxPass, factory: factory)
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor, behavior: EventActorCellBehavior(factory: factory))
         }
     }
 
@@ -233,9 +231,9 @@ public final class ActorSystem: Sendable {
         receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         if _fastPath(options.isPlain) {
-            return try spawnClosureCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+            return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                         boundedMailbox: options.isBounded, parent: nil,
-                                        supervisor: options.supervisor, receive: consume receive)
+                                        supervisor: options.supervisor, behavior: ClosureCellBehavior(consume receive))
         }
         return try spawnArranged(options, receive: receive)
     }
@@ -247,9 +245,9 @@ public final class ActorSystem: Sendable {
         _ options: SpawnOptions, receive: @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
     ) throws(ActorSystemError) -> ActorRef<Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
-            try system.spawnClosureCell(name: name, mailboxCapacity: options.mailboxCapacity,
+            try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
                                         boundedMailbox: options.isBounded, parent: nil,
-                                        supervisor: options.supervisor, receive: receive)
+                                        supervisor: options.supervisor, behavior: ClosureCellBehavior(receive))
         }
     }
 
@@ -261,9 +259,9 @@ public final class ActorSystem: Sendable {
         options: SpawnOptions = .defaults, _ behavior: B
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         if _fastPath(options.isPlain) {
-            return try spawnValueCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
+            return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                       boundedMailbox: options.isBounded, parent: nil,
-                                      supervisor: options.supervisor, behavior: behavior)
+                                      supervisor: options.supervisor, behavior: ValueCellBehavior(behavior))
         }
         return try spawnArranged(options, behavior: behavior)
     }
@@ -273,9 +271,9 @@ public final class ActorSystem: Sendable {
     @inlinable @inline(never)
     func spawnArranged<B: ActorBehavior>(_ options: SpawnOptions, behavior: B) throws(ActorSystemError) -> ActorRef<B.Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
-            try system.spawnValueCell(name: name, mailboxCapacity: options.mailboxCapacity,
+            try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
                                       boundedMailbox: options.isBounded, parent: nil,
-                                      supervisor: options.supervisor, behavior: behavior)
+                                      supervisor: options.supervisor, behavior: ValueCellBehavior(behavior))
         }
     }
 
@@ -310,53 +308,24 @@ public final class ActorSystem: Sendable {
         }
     }
 
+    /// Every spawn of a behaviour ends here. Inlinable: the cell and its mailbox pass are
+    /// specialised for `Behavior` at the call site. `supervisor` nil: the default.
     @inlinable
-    func spawnValueCell<B: ActorBehavior>(
+    func spawnCell<Behavior: CellBehavior & ~Copyable>(
         name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy?, behavior: B
-    ) throws(ActorSystemError) -> ActorRef<B.Message> {
-        let shape = try mailboxShape(capacity: mailboxCapacity, for: B.Message.self, reclaimable: !boundedMailbox)
-        let cell = ValueActorCell<B>(id: nextActorID(), name: name, system: self, parent: parent,
-                                     supervisor: supervisor, mailbox: shape,
-                                     mailboxPass: ValueActorCell<B>.specializedMailboxPass,
-                                     bounded: boundedMailbox, behavior: behavior)
-        try reserveEagerRing(of: cell.queue, for: B.Message.self)
-        try enroll(cell, named: name, parent: parent)
-        return ActorRef(cell: cell)
-    }
-
-    /// Inlinable: generic metadata comes from the call site. `supervisor` nil: the default.
-    @inlinable
-    func spawnCell<A: EventActor>(
-        name: String?, mailboxCapacity: Int, boundedMailbox: Bool = false, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy?, mailboxPass: ActorCellBase<A.Message>.MailboxPass? = nil,
-        factory: @escaping @Sendable () -> A
-    ) throws(ActorSystemError) -> ActorRef<A.Message> {
+        supervisor: SupervisorStrategy?, behavior: consuming Behavior
+    ) throws(ActorSystemError) -> ActorRef<Behavior.Message> {
         // A bounded mailbox keeps its ring: a sealed ring would read as "full".
-        let shape = try mailboxShape(capacity: mailboxCapacity, for: A.Message.self, reclaimable: !boundedMailbox)
-        let cell = ActorCell<A>(id: nextActorID(), name: name, system: self, parent: parent,
-                                supervisor: supervisor, mailbox: shape, mailboxPass: mailboxPass,
-                                bounded: boundedMailbox, instance: factory(), factory: factory)
+        let shape = try mailboxShape(capacity: mailboxCapacity, for: Behavior.Message.self, reclaimable: !boundedMailbox)
+        behavior.prepare()  // once the capacity is known to be valid
+        let cell = ActorCell<Behavior>(id: nextActorID(), name: name, system: self, parent: parent,
+                                       supervisor: supervisor, mailbox: shape,
+                                       mailboxPass: ActorCell<Behavior>.specializedMailboxPass,
+                                       bounded: boundedMailbox, behavior: behavior)
         // The cell stores its queue: reserve the eager ring now.
-        try reserveEagerRing(of: cell.queue, for: A.Message.self)
-        try enroll(cell, named: name, parent: parent)
+        try reserveEagerRing(of: cell.queue, for: Behavior.Message.self)
+        try enroll(cell, named: name, parent: parent, bornRunning: Behavior.isBornRunning)
         return ActorRef(cell: cell)  // the case directly: no existential, no witness-table look-up
-    }
-
-    /// Born running (ClosureActorCell).
-    @inlinable
-    func spawnClosureCell<Message: Sendable>(
-        name: String?, mailboxCapacity: Int, boundedMailbox: Bool, parent: AnyActorCell?,
-        supervisor: SupervisorStrategy?, receive: __owned @escaping @Sendable (Message, ActorContext<Message>) throws -> Void
-    ) throws(ActorSystemError) -> ActorRef<Message> {
-        let shape = try mailboxShape(capacity: mailboxCapacity, for: Message.self, reclaimable: !boundedMailbox)
-        let cell = ClosureActorCell<Message>(id: nextActorID(), name: name, system: self, parent: parent,
-                                             supervisor: supervisor, mailbox: shape,
-                                             mailboxPass: ClosureActorCell<Message>.specializedMailboxPass,
-                                             bounded: boundedMailbox, body: consume receive)
-        try reserveEagerRing(of: cell.queue, for: Message.self)
-        try enroll(cell, named: name, parent: parent, bornRunning: true)
-        return ActorRef(cell: cell)
     }
 
     /// Registers a fresh cell under its parent and schedules preStart; a `bornRunning`

@@ -33,7 +33,7 @@ extension EventActor {
 }
 
 /// An actor whose behaviour is one closure, as an EventActor type (tests build cells
-/// with it; spawns keep closures in ClosureActorCell).
+/// with it; spawns keep closures in ClosureCellBehavior).
 @usableFromInline
 final class ClosureActor<Message: Sendable>: EventActor {
     @usableFromInline let body: (Message, ActorContext<Message>) throws -> Void

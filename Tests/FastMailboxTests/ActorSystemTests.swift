@@ -388,8 +388,8 @@ extension ActorSystemTests {
     /// tests run in debug). malloc may report one 16-byte step more for a block carved from
     /// a reused chunk it could not split, so one actor's figure depends on the allocator's
     /// history: the smallest of several is the size class.
-    /// An idle actor is its cell alone: the cell is its own mailbox queue (MPSCQueue, "One
-    /// object"); a closure actor's cell holds its closure (ClosureActorCell), with no
+    /// An idle actor is its cell alone: the cell stores its mailbox queue (MPSCQueue, "One
+    /// object"); a closure actor's cell holds its closure (ClosureCellBehavior), with no
     /// separate actor object; the phase and flags are packed into bytes, and what spawn
     /// rarely gives (a name, a parent, a supervisor, bounded-mailbox waiters) lives in a
     /// side object made only then. The queue's shape bytes and the cell's flag bytes share

@@ -30,11 +30,11 @@ private struct BigCounted: Sendable {
 
 @Suite("A cell's inline mailbox queue", .serialized)
 struct CellMailboxTests {
-    private func makeEventCell<M: Sendable>(_ system: ActorSystem, capacity: Int, _: M.Type) throws -> ActorCell<ClosureActor<M>> {
-        let cell = ActorCell<ClosureActor<M>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
+    private func makeEventCell<M: Sendable>(_ system: ActorSystem, capacity: Int, _: M.Type) throws -> ActorCell<EventActorCellBehavior<ClosureActor<M>>> {
+        let cell = ActorCell<EventActorCellBehavior<ClosureActor<M>>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
                                               supervisor: system.defaultSupervisor,
                                               mailbox: try system.mailboxShape(capacity: capacity, for: M.self),
-                                              mailboxPass: nil, bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+                                              mailboxPass: nil, bounded: false, behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
         try system.reserveEagerRing(of: cell.queue, for: M.self)  // as the spawn does
         return cell
     }
@@ -142,7 +142,7 @@ struct CellMailboxTests {
         let deterministic = DeterministicScheduler(seed: 44)
         let system = makeDeterministicSystem(deterministic)
         defer { system.shutdown() }
-        weak var watcher: ActorCell<ClosureActor<Int>>?
+        weak var watcher: ActorCell<EventActorCellBehavior<ClosureActor<Int>>>?
         do {
             // What AnyActorCell's deinit relies on: a system queue dropped with messages in
             // it (5: ring and overflow) releases what they hold (here the watcher cell).

@@ -14,10 +14,10 @@ struct CellTableTests {
     /// Never scheduled: they only need ids.
     static func cells(_ count: Int, in system: ActorSystem) throws -> [AnyActorCell] {
         try (0..<count).map { _ in
-            ActorCell<ClosureActor<Int>>(
+            ActorCell<EventActorCellBehavior<ClosureActor<Int>>>(
                 id: system.nextActorID(), name: nil, system: system, parent: nil, supervisor: system.defaultSupervisor,
                 mailbox: try system.mailboxShape(capacity: 16, for: Int.self), mailboxPass: nil, bounded: false,
-                instance: ClosureActor { _, _ in }, factory: nil)
+                behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
         }
     }
 

@@ -118,7 +118,7 @@ final class IsolationReporter: EventActor {
         let message = try #require(messages.values.first)
         #expect(message.hasPrefix("Incorrect actor executor assumption: expected MNSerialExecutor 0x"), "\(message)")
         #expect(message.contains("but the caller runs on worker 0 of scheduler "), "\(message)")
-        #expect(message.contains(", in a turn of FastMailbox.ActorCell<FastMailboxTests.IsolationReporter> 0x"), "\(message)")
+        #expect(message.contains(", in a turn of FastMailbox.ActorCell<FastMailbox.EventActorCellBehavior<FastMailboxTests.IsolationReporter>> 0x"), "\(message)")
         system.shutdown()
     }
 

@@ -30,8 +30,8 @@ struct SpawnPathTests {
     final class Captured: Sendable {}
     struct Boom: Error {}
 
-    /// Before: `ActorCell<ClosureActor<M>>`, a ClosureActor object beside every cell holding
-    /// only the closure (one allocation per spawn, SpawnCostTests).
+    /// The closure is the cell's behaviour (`ClosureCellBehavior`), not an object beside
+    /// the cell (SpawnCostTests counts the allocations).
     @Test("a closure actor's cell holds the closure: the same one after a restart, dropped at its stop")
     func closureHeldByTheCell() throws {
         let deterministic = DeterministicScheduler(seed: 32)
@@ -48,7 +48,7 @@ struct SpawnPathTests {
                 got.record(n)
             }
         }
-        #expect(ref.identity is ClosureActorCell<Int>)
+        #expect(ref.identity is ActorCell<ClosureCellBehavior<Int>>)
         for n in [1, 0, 2] { ref.tell(n) }
         try deterministic.runUntilQuiescent()
         #expect(got.values == [1, 2], "the closure serves again after the restart")
@@ -99,10 +99,10 @@ struct SpawnPathTests {
         // Cells with chosen ids (registered nowhere, never scheduled: the table is their owner).
         let first = system.nextActorID().rawValue
         let cells = try (0..<20_000).map { index in
-            ActorCell<ClosureActor<Int>>(
+            ActorCell<EventActorCellBehavior<ClosureActor<Int>>>(
                 id: ActorID(rawValue: first + UInt64(index * stride)), name: nil, system: system, parent: nil,
                 supervisor: nil, mailbox: try system.mailboxShape(capacity: 16, for: Int.self), mailboxPass: nil,
-                bounded: false, instance: ClosureActor { _, _ in }, factory: nil)
+                bounded: false, behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
         }
         let table = CellTable()
         for cell in cells { table.insert(cell) }

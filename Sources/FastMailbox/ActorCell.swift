@@ -1,0 +1,57 @@
+// ActorCell: the one final cell class of every actor spawned with a behaviour, whatever
+// its kind. The behaviour is a value stored in the cell (CellBehavior.swift), so an event
+// actor, a closure actor and a value behaviour share one turn (ActorCellBase) and differ
+// only in what `receive` calls.
+
+import MNScheduler
+
+/// The cell of an actor whose behaviour is `Behavior`.
+@usableFromInline
+final class ActorCell<Behavior: CellBehavior & ~Copyable>: ActorCellBase<Behavior.Message>, @unchecked Sendable {
+    /// Turn-confined (C2), so unchecked: a value behaviour's state costs what a local does.
+    @exclusivity(unchecked) @usableFromInline var behavior: Behavior
+
+    @inlinable
+    init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
+         bounded: Bool, behavior: consuming Behavior) {
+        self.behavior = behavior
+        super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
+                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
+    }
+
+    /// The mailbox pass for `Behavior` (A2).
+    @inlinable
+    static var specializedMailboxPass: MailboxPass {
+        { base, max, lingering in
+            let cell = unsafeDowncast(base, to: ActorCell<Behavior>.self)
+            return cell.drainOnFastPath(max: max, lingering: lingering) { message in
+                try cell.behavior.receive(message, context: ActorContext(cell: cell))
+            }
+        }
+    }
+
+    override func receive(_ message: Behavior.Message) throws {
+        try behavior.receive(message, context: ActorContext(cell: self))
+    }
+
+    override func receiveSignal(_ signal: Signal) throws {
+        try behavior.receiveSignal(signal, context: ActorContext(cell: self))
+    }
+
+    override func startInstance() throws {
+        let restarting = instanceStarted
+        instanceStarted = true
+        try behavior.start(restarting: restarting, context: ActorContext(cell: self))
+    }
+
+    override func stopInstance() {
+        behavior.stop(context: ActorContext(cell: self))
+    }
+
+    override func releaseInstance() { behavior.release() }
+
+    @usableFromInline override var childSupervisor: SupervisorStrategy {
+        behavior.supervisorStrategy ?? system.defaultSupervisor
+    }
+}
