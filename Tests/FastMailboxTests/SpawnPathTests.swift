@@ -30,6 +30,47 @@ struct SpawnPathTests {
     final class Captured: Sendable {}
     struct Boom: Error {}
 
+    final class Echo: EventActor {
+        func receive(_ message: Int, context: ActorContext<Int>) {}
+    }
+    struct Tally: ActorBehavior {
+        var total = 0
+        mutating func receive(_ message: Int, context: ActorContext<Int>) { total += message }
+    }
+
+    @Test("an event actor, a closure and a value behaviour all live in the one cell class, ActorCell, with their behaviour inside")
+    func oneCellClassForEveryBehaviour() throws {
+        let deterministic = DeterministicScheduler(seed: 35)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        let event = try system.spawn { Echo() }
+        let closure = try system.spawn { (_: Int, _) in }
+        let value = try system.spawn(Tally())
+        #expect(event.identity is ActorCell<EventActorCellBehavior<Echo>>)
+        #expect(closure.identity is ActorCell<ClosureCellBehavior<Int>>)
+        let valueCell = try #require(value.identity as? ActorCell<ValueCellBehavior<Tally>>)
+        for n in 1...3 { value.tell(n) }
+        try deterministic.runUntilQuiescent()
+        #expect(valueCell.behavior.state?.total == 6, "the value is mutated in place in the cell")
+    }
+
+    @Test("an event actor's factory runs once, at spawn, and not at all when the spawn's arguments are refused")
+    func factoryRunsOnceAfterTheArgumentsAreChecked() throws {
+        let deterministic = DeterministicScheduler(seed: 36)
+        let system = makeDeterministicSystem(deterministic)
+        defer { system.shutdown() }
+        let made = Probe<Int>()
+        #expect(throws: ActorSystemError.invalidMailboxCapacity(10)) {
+            try system.spawn(options: SpawnOptions(mailboxCapacity: 10)) { made.record(0); return Echo() }
+        }
+        #expect(made.count == 0, "the factory ran for a refused spawn")
+        let ref = try system.spawn { made.record(1); return Echo() }
+        #expect(made.values == [1], "the first instance is made on the spawning thread")
+        ref.tell(1)
+        try deterministic.runUntilQuiescent()
+        #expect(made.values == [1], "the first turn uses the instance made at spawn")
+    }
+
     /// The closure is the cell's behaviour (`ClosureCellBehavior`), not an object beside
     /// the cell (SpawnCostTests counts the allocations).
     @Test("a closure actor's cell holds the closure: the same one after a restart, dropped at its stop")
