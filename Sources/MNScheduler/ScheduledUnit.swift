@@ -15,7 +15,7 @@ public enum TurnOutcome: UInt8, Sendable {
 ///
 /// Conform a class whose first stored property is `let unitHeader = UnitHeader(kind:)`,
 /// with the kind from ``UnitKind/register(_:runTurn:)``, made once per type in a
-/// `static let`. Thread-safety: `Scheduler.schedule(_:)` may be called for the same unit
+/// `static let`. Thread-safety: `Scheduler.schedule(_:guessing:)` may be called for the same unit
 /// from any number of threads at once; ``runTurn(budget:)`` never runs concurrently with
 /// itself, and a `schedule` during a turn causes another turn. A unit is scheduled on one
 /// scheduler at a time.

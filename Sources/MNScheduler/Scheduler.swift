@@ -57,35 +57,35 @@ final class SchedulerGate: Sendable {
         self.deterministic = deterministic
     }
 
-    /// Scheduler.schedule(_:) for the unit at `unit` (its object's address, unretained): an
-    /// open worker of this scheduler inline, the rest out of line.
+    /// Makes the unit at `unit` (its object's address, unretained) runnable: the one path
+    /// every schedule takes. On an open worker of this scheduler, T1's guessed CAS and the
+    /// push into the worker's next slot are inline; everything else is a tail call out of
+    /// line.
+    @inline(__always)
+    static func schedule<Guess: OwnerGuess>(_ unit: UnsafeMutableRawPointer, guessing _: Guess.Type, id: Int,
+                                            core: SchedulerCore, gate: () -> SchedulerGate) {
+        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
+           !core.closed.load(ordering: .acquiring) {
+            let guess = Guess.expectsOwner ? UnitHeader.owner : UnitHeader.idle
+            let seen = UnitHeader.at(unit).pointee.transitionToScheduledBlind(expectingOwner: Guess.expectsOwner)
+            guard seen == guess else { return SchedulerGate.scheduleContended(unit, worker: worker, seen: seen) }
+            // Won T1. O set: the owner's reference keeps the unit; clear: the entry holds one (L2).
+            if !Guess.expectsOwner { _ = Unmanaged<AnyObject>.fromOpaque(unit).retain() }
+            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }
+            return
+        }
+        SchedulerGate.scheduleOther(gate(), unit, guessing: Guess.self)
+    }
+
+    /// `schedule` for a unit without an owner.
     @inline(__always)
     func schedule(_ unit: UnsafeMutableRawPointer) {
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
-           !core.closed.load(ordering: .acquiring) {
-            guard let entry = UnitHeader.at(unit).pointee.claimEntry(unit, expectingOwner: false) else { return }
-            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(entry) }
-            return
-        }
-        scheduleOther(unit)
+        SchedulerGate.schedule(unit, guessing: GuessNoOwner.self, id: id, core: core) { self }
     }
 
-    /// `schedule(unit)` guessing the owner bit set; every uncommon case is a tail call.
-    @inline(__always)
-    static func scheduleOwned(_ unit: UnsafeMutableRawPointer, id: Int, core: SchedulerCore, gate: () -> SchedulerGate) {
-        if let worker = Worker.currentUnmanaged, worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }),
-           !core.closed.load(ordering: .acquiring) {
-            let seen = UnitHeader.at(unit).pointee.transitionToScheduledBlind(expectingOwner: true)
-            guard seen == UnitHeader.owner else { return SchedulerGate.scheduleOwnedContended(unit, worker: worker, seen: seen) }
-            worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }  // L2: O set
-            return
-        }
-        SchedulerGate.scheduleOtherOwned(gate(), unit)
-    }
-
-    /// scheduleOwned after T1's blind CAS read `seen`: the rest of T1/T2, then the push (L2).
+    /// `schedule` after T1's guessed CAS read `seen`: the rest of T1/T2, then the push (L2).
     @inline(never)
-    private static func scheduleOwnedContended(_ unit: UnsafeMutableRawPointer, worker: Unmanaged<Worker>, seen: UInt8) {
+    private static func scheduleContended(_ unit: UnsafeMutableRawPointer, worker: Unmanaged<Worker>, seen: UInt8) {
         switch UnitHeader.at(unit).pointee.transitionToScheduledSlow(seen) {
         case .none: return
         case .pushUnretained: break
@@ -94,32 +94,18 @@ final class SchedulerGate: Sendable {
         worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }
     }
 
-    /// schedule() off an open worker of this scheduler: closed, deterministic, or outside.
+    /// `schedule` off an open worker of this scheduler: closed, deterministic, or outside.
     @inline(never)
-    private func scheduleOther(_ unit: UnsafeMutableRawPointer) { SchedulerGate.scheduleOther(self, unit) }
-
-    /// `scheduleOther`, static.
-    @inline(never)
-    private static func scheduleOther(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer) {
-        gate.scheduleOtherBody(unit, expectingOwner: false)
-    }
-
-    /// `scheduleOther` for an owned unit: T1's first CAS guesses O set.
-    @inline(never)
-    private static func scheduleOtherOwned(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer) {
-        gate.scheduleOtherBody(unit, expectingOwner: true)
-    }
-
-    @inline(__always)
-    private func scheduleOtherBody(_ unit: UnsafeMutableRawPointer, expectingOwner: Bool) {
-        if core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
-           worker._withUnsafeGuaranteedRef({ $0.schedulerID == id }) {
-            return scheduleAfterClose(unit)  // one of this scheduler's workers, after close
+    private static func scheduleOther<Guess: OwnerGuess>(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer,
+                                                         guessing _: Guess.Type) {
+        if gate.core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
+           worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
+            return gate.scheduleAfterClose(unit)  // one of this scheduler's workers, after close
         }
-        if let deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
+        if let deterministic = gate.deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
         // Borrowed: a retain per push would write the line every searching worker reads.
-        Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef {
-            scheduleFromOutside(unit, into: $0, expectingOwner: expectingOwner)
+        Unmanaged.passUnretained(gate.core.injection)._withUnsafeGuaranteedRef {
+            gate.scheduleFromOutside(unit, into: $0, expectingOwner: Guess.expectsOwner)
         }
     }
 
@@ -286,14 +272,12 @@ public final class Scheduler: Sendable {
     /// lock-free; from outside it takes the injection queue's lock briefly and may wake a
     /// worker. After `shutdown` began, the unit goes to ``ScheduledUnit/runAfterShutdown()``
     /// instead, by `shutdown` or on the calling thread: never to a queue no one reads.
-    package func schedule(_ unit: some ScheduledUnit) {
-        gate.schedule(unit.entry)
-    }
-
-    /// ``schedule(_:)`` for a unit that usually has an owner (a registered actor cell):
-    /// T1's first CAS guesses the owner bit set, so the common case stays one CAS.
-    package func scheduleOwned(_ unit: some ScheduledUnit) {
-        scheduleOwned(entry: unit.entry)
+    ///
+    /// `guessing` names the owner bit T1's first compare-and-swap expects: ``GuessOwner``
+    /// for a unit that usually has an owner (a registered actor cell), so the common case
+    /// stays one CAS. Any guess is correct.
+    package func schedule<Guess: OwnerGuess>(_ unit: some ScheduledUnit, guessing: Guess.Type = GuessNoOwner.self) {
+        schedule(entry: unit.entry, guessing: guessing)
     }
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
@@ -382,27 +366,19 @@ private let sharedScheduler: Scheduler = {
     }
 }()
 
-extension ScheduledUnit {
-    /// `scheduler.scheduleOwned(self)`, so a cell's send passes itself in its register.
-    @inlinable @inline(__always)
-    package func scheduleOwned(on scheduler: Scheduler) {
-        scheduler.scheduleOwned(entry: entry)
-    }
-}
-
 extension Scheduler {
-    /// ``scheduleOwned(_:)`` for the unit at `entry` (its object, unretained).
+    /// ``schedule(_:guessing:)`` for the unit at `entry` (its object, unretained).
     @usableFromInline
-    package func scheduleOwned(entry: UnsafeMutableRawPointer) {
-        SchedulerGate.scheduleOwned(entry, id: id, core: core) { gate }
+    package func schedule<Guess: OwnerGuess>(entry: UnsafeMutableRawPointer, guessing: Guess.Type) {
+        SchedulerGate.schedule(entry, guessing: guessing, id: id, core: core) { gate }
     }
-
 }
 
-/// `scheduler.scheduleOwned(entry:)`, then true, so a reporting send's schedule is a tail
-/// call. A free function: the caller's self register (a cell) stays where it is.
+/// `scheduler.schedule(entry:guessing: GuessOwner.self)`, then true, so a reporting send's
+/// schedule is a tail call. A free function: the caller's self register (a cell) stays
+/// where it is.
 @usableFromInline @inline(never)
 package func scheduleOwnedAccepting(_ entry: UnsafeMutableRawPointer, on scheduler: Scheduler) -> Bool {
-    SchedulerGate.scheduleOwned(entry, id: scheduler.id, core: scheduler.core) { scheduler.gate }
+    SchedulerGate.schedule(entry, guessing: GuessOwner.self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
     return true
 }

@@ -52,7 +52,7 @@ final class OwnedUnit: ScheduledUnit, @unchecked Sendable {
 
     func send(via scheduler: Scheduler, owned: Bool) {
         books.pending.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        if owned { scheduler.scheduleOwned(self) } else { scheduler.schedule(self) }
+        if owned { scheduler.schedule(self, guessing: GuessOwner.self) } else { scheduler.schedule(self) }
     }
 
     func runTurn(budget: Int) -> TurnOutcome {
@@ -279,7 +279,7 @@ struct OwnedUnitTests {
         #expect(books2.turnsAfterDeinit.load(ordering: .sequentiallyConsistent) == 0)
     }
 
-    @Test("scheduleOwned from a worker of the same scheduler: the fast path, a unit already queued, a unit without an owner (a retained entry), a running unit (notified)")
+    @Test("a schedule guessing an owner from a worker of the same scheduler: the fast path, a unit already queued, a unit without an owner (a retained entry), a running unit (notified)")
     func scheduleOwnedFromWorker() throws {
         let scheduler = try makeScheduler(workers: 1)
         defer { scheduler.shutdown() }
