@@ -1,11 +1,13 @@
 // CellTable: the registry's set of live cells. Open addressing, linear probing, a
-// power-of-two capacity of (id, retained cell) slots. An id's home: Fibonacci hashing of
-// id / 4, times 4, plus id mod 4, so four consecutive spawns share a cache line of slots.
+// power-of-two capacity of one-word slots, each a retained cell or empty. A cell's home
+// comes from its id: Fibonacci hashing of id / 4, times 4, plus id mod 4, so four
+// consecutive spawns share a cache line of slots. A slot holds no copy of the id: a
+// removal finds its cell by address, and only moving an entry reads the entry's id.
 //
 // Not thread-safe: every access is under the registry lock. Invariants:
 //   (T1) a cell is in the table at most once.
 //   (T2) every entry is reachable from its home by probing forward without crossing an
-//        empty slot (id 0); removal keeps this by backward-shift deletion.
+//        empty slot; removal keeps this by backward-shift deletion.
 //   (T3) count ≤ 3/4 of the slots; an insert past it doubles first. Only removeAll
 //        shrinks: halving would lengthen runs.
 //   (T4) each stored cell holds the owner's retain (UnitHeader.swift, "Lifetime"),
@@ -21,10 +23,8 @@ import Musl
 #endif
 
 final class CellTable {
-    struct Slot {
-        var id: UInt64  // 0: empty
-        var cell: Unmanaged<AnyActorCell>?
-    }
+    /// nil: empty.
+    typealias Slot = Unmanaged<AnyActorCell>?
 
     /// log2 of the smallest table (16 slots).
     static let minimumBits = 4
@@ -47,7 +47,7 @@ final class CellTable {
     private var capacity: Int { 1 &<< bits }
     private var mask: Int { capacity &- 1 }
 
-    /// Zeroed slots from calloc: an empty slot is all zero bits.
+    /// Zeroed slots from calloc: an empty slot (nil) is all zero bits.
     private static func allocateSlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
         guard let raw = calloc(capacity, MemoryLayout<Slot>.stride) else {
             fatalError("CellTable: could not allocate \(capacity) slots (out of memory)")
@@ -59,6 +59,11 @@ final class CellTable {
 
     /// The home of `id`: group `id / 4` by Fibonacci hashing, slot `id mod 4` in it.
     @inline(__always) private func home(_ id: UInt64) -> Int { CellTable.home(id, bits: bits) }
+
+    /// The home of the cell in `slot`, which is not empty.
+    @inline(__always) private static func home(of slot: Slot, bits: Int) -> Int {
+        home(slot.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.id.rawValue }, bits: bits)
+    }
 
     /// bits ≥ minimumBits.
     @inline(__always) private static func home(_ id: UInt64, bits: Int) -> Int {
@@ -74,7 +79,7 @@ final class CellTable {
     func insert(_ cell: AnyActorCell) {
         // Wrapping: count < capacity ≤ 2^62.
         if (count &+ 1) &* 4 > capacity &* 3 { resize(bits: bits &+ 1) }
-        place(Slot(id: cell.id.rawValue, cell: Unmanaged.passRetained(cell)))
+        CellTable.place(Unmanaged.passRetained(cell), home: home(cell.id.rawValue), in: slots, bits: bits)
         cell.unitHeader.ownerArrives()
         count &+= 1
     }
@@ -84,40 +89,36 @@ final class CellTable {
         if cell._withUnsafeGuaranteedRef({ $0.unitHeader.ownerLeaves() }) { cell.release() }  // idle: ours to release
     }
 
-    @inline(__always) private func place(_ slot: Slot) { CellTable.place(slot, in: slots, bits: bits) }
-
-    /// At its home, or the first empty slot after it.
-    @inline(__always) private static func place(_ slot: Slot, in slots: UnsafeMutablePointer<Slot>, bits: Int) {
+    /// At `home`, or the first empty slot after it.
+    @inline(__always) private static func place(_ slot: Slot, home: Int, in slots: UnsafeMutablePointer<Slot>, bits: Int) {
         let mask = (1 &<< bits) &- 1
-        var index = home(slot.id, bits: bits)
-        while slots[index].id != 0 { index = (index &+ 1) & mask }
+        var index = home
+        while slots[index] != nil { index = (index &+ 1) & mask }
         slots[index] = slot
     }
 
     /// T4; false when it was not there.
     func remove(_ cell: AnyActorCell) -> Bool {
-        let id = cell.id.rawValue
-        var index = home(id)
+        var index = home(cell.id.rawValue)
         while true {
-            let slot = slots[index]
-            if slot.id == 0 { return false }
-            if slot.id == id { break }
+            guard let slot = slots[index] else { return false }
+            if slot.toOpaque() == Unmanaged.passUnretained(cell).toOpaque() { break }
             index = (index + 1) & mask
         }
-        let removed = slots[index].cell
+        let removed = slots[index]
         // Backward-shift deletion (T2): an entry whose home is not cyclically in
         // (hole, j] moves back into the hole.
         var hole = index
         var j = (index + 1) & mask
-        while slots[j].id != 0 {
-            let distanceFromHome = (j - home(slots[j].id)) & mask
+        while slots[j] != nil {
+            let distanceFromHome = (j - CellTable.home(of: slots[j], bits: bits)) & mask
             if distanceFromHome >= (j - hole) & mask {
                 slots[hole] = slots[j]
                 hole = j
             }
             j = (j + 1) & mask
         }
-        slots[hole] = Slot(id: 0, cell: nil)
+        slots[hole] = nil
         count -= 1
         if let removed { CellTable.leave(removed) }
         return true
@@ -128,8 +129,8 @@ final class CellTable {
         // An empty table would write into shared empty-array storage (a TSan report).
         guard count > 0 else { return [] }
         return Array(unsafeUninitializedCapacity: count) { buffer, initialized in
-            for index in 0..<capacity where slots[index].id != 0 {
-                (buffer.baseAddress! + initialized).initialize(to: slots[index].cell.unsafelyUnwrapped.takeUnretainedValue())
+            for index in 0..<capacity where slots[index] != nil {
+                (buffer.baseAddress! + initialized).initialize(to: slots[index].unsafelyUnwrapped.takeUnretainedValue())
                 initialized += 1
             }
         }
@@ -140,24 +141,24 @@ final class CellTable {
     func forEach(from start: Int, limit: Int, _ body: (AnyActorCell) -> Void) -> Int? {
         let end = min(start + limit, capacity)
         guard start < end else { return nil }
-        for index in start..<end where slots[index].id != 0 {
-            slots[index].cell.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0) }
+        for index in start..<end where slots[index] != nil {
+            slots[index].unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0) }
         }
         return end < capacity ? end : nil
     }
 
     /// In slot order.
     func forEach(_ body: (AnyActorCell) -> Void) {
-        for index in 0..<capacity where slots[index].id != 0 {
-            slots[index].cell.unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0) }
+        for index in 0..<capacity where slots[index] != nil {
+            slots[index].unsafelyUnwrapped._withUnsafeGuaranteedRef { body($0) }
         }
     }
 
     /// Gives up every retain (T4), back to the minimum capacity.
     func removeAll() {
-        for index in 0..<capacity where slots[index].id != 0 {
-            let cell = slots[index].cell
-            slots[index] = Slot(id: 0, cell: nil)
+        for index in 0..<capacity where slots[index] != nil {
+            let cell = slots[index]
+            slots[index] = nil
             if let cell { CellTable.leave(cell) }
         }
         count = 0
@@ -173,12 +174,12 @@ final class CellTable {
     /// T2 and the count hold: returns the longest probe distance, nil if broken.
     func checkedMaxDisplacement() -> Int? {
         var found = 0, longest = 0
-        for index in 0..<capacity where slots[index].id != 0 {
+        for index in 0..<capacity where slots[index] != nil {
             found += 1
-            let start = home(slots[index].id)
+            let start = CellTable.home(of: slots[index], bits: bits)
             var probe = start
             while probe != index {
-                if slots[probe].id == 0 { return nil }  // an empty slot between home and entry
+                if slots[probe] == nil { return nil }  // an empty slot between home and entry
                 probe = (probe + 1) & mask
             }
             longest = Swift.max(longest, (index - start) & mask)
@@ -192,7 +193,9 @@ final class CellTable {
         let old = slots
         let oldCapacity = capacity
         let fresh = CellTable.allocateSlots(1 &<< newBits)
-        for index in 0..<oldCapacity where old[index].id != 0 { CellTable.place(old[index], in: fresh, bits: newBits) }
+        for index in 0..<oldCapacity where old[index] != nil {
+            CellTable.place(old[index], home: CellTable.home(of: old[index], bits: newBits), in: fresh, bits: newBits)
+        }
         bits = newBits
         slots = fresh
         CellTable.freeSlots(old)

@@ -21,6 +21,11 @@ struct CellTableTests {
         }
     }
 
+    @Test("a slot is one word: a retained cell or nothing, no copy of the id")
+    func slotIsOneWord() {
+        #expect(MemoryLayout<CellTable.Slot>.stride == MemoryLayout<UnsafeRawPointer>.stride)
+    }
+
     @Test("insert, remove and enumerate keep every cell exactly once")
     func membership() throws {
         let deterministic = DeterministicScheduler(seed: 31)
