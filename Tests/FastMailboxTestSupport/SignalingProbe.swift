@@ -32,4 +32,19 @@ package final class SignalingProbe<T: Sendable>: Sendable {
             return true
         }
     }
+
+    /// `waitForCount` for async tests: it suspends between looks instead of blocking the
+    /// thread, so the tasks it waits for get the cooperative pool's threads.
+    package func waitForCount(_ count: Int, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let reached = consumed.withLock { consumed in
+                while consumed < count, recorded.wait(timeout: .now()) == .success { consumed += 1 }
+                return consumed >= count
+            }
+            if reached { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .microseconds(200))
+        }
+    }
 }

@@ -372,9 +372,9 @@ extension ActorTimersTests {
             }
         }
         ref.tell("start")
-        #expect(ticks.waitForCount(5))  // once, three ticks, the marker
+        #expect(await ticks.waitForCount(5))  // once, three ticks, the marker
         ref.tell("end")  // a tick after the cancel would come before this marker or after it
-        #expect(ticks.waitForCount(6))
+        #expect(await ticks.waitForCount(6))
         let values = ticks.values
         #expect(values.filter { $0 == "once" }.count == 1)
         #expect(Array(values.drop { $0 != "after-cancel" }).allSatisfy { $0 != "tick" })

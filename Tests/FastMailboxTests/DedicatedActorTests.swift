@@ -24,7 +24,7 @@ import FastMailboxTestSupport
         let poolActor = try system.spawn(options: SpawnOptions(name: "pool")) { (_: Int, _) in pool.record(UInt(pthread_self())) }
         for i in 0..<1_000 { dedicated.tell(.add(i)); poolActor.tell(i) }
         _ = try await dedicated.ask { .get(replyTo: $0) }
-        #expect(pool.waitForCount(1_000))
+        #expect(await pool.waitForCount(1_000))
         #expect(Set(threads.values).count == 1, "turns ran on \(Set(threads.values).count) threads")
         #expect(Set(threads.values).isDisjoint(with: Set(pool.values)))
         let report = system.shutdown()

@@ -3,8 +3,9 @@ import Synchronization
 import Testing
 import FastMailboxTestSupport
 
-/// `eventually` in an async test suspends between looks: as many waiters as the cooperative
-/// pool has threads still leave a thread for the task they wait for.
+/// `eventually` and `SignalingProbe.waitForCount` in an async test suspend between looks:
+/// as many waiters as the cooperative pool has threads still leave a thread for the task
+/// they wait for.
 @Suite struct EventuallyTests {
     private final class Flag: Sendable { let value = Atomic<Bool>(false) }
 
@@ -24,5 +25,23 @@ import FastMailboxTestSupport
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(seen.allSatisfy { $0 }, "a waiter timed out: the setter found no thread")
+    }
+
+    @Test("probe waiters filling the cooperative pool do not starve the task that records")
+    func probeWaitersLeaveThreadsFree() async {
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        let probes = (0..<width).map { _ in SignalingProbe<Int>() }
+        let seen = await withTaskGroup(of: Bool.self) { group -> [Bool] in
+            for probe in probes {
+                group.addTask { await probe.waitForCount(1, timeout: .seconds(5)) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(50))  // after the waiters took the threads
+                for probe in probes { probe.record(1) }
+                return true
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(seen.allSatisfy { $0 }, "a waiter timed out: the recorder found no thread")
     }
 }

@@ -44,7 +44,7 @@ import FastMailboxTestSupport
         }
         try await Task.sleep(for: .milliseconds(50))
         ref.tell(7)
-        #expect(got.waitForCount(1))
+        #expect(await got.waitForCount(1))
         #expect(got.values == ["got 7"])
         #expect(system.shutdown().isBalanced)
     }

@@ -28,7 +28,7 @@ import FastMailboxTestSupport
         main.start()
         let count = try await ui.ask { .get(replyTo: $0) }
         #expect(count >= 101)
-        #expect(seen.waitForCount(201))
+        #expect(await seen.waitForCount(201))
         #expect(Set(seen.values) == [donor.load(ordering: .sequentiallyConsistent)])
         let returnedEarly = returned.load(ordering: .sequentiallyConsistent)
         #expect(!returnedEarly)

@@ -114,7 +114,7 @@ final class IsolationReporter: EventActor {
         let messages = SignalingProbe<String>()
         let ref = try system.spawn { IsolationReporter(executor: registry.executorForTests, messages: messages) }
         ref.tell(1)
-        #expect(messages.waitForCount(1))
+        #expect(await messages.waitForCount(1))
         let message = try #require(messages.values.first)
         #expect(message.hasPrefix("Incorrect actor executor assumption: expected MNSerialExecutor 0x"), "\(message)")
         #expect(message.contains("but the caller runs on worker 0 of scheduler "), "\(message)")
@@ -146,14 +146,14 @@ final class IsolationReporter: EventActor {
         }
         for _ in 0..<callsPerActor { for ref in refs { ref.tell(.callRegistry) } }
 
-        #expect(callsDone.waitForCount(actors * callsPerActor, timeout: .seconds(10)))
+        #expect(await callsDone.waitForCount(actors * callsPerActor, timeout: .seconds(10)))
         #expect(await registry.calls == actors * callsPerActor)
         #expect(await registry.callsOffPool == 0)
         #expect(await registry.callers == Set(refs))
 
         let told = await registry.broadcast(7)
         #expect(told == actors)
-        #expect(pings.waitForCount(actors, timeout: .seconds(5)))
+        #expect(await pings.waitForCount(actors, timeout: .seconds(5)))
         #expect(pings.values == Array(repeating: 7, count: actors))
 
         let report = system.shutdown()
@@ -215,7 +215,7 @@ final class IsolationReporter: EventActor {
             }
         }
         for n in 0..<calls { ref.tell(n) }
-        #expect(done.waitForCount(calls, timeout: .seconds(10)))
+        #expect(await done.waitForCount(calls, timeout: .seconds(10)))
         #expect(await GlobalCounter.shared.hits - before == calls)
         #expect(await GlobalCounter.shared.offPool == 0)
         #expect(Set(done.values) == Set(0..<calls))

@@ -22,7 +22,7 @@ import FastMailboxTestSupport
         pool.stop()
         let termination = await pool.terminated
         #expect(termination == Terminated(id: pool.id, name: "pool", reason: .stopped))
-        #expect(probe.waitForCount(1))
+        #expect(await probe.waitForCount(1))
         #expect(probe.values == [termination])
         #expect(system.lookup("pool", as: Int.self) == nil)
         let again = try system.spawn(options: SpawnOptions(name: "pool", pool: SpawnOptions.Pool(size: 2))) { (_: Int, _) in }
