@@ -74,7 +74,11 @@ final class SchedulerGate: Sendable {
             worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }
             return
         }
-        SchedulerGate.scheduleOther(gate(), unit, guessing: Guess.self)
+        if Guess.expectsOwner {
+            SchedulerGate.scheduleOtherGuessingOwner(gate(), unit)
+        } else {
+            SchedulerGate.scheduleOtherGuessingNoOwner(gate(), unit)
+        }
     }
 
     /// `schedule` for a unit without an owner.
@@ -94,10 +98,21 @@ final class SchedulerGate: Sendable {
         worker._withUnsafeGuaranteedRef { $0.scheduleLocal(unit) }
     }
 
-    /// `schedule` off an open worker of this scheduler: closed, deterministic, or outside.
+    /// `scheduleOther` for each guess: one out-of-line copy each, with the guess a constant
+    /// in it (a generic one is merged into a single copy that takes the guess).
     @inline(never)
-    private static func scheduleOther<Guess: OwnerGuess>(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer,
-                                                         guessing _: Guess.Type) {
+    private static func scheduleOtherGuessingOwner(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer) {
+        scheduleOther(gate, unit, expectingOwner: true)
+    }
+
+    @inline(never)
+    private static func scheduleOtherGuessingNoOwner(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer) {
+        scheduleOther(gate, unit, expectingOwner: false)
+    }
+
+    /// `schedule` off an open worker of this scheduler: closed, deterministic, or outside.
+    @inline(__always)
+    private static func scheduleOther(_ gate: SchedulerGate, _ unit: UnsafeMutableRawPointer, expectingOwner: Bool) {
         if gate.core.closed.load(ordering: .acquiring), let worker = Worker.currentUnmanaged,
            worker._withUnsafeGuaranteedRef({ $0.schedulerID == gate.id }) {
             return gate.scheduleAfterClose(unit)  // one of this scheduler's workers, after close
@@ -105,7 +120,7 @@ final class SchedulerGate: Sendable {
         if let deterministic = gate.deterministic { return deterministic.schedule(unit) }  // DeterministicScheduler
         // Borrowed: a retain per push would write the line every searching worker reads.
         Unmanaged.passUnretained(gate.core.injection)._withUnsafeGuaranteedRef {
-            gate.scheduleFromOutside(unit, into: $0, expectingOwner: Guess.expectsOwner)
+            gate.scheduleFromOutside(unit, into: $0, expectingOwner: expectingOwner)
         }
     }
 
@@ -277,7 +292,7 @@ public final class Scheduler: Sendable {
     /// for a unit that usually has an owner (a registered actor cell), so the common case
     /// stays one CAS. Any guess is correct.
     package func schedule<Guess: OwnerGuess>(_ unit: some ScheduledUnit, guessing: Guess.Type = GuessNoOwner.self) {
-        schedule(entry: unit.entry, guessing: guessing)
+        SchedulerGate.schedule(unit.entry, guessing: guessing, id: id, core: core) { gate }
     }
 
     /// ``shutdown(timeout:)`` with no time limit: waits for every worker's current turn.
@@ -366,17 +381,10 @@ private let sharedScheduler: Scheduler = {
     }
 }()
 
-extension Scheduler {
-    /// ``schedule(_:guessing:)`` for the unit at `entry` (its object, unretained).
-    @usableFromInline
-    package func schedule<Guess: OwnerGuess>(entry: UnsafeMutableRawPointer, guessing: Guess.Type) {
-        SchedulerGate.schedule(entry, guessing: guessing, id: id, core: core) { gate }
-    }
-}
-
-/// `scheduler.schedule(entry:guessing: GuessOwner.self)`, then true, so a reporting send's
-/// schedule is a tail call. A free function: the caller's self register (a cell) stays
-/// where it is.
+/// ``Scheduler/schedule(_:guessing:)`` guessing an owner, for the unit at `entry` (its
+/// object, unretained), then true, so a reporting send's schedule is a tail call. Not
+/// generic, so code in other modules calls it specialised. A free function: the caller's
+/// self register (a cell) stays where it is.
 @usableFromInline @inline(never)
 package func scheduleOwnedAccepting(_ entry: UnsafeMutableRawPointer, on scheduler: Scheduler) -> Bool {
     SchedulerGate.schedule(entry, guessing: GuessOwner.self, id: scheduler.id, core: scheduler.core) { scheduler.gate }
