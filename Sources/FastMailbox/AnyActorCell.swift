@@ -408,7 +408,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     /// After shutdown the scheduler calls `runAfterShutdown` instead.
     @inlinable @inline(__always) final func scheduleSelf() {
         // `let`s all the way: no retain. A registered cell has its owner bit set.
-        _ = Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { scheduleOwnedAccepting(entry, on: $0) }
+        Unmanaged.passUnretained(system.scheduler)._withUnsafeGuaranteedRef { $0.scheduleGuessingOwner(entry: entry) }
     }
 
     /// The protocol's turn, for a caller with no permit: its drain never lingers.

@@ -381,6 +381,15 @@ private let sharedScheduler: Scheduler = {
     }
 }()
 
+extension Scheduler {
+    /// ``schedule(_:guessing:)`` guessing an owner, for the unit at `entry` (its object,
+    /// unretained). Not generic, so code in other modules calls it specialised.
+    @usableFromInline
+    package func scheduleGuessingOwner(entry: UnsafeMutableRawPointer) {
+        SchedulerGate.schedule(entry, guessing: GuessOwner.self, id: id, core: core) { gate }
+    }
+}
+
 /// ``Scheduler/schedule(_:guessing:)`` guessing an owner, for the unit at `entry` (its
 /// object, unretained), then true, so a reporting send's schedule is a tail call. Not
 /// generic, so code in other modules calls it specialised. A free function: the caller's
