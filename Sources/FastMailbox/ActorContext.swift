@@ -40,7 +40,8 @@ public struct ActorContext<Message: Sendable> {
         try checkChildSpawn(options)
         return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
                                          boundedMailbox: options.isBounded, parent: cell,
-                                         supervisor: options.supervisor ?? cell.childSupervisor, behavior: EventActorCellBehavior(factory: factory))
+                                         supervisor: options.supervisor ?? cell.childSupervisor,
+                                         behavior: EventActorCellBehavior(factory: factory))
     }
 
     /// Spawns a child whose behaviour is a closure; otherwise as ``spawn(options:_:)-(_,()->A)``.
@@ -51,8 +52,9 @@ public struct ActorContext<Message: Sendable> {
     ) throws(ActorSystemError) -> ActorRef<M> {
         try checkChildSpawn(options)
         return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
-                                                boundedMailbox: options.isBounded, parent: cell,
-                                                supervisor: options.supervisor ?? cell.childSupervisor, behavior: ClosureCellBehavior(consume receive))
+                                         boundedMailbox: options.isBounded, parent: cell,
+                                         supervisor: options.supervisor ?? cell.childSupervisor,
+                                         behavior: ClosureCellBehavior(consume receive))
     }
 
     /// Spawns a child whose behaviour is a value (``ActorBehavior``); otherwise as
@@ -63,8 +65,9 @@ public struct ActorContext<Message: Sendable> {
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         try checkChildSpawn(options)
         return try cell.system.spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
-                                              boundedMailbox: options.isBounded, parent: cell,
-                                              supervisor: options.supervisor ?? cell.childSupervisor, behavior: ValueCellBehavior(behavior))
+                                         boundedMailbox: options.isBounded, parent: cell,
+                                         supervisor: options.supervisor ?? cell.childSupervisor,
+                                         behavior: ValueCellBehavior(behavior))
     }
 
     /// Outside the turn, or with options a child cannot have.

@@ -200,7 +200,8 @@ public final class ActorSystem: Sendable {
         // Inlinable: the turn is specialised for A here.
         if _fastPath(options.isPlain) {
             return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
-                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor, behavior: EventActorCellBehavior(factory: factory))
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 behavior: EventActorCellBehavior(factory: factory))
         }
         return try spawnArranged(options, factory)
     }
@@ -213,7 +214,8 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<A.Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
-                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor, behavior: EventActorCellBehavior(factory: factory))
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 behavior: EventActorCellBehavior(factory: factory))
         }
     }
 
@@ -232,8 +234,8 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<Message> {
         if _fastPath(options.isPlain) {
             return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
-                                        boundedMailbox: options.isBounded, parent: nil,
-                                        supervisor: options.supervisor, behavior: ClosureCellBehavior(consume receive))
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 behavior: ClosureCellBehavior(consume receive))
         }
         return try spawnArranged(options, receive: receive)
     }
@@ -246,8 +248,8 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
-                                        boundedMailbox: options.isBounded, parent: nil,
-                                        supervisor: options.supervisor, behavior: ClosureCellBehavior(receive))
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 behavior: ClosureCellBehavior(receive))
         }
     }
 
@@ -260,8 +262,8 @@ public final class ActorSystem: Sendable {
     ) throws(ActorSystemError) -> ActorRef<B.Message> {
         if _fastPath(options.isPlain) {
             return try spawnCell(name: options.name, mailboxCapacity: options.mailboxCapacity,
-                                      boundedMailbox: options.isBounded, parent: nil,
-                                      supervisor: options.supervisor, behavior: ValueCellBehavior(behavior))
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 behavior: ValueCellBehavior(behavior))
         }
         return try spawnArranged(options, behavior: behavior)
     }
@@ -272,8 +274,8 @@ public final class ActorSystem: Sendable {
     func spawnArranged<B: ActorBehavior>(_ options: SpawnOptions, behavior: B) throws(ActorSystemError) -> ActorRef<B.Message> {
         try spawnArranged(options) { (system, name) throws(ActorSystemError) in
             try system.spawnCell(name: name, mailboxCapacity: options.mailboxCapacity,
-                                      boundedMailbox: options.isBounded, parent: nil,
-                                      supervisor: options.supervisor, behavior: ValueCellBehavior(behavior))
+                                 boundedMailbox: options.isBounded, parent: nil, supervisor: options.supervisor,
+                                 behavior: ValueCellBehavior(behavior))
         }
     }
 

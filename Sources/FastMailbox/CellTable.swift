@@ -105,7 +105,7 @@ final class CellTable {
             if slot.toOpaque() == Unmanaged.passUnretained(cell).toOpaque() { break }
             index = (index + 1) & mask
         }
-        let removed = slots[index]
+        let removed = slots[index].unsafelyUnwrapped  // the probe stopped on it
         // Backward-shift deletion (T2): an entry whose home is not cyclically in
         // (hole, j] moves back into the hole.
         var hole = index
@@ -120,7 +120,7 @@ final class CellTable {
         }
         slots[hole] = nil
         count -= 1
-        if let removed { CellTable.leave(removed) }
+        CellTable.leave(removed)
         return true
     }
 
