@@ -142,7 +142,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if queue.sendNeedsSection { return deliverInSection(movingFrom: source) }
-        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: entry) {
+        if !Encoding.isBoxed, !traits.contains(.bounded),
+           let becameNonEmpty = queue.enqueueOnRing(moving: source, itemBytes: Encoding.itemBytes, signalling: entry) {
             if becameNonEmpty { return scheduleAfterSend() }
             return true
         }
@@ -154,7 +155,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
         defer { RingEpoch.exit() }
-        if !traits.contains(.bounded), let becameNonEmpty = Encoding.enqueueOnRing(movingFrom: source, into: queue, signalling: entry) {
+        if !Encoding.isBoxed, !traits.contains(.bounded),
+           let becameNonEmpty = queue.enqueueOnRing(moving: source, itemBytes: Encoding.itemBytes, signalling: entry) {
             if becameNonEmpty { scheduleSelf() }
             return true
         }
@@ -377,7 +379,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
-        return Encoding.drain(queue, max: max, lingering: lingering, signallingUnit: true, handle) == .more ? .more : .idle
+        let outcome = queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes, signallingUnit: true,
+                                  taking: { Encoding.take(from: $0) }, handle)
+        return outcome == .more ? .more : .idle
     }
 
     /// The mailbox already counted the message (A1).

@@ -56,14 +56,6 @@ enum MessageEncoding<Message> {
         return enqueueBoxed(movingFrom: source, into: queue, signalling: unit)
     }
 
-    /// nil for a boxed message or when the full enqueue is needed.
-    @inlinable @inline(__always)
-    static func enqueueOnRing(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
-                              signalling unit: UnsafeMutableRawPointer? = nil) -> Bool? {
-        if isBoxed { return nil }
-        return queue.enqueueOnRing(moving: source, itemBytes: itemBytes, signalling: unit)
-    }
-
     @usableFromInline @inline(never)
     static func enqueueBoxed(movingFrom source: UnsafeMutableRawPointer, into queue: borrowing MPSCQueue,
                              signalling unit: UnsafeMutableRawPointer?) -> MPSCQueue.EnqueueResult {
