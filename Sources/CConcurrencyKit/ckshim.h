@@ -15,7 +15,7 @@
  *    assembly (built in with -DCKSHIM_TSAN=1 beside --sanitize=thread).
  *  - "current worker": the worker's thread-local pointer, read with one load.
  *  - "ring epoch": the ck_epoch domain that lets an idle mailbox give its ring back (the
- *    protocol is argued in MNScheduler.docc/RingEpoch.md).
+ *    protocol is argued in MNScheduler.docc/RingEpochProtocol.md).
  *  - The platform layer (ckplatform.h: waiting, membarrier, threads, CPUs), included here
  *    so one module carries it; this file includes no operating-system header itself.
  * The idle-flag Dekker pair built on top of the ring is argued in
@@ -559,7 +559,7 @@ static inline void *ckshim_current_task(void) { return swift_task_getCurrent(); 
 /*
  * One process-wide ck_epoch domain for rings an MPSCQueue gave back (MailboxQueue.md,
  * "Giving the ring back"; the protocol, and why each part is safe on x86-64 and AArch64, is
- * stated once in MNScheduler.docc/RingEpoch.md). What lives here:
+ * stated once in MNScheduler.docc/RingEpochProtocol.md). What lives here:
  *  - ckshim_ring_epoch: the domain (epoch 1, no records: what ck_epoch_init leaves);
  *  - per thread: its record (registered lazily by the first section, recycled at thread
  *    exit through a pthread key's destructor) and its section depth, both `_Thread_local`
@@ -572,7 +572,7 @@ static inline void *ckshim_current_task(void) { return swift_task_getCurrent(); 
  *  - the mode, decided once: asymmetric (sections begin without a fence; blocks retired
  *    wait on a pending list until a collection's membarrier) where the kernel offers
  *    membarrier(PRIVATE_EXPEDITED), fenced (ck's begin, a fence at each retire) elsewhere
- *    or when MN_RING_EPOCH says `fenced` (RingEpoch.md, "Choosing the mode").
+ *    or when MN_RING_EPOCH says `fenced` (RingEpochProtocol.md, "Choosing the mode").
  * Under CKSHIM_TSAN a section's end releases on the domain and a collection acquires on
  * it: the happens-before edge ck's grace period gives (every access made inside a section
  * that saw the block happens before its free), which TSan cannot see in ck's assembly.
@@ -590,10 +590,10 @@ __attribute__((weak, visibility("hidden"))) pthread_mutex_t ckshim_epoch_limbo_l
 __attribute__((weak, visibility("hidden"))) ck_epoch_record_t *ckshim_epoch_reclaimer = NULL;
 /* Blocks retired and not yet freed (written under the lock, read relaxed by anyone). */
 __attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_limbo = 0;
-/* Asymmetric mode (RingEpoch.md, "Asymmetric fences"): 1 once the process registered
+/* Asymmetric mode (RingEpochProtocol.md, "Asymmetric fences"): 1 once the process registered
  * for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where the kernel refuses it (always
  * in the portable platform layer, which has no membarrier) or
- * MN_RING_EPOCH asks for the fenced mode (RingEpoch.md, "Choosing the mode"). Decided
+ * MN_RING_EPOCH asks for the fenced mode (RingEpochProtocol.md, "Choosing the mode"). Decided
  * once (ckshim_epoch_mode_once), before the first section begins and before the first
  * retire or collection, and never changed after. */
 __attribute__((weak, visibility("hidden"))) pthread_once_t ckshim_epoch_mode_once = PTHREAD_ONCE_INIT;
@@ -616,7 +616,7 @@ static inline int ckshim__epoch_mode(void) {
     return ckshim_epoch_asymmetric_mode;
 }
 /** True when sections begin without a store→load fence and collections pay for it with
- *  membarrier (RingEpoch.md, "Asymmetric fences"); decides the mode if nobody has. */
+ *  membarrier (RingEpochProtocol.md, "Asymmetric fences"); decides the mode if nobody has. */
 static inline bool ckshim_epoch_is_asymmetric(void) { return ckshim__epoch_mode() != 0; }
 
 static void ckshim__epoch_thread_exit(void *record) {
@@ -662,7 +662,7 @@ static inline void ckshim_epoch_enter(void) {
     if (CK_CC_UNLIKELY(record == NULL)) record = ckshim__epoch_register_thread();
     if (CK_CC_LIKELY(ckshim_epoch_asymmetric_mode)) {
         /* ck_epoch_begin without its store→load fence (x86-64 `xchg`, AArch64 `dmb ish`):
-         * each collection's membarrier stands in for it (RingEpoch.md, "Asymmetric
+         * each collection's membarrier stands in for it (RingEpochProtocol.md, "Asymmetric
          * fences"). A compiler barrier keeps the order in the generated code. */
         ck_pr_store_uint(&record->active, 1);
         ck_pr_barrier();
@@ -711,7 +711,7 @@ static inline void ckshim_ring_retire(ck_ring_t *r) {
      * store→load barrier (x86-64 `mfence`/locked op, AArch64 `dmb ish`), so the epoch
      * recorded is not older than every section that could still load the old address.
      * Asymmetric mode: the block waits in the pending list for the next collection, whose
-     * membarrier comes before its ck_epoch_call (RingEpoch.md, both). */
+     * membarrier comes before its ck_epoch_call (RingEpochProtocol.md, both). */
     if (!asymmetric) ck_pr_fence_memory();
     pthread_mutex_lock(&ckshim_epoch_limbo_lock);
     ck_epoch_entry_t *entry = ckshim__ring_epoch_entry(r);
@@ -743,7 +743,7 @@ static inline unsigned long ckshim_epoch_collect(bool wait) {
     if (ckshim_epoch_pending != NULL) {
         /* Asymmetric mode: one membarrier for every block retired since the last collection:
          * each detach before it, each ck_epoch_call's epoch load and this poll's scan after
-         * it (RingEpoch.md, "Asymmetric fences"). It cannot fail here: the mode's
+         * it (RingEpochProtocol.md, "Asymmetric fences"). It cannot fail here: the mode's
          * decision registered for it before any section began. */
         ckplat_membarrier();
         if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();

@@ -1,6 +1,6 @@
 // RingEpoch: the grace period for ring blocks a reclaimable MPSCQueue gave back. One
 // process-wide ck_epoch domain; its C parts are in ckshim.h, "ring epoch". The protocol
-// and its orderings on x86-64 and AArch64: MNScheduler.docc/RingEpoch.md. Model:
+// and its orderings on x86-64 and AArch64: MNScheduler.docc/RingEpochProtocol.md. Model:
 // Models/ring_reclaim.pml (grace period abstracted).
 //
 // Invariants:
