@@ -601,6 +601,16 @@ __attribute__((weak, visibility("hidden"))) int ckshim_epoch_asymmetric_mode = 0
 /* Asymmetric mode: blocks retired since the last collection, not yet handed to ck_epoch_call
  * (linked through their entries' stack_entry.next; under the lock). */
 __attribute__((weak, visibility("hidden"))) ck_epoch_entry_t *ckshim_epoch_pending = NULL;
+/* Asymmetric mode: how many blocks the pending list holds (written under the lock; read
+ * relaxed by a refresh deciding whether to take the lock at all). */
+__attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_pending_count = 0;
+/* Membarriers issued by collections (under the lock; read relaxed, for tests). */
+__attribute__((weak, visibility("hidden"))) unsigned long ckshim_epoch_membarriers = 0;
+/* A worker's refresh (at its injection poll, and before it parks) hands the pending list
+ * over only once it holds this many blocks; an explicit collection hands over any
+ * (RingEpochProtocol.md, "Asymmetric fences"). Holding blocks longer is always safe: it
+ * only delays their free. */
+#define CKSHIM_EPOCH_REFRESH_BATCH 64
 
 static void ckshim__epoch_decide_mode(void) {
     /* MN_RING_EPOCH=fenced (case ignored): the fenced mode whatever the kernel offers. Any
@@ -718,6 +728,7 @@ static inline void ckshim_ring_retire(ck_ring_t *r) {
     if (asymmetric) {
         entry->stack_entry.next = (ck_stack_entry_t *)(void *)ckshim_epoch_pending;
         ckshim_epoch_pending = entry;
+        __atomic_store_n(&ckshim_epoch_pending_count, ckshim_epoch_pending_count + 1, __ATOMIC_RELAXED);
     } else {
         if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
         ck_epoch_call(ckshim_epoch_reclaimer, entry, ckshim__ring_free_retired);
@@ -731,21 +742,33 @@ static inline unsigned long ckshim_epoch_limbo_count(void) {
     return __atomic_load_n(&ckshim_epoch_limbo, __ATOMIC_RELAXED);
 }
 
-/** Frees the retired blocks whose grace period is over, trying to advance the epoch
- *  (ck_epoch_poll). Call outside a section (a caller's own section would hold the epoch
- *  back). `wait`: take the lock even if another collector holds it. Returns the blocks
- *  still waiting. */
-static inline unsigned long ckshim_epoch_collect(bool wait) {
-    if (ckshim_epoch_limbo_count() == 0) return 0;
+/** Membarriers issued by collections so far (a snapshot). */
+static inline unsigned long ckshim_epoch_membarrier_count(void) {
+    return __atomic_load_n(&ckshim_epoch_membarriers, __ATOMIC_RELAXED);
+}
+
+/* ckshim_epoch_collect; `batched`: hand the pending list over only once it holds
+ * CKSHIM_EPOCH_REFRESH_BATCH blocks (a worker's refresh). */
+static inline unsigned long ckshim__epoch_collect(bool wait, bool batched) {
+    unsigned long limbo = ckshim_epoch_limbo_count();
+    if (limbo == 0) return 0;
+    if (batched) {
+        /* Nothing handed over yet (every block in limbo is pending) and less than a batch
+         * pending: nothing to poll for, so no lock. Stale counts only delay a free. */
+        unsigned long pending = __atomic_load_n(&ckshim_epoch_pending_count, __ATOMIC_RELAXED);
+        if (limbo <= pending && pending < CKSHIM_EPOCH_REFRESH_BATCH) return limbo;
+    }
     if (wait) pthread_mutex_lock(&ckshim_epoch_limbo_lock);
     else if (pthread_mutex_trylock(&ckshim_epoch_limbo_lock) != 0) return ckshim_epoch_limbo_count();
     CKSHIM_TSAN_ACQUIRE(&ckshim_ring_epoch);
-    if (ckshim_epoch_pending != NULL) {
+    if (ckshim_epoch_pending != NULL && (!batched || ckshim_epoch_pending_count >= CKSHIM_EPOCH_REFRESH_BATCH)) {
         /* Asymmetric mode: one membarrier for every block retired since the last collection:
          * each detach before it, each ck_epoch_call's epoch load and this poll's scan after
          * it (RingEpochProtocol.md, "Asymmetric fences"). It cannot fail here: the mode's
          * decision registered for it before any section began. */
         ckplat_membarrier();
+        __atomic_store_n(&ckshim_epoch_membarriers, ckshim_epoch_membarriers + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&ckshim_epoch_pending_count, 0UL, __ATOMIC_RELAXED);
         if (ckshim_epoch_reclaimer == NULL) ckshim_epoch_reclaimer = ckshim__epoch_new_record();
         while (ckshim_epoch_pending != NULL) {
             ck_epoch_entry_t *entry = ckshim_epoch_pending;
@@ -762,15 +785,22 @@ static inline unsigned long ckshim_epoch_collect(bool wait) {
     return left;
 }
 
+/** Frees the retired blocks whose grace period is over, trying to advance the epoch
+ *  (ck_epoch_poll). Call outside a section (a caller's own section would hold the epoch
+ *  back). `wait`: take the lock even if another collector holds it. Returns the blocks
+ *  still waiting. */
+static inline unsigned long ckshim_epoch_collect(bool wait) { return ckshim__epoch_collect(wait, false); }
+
 /** A worker's periodic refresh: leaves its section (depth 1), collects, enters again, so
- *  the epoch can advance past it. At depth 0 it only collects. */
+ *  the epoch can advance past it. At depth 0 it only collects. Its collection hands the
+ *  pending list over in batches (CKSHIM_EPOCH_REFRESH_BATCH). */
 static inline void ckshim_epoch_refresh(void) {
     if (ckshim_epoch_depth_slot == 1) {
         ckshim_epoch_exit();
-        (void)ckshim_epoch_collect(false);
+        (void)ckshim__epoch_collect(false, true);
         ckshim_epoch_enter();
     } else if (ckshim_epoch_depth_slot == 0) {
-        (void)ckshim_epoch_collect(false);
+        (void)ckshim__epoch_collect(false, true);
     }
 }
 

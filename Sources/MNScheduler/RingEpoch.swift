@@ -27,8 +27,16 @@ import CConcurrencyKit
     /// True while the calling thread is inside a section.
     @inlinable package static var isInSection: Bool { ckshim_epoch_depth() != 0 }
 
-    /// A worker's refresh: ends its section, collects, enters again; at depth 0 only collects.
+    /// A worker's refresh: ends its section, collects, enters again; at depth 0 only collects
+    /// (a worker about to park). In the asymmetric mode it hands retired blocks over only in
+    /// batches, so a stream of retires does not cost a membarrier per poll or per park.
     @inlinable package static func refresh() { ckshim_epoch_refresh() }
+
+    /// The membarriers collections have issued so far (a snapshot; for tests).
+    package static var membarrierCount: Int { Int(ckshim_epoch_membarrier_count()) }
+
+    /// Pending blocks a refresh waits for before it hands them over (ckshim.h).
+    package static var refreshBatch: Int { Int(CKSHIM_EPOCH_REFRESH_BATCH) }
 
     /// Frees the retired blocks whose grace period is over; returns how many still wait.
     /// Outside a section. `wait`: block on the reclaimer's lock instead of giving up.

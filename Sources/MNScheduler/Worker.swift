@@ -395,7 +395,7 @@ final class Worker: @unchecked Sendable {
             if core.hasQueuedWork() { core.notifyParked() }
         }
         RingEpoch.exit()
-        RingEpoch.collect()
+        RingEpoch.refresh()  // depth 0: collects, handing retired rings over in batches
         defer { RingEpoch.enter() }
         while true {
             parker.park()

@@ -65,4 +65,36 @@ import TestSupport
         #expect(queue.drain(max: Int.max) { got.append($0) } == .empty)
         #expect(got == [1, 2])
     }
+
+    /// Gives back the ring of `count` fresh reclaimable queues: `count` blocks retired.
+    static func retireRings(_ count: Int) throws {
+        for k in 0..<count {
+            let queue = try MPSCQueueBox(capacity: 8, reclaimable: true)
+            _ = queue.enqueue(word: UInt(k))
+            #expect(queue.drain(max: Int.max) { (_: UInt) in } == .empty)
+            #expect(queue.releaseIdleRing())
+        }
+    }
+
+    @Test("asymmetric mode: a worker's refresh (poll or park) hands retired rings over in batches, one membarrier each; an explicit collection hands over any",
+          .enabled(if: RingEpoch.isAsymmetric, "the fenced mode has no membarrier"))
+    func refreshHandsOverInBatches() throws {
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+        let few = 3
+        try RingEpochTests.retireRings(few)
+        let before = RingEpoch.membarrierCount
+        for _ in 0..<10 { RingEpoch.refresh() }
+        #expect(RingEpoch.membarrierCount == before, "a refresh with fewer than a batch pending issued a membarrier")
+        #expect(RingEpoch.pendingBlocks >= few, "blocks handed over by a refresh before a batch was pending")
+        // The batch fills: the next refresh hands all of them over with one membarrier.
+        try RingEpochTests.retireRings(RingEpoch.refreshBatch - few)
+        RingEpoch.refresh()
+        #expect(RingEpoch.membarrierCount == before + 1)
+        #expect(waitUntil { RingEpoch.refresh(); return RingEpoch.pendingBlocks == 0 })
+        #expect(RingEpoch.membarrierCount == before + 1, "freeing a handed-over batch took another membarrier")
+        // An explicit collection (as the idle-mailbox walk's) hands over a single block.
+        try RingEpochTests.retireRings(1)
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+        #expect(RingEpoch.membarrierCount == before + 2)
+    }
 }
