@@ -156,10 +156,10 @@ final class CellTable {
 
     /// Gives up every retain (T4), back to the minimum capacity.
     func removeAll() {
-        for index in 0..<capacity where slots[index] != nil {
-            let cell = slots[index]
+        for index in 0..<capacity {
+            guard let cell = slots[index] else { continue }
             slots[index] = nil
-            if let cell { CellTable.leave(cell) }
+            CellTable.leave(cell)
         }
         count = 0
         if bits != CellTable.minimumBits {
