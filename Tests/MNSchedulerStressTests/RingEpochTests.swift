@@ -97,4 +97,30 @@ import TestSupport
         #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
         #expect(RingEpoch.membarrierCount == before + 2)
     }
+
+    @Test("asymmetric mode: a worker that parks with fewer than a batch of retired rings pending issues no membarrier",
+          .enabled(if: RingEpoch.isAsymmetric, "the fenced mode has no membarrier"))
+    func parkHandsOverInBatches() throws {
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+        let scheduler = try Scheduler(configuration: SchedulerConfiguration(
+            workers: 1, pinWorkers: false, blockingThresholdMilliseconds: 0, maxBlockingThreads: 0,
+            readsEnvironment: false))
+        defer { scheduler.shutdown() }
+        #expect(waitUntil { scheduler.metrics.parks >= 1 })  // idle from the start
+        try RingEpochTests.retireRings(3)
+        let before = RingEpoch.membarrierCount
+        let parks = scheduler.metrics.parks
+        // A turn wakes the worker; it parks again with the three blocks pending. Its park
+        // counts first and collects after, so a second turn, which it can only take once
+        // back from that park, orders the collection before the check.
+        let unit = ClosureUnit()
+        scheduler.schedule(unit)
+        #expect(waitUntil { unit.runs.load(ordering: .relaxed) == 1 && scheduler.metrics.parks > parks })
+        let after = ClosureUnit()
+        scheduler.schedule(after)
+        #expect(waitUntil { after.runs.load(ordering: .relaxed) == 1 })
+        #expect(RingEpoch.membarrierCount == before, "a park with fewer than a batch pending issued a membarrier")
+        #expect(RingEpoch.pendingBlocks >= 3)
+        #expect(waitUntil { RingEpoch.collect(wait: true) == 0 })
+    }
 }
