@@ -132,6 +132,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline
     static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
 
+    deinit {
+        // The queue's deinit destroys what its ring holds; an item left in its first slot
+        // is destroyed here, where its type is known.
+        queue.takeFirstSlotItem { Encoding.destroyItem(at: $0) }
+    }
+
     // MARK: MessageRecipient (any thread)
 
     /// Plus one while a turn runs.

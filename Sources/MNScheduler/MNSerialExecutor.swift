@@ -220,7 +220,7 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     @inline(__always)
     private func drainOrSettle(max: Int, inlineHost host: UnsafeMutableRawPointer?) -> MPSCQueue.DrainOutcome {
         if jobs.ringBlock == nil {
-            jobs.consumerIdle.store(true, ordering: .sequentiallyConsistent)
+            jobs.idleOrFirstSlot.store(MPSCQueue.FirstSlot.idle, ordering: .sequentiallyConsistent)
             #if !arch(x86_64)
             atomicMemoryFence(ordering: .sequentiallyConsistent)  // `dmb ish`: the store before the load
             #endif

@@ -62,14 +62,17 @@ package struct MPSCQueue: ~Copyable, Sendable {
         case more
     }
 
-    // Sixteen bytes, no padding ("Where the fields live"): the ring word, then one byte each.
+    // Thirty-two bytes, no padding ("Where the fields live"): the ring word, one byte each,
+    // then the first slot's two words.
 
     /// The ring block's address (even), or, when odd, no ring and the taken count in
     /// `word >> 1`. Only the consumer takes a ring away, under the overflow lock.
     @usableFromInline let ringWord = Atomic<UInt>(1)
 
-    /// True when no consumer turn is running or due (S1).
-    @usableFromInline let consumerIdle = Atomic<Bool>(true)
+    /// Without `signalsUnit`: the idle flag, `FirstSlot.idle` when no consumer turn is running
+    /// or due (S1), else `FirstSlot.busy`. With it, the unit's state word is the idle flag and
+    /// this byte holds the first slot's state ("The first slot").
+    @usableFromInline let idleOrFirstSlot: Atomic<UInt8>
 
     /// Set once by markClosed; producers read it before inserting.
     @usableFromInline let closed = Atomic<Bool>(false)
@@ -89,6 +92,33 @@ package struct MPSCQueue: ~Copyable, Sendable {
     @usableFromInline let capacityShift: UInt8
     /// Bytes of one item (at most RawRing.maximumSlotBytes).
     @usableFromInline let itemBytes8: UInt8
+
+    /// The first slot's item ("The first slot"): written by the producer that claimed the
+    /// slot, before it publishes; read by the consumer once it sees the publish.
+    @usableFromInline let firstItemLow = Atomic<UInt64>(0)
+    @usableFromInline let firstItemHigh = Atomic<UInt64>(0)
+
+    /// The values of `idleOrFirstSlot`. The idle flag's two values are never a first slot's
+    /// state that asks the consumer for anything, so a drain tests the byte without the shape.
+    @usableFromInline enum FirstSlot {
+        /// The idle flag: a consumer turn is running or due.
+        @inlinable static var busy: UInt8 { 0 }
+        /// The idle flag: no consumer turn is running or due.
+        @inlinable static var idle: UInt8 { 1 }
+        /// A producer claimed the slot and has not published its item yet.
+        @inlinable static var claimed: UInt8 { 2 }
+        /// The slot holds an item for the consumer.
+        @inlinable static var published: UInt8 { 3 }
+        /// Nobody has claimed the slot yet.
+        @inlinable static var free: UInt8 { 4 }
+        /// The consumer took the slot's item; the slot is never used again.
+        @inlinable static var spent: UInt8 { 5 }
+        /// True for `claimed` and `published`: the slot is the queue's head.
+        @inlinable @inline(__always) static func isHead(_ state: UInt8) -> Bool { state & ~1 == claimed }
+    }
+
+    /// The queue has a first slot ("The first slot").
+    @inlinable package var hasFirstSlot: Bool { options & Shape.firstSlotBit != 0 }
 
     /// Whether the consumer may give the ring back ("Giving the ring back").
     @inlinable package var reclaimable: Bool { options & Shape.reclaimableBit != 0 }
@@ -123,7 +153,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// Items the consumer has taken out so far; any thread.
     package var dequeuedCount: Int {
-        readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
+        let first = hasFirstSlot && idleOrFirstSlot.load(ordering: .relaxed) == FirstSlot.spent ? 1 : 0
+        return first + readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
     }
 
     /// Runs `body` with the current ring (nil: none) and its word, in a ring epoch section
@@ -155,6 +186,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
         self.capacityShift = shape.capacityShift
         self.itemBytes8 = shape.itemBytes8
         self.options = (shape.reclaimable ? Shape.reclaimableBit : 0) | (shape.signalsUnit ? Shape.signalsUnitBit : 0)
+            | (shape.firstSlot ? Shape.firstSlotBit : 0)
+        self.idleOrFirstSlot = Atomic(shape.firstSlot ? FirstSlot.free : FirstSlot.idle)
     }
 
     /// A queue's validated shape, made before the queue so that its owner can report a bad
@@ -165,6 +198,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @usableFromInline let reclaimable: Bool
         /// The queue's owner is its consumer, scheduled as a unit; its state word is the idle flag.
         @usableFromInline package private(set) var signalsUnit = false
+        /// The first item may travel in the queue's first slot instead of a ring.
+        @usableFromInline package private(set) var firstSlot = false
 
         /// Validates `capacity`; traps on a bad `itemBytes` (a programming error). Inlinable, so
         /// a constant shape is checked at compile time.
@@ -185,11 +220,18 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @inlinable static var reclaimableBit: UInt8 { 1 }
         /// The queue's `options` bit for `signalsUnit`.
         @inlinable static var signalsUnitBit: UInt8 { 2 }
+        /// The queue's `options` bit for `firstSlot`.
+        @inlinable static var firstSlotBit: UInt8 { 4 }
+        /// Largest item the first slot holds.
+        @inlinable package static var firstSlotBytes: Int { 16 }
 
-        /// This shape for a queue whose owner is its consumer, scheduled as a unit.
+        /// This shape for a queue whose owner is its consumer, scheduled as a unit. A
+        /// reclaimable queue of items that fit then gets a first slot ("The first slot"):
+        /// its owner destroys an item left there (`takeFirstSlotItem`).
         @inlinable package func signallingUnit() -> Shape {
             var shape = self
             shape.signalsUnit = true
+            shape.firstSlot = reclaimable && Int(itemBytes8) <= Shape.firstSlotBytes
             return shape
         }
 
@@ -316,15 +358,53 @@ package struct MPSCQueue: ~Copyable, Sendable {
             : enqueueIfRing(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
-    /// Allocates the ring, then inserts. Out of line, so metadata is looked up only here.
+    /// Allocates the ring, then inserts; a queue whose first slot is free takes the item
+    /// there instead ("The first slot"). Out of line, so metadata is looked up only here.
     @inlinable @inline(never)
     func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                           recording items: Items.Type,
                                                           signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult {
+        if hasFirstSlot, let becameNonEmpty = enqueueInFirstSlot(moving: source, itemBytes: itemBytes, signalling: unit) {
+            return .accepted(becameNonEmpty: becameNonEmpty)
+        }
         while true {
             _ = allocateRing(recording: items)
             if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
         }
+    }
+
+    /// The first slot's producer ("The first slot"): claim, write, publish, a full fence, then
+    /// the idle-flag look. `becameNonEmpty`, or nil with nothing copied when the slot is taken.
+    @usableFromInline
+    func enqueueInFirstSlot(moving source: UnsafeRawPointer, itemBytes: Int, signalling unit: UnsafeMutableRawPointer?) -> Bool? {
+        #if DEBUG
+        MPSCQueueTestHook.claimIfArmed(hookIdentity)
+        #endif
+        guard idleOrFirstSlot.load(ordering: .relaxed) == FirstSlot.free,
+              idleOrFirstSlot.compareExchange(expected: FirstSlot.free, desired: FirstSlot.claimed, ordering: .relaxed).exchanged
+        else { return nil }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) {
+            MPSCQueue.copyItem(to: $0.baseAddress.unsafelyUnwrapped, from: source, byteCount: itemBytes)
+        }
+        firstItemLow.store(words.0, ordering: .relaxed)
+        firstItemHigh.store(words.1, ordering: .relaxed)
+        #if DEBUG
+        MPSCQueueTestHook.publishIfArmed(hookIdentity)
+        #endif
+        idleOrFirstSlot.store(FirstSlot.published, ordering: .releasing)
+        // The publish before the idle-flag load, on every architecture ("The first slot").
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        return claimConsumer(signalling: unit)
+    }
+
+    /// Takes the first slot's item, if one was published, into `body`: for the owner's deinit,
+    /// which knows the item type. Consumer only.
+    package func takeFirstSlotItem(_ body: (UnsafeMutableRawPointer) -> Void) {
+        guard hasFirstSlot, idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published else { return }
+        var words = (firstItemLow.load(ordering: .relaxed), firstItemHigh.load(ordering: .relaxed))
+        idleOrFirstSlot.store(FirstSlot.spent, ordering: .relaxed)
+        withUnsafeMutableBytes(of: &words) { body($0.baseAddress.unsafelyUnwrapped) }
     }
 
     /// `enqueueIfRing` inside a ring epoch section. Out of line: pool workers never need it.
@@ -487,8 +567,9 @@ package struct MPSCQueue: ~Copyable, Sendable {
     func claimConsumer(signalling unit: UnsafeMutableRawPointer? = nil) -> Bool {
         if let unit { return !UnitHeader.at(unit).pointee.isDue }
         if signalsUnit { return true }
-        return consumerIdle.load(ordering: .relaxed)
-            && consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
+        return idleOrFirstSlot.load(ordering: .relaxed) == FirstSlot.idle
+            && idleOrFirstSlot.compareExchange(expected: FirstSlot.idle, desired: FirstSlot.busy,
+                                               ordering: .acquiringAndReleasing).exchanged
     }
 
     /// After a waiter is recorded outside the queue (a bounded mailbox): true means schedule
@@ -583,10 +664,16 @@ package struct MPSCQueue: ~Copyable, Sendable {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         assert(!signallingUnit || signalsUnit, "drain(signallingUnit: true) of a queue that keeps its idle flag")
         let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
+        var taken = 0
+        // The first slot is the queue's head while it is claimed or published.
+        if _slowPath(FirstSlot.isHead(idleOrFirstSlot.load(ordering: .acquiring))) {
+            guard takeFirstSlot(taking: take, body) else { return .more }
+            taken = 1
+            if taken == max { return .more }
+        }
         let word = ringWord.load(ordering: .acquiring)
         guard _fastPath(word & 1 == 0) else { return signallingUnit ? runDry(nil) : goIdle(nil) }
         var ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
-        var taken = 0
         while taken < max {
             // Pending overflow items first ("Ring, then overflow").
             if let list = overflowList(ring), _slowPath(list.pendingChunk != nil) {
@@ -622,6 +709,34 @@ package struct MPSCQueue: ~Copyable, Sendable {
             }
         }
         return .more
+    }
+
+    /// Hands the first slot's item to `body` once it is published: true. False when its
+    /// producer has still not published after a bounded wait: the turn ends with `.more`,
+    /// and nothing behind the slot is handed out before it. Consumer only.
+    @inlinable @inline(__always)
+    func takeFirstSlot<Item>(taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> Bool {
+        if idleOrFirstSlot.load(ordering: .acquiring) != FirstSlot.published, !waitForFirstSlot() { return false }
+        var words = (firstItemLow.load(ordering: .relaxed), firstItemHigh.load(ordering: .relaxed))
+        idleOrFirstSlot.store(FirstSlot.spent, ordering: .relaxed)  // before the hand-off (see the ring's taken count)
+        let item = withUnsafeMutableBytes(of: &words) { take($0.baseAddress.unsafelyUnwrapped) }
+        body(item)
+        return true
+    }
+
+    /// Waits for the first slot's publish as `waitForCommit` waits for a ring slot's: true
+    /// once published (acquire). Consumer only.
+    @usableFromInline @inline(never)
+    func waitForFirstSlot() -> Bool {
+        for _ in 0..<MPSCQueue.commitPolls {
+            #if DEBUG
+            MPSCQueueTestHook.commitWaitIfArmed(hookIdentity)
+            #endif
+            if idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published { return true }
+            ckshim_stall()
+        }
+        if Worker.currentHasNothingElseToRun() { sched_yield() }
+        return idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published
     }
 
     /// Empty looks a lingering drain makes before it goes idle.
@@ -695,7 +810,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     func goIdle(_ ring: RawRing?) -> DrainOutcome {
         assert(ring.flatMap { overflowList($0) }?.pendingChunk == nil, "goIdle with overflow items pending")
         if signalsUnit { return runDry(ring) }
-        consumerIdle.store(true, ordering: .sequentiallyConsistent)
+        idleOrFirstSlot.store(FirstSlot.idle, ordering: .sequentiallyConsistent)
         #if !arch(x86_64)
         // The store→load barrier; on x86-64 the seq_cst store is one.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
@@ -727,7 +842,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// Keeps the turn unless a producer took the flag. Consumer only.
     @usableFromInline @inline(never)
     func keepTurn(_ ring: RawRing?) -> DrainOutcome {
-        guard consumerIdle.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
+        guard idleOrFirstSlot.compareExchange(expected: FirstSlot.idle, desired: FirstSlot.busy,
+                                              ordering: .acquiringAndReleasing).exchanged
         else { return .empty }
         if let ring, !ring.isQuiescent { waitForCommit(ring) }
         return .more
@@ -886,7 +1002,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// Items counted and not yet drained (a snapshot).
     @usableFromInline package var approximateCount: Int {
-        readingRing { ring, _ in
+        let first = hasFirstSlot && FirstSlot.isHead(idleOrFirstSlot.load(ordering: .relaxed)) ? 1 : 0
+        return first + readingRing { ring, _ in
             guard let ring else { return 0 }
             guard let list = overflowList(ring) else { return ring.claimedCount }
             let handedOut = list.handedOut
@@ -898,7 +1015,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// a queue that keeps its idle flag: a unit's owner reads its unit's state word.
     @inlinable package var hasPendingWork: Bool {
         assert(!signalsUnit, "hasPendingWork on a queue that signals its unit")
-        return !consumerIdle.load(ordering: .acquiring)
+        return idleOrFirstSlot.load(ordering: .acquiring) != FirstSlot.idle
     }
 
     /// Enqueues that ever took the overflow path.

@@ -183,16 +183,17 @@ enum SpawnWorkload {
     }
 
     /// Walks twice (the first only snapshots the taken counts), waits for the release turns
-    /// and the grace period, and returns the heap growth per actor since `base` and how long
-    /// the second walk (the one that asks every actor) took, in nanoseconds.
+    /// the second walk asked for and the grace period, and returns the heap growth per actor
+    /// since `base` and how long the second walk (the one that asks every actor holding a
+    /// ring) took, in nanoseconds.
     static func reclaimedHeapPerActor(_ system: ActorSystem, count: Int, base: Baseline) -> (Double, Double) {
         let before = system.idleMailboxRingsReleased
         system.reclaimIdleMailboxes()
         let walkStart = Clock.now()
-        system.reclaimIdleMailboxes()
+        let requested = system.reclaimIdleMailboxes()
         let walk = Double(Clock.now() - walkStart)
         let deadline = Clock.now() + 60_000_000_000
-        while system.idleMailboxRingsReleased - before < count, Clock.now() < deadline { usleep(1_000) }
+        while system.idleMailboxRingsReleased - before < requested, Clock.now() < deadline { usleep(1_000) }
         while RingEpoch.collect(wait: true) > 0, Clock.now() < deadline { usleep(1_000) }
         return (Double(MemoryProbe.heapBytes() - base.heap) / Double(count), walk)
     }

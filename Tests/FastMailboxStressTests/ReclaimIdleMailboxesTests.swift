@@ -25,13 +25,16 @@ import FastMailboxTestKit
             try system.spawn(options: SpawnOptions(name: "idle-\(i)")) { (m: Int, _) in probe.record(m) }
         }
         let busy = try system.spawn(options: SpawnOptions(name: "busy")) { (m: Int, _) in probe.record(m) }
-        for (i, ref) in idle.enumerated() { ref.tell(i) }
+        // Two messages each: the first travels in the queue's first slot, the second makes
+        // the ring (MailboxQueue.md, "The first slot").
+        for (i, ref) in idle.enumerated() { ref.tell(i); ref.tell(i) }
         busy.tell(100)
-        #expect(eventually { probe.count == 9 })
+        busy.tell(100)
+        #expect(eventually { probe.count == 18 })
         for ref in idle + [busy] { #expect(try queue(of: ref).hasRing) }
         #expect(system.reclaimIdleMailboxes() == 0)  // first look: snapshots only
         busy.tell(101)  // busy between the walks
-        #expect(eventually { probe.count == 10 })
+        #expect(eventually { probe.count == 19 })
         #expect(system.reclaimIdleMailboxes() == 8)
         #expect(eventually { try! idle.allSatisfy { try !queue(of: $0).hasRing } })
         #expect(try queue(of: busy).hasRing)
@@ -40,11 +43,11 @@ import FastMailboxTestKit
         #expect(eventually { system.idleMailboxRingsReleased == 8 })
         // Sends after the release: a fresh ring, order kept, nothing lost or doubled.
         for i in 0..<100 { idle[0].tell(1_000 + i) }
-        #expect(eventually { probe.count == 110 })
+        #expect(eventually { probe.count == 119 })
         #expect(probe.values.filter { $0 >= 1_000 } == Array(1_000..<1_100))
-        #expect(try queue(of: idle[0]).dequeuedCount == 101)
+        #expect(try queue(of: idle[0]).dequeuedCount == 102)
         let report = system.shutdown()
-        #expect(report.isBalanced && report.delivered == 110 && report.sent == 110, "\(report)")
+        #expect(report.isBalanced && report.delivered == 119 && report.sent == 119, "\(report)")
         #expect(eventually { RingEpoch.collect(wait: true) == 0 })
     }
 
@@ -55,6 +58,7 @@ import FastMailboxTestKit
         let probe = Probe<Int>()
         let ref = try system.spawn(options: SpawnOptions(name: "quiet")) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
+        ref.tell(2)  // the first slot holds 1; 2 makes the ring
         _ = try deterministic.runUntilQuiescent()
         #expect(try queue(of: ref).hasRing)
         #expect(system.reclaimIdleMailboxes() == 0)
@@ -62,11 +66,11 @@ import FastMailboxTestKit
         #expect(try queue(of: ref).hasRing)  // not before its turn
         #expect(try deterministic.runUntilQuiescent() == 1)
         #expect(try !queue(of: ref).hasRing)
-        ref.tell(2)
+        ref.tell(3)
         _ = try deterministic.runUntilQuiescent()
-        #expect(probe.values == [1, 2])
+        #expect(probe.values == [1, 2, 3])
         let report = system.shutdown()
-        #expect(report.isBalanced && report.delivered == 2, "\(report)")
+        #expect(report.isBalanced && report.delivered == 3, "\(report)")
     }
 
     @Test("a request pending when a stop arrives is dropped; the stop is handled")
@@ -76,6 +80,7 @@ import FastMailboxTestKit
         let probe = Probe<Int>()
         let ref = try system.spawn(options: SpawnOptions(name: "stopping")) { (m: Int, _) in probe.record(m) }
         ref.tell(1)
+        ref.tell(2)  // the first slot holds 1; 2 makes the ring
         _ = try deterministic.runUntilQuiescent()
         _ = system.reclaimIdleMailboxes()
         #expect(system.reclaimIdleMailboxes() == 1)
@@ -83,7 +88,7 @@ import FastMailboxTestKit
         _ = try deterministic.runUntilQuiescent()
         #expect(system.metrics.liveActors == 0)
         let report = system.shutdown()
-        #expect(report.isBalanced && report.delivered == 1, "\(report)")
+        #expect(report.isBalanced && report.delivered == 2, "\(report)")
     }
 
     @Test("actors whose system slot holds a queue (watched; a parent whose child stopped) are asked by a system message and give their ring back; the watch still fires")
@@ -100,9 +105,13 @@ import FastMailboxTestKit
             context.stop(child)
             probe.record(m)
         }
+        // Two messages each: the first travels in the queue's first slot, the second makes the ring.
         target.tell(1)
+        target.tell(5)
         watcher.tell(0)
+        watcher.tell(6)
         parent.tell(2)
+        parent.tell(7)
         _ = try deterministic.runUntilQuiescent()
         let cells = try [target, parent].map { try #require($0.identity as? AnyActorCell) }
         #expect(cells.allSatisfy { $0.systemQueue != nil })  // the watch, the child's end
@@ -117,7 +126,7 @@ import FastMailboxTestKit
         _ = try deterministic.runUntilQuiescent()
         target.stop()
         _ = try deterministic.runUntilQuiescent()
-        #expect(probe.values.sorted() == [-1, 1, 2, 3, 4])
+        #expect(probe.values.sorted() == [-1, 1, 2, 3, 4, 5, 6, 7])
         let report = system.shutdown()
         #expect(report.isBalanced, "\(report)")
     }
@@ -128,10 +137,11 @@ import FastMailboxTestKit
         let probe = Probe<Int>()
         let ref = try system.spawn { (m: Int, _) in probe.record(m) }
         ref.tell(1)
-        #expect(eventually { probe.count == 1 })
-        #expect(eventually { try! !queue(of: ref).hasRing })
-        ref.tell(2)
+        ref.tell(2)  // the first slot holds 1; 2 makes the ring
         #expect(eventually { probe.count == 2 })
+        #expect(eventually { try! !queue(of: ref).hasRing })
+        ref.tell(3)
+        #expect(eventually { probe.count == 3 })
         #expect(system.shutdown().isBalanced)
     }
 

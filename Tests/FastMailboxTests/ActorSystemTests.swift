@@ -393,9 +393,9 @@ extension ActorSystemTests {
     /// separate actor object; the phase and flags are packed into bytes, and what spawn
     /// rarely gives (a name, a parent, a supervisor, bounded-mailbox waiters) lives in a
     /// side object made only then. The queue's shape bytes and the cell's flag bytes share
-    /// one word. Debug builds' turn-confinement word (TurnConfinement.swift) fits in the
-    /// same 16-byte step.
-    static let idleCellBytes = 136
+    /// one word; the queue's first slot (MailboxQueue.md, "The first slot") is two more.
+    /// Debug builds add the turn-confinement word (TurnConfinement.swift).
+    static let idleCellBytes = 152
 
     /// The smallest block over `HeapSampling.count` live cells (see there), each checked
     /// to be its own mailbox queue (nothing else to count).
@@ -417,12 +417,18 @@ extension ActorSystemTests {
         refs[0].tell(1)
         try deterministic.runUntilQuiescent()
         #expect(cells[0].deliveredCount == 1)
-        // The first ring is the small one: a single message is no burst.
+        // A single message travels in the queue's first slot: still no ring.
+        #expect(cells[0].mailbox.ringBytes == 0)
+        // A second makes the first ring, the small one: two messages are no burst.
+        refs[0].tell(2)
+        refs[0].tell(3)
+        try deterministic.runUntilQuiescent()
+        #expect(cells[0].deliveredCount == 3)
         #expect(cells[0].mailbox.ringBytes == RawRing.mailboxAllocationSize(capacity: MPSCQueue.firstRingCapacity, slotBytes: 8))
         system.shutdown()
     }
 
-    @Test("an actor that has processed a message and gone idle keeps its cell, queue and ring")
+    @Test("an actor that has processed one message and gone idle is its cell alone: the message needed no ring")
     func afterMessageFootprint() throws {
         let deterministic = DeterministicScheduler(seed: 13)
         let system = makeDeterministicSystem(deterministic)
@@ -431,13 +437,10 @@ extension ActorSystemTests {
         try deterministic.runUntilQuiescent()
         let cells = try refs.map { try #require($0.identity as? ActorCellBase<Int>) }
         #expect(cells.allSatisfy { $0.deliveredCount == 1 })
-        // The small first ring (RawRing.headerBytes + its entries of a ready mark and a slot;
-        // `ringBytes` is the request) stays until a walk gives it back. The cell as in
-        // idleActorFootprint.
-        let ring = RawRing.mailboxAllocationSize(capacity: MPSCQueue.firstRingCapacity, slotBytes: 8)
-        #expect(cells.allSatisfy { $0.mailbox.ringBytes == ring })
+        // The message travelled in the queue's first slot, inside the cell: no ring was made.
+        #expect(cells.allSatisfy { $0.mailbox.ringBytes == 0 })
         let cell = try smallestCellBlock(refs)
-        #expect(cell + ring <= Self.idleCellBytes + ring, "cell + ring = \(cell + ring) bytes (cell \(cell), ring \(ring))")
+        #expect(cell <= Self.idleCellBytes, "cell = \(cell) bytes")
         system.shutdown()
     }
 

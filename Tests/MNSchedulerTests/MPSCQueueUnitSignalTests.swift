@@ -62,7 +62,7 @@ import Synchronization
         #expect(!queue.hasPendingWork)
         #expect(taken == [1, 2, 3, 4])
         // The flag is never used by such a queue.
-        let flagUntouched = queue.queue.consumerIdle.load(ordering: .relaxed)
+        let flagUntouched = queue.queue.idleOrFirstSlot.load(ordering: .relaxed) == MPSCQueue.FirstSlot.idle
         #expect(flagUntouched)
     }
 
