@@ -20,6 +20,17 @@
  * sends NMSG1) into a ring of CAP slots (CAP-1 usable), drain budget BUDGET. Tickets stay
  * below 256 in a run, so mark arithmetic is exact. -DPARKED adds a producer that claims one
  * ticket and never publishes it (NOWAIT below).
+ * -DFIRST_SLOT adds the first slot (MailboxQueue.md, "The first slot"): a producer that finds
+ * no ring yet (the ring word is read once, and may be stale by the time it acts) claims the
+ * slot by CAS from free, writes and publishes its item, makes a full fence and then loads
+ * the word; one that loses, or finds a ring, makes or uses the ring. A turn looks at the
+ * slot first: published -> takes it (spent) and ends, .more if a ring exists, else .empty;
+ * claimed -> ends with .more, handing out nothing (waitForFirstSlot's wait, given up);
+ * free -> with no ring the turn ends, with one it looks at the slot again (the ring's
+ * maker found it taken). runDry does not look at the slot: the
+ * turn's first look, after T3, does that job (a claim it misses comes after it, and the
+ * fence keeps the producer's load after its claim). A turn may also be due with nothing
+ * queued (an actor's start turn, a system message): `other` schedules the unit once.
  * Not modelled: the ring given back (Models/ring_reclaim.pml; with no ring runDry returns
  * `.empty` and a producer that installs one then claims, publishes and looks at the word),
  * lingering (a delay before runDry), waitForCommit (a delay before `.more`: time is
@@ -78,6 +89,10 @@
  *                       by the previous lap too): ONCE
  *   BUG_IN_ORDER_COMMIT a producer publishes only after ticket t - 1 did: with -DPARKED,
  *                       NOWAIT
+ *   BUG_SLOT_NO_FENCE   (-DFIRST_SLOT) the slot's producer loads the word before its
+ *                       claim is visible (a relaxed CAS and no fence, on AArch64): R3
+ *   BUG_SLOT_NOT_HEAD   (-DFIRST_SLOT) a turn that finds the slot free goes on with the
+ *                       ring without looking at the slot again: FIFO
  */
 
 #ifndef NPROD
@@ -124,6 +139,16 @@ bool ovActive;         /* overflowActive */
 bool ovLock;           /* the overflow spin lock */
 byte ovItems[TOTAL];   /* overflow list */
 byte ovCount;
+
+#ifdef FIRST_SLOT
+#define FREE      0
+#define CLAIMED   1
+#define PUBLISHED 2
+#define SPENT     3
+byte slot = FREE;      /* the first slot's state */
+byte slotItem;         /* its item */
+bool ringMade;         /* a producer installed the ring (the ring word is even) */
+#endif
 
 byte accepted;         /* items inserted (ring publish or overflow append) */
 byte refused;          /* enqueues refused with .closed */
@@ -234,6 +259,39 @@ proctype producer(byte id) {
        :: else ->
           ok = false;
           loaded = false;
+#ifdef FIRST_SLOT
+          /* enqueueInFirstSlot: only a producer that found no ring (a load that may be
+             stale when the CAS comes) */
+          behind = !ringMade;
+          if
+          :: behind ->
+#ifdef BUG_SLOT_NO_FENCE
+             v = state; loaded = true;                   /* satisfied before the claim */
+#endif
+             atomic {
+                 if
+                 :: slot == FREE -> slot = CLAIMED; ok = true
+                 :: else -> skip
+                 fi
+             };
+             behind = false;
+             if
+             :: ok ->
+                atomic { slotItem = id * 8 + seq; slot = PUBLISHED; accepted++ };
+                if
+                :: !loaded -> v = state                   /* after the full fence */
+                :: else -> skip
+                fi;
+                loaded = false;
+                scheduleUnit(v);
+                seq++;
+                goto sent
+             :: else -> loaded = false
+             fi
+          :: else -> skip
+          fi;
+          ringMade = true;                              /* the ring installed (or found) */
+#endif
           if
           :: !ovActive -> ringEnqueue(id * 8 + seq, ok, true)
           :: else -> skip
@@ -275,7 +333,10 @@ proctype producer(byte id) {
           ok = false;
           scheduleUnit(v)
        fi;
-       seq++
+       seq++;
+#ifdef FIRST_SLOT
+sent:  skip
+#endif
     :: else -> break
     od;
     finished++
@@ -314,6 +375,39 @@ end_wait:
        fi;
 #endif
        taken = 0;
+#ifdef FIRST_SLOT
+       /* drainFirstSlot: the slot is the queue's head while claimed or published. Free:
+          with no ring yet nothing is queued (runDry(nil): .empty); with a ring, whose maker
+          found the slot taken, look at the slot again. */
+       i = slot;
+       if
+       :: i == FREE ->
+          if
+#ifdef BUG_SLOT_NOT_HEAD
+          :: true -> skip                 /* goes on with the ring without a second look */
+#else
+          :: !ringMade -> more = false; goto turnEnd
+          :: ringMade -> i = slot
+#endif
+          fi
+       :: else -> skip
+       fi;
+       if
+       :: i == PUBLISHED || (i == CLAIMED && slot == PUBLISHED) ->   /* (waitForFirstSlot) */
+          item = slotItem; slotItem = 0; slot = SPENT; handOut(item);
+          /* the turn ends: .more when a ring holds what came after (the next turn drains
+             it), else runDry(nil): .empty */
+          i = 0;
+          if
+          :: ringMade -> more = true
+          :: else -> more = false
+          fi;
+          goto turnEnd
+       :: i == CLAIMED -> more = true; goto turnEnd
+       :: else -> skip
+       fi;
+       i = 0;
+#endif
        do
        :: taken == BUDGET -> more = true; break
        :: else ->
@@ -389,6 +483,9 @@ end_slot:          headReady
              fi
           fi
        od;
+#ifdef FIRST_SLOT
+turnEnd:
+#endif
        /* T4 (.empty) or T5 (.more, or T4 failed on notified), and the push */
        atomic {
            assert(inTurn == 1 && (state == RUN || state == NOTIF));
@@ -402,6 +499,14 @@ end_slot:          headReady
        more = false
     od
 }
+
+#ifdef FIRST_SLOT
+/* A turn due for another reason than an item: the spawn's start turn, a system message. */
+active proctype other() {
+    byte v = state;
+    scheduleUnit(v)
+}
+#endif
 
 #ifdef PARKED
 /* A producer that claims one ticket on the ring's fast path and is never scheduled again

@@ -87,6 +87,13 @@ check unitmb-BUG_MARK_ANY_LAP fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -D
 # slot behind the parked one).
 check unitmb-2p-1.2-ring4-parked pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=4 -DPARKED
 check unitmb-BUG_IN_ORDER_COMMIT-parked fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=4 -DPARKED -DBUG_IN_ORDER_COMMIT
+# The first slot: the first item kept in the queue, a ring only for a second.
+check unitmb-3p-2.1.1-ring4-slot pass safety unit_mailbox.pml -DNPROD=3 -DNMSG=1 -DNMSG1=2 -DCAP=4 -DFIRST_SLOT
+check unitmb-2p-2.2-ring2-slot pass safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DCAP=2 -DFIRST_SLOT
+check unitmb-2p-1.2-ring2-slot-ltl pass ltl unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 -DFIRST_SLOT
+check unitmb-1p-1-slot pass safety unit_mailbox.pml -DNPROD=1 -DNMSG=1 -DCAP=2 -DFIRST_SLOT
+check unitmb-BUG_SLOT_NO_FENCE fail safety unit_mailbox.pml -DNPROD=1 -DNMSG=1 -DCAP=2 -DFIRST_SLOT -DBUG_SLOT_NO_FENCE
+check unitmb-BUG_SLOT_NOT_HEAD fail safety unit_mailbox.pml -DNPROD=2 -DNMSG=2 -DNMSG1=1 -DCAP=2 -DFIRST_SLOT -DBUG_SLOT_NOT_HEAD
 
 echo "== ring_reclaim.pml (MPSCQueue giving its ring back and growing it: seal, detach or swap under the lock, stale producers, re-install, grace period)"
 # 2 producers sending 2 each into rings of 2 slots (1 usable: every other send overflows),

@@ -25,9 +25,19 @@ final class ActorCell<Behavior: CellBehavior & ~Copyable>: ActorCellBase<Behavio
     static var specializedMailboxPass: MailboxPass {
         { base, max, lingering in
             let cell = unsafeDowncast(base, to: ActorCell<Behavior>.self)
-            return cell.drainOnFastPath(max: max, lingering: lingering) { message in
+            if _slowPath(cell.queue.firstSlotIsLive) { return cell.firstSlotPass(max: max, lingering: lingering) }
+            return cell.drainOnFastPath(max: max, lingering: lingering, firstSlotSpent: true) { message in
                 try cell.behavior.receive(message, context: ActorContext(cell: cell))
             }
+        }
+    }
+
+    /// The mailbox pass while the queue's first slot is live: out of line, so the common
+    /// pass carries no code for it. Specialised like the pass.
+    @inlinable @inline(never)
+    final func firstSlotPass(max: Int, lingering: LingerPermit) -> TurnOutcome {
+        drainOnFastPath(max: max, lingering: lingering, firstSlotSpent: false) { message in
+            try behavior.receive(message, context: ActorContext(cell: self))
         }
     }
 

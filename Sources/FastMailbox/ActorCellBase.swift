@@ -379,14 +379,16 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return true
     }
 
-    /// A2: drain, move and call in one function.
+    /// A2: drain, move and call in one function. `firstSlotSpent`: the caller saw the
+    /// queue's first slot spent (MPSCQueue.drain), so this copy has no code for it.
     @inlinable @inline(__always)
-    final func drainOnFastPath(max: Int, lingering: LingerPermit, _ receive: (Message) throws -> Void) -> TurnOutcome {
+    final func drainOnFastPath(max: Int, lingering: LingerPermit, firstSlotSpent: Bool,
+                               _ receive: (Message) throws -> Void) -> TurnOutcome {
         @inline(__always) func handle(_ message: Message) {
             if isOnFastPath { invokeOnFastPath(message, receive) } else { handleFromMailbox(message) }
         }
         let outcome = queue.drain(max: max, lingering: lingering, itemBytes: Encoding.itemBytes, signallingUnit: true,
-                                  taking: { Encoding.take(from: $0) }, handle)
+                                  firstSlotSpent: firstSlotSpent, taking: { Encoding.take(from: $0) }, handle)
         return outcome == .more ? .more : .idle
     }
 

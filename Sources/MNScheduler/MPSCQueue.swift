@@ -4,14 +4,15 @@
 // Invariants (argued for x86-64 and AArch64 in MNScheduler.docc/MailboxQueue.md; checked
 // by Models/mailbox.pml, unit_mailbox.pml and ring_reclaim.pml; slot ordering: ckshim.h,
 // "Ready marks"):
-//   (S1) consumerIdle == false  ⇔  exactly one consumer turn is running or due.
+//   (S1) idle flag busy  ⇔  exactly one consumer turn is running or due.
 //   (S2) Every inserted item is drained by a consumer turn that starts after it.
 //   (S3) Exactly one becameNonEmpty per idle → busy transition.
 //   (FIFO) Items from one producer are handed out in order, across ring and overflow.
 //   (NOWAIT) No producer waits for another; a preempted one delays only the consumer.
-// With `signalsUnit` the owning unit's state word replaces consumerIdle: S1–S3 become
-// UnitHeader's R1–R3. The producer's insert-fence-look and the consumer's
-// store-fence-look are a Dekker pair ("Who runs the consumer").
+// With `signalsUnit` the owning unit's state word replaces the idle flag: S1–S3 become
+// UnitHeader's R1–R3, and the flag's byte may hold a first slot ("The first slot"). The
+// producer's insert-fence-look and the consumer's store-fence-look are a Dekker pair
+// ("Who runs the consumer").
 
 import CConcurrencyKit
 import Synchronization
@@ -93,8 +94,10 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// Bytes of one item (at most RawRing.maximumSlotBytes).
     @usableFromInline let itemBytes8: UInt8
 
-    /// The first slot's item ("The first slot"): written by the producer that claimed the
-    /// slot, before it publishes; read by the consumer once it sees the publish.
+    /// The first slot's item ("The first slot"), as raw storage at `firstItemAddress`:
+    /// written in place by the producer that claimed the slot, before its release store of
+    /// `published`; moved out in place by the consumer after its acquire load of it. Never
+    /// written again once claimed. (Atomics only for their stable, writable storage.)
     @usableFromInline let firstItemLow = Atomic<UInt64>(0)
     @usableFromInline let firstItemHigh = Atomic<UInt64>(0)
 
@@ -115,10 +118,17 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @inlinable static var spent: UInt8 { 5 }
         /// True for `claimed` and `published`: the slot is the queue's head.
         @inlinable @inline(__always) static func isHead(_ state: UInt8) -> Bool { state & ~1 == claimed }
+        /// True for `free`, `claimed` and `published`: a drain must look at the slot.
+        @inlinable @inline(__always) static func isLive(_ state: UInt8) -> Bool { state &- claimed < 3 }
     }
 
     /// The queue has a first slot ("The first slot").
     @inlinable package var hasFirstSlot: Bool { options & Shape.firstSlotBit != 0 }
+
+    /// True while a drain must look at the first slot (free, claimed or published); once
+    /// false, false for good. One byte load; consumer only.
+    @inlinable @inline(__always)
+    package var firstSlotIsLive: Bool { FirstSlot.isLive(idleOrFirstSlot.load(ordering: .relaxed)) }
 
     /// Whether the consumer may give the ring back ("Giving the ring back").
     @inlinable package var reclaimable: Bool { options & Shape.reclaimableBit != 0 }
@@ -383,12 +393,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
         guard idleOrFirstSlot.load(ordering: .relaxed) == FirstSlot.free,
               idleOrFirstSlot.compareExchange(expected: FirstSlot.free, desired: FirstSlot.claimed, ordering: .relaxed).exchanged
         else { return nil }
-        var words: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &words) {
-            MPSCQueue.copyItem(to: $0.baseAddress.unsafelyUnwrapped, from: source, byteCount: itemBytes)
-        }
-        firstItemLow.store(words.0, ordering: .relaxed)
-        firstItemHigh.store(words.1, ordering: .relaxed)
+        MPSCQueue.copyItem(to: firstItemAddress, from: source, byteCount: itemBytes)
         #if DEBUG
         MPSCQueueTestHook.publishIfArmed(hookIdentity)
         #endif
@@ -402,9 +407,8 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// which knows the item type. Consumer only.
     package func takeFirstSlotItem(_ body: (UnsafeMutableRawPointer) -> Void) {
         guard hasFirstSlot, idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published else { return }
-        var words = (firstItemLow.load(ordering: .relaxed), firstItemHigh.load(ordering: .relaxed))
         idleOrFirstSlot.store(FirstSlot.spent, ordering: .relaxed)
-        withUnsafeMutableBytes(of: &words) { body($0.baseAddress.unsafelyUnwrapped) }
+        body(firstItemAddress)
     }
 
     /// `enqueueIfRing` inside a ring epoch section. Out of line: pool workers never need it.
@@ -658,20 +662,32 @@ package struct MPSCQueue: ~Copyable, Sendable {
     }
 
     /// `drain` with the item size known statically; `signallingUnit` skips a test.
+    /// `firstSlotSpent`: the caller saw `firstSlotIsLive` false, so the drain skips the slot
+    /// (spent is final); a hot caller keeps the slot's rare path out of its own code.
     @inlinable @inline(__always)
     package func drain<Item>(max: Int, lingering: LingerPermit = .never, itemBytes: Int, signallingUnit: Bool = false,
+                             firstSlotSpent: Bool = false,
                              taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> DrainOutcome {
         assert(itemBytes == self.itemBytes, "drain of \(itemBytes)-byte items from a queue of \(self.itemBytes)-byte items")
         assert(!signallingUnit || signalsUnit, "drain(signallingUnit: true) of a queue that keeps its idle flag")
-        let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
-        var taken = 0
-        // The first slot is the queue's head while it is claimed or published.
-        if _slowPath(FirstSlot.isHead(idleOrFirstSlot.load(ordering: .acquiring))) {
-            guard takeFirstSlot(taking: take, body) else { return .more }
-            taken = 1
-            if taken == max { return .more }
+        assert(!firstSlotSpent || !firstSlotIsLive, "drain(firstSlotSpent: true) of a queue whose first slot is live")
+        // The first slot, while not spent ("The first slot"): its item, if queued, is the head.
+        let first = firstSlotSpent ? FirstSlot.spent : idleOrFirstSlot.load(ordering: .acquiring)
+        if _slowPath(FirstSlot.isLive(first)) {
+            let look = firstSlotLook(first)
+            if look == FirstSlot.claimed { return .more }  // its producer has not published
+            if look == FirstSlot.published {
+                let item = take(firstItemAddress)
+                idleOrFirstSlot.store(FirstSlot.spent, ordering: .relaxed)  // before the hand-off
+                body(item)
+                // Anything behind it is in a ring, which the next turn drains.
+                if ringWord.load(ordering: .acquiring) & 1 == 0 || max == 1 { return .more }
+                return signallingUnit ? runDry(nil) : goIdle(nil)
+            }
         }
+        let slotBytes = MPSCQueue.slotBytes(forItemBytes: itemBytes)
         let word = ringWord.load(ordering: .acquiring)
+        var taken = 0
         guard _fastPath(word & 1 == 0) else { return signallingUnit ? runDry(nil) : goIdle(nil) }
         var ring = RawRing(block: UnsafeMutableRawPointer(bitPattern: word).unsafelyUnwrapped)
         while taken < max {
@@ -711,18 +727,35 @@ package struct MPSCQueue: ~Copyable, Sendable {
         return .more
     }
 
-    /// Hands the first slot's item to `body` once it is published: true. False when its
-    /// producer has still not published after a bounded wait: the turn ends with `.more`,
-    /// and nothing behind the slot is handed out before it. Consumer only.
-    @inlinable @inline(__always)
-    func takeFirstSlot<Item>(taking take: (UnsafeMutableRawPointer) -> Item, _ body: (Item) -> Void) -> Bool {
-        if idleOrFirstSlot.load(ordering: .acquiring) != FirstSlot.published, !waitForFirstSlot() { return false }
-        var words = (firstItemLow.load(ordering: .relaxed), firstItemHigh.load(ordering: .relaxed))
-        idleOrFirstSlot.store(FirstSlot.spent, ordering: .relaxed)  // before the hand-off (see the ring's taken count)
-        let item = withUnsafeMutableBytes(of: &words) { take($0.baseAddress.unsafelyUnwrapped) }
-        body(item)
-        return true
+    /// A drain's look at a first slot that is not spent ("The first slot"): `published` when
+    /// its item is queued (acquire), `claimed` when its producer has still not published
+    /// after a bounded wait, `free` when nothing is queued in it. Consumer only.
+    @usableFromInline @inline(never)
+    func firstSlotLook(_ state: UInt8) -> UInt8 {
+        #if DEBUG
+        MPSCQueueTestHook.firstSlotLookIfArmed(hookIdentity)
+        #endif
+        if state == FirstSlot.free {
+            // No ring: nothing is queued. A ring: its maker found the slot taken first, so a
+            // second look (after the acquire of the ring word) finds the claim.
+            if ringWord.load(ordering: .acquiring) & 1 != 0 { return FirstSlot.free }
+            let again = idleOrFirstSlot.load(ordering: .acquiring)
+            assert(again != FirstSlot.free, "a ring while the first slot is free")
+            if again == FirstSlot.free { return FirstSlot.free }
+        }
+        if idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published || waitForFirstSlot() {
+            return FirstSlot.published
+        }
+        return FirstSlot.claimed
     }
+
+    /// Where the first slot's item lies: the two words after the ring word and the bytes.
+    @inlinable var firstItemAddress: UnsafeMutableRawPointer {
+        withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) } + MPSCQueue.firstItemOffset
+    }
+
+    /// The offset of `firstItemLow` (MPSCQueueLayoutTests checks it).
+    @inlinable package static var firstItemOffset: Int { 16 }
 
     /// Waits for the first slot's publish as `waitForCommit` waits for a ring slot's: true
     /// once published (acquire). Consumer only.
@@ -1117,6 +1150,7 @@ package enum RingOnly: FullRingPolicy {
     @usableFromInline static let commitWait = QueueHookPoint()
     @usableFromInline static let claim = QueueHookPoint()
     @usableFromInline static let publish = QueueHookPoint()
+    @usableFromInline static let firstSlotLook = QueueHookPoint()
     /// Makes `releaseIdleRing` skip its seal, for a test that shows the seal is needed.
     package static let skipSeal = Atomic<Bool>(false)
     /// Makes the next growth seal lose, as to a producer's claim ("Growing the ring").
@@ -1138,6 +1172,15 @@ package enum RingOnly: FullRingPolicy {
 
     @inlinable @inline(__always)
     package static func publishIfArmed(_ queue: UInt) { publish.fireIfArmed(queue) }
+
+    /// Runs `action` once, in the next drain of `queue` that finds its first slot not spent,
+    /// after its look at the slot and before its look at the ring word.
+    package static func armFirstSlotLook(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {
+        firstSlotLook.arm(queue.hookIdentity, action)
+    }
+
+    @inlinable @inline(__always)
+    package static func firstSlotLookIfArmed(_ queue: UInt) { firstSlotLook.fireIfArmed(queue) }
 
     /// Runs `action` once, in the next enqueue on `queue`, before inserting.
     package static func arm(_ queue: borrowing MPSCQueue, _ action: @escaping @Sendable () -> Void) {

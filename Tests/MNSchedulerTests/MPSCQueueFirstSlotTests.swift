@@ -19,6 +19,7 @@ import TestSupport
             withUnsafeBytes(of: word) { queue.enqueue(moving: $0.baseAddress!, recording: UntypedItems.self, signalling: entry) }
         }
 
+        /// One drain: a turn's look at the queue.
         func drain(max: Int = 16) -> (MPSCQueue.DrainOutcome, [UInt]) {
             var taken: [UInt] = []
             let outcome = queue.drain(max: max, itemBytes: 8, signallingUnit: true,
@@ -26,11 +27,27 @@ import TestSupport
             return (outcome, taken)
         }
 
+        /// Drains turn after turn (at most `turns`) until one ends `.empty`.
+        func drainAll(turns: Int = 8) -> (MPSCQueue.DrainOutcome, [UInt]) {
+            var all: [UInt] = []
+            var outcome = MPSCQueue.DrainOutcome.more
+            for _ in 0..<turns where outcome == .more {
+                let (next, taken) = drain()
+                outcome = next
+                all += taken
+            }
+            return (outcome, all)
+        }
+
         var hasFirstSlot: Bool { queue.hasFirstSlot }
         var hasRing: Bool { queue.hasRing }
         var count: Int { queue.approximateCount }
         var taken: Int { queue.dequeuedCount }
         func releaseRing() -> Bool { queue.releaseIdleRing() }
+        /// The slot's two words, read through the queue's fields.
+        var storedItem: (UInt64, UInt64) {
+            (queue.firstItemLow.load(ordering: .relaxed), queue.firstItemHigh.load(ordering: .relaxed))
+        }
 
         func runTurn(budget: Int) -> TurnOutcome { preconditionFailure("never scheduled: the test plays the worker") }
         func runAfterShutdown() {}
@@ -46,16 +63,20 @@ import TestSupport
         #expect(owner.send(2) == .accepted(becameNonEmpty: true))  // the unit is idle: the test never scheduled it
         #expect(owner.hasRing)
         #expect(owner.count == 2)
-        let (outcome, taken) = owner.drain()
+        // The slot's item ends its turn with `.more`: the ring's item is the next turn's.
+        let first = owner.drain()
+        #expect(first.0 == .more)
+        #expect(first.1 == [1])
+        let (outcome, taken) = owner.drainAll()
         #expect(outcome == .empty)
-        #expect(taken == [1, 2])
+        #expect(taken == [2])
         #expect(owner.taken == 2)
         #expect(owner.count == 0)
         // Spent: a later item goes to the ring even once the ring is given back.
         #expect(owner.releaseRing())
         #expect(owner.send(3) == .accepted(becameNonEmpty: true))
         #expect(owner.hasRing)
-        #expect(owner.drain().1 == [3])
+        #expect(owner.drainAll().1 == [3])
         #expect(owner.taken == 3)
     }
 
@@ -80,6 +101,10 @@ import TestSupport
         }
         #expect(result == .accepted(becameNonEmpty: true))
         #expect(!owner.hasRing)
+        if itemBytes == 16 {  // the item lies in the slot's fields (MPSCQueue.firstItemOffset)
+            let stored = owner.storedItem
+            #expect(stored.0 == item.0 && stored.1 == item.1)
+        }
         var out: [[UInt8]] = []
         _ = owner.queue.drain(max: 4, itemBytes: itemBytes, signallingUnit: true,
                               taking: { Array(UnsafeRawBufferPointer(start: $0, count: itemBytes)) }, { out.append($0) })
@@ -117,9 +142,23 @@ import TestSupport
         #expect(early.1.isEmpty, "an item behind the claimed slot was handed out first")
         proceed.signal()
         parked.join()
-        let rest = owner.drain()
+        let rest = owner.drainAll()
         #expect(rest.0 == .empty)
         #expect(rest.1 == [1, 2])
+    }
+
+    @Test("a drain that found the slot free looks again once it sees a ring: the slot's item comes first")
+    func slotClaimedDuringTheDrainsLook() throws {
+        let owner = try Owner()
+        // Between the drain's look at the free slot and its look at the ring word, one
+        // producer sends twice: into the slot, then (the slot taken) into a new ring.
+        MPSCQueueTestHook.armFirstSlotLook(owner.queue) {
+            _ = owner.send(1)
+            _ = owner.send(2)
+        }
+        let (outcome, taken) = owner.drainAll()
+        #expect(outcome == .empty)
+        #expect(taken == [1, 2], "the ring's item was handed out before the slot's")
     }
 
     @Test("the owner takes an item nobody drained out of the first slot, once")
