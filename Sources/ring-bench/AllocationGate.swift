@@ -18,7 +18,8 @@ enum AllocationGate {
     /// Allocations per operation, by benchmark name (names without spaces: the thresholds
     /// file is keyed by them).
     static func measure() -> [String: Double] {
-        ["tell_receive": tellReceive(), "ask": ask(), "spawn": spawn(), "mailbox_send_drain": mailboxSendDrain()]
+        ["tell_receive": tellReceive(), "ask": ask(), "spawn": spawn(), "spawn_capture_free": spawnCaptureFree(),
+         "spawn_value": spawnValue(), "mailbox_send_drain": mailboxSendDrain()]
     }
 
     /// Allocations per tell on the sending thread plus per received message on the worker.
@@ -76,6 +77,65 @@ enum AllocationGate {
         parent.tell(0)
         done.wait()
         return Double(box.value ?? 0) / Double(operations)
+    }
+
+    /// Counts a measurement's children down and reads the allocation counter at the last.
+    final class ChildProbe: @unchecked Sendable {
+        let remaining = Latch(operations)
+        let done = Latch(1)
+        /// Written by the parent's turn before its first spawn; read by the last child's
+        /// turn on the same worker (one worker: the turns are ordered).
+        var before: UInt64 = 0
+        var count: UInt64 = 0
+
+        func childReceived() {
+            remaining.countDown()
+            if remaining.count == 0 {
+                count = malloc_counter_thread_allocations() - before
+                done.countDown()
+            }
+        }
+
+        /// Allocations per child: `spawnChild` spawns and tells one, from the parent's turn.
+        func measure(_ spawnChild: @escaping @Sendable (ActorContext<Int>, Int) -> Void) -> Double {
+            let system = Blocking.system(workers: 1, detectBlocking: false)
+            defer { _ = system.shutdown(timeout: .seconds(60)) }
+            let parent = try! system.spawn { (_: Int, context: ActorContext<Int>) in
+                self.before = malloc_counter_thread_allocations()
+                for n in 0..<operations { spawnChild(context, n) }
+            }
+            parent.tell(0)
+            done.wait()
+            return Double(count) / Double(operations)
+        }
+    }
+
+    /// The probe `spawnCaptureFree`'s children reach without capturing it.
+    static let captureFreeProbe = ChildProbe()
+
+    /// Allocations per actor spawned with a closure that captures nothing, and its first
+    /// message, spawned by an actor: the cell alone (its message needs no ring).
+    static func spawnCaptureFree() -> Double {
+        captureFreeProbe.measure { context, n in
+            try! context.spawn { (_: Int, _: ActorContext<Int>) in AllocationGate.captureFreeProbe.childReceived() }.tell(n)
+        }
+    }
+
+    /// A value behaviour: its state lives in the cell.
+    struct ValueChild: ActorBehavior {
+        let probe: ChildProbe
+        var received = 0
+        mutating func receive(_ message: Int, context: ActorContext<Int>) {
+            received += 1
+            probe.childReceived()
+        }
+    }
+
+    /// Allocations per actor spawned with a value behaviour, and its first message, spawned
+    /// by an actor: the cell alone.
+    static func spawnValue() -> Double {
+        let probe = ChildProbe()
+        return probe.measure { context, n in try! context.spawn(ValueChild(probe: probe)).tell(n) }
     }
 
     /// Allocations per Mailbox.send + drain on one thread, the ring never full.
