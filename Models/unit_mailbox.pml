@@ -25,7 +25,7 @@
  * slot by CAS from free, writes and publishes its item, makes a full fence and then loads
  * the word; one that loses, or finds a ring, makes or uses the ring. A turn looks at the
  * slot first: published -> takes it (spent) and ends, .more if a ring exists, else .empty;
- * claimed -> ends with .more, handing out nothing (waitForFirstSlot's wait, given up);
+ * claimed -> ends with .more, handing out nothing (waitForPublish's wait, given up);
  * free -> with no ring the turn ends, with one it looks at the slot again (the ring's
  * maker found it taken). runDry does not look at the slot: the
  * turn's first look, after T3, does that job (a claim it misses comes after it, and the
@@ -393,7 +393,7 @@ end_wait:
        :: else -> skip
        fi;
        if
-       :: i == PUBLISHED || (i == CLAIMED && slot == PUBLISHED) ->   /* (waitForFirstSlot) */
+       :: i == PUBLISHED || (i == CLAIMED && slot == PUBLISHED) ->   /* (waitForPublish) */
           item = slotItem; slotItem = 0; slot = SPENT; handOut(item);
           /* the turn ends: .more when a ring holds what came after (the next turn drains
              it), else runDry(nil): .empty */

@@ -122,8 +122,9 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @inlinable @inline(__always) static func isLive(_ state: UInt8) -> Bool { state &- claimed < 3 }
     }
 
-    /// The queue has a first slot ("The first slot").
-    @inlinable package var hasFirstSlot: Bool { options & Shape.firstSlotBit != 0 }
+    /// The queue has a first slot ("The first slot"): it signals its unit, its ring is made
+    /// lazily, and its items fit.
+    @inlinable package var hasFirstSlot: Bool { signalsUnit && reclaimable && itemBytes <= Shape.firstSlotBytes }
 
     /// True while a drain must look at the first slot (free, claimed or published); once
     /// false, false for good. One byte load; consumer only.
@@ -163,7 +164,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// Items the consumer has taken out so far; any thread.
     package var dequeuedCount: Int {
-        let first = hasFirstSlot && idleOrFirstSlot.load(ordering: .relaxed) == FirstSlot.spent ? 1 : 0
+        let first = idleOrFirstSlot.load(ordering: .relaxed) == FirstSlot.spent ? 1 : 0
         return first + readingRing { ring, word in ring?.takenCount ?? Int(truncatingIfNeeded: word >> 1) }
     }
 
@@ -196,7 +197,6 @@ package struct MPSCQueue: ~Copyable, Sendable {
         self.capacityShift = shape.capacityShift
         self.itemBytes8 = shape.itemBytes8
         self.options = (shape.reclaimable ? Shape.reclaimableBit : 0) | (shape.signalsUnit ? Shape.signalsUnitBit : 0)
-            | (shape.firstSlot ? Shape.firstSlotBit : 0)
         self.idleOrFirstSlot = Atomic(shape.firstSlot ? FirstSlot.free : FirstSlot.idle)
     }
 
@@ -208,8 +208,6 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @usableFromInline let reclaimable: Bool
         /// The queue's owner is its consumer, scheduled as a unit; its state word is the idle flag.
         @usableFromInline package private(set) var signalsUnit = false
-        /// The first item may travel in the queue's first slot instead of a ring.
-        @usableFromInline package private(set) var firstSlot = false
 
         /// Validates `capacity`; traps on a bad `itemBytes` (a programming error). Inlinable, so
         /// a constant shape is checked at compile time.
@@ -230,10 +228,12 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @inlinable static var reclaimableBit: UInt8 { 1 }
         /// The queue's `options` bit for `signalsUnit`.
         @inlinable static var signalsUnitBit: UInt8 { 2 }
-        /// The queue's `options` bit for `firstSlot`.
-        @inlinable static var firstSlotBit: UInt8 { 4 }
         /// Largest item the first slot holds.
         @inlinable package static var firstSlotBytes: Int { 16 }
+
+        /// The first item may travel in the queue's first slot instead of a ring: a queue
+        /// that signals its unit, made lazily, of items that fit ("The first slot").
+        @inlinable package var firstSlot: Bool { signalsUnit && reclaimable && Int(itemBytes8) <= Shape.firstSlotBytes }
 
         /// This shape for a queue whose owner is its consumer, scheduled as a unit. A
         /// reclaimable queue of items that fit then gets a first slot ("The first slot"):
@@ -241,7 +241,6 @@ package struct MPSCQueue: ~Copyable, Sendable {
         @inlinable package func signallingUnit() -> Shape {
             var shape = self
             shape.signalsUnit = true
-            shape.firstSlot = reclaimable && Int(itemBytes8) <= Shape.firstSlotBytes
             return shape
         }
 
@@ -406,7 +405,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
     /// Takes the first slot's item, if one was published, into `body`: for the owner's deinit,
     /// which knows the item type. Consumer only.
     package func takeFirstSlotItem(_ body: (UnsafeMutableRawPointer) -> Void) {
-        guard hasFirstSlot, idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published else { return }
+        guard idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published else { return }
         idleOrFirstSlot.store(FirstSlot.spent, ordering: .relaxed)
         body(firstItemAddress)
     }
@@ -735,18 +734,12 @@ package struct MPSCQueue: ~Copyable, Sendable {
         #if DEBUG
         MPSCQueueTestHook.firstSlotLookIfArmed(hookIdentity)
         #endif
-        if state == FirstSlot.free {
-            // No ring: nothing is queued. A ring: its maker found the slot taken first, so a
-            // second look (after the acquire of the ring word) finds the claim.
-            if ringWord.load(ordering: .acquiring) & 1 != 0 { return FirstSlot.free }
-            let again = idleOrFirstSlot.load(ordering: .acquiring)
-            assert(again != FirstSlot.free, "a ring while the first slot is free")
-            if again == FirstSlot.free { return FirstSlot.free }
-        }
-        if idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published || waitForFirstSlot() {
-            return FirstSlot.published
-        }
-        return FirstSlot.claimed
+        // Free with no ring: nothing is queued. Free with a ring: its maker found the slot
+        // taken first, so the looks below (after the acquire of the ring word) find the claim.
+        if state == FirstSlot.free, ringWord.load(ordering: .acquiring) & 1 != 0 { return FirstSlot.free }
+        assert(idleOrFirstSlot.load(ordering: .acquiring) != FirstSlot.free, "a ring while the first slot is free")
+        return waitForPublish { idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published }
+            ? FirstSlot.published : FirstSlot.claimed
     }
 
     /// Where the first slot's item lies: the two words after the ring word and the bytes.
@@ -756,21 +749,6 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// The offset of `firstItemLow` (MPSCQueueLayoutTests checks it).
     @inlinable package static var firstItemOffset: Int { 16 }
-
-    /// Waits for the first slot's publish as `waitForCommit` waits for a ring slot's: true
-    /// once published (acquire). Consumer only.
-    @usableFromInline @inline(never)
-    func waitForFirstSlot() -> Bool {
-        for _ in 0..<MPSCQueue.commitPolls {
-            #if DEBUG
-            MPSCQueueTestHook.commitWaitIfArmed(hookIdentity)
-            #endif
-            if idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published { return true }
-            ckshim_stall()
-        }
-        if Worker.currentHasNothingElseToRun() { sched_yield() }
-        return idleOrFirstSlot.load(ordering: .acquiring) == FirstSlot.published
-    }
 
     /// Empty looks a lingering drain makes before it goes idle.
     @usableFromInline static let lingerPolls = 64
@@ -882,20 +860,27 @@ package struct MPSCQueue: ~Copyable, Sendable {
         return .more
     }
 
-    /// Looks `waitForCommit` makes before it yields the CPU once.
+    /// Looks `waitForPublish` makes before it yields the CPU once.
     @usableFromInline static let commitPolls = 64
 
-    /// Waits for a claimed slot's publish, yielding once for a preempted producer.
+    /// Waits for the claimed ring slot at `c_head` to be published.
     @usableFromInline @inline(never)
     func waitForCommit(_ ring: RawRing) {
+        _ = waitForPublish { ring.headIsReadySingleConsumer(slotBytes: slotBytes) }
+    }
+
+    /// Waits a bounded time for a claimed slot's publish (a ring slot, or the first slot),
+    /// yielding once for a preempted producer: true once `published` says so. Consumer only.
+    func waitForPublish(_ published: () -> Bool) -> Bool {
         for _ in 0..<MPSCQueue.commitPolls {
             #if DEBUG
             MPSCQueueTestHook.commitWaitIfArmed(hookIdentity)
             #endif
-            if ring.headIsReadySingleConsumer(slotBytes: slotBytes) { return }
+            if published() { return true }
             ckshim_stall()
         }
         if Worker.currentHasNothingElseToRun() { sched_yield() }
+        return published()
     }
 
     /// Pointer form of `drain(max:_:)`.
@@ -1035,7 +1020,7 @@ package struct MPSCQueue: ~Copyable, Sendable {
 
     /// Items counted and not yet drained (a snapshot).
     @usableFromInline package var approximateCount: Int {
-        let first = hasFirstSlot && FirstSlot.isHead(idleOrFirstSlot.load(ordering: .relaxed)) ? 1 : 0
+        let first = FirstSlot.isHead(idleOrFirstSlot.load(ordering: .relaxed)) ? 1 : 0
         return first + readingRing { ring, _ in
             guard let ring else { return 0 }
             guard let list = overflowList(ring) else { return ring.claimedCount }
