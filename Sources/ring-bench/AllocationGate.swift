@@ -56,27 +56,15 @@ enum AllocationGate {
         return Double(count) / Double(operations)
     }
 
-    /// Allocations per spawned actor and its first message, spawned by an actor.
+    /// Allocations per spawned actor and its first message, spawned by an actor, with a
+    /// closure that captures two values (so it has a context of its own, besides the cell).
     static func spawn() -> Double {
-        let system = Blocking.system(workers: 1, detectBlocking: false)
-        defer { _ = system.shutdown(timeout: .seconds(60)) }
-        let remaining = Latch(operations), done = Latch(1)
-        let box = ResultBox<UInt64>()
-        let parent = try! system.spawn { (_: Int, context: ActorContext<Int>) in
-            let before = malloc_counter_thread_allocations()
-            for n in 0..<operations {
-                try! context.spawn { (_: Int, _: ActorContext<Int>) in
-                    remaining.countDown()
-                    if remaining.count == 0 {
-                        box.value = malloc_counter_thread_allocations() - before
-                        done.countDown()
-                    }
-                }.tell(n)
-            }
+        let probe = ChildProbe()
+        return probe.measure { context, n in
+            try! context.spawn { (message: Int, _: ActorContext<Int>) in
+                if message == n { probe.childReceived() }
+            }.tell(n)
         }
-        parent.tell(0)
-        done.wait()
-        return Double(box.value ?? 0) / Double(operations)
     }
 
     /// Counts a measurement's children down and reads the allocation counter at the last.
