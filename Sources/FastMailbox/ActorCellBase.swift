@@ -13,11 +13,16 @@
 // (A1) delivered = the mailbox's taken count − `undelivered`. Only off the common path
 //      does the turn change `undelivered` (+1 taken but not handed over, −1 handed over
 //      from elsewhere), so a delivered message writes nothing to the cell's first line,
-//      which every sender reads. Stashed and unstashed messages count in `heldBack`.
+//      which every sender reads; it lives in TypedExtras, so most cells pay no word for
+//      it. Stashed and unstashed messages count in `heldBack`.
 // (A2) runTurn is called through the vtable, unspecialised, so the inlinable spawn builds
 //      a `MailboxPass` for the concrete actor type: drain, move and `receive`, all
 //      specialised. The common turn (running, nothing unstashed or queued in the system
 //      queue, unbounded) is just the pass; any other is runGeneralTurn.
+// (A3) The cell keeps the pass as one word, its code. A Swift closure is two words, its
+//      code and its retained context, nil when it captures nothing; a specialised pass
+//      captures nothing, so the code alone rebuilds it. Unspecialised code (a debug
+//      build) makes a pass with a context, the generic metadata; the extras keep that one.
 // Wake-ups: UnitHeader.swift, R3.
 
 import MNScheduler
@@ -36,10 +41,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// How `Message` travels through `queue`.
     @usableFromInline typealias Encoding = MessageEncoding<Message>
-    /// nil when spawned from unspecialised code.
-    @usableFromInline let mailboxPass: MailboxPass?
-    /// A1. Turn only.
-    let undelivered = Atomic<Int>(0)
+    /// The pass's code; nil when spawned from unspecialised code, whose pass the extras
+    /// keep (A2, A3).
+    @usableFromInline let passCode: UnsafeRawPointer?
     /// nil for an unbounded mailbox. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
         @inline(__always) get {
@@ -66,6 +70,10 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         override func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount || restartPending }
         /// As last added to the system's `heldBack`.
         var heldBack = 0
+        /// A1. Written by the turn only; read from any thread (E1).
+        let undelivered = Atomic<Int>(0)
+        /// A pass with a context, made by unspecialised code (A3). Set before the cell runs.
+        var unspecializedPass: MailboxPass?
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
         var timers: ActorTimerTable<Message>?
@@ -79,6 +87,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
     final var typed: TypedExtras { unsafeDowncast(extras, to: TypedExtras.self) }
+    /// `body` on the extras, if any, with no retain: for the per-message checks.
+    @inlinable @inline(__always)
+    final func withTypedExtras(_ body: (TypedExtras) -> Bool) -> Bool {
+        guard let raw = extrasWord.load(ordering: .relaxed) else { return false }
+        return Unmanaged<TypedExtras>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+    }
     override final func makeExtras() -> Extras { TypedExtras() }
     final var becomeStack: [Behavior] {
         get { typedExtras?.becomeStack ?? [] }
@@ -109,8 +123,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// Unstashed messages wait or a back-off restart is pending.
     @inlinable @inline(__always) final var needsGeneralTurn: Bool {
-        guard let extras = typedExtras else { return false }
-        return extras.hasPriority || extras.restartPending
+        withTypedExtras { $0.hasPriority || $0.restartPending }
     }
 
     /// Inlinable: specialised, with constant arguments.
@@ -118,7 +131,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
          supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
          bounded: Bool) {
-        self.mailboxPass = mailboxPass
+        if let mailboxPass { passCode = ActorCellBase.code(of: PassValue(pass: mailboxPass)) } else { passCode = nil }
         let traits: Traits = Encoding.isBoxed ? [.boxed, .stopWord] : .stopWord
         if _fastPath(name == nil && parent == nil && supervisor == nil && !bounded) {
             super.init(id: id, system: system, mailbox: mailbox.signallingUnit(), traits: traits)
@@ -127,10 +140,59 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                        mailbox: mailbox.signallingUnit(), traits: traits,
                        waiters: bounded ? ActorCellBase.makeWaiters() : nil)
         }
+        if passCode == nil, let mailboxPass { keepUnspecializedPass(mailboxPass) }
+    }
+
+    /// A3; before the cell can run (C2).
+    @usableFromInline
+    final func keepUnspecializedPass(_ pass: @escaping MailboxPass) { typed.unspecializedPass = pass }
+
+    /// The cell has a pass, kept either way (A3).
+    final var hasMailboxPass: Bool { passCode != nil || typedExtras?.unspecializedPass != nil }
+
+    /// Runs the pass over up to `max` messages; nil when the cell has none (A2, A3).
+    @inline(__always)
+    final func runMailboxPass(max: Int, lingering: LingerPermit) -> TurnOutcome? {
+        if let passCode { return ActorCellBase.pass(from: passCode)(self, max, lingering) }
+        return runUnspecializedPass(max: max, lingering: lingering)
+    }
+
+    /// The pass whose code is `code` (A3).
+    @inline(__always)
+    static func pass(from code: UnsafeRawPointer) -> MailboxPass {
+        unsafeBitCast(ThickPass(code: code, context: nil), to: PassValue.self).pass
+    }
+
+    @inline(never)
+    final func runUnspecializedPass(max: Int, lingering: LingerPermit) -> TurnOutcome? {
+        guard let pass = typedExtras?.unspecializedPass else { return nil }
+        return pass(self, max, lingering)
     }
 
     @usableFromInline
     static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
+
+    /// A `MailboxPass` in a struct, so it is stored as declared, not re-abstracted (A3).
+    @usableFromInline struct PassValue {
+        @usableFromInline let pass: MailboxPass
+        @inlinable init(pass: @escaping MailboxPass) { self.pass = pass }
+    }
+    /// A closure's two words: its code and its retained context (A3).
+    @usableFromInline struct ThickPass {
+        @usableFromInline let code: UnsafeRawPointer
+        @usableFromInline let context: UnsafeRawPointer?
+        @inlinable init(code: UnsafeRawPointer, context: UnsafeRawPointer?) {
+            self.code = code
+            self.context = context
+        }
+    }
+
+    /// `pass`'s code when it captures nothing, else nil (A3).
+    @inlinable
+    static func code(of pass: PassValue) -> UnsafeRawPointer? {
+        let words = unsafeBitCast(pass, to: ThickPass.self)
+        return words.context == nil ? words.code : nil
+    }
 
     deinit {
         // The queue's deinit destroys what its ring holds; an item left in its first slot
@@ -269,9 +331,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         defer { leaveTurn(previousTurn) }
         // The common turn (A2). `budget` ≥ 1.
         assert(budget > 0, "a turn with no budget")
-        if case .running = phaseCode, !needsGeneralTurn, waiters == nil, case .some = mailboxPass, !hasSystemWork {
-            // `mailboxPass!` avoids a retain; `case .some` avoids a thunk.
-            let outcome = mailboxPass!(self, budget, lingering)
+        if case .running = phaseCode, !needsGeneralTurn, waiters == nil, let passCode, !hasSystemWork {
+            let outcome = ActorCellBase.pass(from: passCode)(self, budget, lingering)
             if case .running = phaseCode, !needsGeneralTurn { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
@@ -296,8 +357,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             var remaining = budget
             if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
-                if case .some = mailboxPass {
-                    mailboxOutcome = mailboxPass!(self, remaining, lingering) == .more ? .more : .empty
+                if let outcome = runMailboxPass(max: remaining, lingering: lingering) {
+                    mailboxOutcome = outcome == .more ? .more : .empty
                 } else {
                     mailboxOutcome = drainUnspecialised(max: remaining, lingering: lingering)
                 }
@@ -375,7 +436,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
         if isStopped { return false }
-        if let extras = typedExtras, extras.offFastPath { return false }
+        if withTypedExtras({ $0.offFastPath }) { return false }
         return true
     }
 
@@ -438,12 +499,15 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inline(__always)
     final func countUndelivered(_ delta: Int) {
-        undelivered.store(undelivered.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
+        let extras = typed
+        extras.undelivered.store(extras.undelivered.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
     }
 
-    /// A1; a snapshot.
+    /// A1; a snapshot, from any thread (E1).
     override final var deliveredCount: Int {
-        queue.dequeuedCount &- undelivered.load(ordering: .relaxed)
+        let taken = queue.dequeuedCount
+        guard let extras = publishedExtras else { return taken }
+        return taken &- unsafeDowncast(extras, to: TypedExtras.self).undelivered.load(ordering: .relaxed)
     }
 
     /// Failures go to the supervisor.
@@ -475,17 +539,19 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     override final func resetBehaviourState() {
         guard let extras = typedExtras else { return }
         extras.timers?.cancelAll()  // a stop or a restart ends every timer (ActorTimers.swift)
-        extras.becomeStack = []
-        // Dead-lettered on stop, kept in order on restart.
-        if isStopped {
-            for message in stashed { deadLetter(message) }
-            for message in priority[priorityIndex...] { deadLetter(message) }
-            priority = []
-            priorityIndex = 0
-        } else {
-            unstashAll()
+        if extras.becomeDepth > 0 { extras.becomeStack = [] }
+        // Dead-lettered on stop, kept in order on restart. Most cells hold none.
+        if !extras.stashed.isEmpty || extras.priorityCount > 0 {
+            if isStopped {
+                for message in stashed { deadLetter(message) }
+                for message in priority[priorityIndex...] { deadLetter(message) }
+                priority = []
+                priorityIndex = 0
+            } else {
+                unstashAll()
+            }
+            stashed = []
         }
-        stashed = []
         updateHeldBack()
     }
 

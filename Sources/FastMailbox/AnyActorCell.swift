@@ -5,6 +5,8 @@
 //  (C2) every `var` is touched only in this cell's turns, which never overlap and are
 //       ordered (UnitHeader.swift, R2); debug builds check it (TurnConfinement.swift).
 //  (C3) other threads reach a cell only through its MPSCQueues, atomics and scheduling.
+//  (E1) `Extras` is made on first use (under C2), published by a release store and never
+//       replaced; another thread that acquires it reads only its atomics.
 // Layout: <doc:ActorCells>, "One object per actor".
 
 import Logging
@@ -196,11 +198,26 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         /// Keeps the fast-path flag in step.
         func updateOffFastPath() {}
     }
-    @exclusivity(unchecked) @usableFromInline final var extrasStorage: Extras?
+    /// A retained `Extras`, or nil until first use. Made in a turn and never replaced, so
+    /// once published it stays valid until deinit (E1); another thread that acquires it
+    /// reads its atomics (`ActorCellBase.deliveredCount`).
+    @usableFromInline let extrasWord = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Turn only (C2): the turn that made it, or an earlier one, published it.
+    @inlinable final var extrasStorage: Extras? {
+        @inline(__always) get {
+            guard let raw = extrasWord.load(ordering: .relaxed) else { return nil }
+            return Unmanaged<Extras>.fromOpaque(raw).takeUnretainedValue()
+        }
+    }
+    /// Any thread: nil, or the extras with their initial values visible (E1).
+    final var publishedExtras: Extras? {
+        guard let raw = extrasWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Extras>.fromOpaque(raw).takeUnretainedValue()
+    }
     final var extras: Extras {
         if let extrasStorage { return extrasStorage }
         let fresh = makeExtras()
-        extrasStorage = fresh
+        extrasWord.store(Unmanaged.passRetained(fresh).toOpaque(), ordering: .releasing)
         return fresh
     }
     func makeExtras() -> Extras { Extras() }
@@ -289,6 +306,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         if let raw = systemQueueStorage.load(ordering: .acquiring), !StopWord.isWord(raw) {
             Unmanaged<MPSCQueueBox>.fromOpaque(raw).release()
         }
+        if let raw = extrasWord.load(ordering: .relaxed) { Unmanaged<Extras>.fromOpaque(raw).release() }
     }
 
     /// A `.stop` from outside held in `systemQueueStorage` as an odd bit pattern (queue

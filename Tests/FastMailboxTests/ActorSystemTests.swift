@@ -395,7 +395,7 @@ extension ActorSystemTests {
     /// side object made only then. The queue's shape bytes and the cell's flag bytes share
     /// one word; the queue's first slot (MailboxQueue.md, "The first slot") is two more.
     /// Debug builds add the turn-confinement word (TurnConfinement.swift).
-    static let idleCellBytes = 152
+    static let idleCellBytes = 136
 
     /// The smallest block over `HeapSampling.count` live cells (see there), each checked
     /// to be its own mailbox queue (nothing else to count).

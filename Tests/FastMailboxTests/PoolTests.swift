@@ -195,8 +195,8 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         let closure = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { (_: Job, _) in }
         let typedCells = try #require(system.routees(of: typed)).map { try #require($0.identity as? ActorCellBase<Int>) }
         let closureCells = try #require(system.routees(of: closure)).map { try #require($0.identity as? ActorCellBase<Job>) }
-        #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.mailboxPass != nil })
-        #expect(closureCells.count == 2 && closureCells.allSatisfy { $0.mailboxPass != nil })
+        #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.hasMailboxPass })
+        #expect(closureCells.count == 2 && closureCells.allSatisfy { $0.hasMailboxPass })
         typed.tell(1)
         closure.tell(.work(1))
         try deterministic.runUntilQuiescent()

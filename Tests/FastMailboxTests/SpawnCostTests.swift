@@ -59,12 +59,13 @@ struct SpawnCostTests {
         guard malloc_counter_active() != 0 else { return }  // TSan/ASan builds: the sanitizer owns malloc
         let unnamed = try Self.measure(count: 1_000)
         // The cell, which stores its mailbox queue (MPSCQueue, "One object") and its closure
-        // (ClosureCellBehavior), and the mailbox pass's closure context. That context holds
-        // the behaviour's metadata and conformance: unspecialised debug code allocates it
-        // per spawn; a release build specialises the spawn and the pass captures nothing.
+        // (ClosureCellBehavior), and the mailbox pass's closure context with the extras
+        // that keep it. That context holds the behaviour's metadata and conformance:
+        // unspecialised debug code allocates it per spawn; a release build specialises the
+        // spawn, the pass captures nothing and the cell keeps its code (ActorCellBase, A3).
         // Not the first turn's schedule: a closure actor gets none (closureActorBornRunning).
         // Not the name: `$<id>` is formatted when read.
-        #expect(unnamed.spawn <= 2, "\(unnamed)")
+        #expect(unnamed.spawn <= 3, "\(unnamed)")
         // The ring, the schedule.
         #expect(unnamed.firstMessage <= 2.01, "\(unnamed)")
         // The schedule only: the stop travels in the system-queue word, with no system
@@ -73,7 +74,7 @@ struct SpawnCostTests {
         let named = try Self.measure(count: 1_000, named: true)
         // As above, plus the SpawnInfo holding the name, plus the options' side object
         // holding it (`SpawnOptions(name:)` runs inside the measured loop).
-        #expect(named.spawn <= 4, "\(named)")
+        #expect(named.spawn <= 5, "\(named)")
         #expect(named.stop <= 1.01, "\(named)")
     }
 
@@ -106,7 +107,10 @@ struct SpawnCostTests {
         let unnamed = try system.spawn { (_: Int, _) in }
         let named = try system.spawn(options: SpawnOptions(name: "kept")) { (_: Int, _) in }
         let cell = try #require(unnamed.identity as? ActorCellBase<Int>)
-        #expect(cell.spawnInfo == nil && cell.extrasStorage == nil, "an unnamed top-level actor with defaults has no side object")
+        // Unspecialised code (a debug build) makes a mailbox pass with a context, which
+        // the extras keep (ActorCellBase, A3); a specialised one is a word in the cell.
+        #expect(cell.spawnInfo == nil && (cell.extrasStorage == nil || cell.passCode == nil),
+                "an unnamed top-level actor with defaults has no side object")
         #expect(unnamed.name == "$\(unnamed.id.rawValue)")
         #expect(named.name == "kept")
         unnamed.stop()
