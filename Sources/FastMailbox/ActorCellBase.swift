@@ -65,9 +65,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
         @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateOffFastPath() } }
         @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateOffFastPath() } }
-        /// `becomeDepth > 0 || hasPriority || restartPending`, in one byte.
-        @exclusivity(unchecked) @usableFromInline var offFastPath = false
-        override func updateOffFastPath() { offFastPath = becomeDepth > 0 || priorityIndex < priorityCount || restartPending }
+        /// Into the cell's `TurnBit`s, which the common turn tests.
+        override func updateOffFastPath() {
+            cell.setTurnBit(AnyActorCell.TurnBit.generalTurn, priorityIndex < priorityCount || restartPending)
+            cell.setTurnBit(AnyActorCell.TurnBit.becoming, becomeDepth > 0)
+        }
         /// As last added to the system's `heldBack`.
         var heldBack = 0
         /// A1. Written by the turn only; read from any thread (E1).
@@ -87,13 +89,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         }
     }
     final var typed: TypedExtras { unsafeDowncast(extras, to: TypedExtras.self) }
-    /// `body` on the extras, if any, with no retain: for the per-message checks.
-    @inlinable @inline(__always)
-    final func withTypedExtras(_ body: (TypedExtras) -> Bool) -> Bool {
-        guard let raw = extrasWord.load(ordering: .relaxed) else { return false }
-        return Unmanaged<TypedExtras>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
-    }
-    override final func makeExtras() -> Extras { TypedExtras() }
+    override final func makeExtras() -> Extras { TypedExtras(cell: self) }
     final var becomeStack: [Behavior] {
         get { typedExtras?.becomeStack ?? [] }
         _modify { yield &typed.becomeStack }
@@ -121,11 +117,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Unstashed messages wait or a back-off restart is pending.
-    @inlinable @inline(__always) final var needsGeneralTurn: Bool {
-        withTypedExtras { $0.hasPriority || $0.restartPending }
-    }
-
     /// Inlinable: specialised, with constant arguments.
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
@@ -148,13 +139,53 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func keepUnspecializedPass(_ pass: @escaping MailboxPass) { typed.unspecializedPass = pass }
 
     /// The cell has a pass, kept either way (A3).
-    final var hasMailboxPass: Bool { passCode != nil || typedExtras?.unspecializedPass != nil }
+    final var hasMailboxPass: Bool {
+        if passCode != nil { return true }
+        // A match, not `!= nil`: that generic call would re-abstract the closure (an
+        // allocation in debug builds).
+        guard let extras = typedExtras, case .some = extras.unspecializedPass else { return false }
+        return true
+    }
 
     /// Runs the pass over up to `max` messages; nil when the cell has none (A2, A3).
     @inline(__always)
     final func runMailboxPass(max: Int, lingering: LingerPermit) -> TurnOutcome? {
         if let passCode { return ActorCellBase.pass(from: passCode)(self, max, lingering) }
         return runUnspecializedPass(max: max, lingering: lingering)
+    }
+
+    /// The common turn runs the pass. Debug builds, where every pass is unspecialised
+    /// (A3), run that one, so the tests cover the common turn too.
+    @inline(__always)
+    final var hasCommonPass: Bool {
+        #if DEBUG
+        hasMailboxPass
+        #else
+        passCode != nil
+        #endif
+    }
+
+    /// After `hasCommonPass`.
+    @inline(__always)
+    final func runCommonPass(max: Int, lingering: LingerPermit) -> TurnOutcome {
+        #if DEBUG
+        runMailboxPass(max: max, lingering: lingering).unsafelyUnwrapped
+        #else
+        ActorCellBase.pass(from: passCode.unsafelyUnwrapped)(self, max, lingering)
+        #endif
+    }
+
+    /// The `TurnBit`s agree with the phase and the extras (checked per turn in debug builds).
+    final var turnBitsAgree: Bool {
+        var expected: UInt8 = 0
+        if phaseCode != .running { expected |= TurnBit.notRunning }
+        if isStopped { expected |= TurnBit.stopped }
+        if let extras = typedExtras {
+            if extras.hasPriority || extras.restartPending { expected |= TurnBit.generalTurn }
+            if extras.becomeDepth > 0 { expected |= TurnBit.becoming }
+        }
+        let all = TurnBit.notRunning | TurnBit.stopped | TurnBit.generalTurn | TurnBit.becoming
+        return turnBits & all == expected
     }
 
     /// The pass whose code is `code` (A3).
@@ -331,9 +362,11 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         defer { leaveTurn(previousTurn) }
         // The common turn (A2). `budget` ≥ 1.
         assert(budget > 0, "a turn with no budget")
-        if case .running = phaseCode, !needsGeneralTurn, waiters == nil, let passCode, !hasSystemWork {
-            let outcome = ActorCellBase.pass(from: passCode)(self, budget, lingering)
-            if case .running = phaseCode, !needsGeneralTurn { return outcome }
+        assert(turnBitsAgree, "the turn byte's bits disagree with the phase or the extras")
+        let common = TurnBit.notRunning | TurnBit.generalTurn
+        if turnBits & common == 0, waiters == nil, hasCommonPass, !hasSystemWork {
+            let outcome = runCommonPass(max: budget, lingering: lingering)
+            if turnBits & common == 0 { return outcome }
             return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget, lingering: lingering)
@@ -368,7 +401,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             }
         }
         if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }
-        return finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
+        let outcome = finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
+        assert(turnBitsAgree, "the turn byte's bits disagree with the phase or the extras")
+        return outcome
     }
 
     /// Steps 4, 5. `ranMailbox`: messages were handled, not dead-lettered.
@@ -435,9 +470,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(__always)
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
-        if isStopped { return false }
-        if withTypedExtras({ $0.offFastPath }) { return false }
-        return true
+        return turnBits & (TurnBit.stopped | TurnBit.generalTurn | TurnBit.becoming) == 0
     }
 
     /// A2: drain, move and call in one function. `firstSlotSpent`: the caller saw the

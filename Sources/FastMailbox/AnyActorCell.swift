@@ -55,8 +55,9 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     /// Set under the registry lock before the cell can run, never cleared. A byte of its
     /// own: registry holders on other threads read it.
     @exclusivity(unchecked) var holdsRegisteredName = false
-    /// `leftRegistry` and `instanceStarted`, one byte: both turn-confined (C2).
-    @exclusivity(unchecked) private final var turnBits: UInt8 = 0
+    /// `leftRegistry`, `instanceStarted` and the `TurnBit`s the common turn tests, one byte,
+    /// turn-confined (C2). A cell is born created, so not running.
+    @exclusivity(unchecked) @usableFromInline final private(set) var turnBits: UInt8 = TurnBit.notRunning
     @usableFromInline let traits: Traits
 
     /// The mailbox, inline ("One object per actor"). Its consumer is this cell's turn; an
@@ -72,6 +73,24 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     final var instanceStarted: Bool {
         get { turnBits & 2 != 0 }
         set { turnBits = newValue ? turnBits | 2 : turnBits & ~2 }
+    }
+
+    /// The common turn's conditions as bits of `turnBits`, so it tests them with one load:
+    /// the phase's bits follow `lifecycle` (set in `advance`), the others follow the
+    /// extras (`setTurnBit`).
+    @usableFromInline enum TurnBit {
+        /// The phase is not `.running`.
+        @inlinable static var notRunning: UInt8 { 4 }
+        /// The phase is `.stopped`.
+        @inlinable static var stopped: UInt8 { 8 }
+        /// Unstashed messages wait or a back-off restart is pending: the general turn.
+        @inlinable static var generalTurn: UInt8 { 16 }
+        /// A `become` behaviour is on top.
+        @inlinable static var becoming: UInt8 { 32 }
+    }
+
+    final func setTurnBit(_ bit: UInt8, _ on: Bool) {
+        turnBits = on ? turnBits | bit : turnBits & ~bit
     }
 
     @usableFromInline let id: ActorID
@@ -156,6 +175,8 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
             assertionFailure("illegal lifecycle transition: event \(event) in phase \(phaseBefore) (see ActorLifecycle.swift)")
             return .ignored
         }
+        setTurnBit(TurnBit.notRunning, lifecycle.phase != .running)
+        setTurnBit(TurnBit.stopped, lifecycle.phase == .stopped)
         switch text {
         case .none: break
         case .eventToReason: if case .failed(let failure)? = reason { extras.phaseFailure = failure }
@@ -181,7 +202,9 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
 
     /// Turn state most actors never use (C2); ActorCellBase subclasses it.
     @usableFromInline class Extras {
-        @usableFromInline init() {}
+        /// The cell that owns these extras, and outlives them.
+        unowned(unsafe) let cell: AnyActorCell
+        init(cell: AnyActorCell) { self.cell = cell }
 
         @exclusivity(unchecked) final var children: [ActorID: AnyActorCell] = [:]
         @exclusivity(unchecked) final var watchers: [ActorID: AnyActorCell] = [:]
@@ -220,7 +243,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         extrasWord.store(Unmanaged.passRetained(fresh).toOpaque(), ordering: .releasing)
         return fresh
     }
-    func makeExtras() -> Extras { Extras() }
+    func makeExtras() -> Extras { Extras(cell: self) }
     final var children: [ActorID: AnyActorCell] {
         get { extrasStorage?.children ?? [:] }
         _modify { yield &extras.children }
