@@ -19,7 +19,7 @@ enum AllocationGate {
     /// file is keyed by them).
     static func measure() -> [String: Double] {
         ["tell_receive": tellReceive(), "ask": ask(), "spawn": spawn(), "spawn_capture_free": spawnCaptureFree(),
-         "spawn_value": spawnValue(), "mailbox_send_drain": mailboxSendDrain()]
+         "spawn_value": spawnValue(), "spawn_class": spawnClass(), "mailbox_send_drain": mailboxSendDrain()]
     }
 
     /// Allocations per tell on the sending thread plus per received message on the worker.
@@ -124,6 +124,25 @@ enum AllocationGate {
     static func spawnValue() -> Double {
         let probe = ChildProbe()
         return probe.measure { context, n in try! context.spawn(ValueChild(probe: probe)).tell(n) }
+    }
+
+    /// A class behaviour: its instance is an object of its own.
+    final class ClassChild: EventActor {
+        let probe: ChildProbe
+        var received = 0
+        init(probe: ChildProbe) { self.probe = probe }
+        func receive(_ message: Int, context: ActorContext<Int>) {
+            received += 1
+            probe.childReceived()
+        }
+    }
+
+    /// Allocations per actor spawned with a class behaviour, and its first message, spawned
+    /// by an actor: the instance and the cell (the factory captures only the probe, so it
+    /// has no context of its own).
+    static func spawnClass() -> Double {
+        let probe = ChildProbe()
+        return probe.measure { context, n in try! context.spawn { ClassChild(probe: probe) }.tell(n) }
     }
 
     /// Allocations per Mailbox.send + drain on one thread, the ring never full.
