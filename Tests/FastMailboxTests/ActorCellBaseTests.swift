@@ -51,7 +51,9 @@ import FastMailboxTestKit
         #expect(cell.deliveredCount == 5)
     }
 
-    /// Generic over the message: unspecialised in the tests' debug build.
+    /// Generic over the message and never optimised, so the spawn inside stays
+    /// unspecialised in any build.
+    @_optimize(none)
     private func spawnGenerically<M: Sendable & BinaryInteger>(in system: ActorSystem, probe: Probe<M>) throws -> ActorRef<M> {
         try system.spawn { (m: M, _) in probe.record(m) }
     }

@@ -74,6 +74,7 @@ import FastMailboxTestKit
         #expect(system.shutdown().isBalanced)
     }
 
+#if DEBUG  // arms a test hook, which release builds compile out
     @Test("a tell that passed the closed check and inserts after shutdown finished is dead-lettered, not lost")
     func tellRacingShutdownIsDeadLettered() throws {
         let system = try makeSystem()
@@ -95,6 +96,7 @@ import FastMailboxTestKit
         #expect(system.deadLetters.count == 1)
         #expect(system.metrics.delivered == 1)
     }
+#endif
 
     @Test("tells racing shutdown from many threads are each delivered or dead-lettered exactly once")
     func tellsRacingShutdownBalance() throws {
@@ -261,6 +263,7 @@ import FastMailboxTestKit
 
     // MARK: the report against tells racing it (N3), metrics after it (N2)
 
+#if DEBUG  // arms a test hook, which release builds compile out
     @Test("a tell refused between any two of the report's reads leaves the report balanced (deterministic)")
     func refusedTellBetweenTheReportsReads() throws {
         let system = try makeSystem()
@@ -282,6 +285,7 @@ import FastMailboxTestKit
         #expect(afterwards.delivered + afterwards.deadLetters.total == system.acceptedTotal)
         #expect(afterwards.deadLetters.total == refused.load(ordering: .relaxed))
     }
+#endif
 
     @Test("senders that keep telling through the whole shutdown: every report is balanced")
     func reportsBalanceWhileSendersTellThroughShutdown() throws {

@@ -2,6 +2,7 @@ import Foundation
 @testable import MNScheduler
 import TestSupport
 
+#if DEBUG  // arms a test hook, which release builds compile out
 /// A producer on a plain thread (so its enqueue holds a ring epoch section), stopped by
 /// `MPSCQueueTestHook.armClaim` after it loaded the ring and before its claim, until
 /// `resume()`. Debug builds only, like the hook.
@@ -29,6 +30,7 @@ final class PausedProducer: Sendable {
         return result.withLock { $0 }
     }
 }
+#endif
 
 extension MPSCQueueBox {
     /// One drain of a word queue with no limit, into `out` (the queue's consumer).

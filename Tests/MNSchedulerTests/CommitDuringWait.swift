@@ -1,6 +1,8 @@
 import Synchronization
 @testable import MNScheduler
 
+#if DEBUG  // every test here arms a test hook, which release builds compile out
+
 /// Serialises the tests that arm MPSCQueueTestHook's commit wait: the hook point holds one
 /// armed queue for the whole process, and unit tests run in parallel.
 private let commitWaitHookInUse = Lock<Void>(())
@@ -38,3 +40,4 @@ private func drainWithCommitDuringWaitAlone(_ queue: borrowing MPSCQueue, slot: 
     }
     return (outcome, waited)
 }
+#endif

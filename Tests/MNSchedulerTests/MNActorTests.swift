@@ -165,7 +165,9 @@ actor ExecutorOwner: MNActor {
             actor.assumeIsolated { _ in }
             facts.withLock { $0 = (Scheduler.currentWorkerIndex != nil, actor.executor.isIsolatingCurrentContext()) }
         }
-        _ = await recorder.count   // runs after the tell (same thread, FIFO)
+        // The told closure runs on a worker, so wait for it rather than for a later call:
+        // an optimised build drops the hop of an awaited read whose value is unused.
+        #expect(waitUntil { facts.withLock { $0 } != nil })
         let seen = facts.withLock { $0 }
         #expect(seen?.onWorker == true)
         #expect(seen?.isolated == true)

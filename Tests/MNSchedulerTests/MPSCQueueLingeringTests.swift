@@ -4,6 +4,8 @@ import Synchronization
 @testable import MNScheduler
 import TestSupport
 
+#if DEBUG  // every test here arms a test hook, which release builds compile out
+
 /// A lingering drain (MPSCQueue.swift, "Lingering") looks again before going idle, but only
 /// on a pool worker of two or more with nothing else to run; what arrives meanwhile is taken
 /// in the same drain, and nothing else about the idle protocol changes. Serialized: the
@@ -124,3 +126,4 @@ import TestSupport
         #expect(waitUntil { waiting.runs.load(ordering: .sequentiallyConsistent) == 1 })
     }
 }
+#endif
