@@ -23,6 +23,8 @@
 //      code and its retained context, nil when it captures nothing; a specialised pass
 //      captures nothing, so the code alone rebuilds it. Unspecialised code (a debug
 //      build) makes a pass with a context, the generic metadata; the extras keep that one.
+//      The word only ever rebuilds the same closure type, so a signed code pointer (arm64e)
+//      stays valid.
 // Wake-ups: UnitHeader.swift, R3.
 
 import MNScheduler
@@ -60,13 +62,13 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @usableFromInline final class TypedExtras: AnyActorCell.Extras {
         // Per-message checks read only scalars (arrays cost metadata look-ups).
         var becomeStack: [Behavior] = [] { didSet { becomeDepth = becomeStack.count } }
-        @exclusivity(unchecked) @usableFromInline var becomeDepth = 0 { didSet { updateOffFastPath() } }
+        @exclusivity(unchecked) @usableFromInline var becomeDepth = 0 { didSet { updateTurnBits() } }
         var stashed: [Message] = []
         var priority: [Message] = [] { didSet { priorityCount = priority.count } }
-        @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateOffFastPath() } }
-        @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateOffFastPath() } }
+        @exclusivity(unchecked) @usableFromInline var priorityCount = 0 { didSet { updateTurnBits() } }
+        @exclusivity(unchecked) @usableFromInline var priorityIndex = 0 { didSet { updateTurnBits() } }
         /// Into the cell's `TurnBit`s, which the common turn tests.
-        override func updateOffFastPath() {
+        override func updateTurnBits() {
             cell.setTurnBit(AnyActorCell.TurnBit.generalTurn, priorityIndex < priorityCount || restartPending)
             cell.setTurnBit(AnyActorCell.TurnBit.becoming, becomeDepth > 0)
         }
@@ -194,6 +196,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         unsafeBitCast(ThickPass(code: code, context: nil), to: PassValue.self).pass
     }
 
+    /// The pass the extras keep (A3); nil when there is none.
     @inline(never)
     final func runUnspecializedPass(max: Int, lingering: LingerPermit) -> TurnOutcome? {
         guard let pass = typedExtras?.unspecializedPass else { return nil }

@@ -89,6 +89,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         @inlinable static var becoming: UInt8 { 32 }
     }
 
+    /// Turn only (C2).
     final func setTurnBit(_ bit: UInt8, _ on: Bool) {
         turnBits = on ? turnBits | bit : turnBits & ~bit
     }
@@ -216,14 +217,14 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         @exclusivity(unchecked) final var observers: [TerminationObserver] = []
         @exclusivity(unchecked) final var logger: Logger?
         /// No message reaches the behaviour until the back-off delay ends.
-        @exclusivity(unchecked) @usableFromInline final var restartPending = false { didSet { updateOffFastPath() } }
+        @exclusivity(unchecked) @usableFromInline final var restartPending = false { didSet { updateTurnBits() } }
         @exclusivity(unchecked) final var backoff: BackoffState?
-        /// Keeps the fast-path flag in step.
-        func updateOffFastPath() {}
+        /// Keeps the cell's `TurnBit`s in step with these extras.
+        func updateTurnBits() {}
     }
-    /// A retained `Extras`, or nil until first use. Made in a turn and never replaced, so
-    /// once published it stays valid until deinit (E1); another thread that acquires it
-    /// reads its atomics (`ActorCellBase.deliveredCount`).
+    /// A retained `Extras`, or nil until first use. Never replaced once made, so it stays
+    /// valid until deinit (E1); another thread that acquires it reads its atomics
+    /// (`ActorCellBase.deliveredCount`).
     @usableFromInline let extrasWord = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Turn only (C2): the turn that made it, or an earlier one, published it.
     @inlinable final var extrasStorage: Extras? {
