@@ -182,11 +182,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var expected: UInt8 = 0
         if phaseCode != .running { expected |= TurnBit.notRunning }
         if isStopped { expected |= TurnBit.stopped }
+        if pendingStopCode != .none { expected |= TurnBit.stopPending }
         if let extras = typedExtras {
             if extras.hasPriority || extras.restartPending { expected |= TurnBit.generalTurn }
             if extras.becomeDepth > 0 { expected |= TurnBit.becoming }
         }
-        let all = TurnBit.notRunning | TurnBit.stopped | TurnBit.generalTurn | TurnBit.becoming
+        let all = TurnBit.notRunning | TurnBit.stopped | TurnBit.generalTurn | TurnBit.becoming | TurnBit.stopPending
         return turnBits & all == expected
     }
 
@@ -239,12 +240,14 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Plus one while a turn runs.
     @usableFromInline override final var mailboxDepth: Int { queue.approximateCount + (isInTurn ? 1 : 0) }
 
-    /// Specialised in the sender's module, never inlined into `ActorRef.deliver`.
+    /// Specialised in the sender's module, never inlined into `ActorRef.deliver`. A bounded
+    /// mailbox takes the ring path too: it never overflows, so `enqueueOnRing` inserts
+    /// when the ring has room and declines when it is full, as `deliverBounded` would.
     @discardableResult
     @inlinable @inline(never)
     final func deliver(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if queue.sendNeedsSection { return deliverInSection(movingFrom: source) }
-        if !Encoding.isBoxed, !traits.contains(.bounded),
+        if !Encoding.isBoxed,
            let becameNonEmpty = queue.enqueueOnRing(moving: source, itemBytes: Encoding.itemBytes, signalling: entry) {
             if becameNonEmpty { return scheduleAfterSend() }
             return true
@@ -257,7 +260,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     final func deliverInSection(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         RingEpoch.enter()
         defer { RingEpoch.exit() }
-        if !Encoding.isBoxed, !traits.contains(.bounded),
+        if !Encoding.isBoxed,
            let becameNonEmpty = queue.enqueueOnRing(moving: source, itemBytes: Encoding.itemBytes, signalling: entry) {
             if becameNonEmpty { scheduleSelf() }
             return true
@@ -369,10 +372,18 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         let common = TurnBit.notRunning | TurnBit.generalTurn
         if turnBits & common == 0, waiters == nil, hasCommonPass, !hasSystemWork {
             let outcome = runCommonPass(max: budget, lingering: lingering)
-            if turnBits & common == 0 { return outcome }
-            return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
+            if turnBits & (common | TurnBit.stopPending) == 0 { return outcome }
+            return finishCommonTurn(outcome)
         }
         return runGeneralTurn(budget: budget, lingering: lingering)
+    }
+
+    /// The common turn's end when its pass left a stop pending or the phase changed. Out
+    /// of line, so `runTurn` keeps no register across a call.
+    @inline(never)
+    final func finishCommonTurn(_ outcome: TurnOutcome) -> TurnOutcome {
+        finishPendingStop()  // asked for in the pass's last message
+        return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
     }
 
     /// Steps 1–5; out of line, so the common turn saves fewer registers.
@@ -402,6 +413,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 // Only a drain may declare the mailbox idle.
                 mailboxOutcome = stateSnapshot != UnitHeader.idle ? .more : .empty
             }
+            finishPendingStop()  // asked for in the pass's last message
         }
         if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }
         let outcome = finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
@@ -473,7 +485,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(__always)
     final var isOnFastPath: Bool {
         if hasSystemWork { return false }
-        return turnBits & (TurnBit.stopped | TurnBit.generalTurn | TurnBit.becoming) == 0
+        return turnBits & (TurnBit.stopped | TurnBit.generalTurn | TurnBit.becoming | TurnBit.stopPending) == 0
     }
 
     /// A2: drain, move and call in one function. `firstSlotSpent`: the caller saw the
@@ -489,7 +501,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return outcome == .more ? .more : .idle
     }
 
-    /// The mailbox already counted the message (A1).
+    /// The mailbox already counted the message (A1). A stop the message asks for is
+    /// finished before the next message, which then leaves the fast path
+    /// (`TurnBit.stopPending`), or when the pass ends (`runTurn`).
     @inlinable @inline(__always)
     final func invokeOnFastPath(_ message: Message, _ receive: (Message) throws -> Void) {
         do {
@@ -497,12 +511,12 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         } catch {
             handleFailure(error)
         }
-        if pendingStop != nil { finishPendingStop() }
     }
 
     /// Step 3.
     @usableFromInline @inline(never)
     final func handleFromMailbox(_ message: consuming Message) {
+        finishPendingStop()  // one the previous message asked for
         if hasSystemWork { _ = drainSystem() }
         if isStopped {
             countUndelivered(1)

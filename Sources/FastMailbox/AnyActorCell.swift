@@ -87,6 +87,8 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         @inlinable static var generalTurn: UInt8 { 16 }
         /// A `become` behaviour is on top.
         @inlinable static var becoming: UInt8 { 32 }
+        /// A stop asked for in a message waits for the turn to finish it.
+        @inlinable static var stopPending: UInt8 { 64 }
     }
 
     /// Turn only (C2).
@@ -178,6 +180,7 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         }
         setTurnBit(TurnBit.notRunning, lifecycle.phase != .running)
         setTurnBit(TurnBit.stopped, lifecycle.phase == .stopped)
+        setTurnBit(TurnBit.stopPending, lifecycle.pending != .none)
         switch text {
         case .none: break
         case .eventToReason: if case .failed(let failure)? = reason { extras.phaseFailure = failure }

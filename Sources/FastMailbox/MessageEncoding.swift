@@ -28,9 +28,17 @@ enum MessageEncoding<Message> {
     /// Lends `message`'s bytes to `body`, which must move them out (E1). No allocation.
     @inlinable @inline(__always)
     static func withMovable<R>(_ message: consuming Message, _ body: (UnsafeMutableRawPointer) -> R) -> R {
+        // No stack canary: `body` touches only the message's own bytes.
+        if _isPOD(Message.self) {
+            // Copying plain bytes is the move, and nothing is left to destroy.
+            return _withUnprotectedUnsafeTemporaryAllocation(of: Message.self, capacity: 1) { buffer in
+                let pointer = buffer.baseAddress.unsafelyUnwrapped
+                pointer.initialize(to: copy message)
+                return body(UnsafeMutableRawPointer(pointer))
+            }
+        }
         // Storing nil over the moved-out payload makes `held` forget it.
         var held: Message? = consume message
-        // No stack canary: `body` touches only the message's own bytes.
         return _withUnprotectedUnsafeMutablePointer(to: &held) { pointer in
             let result = body(UnsafeMutableRawPointer(pointer))
             pointer.initialize(to: nil)

@@ -125,6 +125,36 @@ import FastMailboxTestKit
         #expect(report.isBalanced, "\(report)")
     }
 
+    @Test("a stop asked for in a pass's last message is finished in that turn: the mailbox ran dry, or the budget ran out",
+          arguments: [(throughput: 64, sent: 4), (throughput: 3, sent: 9)])
+    func stopInAPassLastMessage(throughput: Int, sent: Int) throws {
+        /// Records each message and its postStop; stops itself on 3.
+        final class LastStopper: EventActor {
+            let record: Record
+            init(record: Record) { self.record = record }
+            func receive(_ n: Int, context: ActorContext<Int>) {
+                record.add("\(n)")
+                if n == 3 { context.stop() }
+            }
+            func postStop(context: ActorContext<Int>) { record.add("postStop") }
+        }
+        let deterministic = DeterministicScheduler(seed: 6, throughput: throughput)
+        let system = makeDeterministicSystem(deterministic)
+        let record = Record()
+        let ref = try system.spawn(options: SpawnOptions(name: "last")) { LastStopper(record: record) }
+        try deterministic.runUntilQuiescent()
+        ref.tell(0)  // through the queue's first slot, in a turn of its own
+        try deterministic.runUntilQuiescent()
+        for n in 1..<sent { ref.tell(n) }
+        try deterministic.step()  // the one turn that handles 1…3 and stops on 3
+        #expect(record.entries == ["0", "1", "2", "3", "postStop"], "stopped by the end of the turn that asked")
+        try deterministic.runUntilQuiescent()
+        #expect(system.metrics.liveActors == 0)
+        let report = system.shutdown()
+        #expect(report.delivered == 4 && report.deadLettered == sent - 4, "\(report)")
+        #expect(report.isBalanced, "\(report)")
+    }
+
     @Test("a turn budget smaller than the burst: each turn handles its share on the fast path, in order, none lost")
     func burstOverSeveralTurns() throws {
         let deterministic = DeterministicScheduler(seed: 5, throughput: 7)
