@@ -30,12 +30,9 @@ enum MessageEncoding<Message> {
     static func withMovable<R>(_ message: consuming Message, _ body: (UnsafeMutableRawPointer) -> R) -> R {
         // No stack canary: `body` touches only the message's own bytes.
         if _isPOD(Message.self) {
-            // Copying plain bytes is the move, and nothing is left to destroy.
-            return _withUnprotectedUnsafeTemporaryAllocation(of: Message.self, capacity: 1) { buffer in
-                let pointer = buffer.baseAddress.unsafelyUnwrapped
-                pointer.initialize(to: copy message)
-                return body(UnsafeMutableRawPointer(pointer))
-            }
+            // Plain bytes: what `body` leaves behind needs no destroying.
+            var held = copy message
+            return _withUnprotectedUnsafeMutablePointer(to: &held) { body(UnsafeMutableRawPointer($0)) }
         }
         // Storing nil over the moved-out payload makes `held` forget it.
         var held: Message? = consume message
