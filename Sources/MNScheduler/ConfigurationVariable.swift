@@ -80,8 +80,8 @@ public struct ConfigurationVariable: Sendable, Hashable, CustomStringConvertible
         property: "spinCount")
     /// ``SchedulerConfiguration/runQueueCapacity``.
     public static let runQueueCapacity = ConfigurationVariable(
-        name: "MN_RUNQUEUE_CAPACITY", values: .integer(4...65536, powerOfTwo: true), defaultValue: .integer(256),
-        meaning: "Slots in each worker's local run queue. The shared injection queue's ring has four times as many.",
+        name: "MN_RUNQUEUE_CAPACITY", values: .integer(4...65536, powerOfTwo: true), defaultValue: .integer(4_096),
+        meaning: "Slots in each worker's local run queue. The shared injection queue's ring has four times as many. The default holds the actors one turn can make runnable at the default throughput, 64 messages of 64 spawns each, so they stay on the local queue.",
         property: "runQueueCapacity")
     /// ``SchedulerConfiguration/pinWorkers``.
     public static let pinWorkers = ConfigurationVariable(

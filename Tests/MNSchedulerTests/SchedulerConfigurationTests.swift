@@ -75,7 +75,7 @@ import Testing
         #expect(r.workers == 4)
         #expect(r.throughput == 64)
         #expect(r.spinCount == SchedulerConfiguration.defaultSpinCount)
-        #expect(r.runQueueCapacity == 256)
+        #expect(r.runQueueCapacity == 4_096)
         #expect(r.pinWorkers == false)
         for setting in SchedulerConfiguration.Setting.allCases { #expect(r.source(of: setting) == .default) }
     }
