@@ -67,9 +67,11 @@ final class VolleyPlayer: EventActor {
         let system = try makeSystem()
         let innerOutcome = Probe<String>()
         // The actor asks the reply-to ref it got: the inner ask's request (5) answers the
-        // outer ask, and nobody answers the inner one.
-        let relay = try system.spawn { (replyTo: ActorRef<Int>, _: ActorContext<ActorRef<Int>>) in
-            Task {
+        // outer ask, and nobody answers the inner one. The inner ask's task runs on the
+        // system's own workers: parallel tests can keep Swift's small default pool busy
+        // past the outer ask's timeout.
+        let relay = try system.spawn { (replyTo: ActorRef<Int>, context: ActorContext<ActorRef<Int>>) in
+            Task(executorPreference: context.system.scheduler.taskExecutor) {
                 do {
                     let reply: Int = try await replyTo.ask(timeout: .milliseconds(200)) { (_: ActorRef<Int>) in 5 }
                     innerOutcome.record("reply \(reply)")
