@@ -373,17 +373,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         if turnBits & common == 0, waiters == nil, hasCommonPass, !hasSystemWork {
             let outcome = runCommonPass(max: budget, lingering: lingering)
             if turnBits & (common | TurnBit.stopPending) == 0 { return outcome }
-            return finishCommonTurn(outcome)
+            return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
         }
         return runGeneralTurn(budget: budget, lingering: lingering)
-    }
-
-    /// The common turn's end when its pass left a stop pending or the phase changed. Out
-    /// of line, so `runTurn` keeps no register across a call.
-    @inline(never)
-    final func finishCommonTurn(_ outcome: TurnOutcome) -> TurnOutcome {
-        finishPendingStop()  // asked for in the pass's last message
-        return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
     }
 
     /// Steps 1–5; out of line, so the common turn saves fewer registers.
@@ -413,7 +405,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                 // Only a drain may declare the mailbox idle.
                 mailboxOutcome = stateSnapshot != UnitHeader.idle ? .more : .empty
             }
-            finishPendingStop()  // asked for in the pass's last message
         }
         if releaseRing, mailboxOutcome == .empty, case .running = phaseCode { releaseMailboxRing() }
         let outcome = finishTurn(mailboxOutcome: mailboxOutcome, systemOutcome: systemOutcome, ranMailbox: ranMailbox)
@@ -424,6 +415,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     /// Steps 4, 5. `ranMailbox`: messages were handled, not dead-lettered.
     final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
                           ranMailbox: Bool) -> TurnOutcome {
+        finishPendingStop()  // asked for in the turn's last message
         if ranMailbox {
             if let waiters, waiters.count.load(ordering: .relaxed) > 0, waiters.admit(into: self) {
                 scheduleSelf()  // waiting senders filled the room (W2)
@@ -503,7 +495,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     /// The mailbox already counted the message (A1). A stop the message asks for is
     /// finished before the next message, which then leaves the fast path
-    /// (`TurnBit.stopPending`), or when the pass ends (`runTurn`).
+    /// (`TurnBit.stopPending`), or when the turn ends (`finishTurn`).
     @inlinable @inline(__always)
     final func invokeOnFastPath(_ message: Message, _ receive: (Message) throws -> Void) {
         do {
