@@ -75,8 +75,8 @@ public struct ConfigurationVariable: Sendable, Hashable, CustomStringConvertible
         property: "throughput")
     /// ``SchedulerConfiguration/spinCount``.
     public static let spinCount = ConfigurationVariable(
-        name: "MN_SPIN", values: .integer(0...1_000_000), defaultValue: .integer(64),
-        meaning: "Search rounds an idle worker spins before it sleeps.",
+        name: "MN_SPIN", values: .integer(0...1_000_000), defaultValue: .integer(0),
+        meaning: "Search rounds an idle worker spins before it sleeps. With the default, a worker that finds no work in one search sleeps, and a producer wakes it. A spinning worker takes a stream from another thread one unit at a time, and holds a core that the producer or threads outside the pool could use; a woken one takes what queued meanwhile in one batch. Raise it for shorter wake-ups on a machine with cores to spare.",
         property: "spinCount")
     /// ``SchedulerConfiguration/runQueueCapacity``.
     public static let runQueueCapacity = ConfigurationVariable(
