@@ -1,14 +1,19 @@
 // FutexLock: a mutual-exclusion lock on one futex word, for the injection queue's
-// producer lock and the actor registry. Uncontended: one CAS and one exchange. Waiters
-// sleep in the kernel (no spinning, no fairness). Not re-entrant.
+// producer lock and the actor registry. Uncontended: one CAS and one exchange. A waiter
+// first looks for a free word for a bounded number of pauses, then sleeps in the kernel:
+// the sections it guards last well under a microsecond, so a short wait costs neither
+// side a system call. No fairness. Not re-entrant.
 //
 // Algorithm (Drepper, "Futexes Are Tricky", mutex 3): word 0 free, 1 held, 2 held and
 // perhaps waited for.
-//   lock:   CAS 0 → 1 (acquire); on failure, loop { exchange(2) (acquire); old 0 → held,
-//           return; else ckplat_wait(word, 2) }.
+//   lock:   CAS 0 → 1 (acquire); on failure, up to `spinLimit` times: pause, and if the
+//           word reads 0, CAS 0 → 1 (acquire); then loop { exchange(2) (acquire); old 0 →
+//           held, return; else ckplat_wait(word, 2) }.
 //   unlock: exchange(0) (release); old 2 → ckplat_wake(word, 1).
 // Invariants:
 //   (F1) Mutual exclusion: every acquisition reads 0 by an atomic RMW of the one word.
+//        A spinner's CAS 0 → 1 may pass a sleeper the unlock just woke; the sleeper then
+//        stores 2 and sleeps again, and this holder's unlock reads 2 and wakes it.
 //   (F2) No lost wake-up: a waiter stores 2 before ckplat_wait(word, 2), which checks the
 //        word atomically with sleeping (ckplatform.h). An unlock after that store reads 2
 //        and wakes; one before the wait leaves 0, and the wait returns at once. A woken
@@ -61,9 +66,23 @@ package final class FutexLock<State>: @unchecked Sendable {
         return try body(&state)
     }
 
-    /// The lock's slow path: mark the word waited for, and sleep until an exchange reads 0.
+    /// Pauses a contended lock spends looking for a free word before it sleeps.
+    static var spinLimit: Int { 128 }
+
+    /// The lock's slow path: look a while, then mark the word waited for and sleep until an
+    /// exchange reads 0.
     @usableFromInline @inline(never)
     func lockContended() {
+        for _ in 0..<FutexLock.spinLimit {
+            #if DEBUG
+            spinHookForTesting?()
+            #endif
+            ckshim_stall()
+            if word.pointee.load(ordering: .relaxed) == 0,
+               word.pointee.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
+                return
+            }
+        }
         while word.pointee.exchange(2, ordering: .acquiring) != 0 {
             _ = ckplat_wait(futexAddress, 2, -1)
         }
@@ -78,6 +97,12 @@ package final class FutexLock<State>: @unchecked Sendable {
     private var futexAddress: UnsafeMutablePointer<UInt32> {
         UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self)
     }
+
+    #if DEBUG
+    /// Test hook: called on each look of a contended lock, before its pause. Set before any
+    /// thread uses the lock.
+    package var spinHookForTesting: (@Sendable () -> Void)?
+    #endif
 
     /// The lock word (test hook: 0 free, 1 held, 2 held and perhaps waited for).
     package var wordForTesting: UInt32 { word.pointee.load(ordering: .relaxed) }

@@ -46,6 +46,37 @@ import Darwin
         #expect(lock.wordForTesting == 0)
     }
 
+#if DEBUG  // the spin hook is compiled out of release builds
+    @Test("a waiter that finds the lock freed while it looks takes it at its next look, without sleeping")
+    func spinnerTakesFreedLock() {
+        let lock = FutexLock<[Int]>([])
+        let looks = Atomic<Int>(0)
+        let released = Atomic<Bool>(false)
+        // The waiter's first look blocks here until the holder has unlocked.
+        lock.spinHookForTesting = {
+            looks.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            while !released.load(ordering: .sequentiallyConsistent) { sched_yield() }
+        }
+        let holding = Atomic<Bool>(false)
+        let holder = JoinableThread {
+            lock.withLock { state in
+                holding.store(true, ordering: .sequentiallyConsistent)
+                _ = waitUntil { looks.load(ordering: .sequentiallyConsistent) > 0 }  // bounded: a waiter that never looks fails below
+                state.append(1)
+            }
+            released.store(true, ordering: .sequentiallyConsistent)
+        }
+        #expect(waitUntil { holding.load(ordering: .sequentiallyConsistent) })
+        let waiter = JoinableThread { lock.withLock { $0.append(2) } }
+        holder.join()
+        waiter.join()
+        #expect(lock.withLock { $0 } == [1, 2])
+        let looked = looks.load(ordering: .sequentiallyConsistent)
+        #expect(looked == 1, "the waiter looked \(looked) times: it did not take the freed lock at once")
+        #expect(lock.wordForTesting == 0)
+    }
+#endif
+
     @Test("a body that throws gives the lock back")
     func throwingBodyUnlocks() {
         struct Failure: Error {}
