@@ -1,8 +1,8 @@
-// FutexLock: a mutual-exclusion lock on one futex word, for the injection queue's
-// producer lock and the actor registry. Uncontended: one CAS and one exchange. A waiter
-// first looks for a free word for a bounded number of pauses, then sleeps in the kernel:
-// the sections it guards last well under a microsecond, so a short wait costs neither
-// side a system call. No fairness. Not re-entrant.
+// FutexLock: a mutual-exclusion lock on one futex word, for sections that last well under
+// a microsecond (the injection queue's producer push, the actor registry, the ask timer).
+// Uncontended: one CAS and one exchange. A waiter first looks for a free word for a
+// bounded number of pauses, so a short wait costs neither side a system call, then sleeps
+// in the kernel. No fairness. Not re-entrant.
 //
 // Algorithm (Drepper, "Futexes Are Tricky", mutex 3): word 0 free, 1 held, 2 held and
 // perhaps waited for.

@@ -19,8 +19,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public var workers: Int?
     /// Most items a unit processes per turn before it yields its worker (MN_THROUGHPUT).
     public var throughput: Int?
-    /// Search rounds an idle worker spins before it sleeps (MN_SPIN). The default, 0, puts a
-    /// worker to sleep after one search that found nothing; a producer wakes it.
+    /// Search rounds an idle worker spins before it sleeps (MN_SPIN; the default and why:
+    /// ``ConfigurationVariable/spinCount``).
     public var spinCount: Int?
     /// Slots in each worker's local run queue, a power of two (MN_RUNQUEUE_CAPACITY).
     /// The injection queue's ring has 4× as many, and spills in order beyond that.
