@@ -2,13 +2,15 @@
  * scheduled_unit.pml — a unit's state word (Sources/MNScheduler/UnitHeader.swift)
  * driven by the scheduler around it (Scheduler.swift, Worker.swift, SchedulerCore.swift):
  * outside producers that publish work and call schedule(), workers that pop the unit and
- * run turns (T3, turn, T4/T5, re-queue into their next slot), and shutdown: `closed`, one
- * pass through the injection queue's producer lock (outside pushes check `closed` under
- * it: InjectionQueue.pushUnlessClosed / passProducers), a bounded wait for workers (it may give up: a worker is
- * then detached, its turn ends later), the hand-back (injection queue + late list, each
- * unit through abandon: T3, runAfterShutdown, T4/T5), and the after-close path of a late
- * schedule() (scheduleAfterClose -> handOver: the late list before the hand-back, abandon
- * on the caller's thread after it).
+ * run turns (T3, turn, T4/T5, re-queue into their next slot), and shutdown: `closed`, the
+ * injection queue's close (InjectionQueue.swift, J2 and J4: outside pushes look at the
+ * queue's `closed` before they claim, claim and publish as separate steps, and drain the
+ * queue into the hand-over if they see it closed after their publish; one consumer at a
+ * time, under a try-lock; close drains), a bounded wait for workers (it may give up: a
+ * worker is then detached, its turn ends later), the hand-back (a second drain, then the
+ * late list, each unit through abandon: T3, runAfterShutdown, T4/T5), and the after-close
+ * path of a late schedule() (scheduleAfterClose -> handOver: the late list before the
+ * hand-back, abandon on the caller's thread after it).
  *
  * Lifetime (UnitHeader.swift, "Lifetime"): the owner bit O (set at init: an owner, the
  * actor system's registry, holds a retain), cleared once by an `owner` process at any
@@ -27,9 +29,11 @@
  * never has an owner (O clear throughout, no owner process: MNSerialExecutor, task lanes).
  *
  * Memory model: sequential consistency (spin). The code makes every state-word write a
- * CAS or exchange with acquire-release ordering (the file comment's Orderings), and the
- * producers' lock orders an outside push's `closed` check against shutdown's pass (a lock
- * acquisition synchronizes with the release before it).
+ * CAS or exchange with acquire-release ordering (the file comment's Orderings). Between the
+ * injection queue's publish, its try-lock and its `closed`, each side fences (seq_cst)
+ * between its write and its read (Dekker's pattern, InjectionQueue J4), which is what SC
+ * gives here. One unit: a consumer that holds the queue takes the only entry, so the
+ * consumer's own drain after it lets go (J4) is checked by InjectionQueueTests, not here.
  *
  * Checked:
  *   R1  never queued twice: at most one queue entry (run queue, next slot, late list,
@@ -45,8 +49,9 @@
  * Bug variants (each must produce a counterexample):
  *   BUG_NO_NOTIFY            schedule() on a running unit does nothing (no T2)
  *   BUG_T4_STORE             after a turn the worker stores idle without the CAS (loses T2)
- *   BUG_NO_PRODUCER_PASS     shutdown does not pass through the producers' lock after `closed`
- *   BUG_LATE_PUSH            a schedule() after close pushes to the injection queue
+ *   BUG_NO_SETTLE            an outside push that sees the queue closed after its publish
+ *                            leaves its entry there
+ *   BUG_NO_CLOSE_DRAIN       shutdown's close and hand-back do not drain the injection queue
  *   BUG_OWNER_BLIND_RELEASE  the owner releases its retain when it clears O whatever the state
  *                            (the old CellTable.remove) instead of handing it to the entry
  *   BUG_T4_IGNORES_O         the worker releases after every T4 (the old runUnit) even if O is set
@@ -87,8 +92,10 @@ byte taken;           /* work seen by a turn or hook: everything published befor
 byte producersDone;
 
 bool closed;
-bool injLock;         /* InjectionQueue.producers (the lock outside pushes take) */
-byte injection;       /* entries in the injection queue (0 or 1: R1) */
+bool injClosed;       /* InjectionQueue.closed (J4) */
+bool consuming;       /* InjectionQueue.consuming: the consumers' try-lock (J2) */
+byte claimedInj;      /* injection entries claimed and not yet published */
+byte injection;       /* published injection entries (0 or 1: R1) */
 bool nextSlot[NW];    /* each worker's next slot / local queue */
 byte lateUnits;       /* SchedulerCore.late.units */
 bool handBackDone;
@@ -231,6 +238,21 @@ inline handOver(keep, again, mine) {
     keep = false
 }
 
+/* InjectionQueue.drainClosed (J4): while an entry is ready and the try-lock is free, take
+   it and drain everything into the hand-over; a held lock is left to its holder, who
+   drains after it lets go. */
+inline drainClosed(keep, again, mine) {
+    do
+    :: atomic { injection > 0 && !consuming -> consuming = true };
+       do
+       :: atomic { injection > 0 -> injection-- }; handOver(keep, again, mine)
+       :: else -> break
+       od;
+       consuming = false
+    :: else -> break
+    od
+}
+
 proctype producer() {
     byte n = 0;
     byte seen;
@@ -242,14 +264,18 @@ proctype producer() {
        if
        :: won ->
           entryRetain(o);
-          atomic { !injLock -> injLock = true };   /* InjectionQueue.pushUnlessClosed */
-          if
-#ifndef BUG_LATE_PUSH
-          :: closed ->                             /* refused: the T1 winner hands it over */
-             injLock = false;
+          if                                       /* InjectionQueue.pushUnlessClosed */
+          :: injClosed ->                          /* refused: the T1 winner hands it over */
              atomic { assert(queued == 0); queued++ }; handOver(keep, again, mine)
+          :: else ->
+             claimedInj++;                         /* the claim */
+             atomic { claimedInj--; push(injection) };   /* the publish, a step of its own */
+#ifndef BUG_NO_SETTLE
+             if                                    /* settleAfterPush, after notifyParked's fence */
+             :: injClosed -> drainClosed(keep, again, mine)
+             :: else -> skip
+             fi
 #endif
-          :: else -> push(injection); injLock = false
           fi
        :: else -> skip
        fi;
@@ -287,7 +313,13 @@ end_loop:
     :: closed -> break
     :: atomic { !closed && nextSlot[w] -> nextSlot[w] = false; queued-- } ->
        goto turn
-    :: atomic { !closed && injection > 0 -> injection--; queued-- } ->
+    :: atomic { injection > 0 && !consuming -> consuming = true } ->   /* also just after close */
+       atomic { injection--; queued-- };          /* InjectionQueue.pop under the try-lock */
+       consuming = false;
+       if                                          /* endConsuming: fence, then J4 */
+       :: injClosed -> drainClosed(keep, again, mine)
+       :: else -> skip
+       fi;
 turn:  runOnce(0, requeue, mine);
        if
        :: requeue ->                               /* the entry (retained iff O clear) is carried */
@@ -309,20 +341,22 @@ turn:  runOnce(0, requeue, mine);
 
 active proctype shutdown() {
     byte units, held;
-    bool again, mine, oseen;
+    bool again, mine, oseen, keep;
     closed = true;
-#ifndef BUG_NO_PRODUCER_PASS
-    atomic { !injLock -> injLock = true };         /* passProducers: every push that read */
-    injLock = false;                               /* `closed` false is in the queue now */
+    injClosed = true;                              /* InjectionQueue.close */
+#ifndef BUG_NO_CLOSE_DRAIN
+    drainClosed(keep, again, mine);
 #endif
     if
     :: exited == NW -> skip
     :: skip                                        /* the timeout passed: workers detached */
     fi;
-    atomic { units = injection; injection = 0 };
+#ifndef BUG_NO_CLOSE_DRAIN
+    drainClosed(keep, again, mine);                /* drainAfterClose: the hand-back's */
+#endif
     atomic { !lateLock -> lateLock = true };
     handBackDone = true;
-    units = units + lateUnits;
+    units = lateUnits;
     lateUnits = 0;
     lateLock = false;
     do
@@ -342,7 +376,7 @@ end_check:
     timeout ->
     assert(producersDone == NPROD && exited == NW);
     assert(taken == posted && posted == NPROD * NWORK);
-    assert(state == IDLE && queued == 0 && injection == 0 && lateUnits == 0);
+    assert(state == IDLE && queued == 0 && injection == 0 && claimedInj == 0 && lateUnits == 0);
     assert(ownerDone && !owner && rc == 0 && freed)                                   /* L2 */
 }
 #endif

@@ -118,9 +118,9 @@ check unit-2p-2w-ltl pass ltl scheduled_unit.pml -DNPROD=2 -DNW=2
 check unit-BUG_NO_NOTIFY fail safety scheduled_unit.pml -DNPROD=2 -DBUG_NO_NOTIFY
 check unit-BUG_NO_NOTIFY-ltl fail ltl scheduled_unit.pml -DNPROD=2 -DBUG_NO_NOTIFY -DNO_END_CHECK
 check unit-BUG_T4_STORE fail safety scheduled_unit.pml -DNPROD=2 -DBUG_T4_STORE
-check unit-BUG_NO_PRODUCER_PASS fail safety scheduled_unit.pml -DNPROD=2 -DBUG_NO_PRODUCER_PASS
-check unit-BUG_NO_PRODUCER_PASS-ltl fail ltl scheduled_unit.pml -DNPROD=2 -DBUG_NO_PRODUCER_PASS -DNO_END_CHECK
-check unit-BUG_LATE_PUSH fail safety scheduled_unit.pml -DNPROD=2 -DBUG_LATE_PUSH
+check unit-BUG_NO_SETTLE fail safety scheduled_unit.pml -DNPROD=2 -DBUG_NO_SETTLE
+check unit-BUG_NO_SETTLE-ltl fail ltl scheduled_unit.pml -DNPROD=2 -DBUG_NO_SETTLE -DNO_END_CHECK
+check unit-BUG_NO_CLOSE_DRAIN fail safety scheduled_unit.pml -DNPROD=2 -DBUG_NO_CLOSE_DRAIN
 check unit-BUG_OWNER_BLIND_RELEASE fail safety scheduled_unit.pml -DNPROD=2 -DBUG_OWNER_BLIND_RELEASE
 check unit-BUG_T4_IGNORES_O fail safety scheduled_unit.pml -DNPROD=2 -DBUG_T4_IGNORES_O
 check unit-BUG_T1_NO_RETAIN fail safety scheduled_unit.pml -DNPROD=2 -DBUG_T1_NO_RETAIN

@@ -424,6 +424,12 @@ static inline void *ckshim_ring_peek_sc_next(ck_ring_t *r, void *b, unsigned int
     return ckshim_ring_peek_sc_at(r, b, stride, consumer);
 }
 
+/* Whether the entry at c_head is published, from any thread (c_head read atomically): a
+ * hint, true also for an entry a consumer is taking meanwhile. */
+static inline bool ckshim_ring_head_ready_any(ck_ring_t *r, void *b, unsigned int stride) {
+    return ckshim_ring_peek_sc_at(r, b, stride, ck_pr_load_uint(&r->c_head)) != NULL;
+}
+
 /* Frees the slot a peek returned: c_head = `next` (its ticket + 1). */
 static inline void ckshim_ring_release_sc_to(ck_ring_t *r, unsigned int next) {
     CKSHIM_FENCE_RELEASE(); /* the slot's reads before the publish that frees it */

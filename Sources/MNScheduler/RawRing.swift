@@ -115,7 +115,15 @@ package struct RawRing: @unchecked Sendable {
         UnsafeMutableRawPointer(buffer).initializeMemory(as: UInt8.self, repeating: 0, count: capacity * stride)
     }
 
-    /// Both inits' allocation.
+    /// A mailbox ring from calloc: for a large ring, whose pages the system hands out zeroed
+    /// as they are first touched, so an unused part costs no memory.
+    init(callocMailboxCapacity capacity: Int, slotBytes: Int) throws(RingAllocationError) {
+        precondition(RawRing.isValid(capacity: capacity), RingCapacityError(requested: capacity).description)
+        precondition(RawRing.isValid(slotBytes: slotBytes), RawRing.invalidSlotMessage(slotBytes))
+        try self.init(checkedCapacity: capacity, slotBytes: RawRing.markBytes + slotBytes) { calloc(1, $0) }
+    }
+
+    /// The inits' allocation.
     @inline(__always)
     private init(checkedCapacity capacity: Int, slotBytes: Int, allocate: (_ bytes: Int) -> UnsafeMutableRawPointer?)
     throws(RingAllocationError) {
@@ -231,6 +239,13 @@ package struct RawRing: @unchecked Sendable {
     @inlinable @inline(__always)
     package func headIsReadySingleConsumer(slotBytes: Int) -> Bool {
         peekSingleConsumer(at: consumerHeadSingleConsumer, slotBytes: slotBytes) != nil
+    }
+
+    /// Whether the entry at the consumer index is published, from any thread: a snapshot,
+    /// true also while a consumer takes that entry.
+    @inlinable @inline(__always)
+    package func headIsReadyAnyThread(slotBytes: Int) -> Bool {
+        ckshim_ring_head_ready_any(ring, UnsafeMutableRawPointer(buffer), RawRing.entryStride(slotBytes: slotBytes))
     }
 
     /// Mailbox entries claimed and not yet consumed (a snapshot; 0 while sealed).

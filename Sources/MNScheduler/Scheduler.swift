@@ -8,8 +8,9 @@
 // sleeper if nobody searches (IdleWorkers W1).
 //
 // Shutdown and after close (the article, "Shutdown and after close"):
-//   (C1) Once shutdown passed the injection queue's producer lock after setting `closed`,
-//        no push reaches a queue.
+//   (C1) Once shutdown set `closed` and closed the injection queues, a push either is
+//        refused or hands what it finds queued over itself (InjectionQueue J4): nothing
+//        stays in a queue.
 //   (C2) A turn in progress finishes; workers hand their queues over and exit. A worker
 //        still in a turn at the timeout is detached, never joined, and reported.
 //   (C3) Everything queued, and every unit scheduled after close, runs through its
@@ -138,8 +139,9 @@ final class SchedulerGate: Sendable {
     @inline(__always)
     private func scheduleFromOutside(_ unit: UnsafeMutableRawPointer, into queue: InjectionQueue, expectingOwner: Bool) {
         guard let entry = UnitHeader.at(unit).pointee.claimEntry(unit, expectingOwner: expectingOwner) else { return }
-        if queue.pushUnlessClosed(entry, core: core) {
-            core.notifyParked()
+        if queue.pushUnlessClosed(entry) {
+            core.notifyParked()  // its fence is the one InjectionQueue J4 asks for
+            queue.settleAfterPush()
         } else {
             core.handOver(entry)
         }
@@ -283,9 +285,10 @@ public final class Scheduler: Sendable {
     }
 
     /// Makes `unit` runnable: an idle unit is queued, a scheduled one left alone, a running
-    /// one queued again after its turn. From one of this scheduler's workers it is
-    /// lock-free; from outside it takes the injection queue's lock briefly and may wake a
-    /// worker. After `shutdown` began, the unit goes to ``ScheduledUnit/runAfterShutdown()``
+    /// one queued again after its turn. From one of this scheduler's workers the unit goes
+    /// to that worker's next slot; from outside, into the injection queue (a claim and a
+    /// publish, waiting for no other caller; a short lock only once its ring is full), and
+    /// a worker may be woken. After `shutdown` began, the unit goes to ``ScheduledUnit/runAfterShutdown()``
     /// instead, by `shutdown` or on the calling thread: never to a queue no one reads.
     ///
     /// `guessing` names the owner bit T1's first compare-and-swap expects: ``GuessOwner``
@@ -318,8 +321,9 @@ public final class Scheduler: Sendable {
         let pointers: [UnsafeMutableRawPointer] = lifecycle.withLock { life in
             if life.finished { return [] }
             core.closed.store(true, ordering: .sequentiallyConsistent)
-            core.injection.passProducers()
-            core.resumed.passProducers()
+            // Unowned: the queues live in the core; a closure holding it would be a cycle.
+            core.injection.close { [unowned core] in core.handOver($0) }
+            core.resumed.close { [unowned core] in core.handOver($0) }
             for worker in workers { worker.parker.unpark() }
             while core.exitedWorkers.load(ordering: .acquiring) < workers.count
                     || core.activeSpares.load(ordering: .acquiring) > 0,
@@ -336,8 +340,9 @@ public final class Scheduler: Sendable {
             life.threads = []
             life.finished = true
             var pointers: [UnsafeMutableRawPointer] = []
-            while let unit = core.resumed.pop() { pointers.append(unit) }
-            while let unit = core.injection.pop() { pointers.append(unit) }
+            // What a worker pushed before it left: into the late list, with the rest.
+            core.resumed.drainAfterClose()
+            core.injection.drainAfterClose()
             core.late.withLock { late in
                 late.handBackDone = true
                 pointers.append(contentsOf: late.units)

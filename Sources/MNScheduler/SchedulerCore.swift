@@ -70,14 +70,14 @@ final class SchedulerCore: Sendable {
         if !ringsReleased.load(ordering: .acquiring) { for queue in queues { queue.deallocate() } }
     }
 
-    /// Frees the queues' rings once every worker and spare exited and the monitor stopped;
-    /// late work takes the after-close path, which uses no ring. Readers of counts check
-    /// `ringsReleased` first. Idempotent.
+    /// Frees the local run queues' rings once every worker and spare exited and the monitor
+    /// stopped; late work takes the after-close path, which uses no local queue. Readers of
+    /// their counts check `ringsReleased` first. The injection queues keep their rings until
+    /// they are freed: an outside push that claimed before close may still publish
+    /// (InjectionQueue J4). Idempotent.
     func releaseRings() {
         guard !ringsReleased.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for queue in queues { queue.deallocate() }
-        injection.releaseRing()
-        resumed.releaseRing()
     }
 
     /// IdleWorkers W1: after publishing work, wake a sleeper if nobody is searching.
@@ -129,9 +129,10 @@ final class SchedulerCore: Sendable {
         return awake < width ? asleep + runnable : asleep
     }
 
-    /// True when any queue a searcher looks at holds a unit (a snapshot).
+    /// True when any queue a searcher looks at holds a unit it could take now (a snapshot;
+    /// the parking re-check, IdleWorkers W2).
     func hasQueuedWork() -> Bool {
-        if !injection.isEmpty || !resumed.isEmpty { return true }
+        if injection.hasReadyWork || resumed.hasReadyWork { return true }
         for queue in queues where queue.count > 0 { return true }
         return false
     }

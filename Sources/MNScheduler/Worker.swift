@@ -306,14 +306,14 @@ final class Worker: @unchecked Sendable {
     private func takeFromInjection() -> UnsafeMutableRawPointer? {
         // Borrowed: a retain would write the refcount on the line every outside push reads.
         Unmanaged.passUnretained(core.injection)._withUnsafeGuaranteedRef { injection in
-            guard let first = injection.pop() else { return nil }
-            let batch = min(injection.count / core.queues.count, local.usableCapacity / 2 - local.count)
-            var moved = 0
-            while moved < batch, let unit = injection.pop() {
+            var moved = false
+            let first = injection.pop(extra: { left in
+                min(left / core.queues.count, local.usableCapacity / 2 - local.count)
+            }, into: { unit in
                 pushLocal(unit)
-                moved += 1
-            }
-            if moved > 0 { core.notifyParkedFromWorker() }
+                moved = true
+            })
+            if moved { core.notifyParkedFromWorker() }
             return first
         }
     }

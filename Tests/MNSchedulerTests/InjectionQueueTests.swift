@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 import Synchronization
 @testable import MNScheduler
@@ -46,3 +47,94 @@ import TestSupport
         #expect(queue.pop() == nil)
     }
 }
+
+#if DEBUG  // the push and consume hooks are compiled out of release builds
+extension InjectionQueueTests {
+    @Test("a push paused between its claim and its publish stops no other push (J1)")
+    func pausedPushStopsNoOtherPush() {
+        let queue = InjectionQueue(capacity: 8)
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        let secondDone = DispatchSemaphore(value: 0)
+        let calls = Atomic<Int>(0)
+        queue.pushHookForTesting = {
+            if calls.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+                paused.signal()
+                resume.wait()
+            }
+        }
+        let first = JoinableThread { queue.push(Self.word(0, 0)) }
+        paused.wait()
+        let second = JoinableThread { queue.push(Self.word(1, 0)); secondDone.signal() }
+        let finished = secondDone.wait(timeout: .now() + 5) == .success
+        resume.signal()
+        if !finished { secondDone.wait() }
+        #expect(finished, "the second push waited for the paused one")
+        first.join()
+        second.join()
+        var taken: Set<UInt> = []
+        while let p = queue.pop() { taken.insert(UInt(bitPattern: p)) }
+        #expect(taken == [UInt(bitPattern: Self.word(0, 0)), UInt(bitPattern: Self.word(1, 0))])
+    }
+}
+
+/// Collects what a closed queue hands over.
+private final class HandedOver: @unchecked Sendable {
+    private let words = Mutex<[UInt]>([])
+    func add(_ unit: UnsafeMutableRawPointer) { words.withLock { $0.append(UInt(bitPattern: unit)) } }
+    var all: [UInt] { words.withLock { $0 } }
+}
+
+extension InjectionQueueTests {
+    @Test("a push that claimed before close and publishes after it hands its entry over itself (J4)")
+    func pushClaimedBeforeCloseIsHandedOver() {
+        let queue = InjectionQueue(capacity: 8)
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        queue.pushHookForTesting = { paused.signal(); resume.wait() }
+        let handed = HandedOver()
+        let accepted = Atomic<Bool>(false)
+        let producer = JoinableThread {
+            if queue.pushUnlessClosed(Self.word(0, 0)) {
+                accepted.store(true, ordering: .relaxed)
+                atomicMemoryFence(ordering: .sequentiallyConsistent)  // SchedulerCore.notifyParked's
+                queue.settleAfterPush()
+            }
+        }
+        paused.wait()
+        queue.close { handed.add($0) }
+        #expect(handed.all.isEmpty, "nothing was published when the queue closed")
+        queue.pushHookForTesting = nil
+        #expect(!queue.pushUnlessClosed(Self.word(1, 0)), "a push after close is refused")
+        resume.signal()
+        producer.join()
+        let wasAccepted = accepted.load(ordering: .relaxed)
+        #expect(wasAccepted)
+        #expect(handed.all == [UInt(bitPattern: Self.word(0, 0))])
+        #expect(queue.pop() == nil)
+    }
+
+    @Test("a consumer that held the queue at close hands over what it left (J4)")
+    func consumerHoldingTheQueueAtCloseDrainsAfter() {
+        let queue = InjectionQueue(capacity: 8)
+        queue.push(Self.word(0, 0))
+        queue.push(Self.word(0, 1))
+        let holding = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        queue.consumeHookForTesting = { holding.signal(); resume.wait() }
+        let taken = Atomic<UInt>(0)
+        let consumer = JoinableThread {
+            if let unit = queue.pop() { taken.store(UInt(bitPattern: unit), ordering: .relaxed) }
+        }
+        holding.wait()
+        let handed = HandedOver()
+        queue.close { handed.add($0) }
+        #expect(handed.all.isEmpty, "the consumer holds the queue: close leaves the draining to it")
+        resume.signal()
+        consumer.join()
+        let first = taken.load(ordering: .relaxed)
+        #expect(first == UInt(bitPattern: Self.word(0, 0)))
+        #expect(handed.all == [UInt(bitPattern: Self.word(0, 1))])
+    }
+}
+#endif
