@@ -238,7 +238,7 @@ inline handOver(keep, again, mine) {
     keep = false
 }
 
-/* InjectionQueue.drainClosed (J4): while an entry is ready and the try-lock is free, take
+/* InjectionQueue.drainAfterClose (J4): while an entry is ready and the try-lock is free, take
    it and drain everything into the hand-over; a held lock is left to its holder, who
    drains after it lets go. */
 inline drainClosed(keep, again, mine) {
@@ -352,7 +352,7 @@ active proctype shutdown() {
     :: skip                                        /* the timeout passed: workers detached */
     fi;
 #ifndef BUG_NO_CLOSE_DRAIN
-    drainClosed(keep, again, mine);                /* drainAfterClose: the hand-back's */
+    drainClosed(keep, again, mine);                /* again, before the hand-back */
 #endif
     atomic { !lateLock -> lateLock = true };
     handBackDone = true;

@@ -103,7 +103,7 @@ final class InjectionQueue: @unchecked Sendable {
     /// the close drains what the hand-back could not see.
     @inline(__always)
     func settleAfterPush() {
-        if _slowPath(closed.load(ordering: .acquiring)) { drainClosed() }
+        if _slowPath(closed.load(ordering: .acquiring)) { drainAfterClose() }
     }
 
     /// J1: claim, write, publish; false when the ring is full.
@@ -163,7 +163,7 @@ final class InjectionQueue: @unchecked Sendable {
     private func endConsuming() {
         consuming.store(false, ordering: .releasing)
         atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if _slowPath(closed.load(ordering: .acquiring)) && hasReadyWork { drainClosed() }
+        if _slowPath(closed.load(ordering: .acquiring)) && hasReadyWork { drainAfterClose() }
     }
 
     /// The next entry, holding `consuming`: the ring's head once published; the spill only
@@ -202,7 +202,7 @@ final class InjectionQueue: @unchecked Sendable {
         self.handOver = handOver
         closed.store(true, ordering: .sequentiallyConsistent)
         passSpill()
-        drainClosed()
+        drainAfterClose()
     }
 
     /// Waits for every spill critical section under way (J4: a spilling push that read
@@ -211,12 +211,10 @@ final class InjectionQueue: @unchecked Sendable {
         spill.withLock { _ in }
     }
 
-    /// J4, for shutdown's hand-back once the workers left: what they pushed after close.
-    func drainAfterClose() { drainClosed() }
-
     /// J4: drains into the hand-over until nothing is ready, unless another consumer holds
-    /// the queue (it drains after it lets go).
-    private func drainClosed() {
+    /// the queue (it drains after it lets go). Also shutdown's, once the workers left: what
+    /// they pushed after close.
+    func drainAfterClose() {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         guard let handOver else { return }
         while hasReadyWork, beginConsuming() {

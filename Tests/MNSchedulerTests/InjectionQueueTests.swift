@@ -53,21 +53,17 @@ extension InjectionQueueTests {
     @Test("a push paused between its claim and its publish stops no other push (J1)")
     func pausedPushStopsNoOtherPush() {
         let queue = InjectionQueue(capacity: 8)
-        let paused = DispatchSemaphore(value: 0)
-        let resume = DispatchSemaphore(value: 0)
+        let gate = Gate()
         let secondDone = DispatchSemaphore(value: 0)
         let calls = Atomic<Int>(0)
         queue.pushHookForTesting = {
-            if calls.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
-                paused.signal()
-                resume.wait()
-            }
+            if calls.wrappingAdd(1, ordering: .relaxed).oldValue == 0 { gate.pass() }
         }
         let first = JoinableThread { queue.push(Self.word(0, 0)) }
-        paused.wait()
+        #expect(gate.waitForArrivals(1))
         let second = JoinableThread { queue.push(Self.word(1, 0)); secondDone.signal() }
         let finished = secondDone.wait(timeout: .now() + 5) == .success
-        resume.signal()
+        gate.open()
         if !finished { secondDone.wait() }
         #expect(finished, "the second push waited for the paused one")
         first.join()
@@ -89,9 +85,8 @@ extension InjectionQueueTests {
     @Test("a push that claimed before close and publishes after it hands its entry over itself (J4)")
     func pushClaimedBeforeCloseIsHandedOver() {
         let queue = InjectionQueue(capacity: 8)
-        let paused = DispatchSemaphore(value: 0)
-        let resume = DispatchSemaphore(value: 0)
-        queue.pushHookForTesting = { paused.signal(); resume.wait() }
+        let gate = Gate()
+        queue.pushHookForTesting = { gate.pass() }
         let handed = HandedOver()
         let accepted = Atomic<Bool>(false)
         let producer = JoinableThread {
@@ -101,12 +96,12 @@ extension InjectionQueueTests {
                 queue.settleAfterPush()
             }
         }
-        paused.wait()
+        #expect(gate.waitForArrivals(1))
         queue.close { handed.add($0) }
         #expect(handed.all.isEmpty, "nothing was published when the queue closed")
         queue.pushHookForTesting = nil
         #expect(!queue.pushUnlessClosed(Self.word(1, 0)), "a push after close is refused")
-        resume.signal()
+        gate.open()
         producer.join()
         let wasAccepted = accepted.load(ordering: .relaxed)
         #expect(wasAccepted)
@@ -119,18 +114,17 @@ extension InjectionQueueTests {
         let queue = InjectionQueue(capacity: 8)
         queue.push(Self.word(0, 0))
         queue.push(Self.word(0, 1))
-        let holding = DispatchSemaphore(value: 0)
-        let resume = DispatchSemaphore(value: 0)
-        queue.consumeHookForTesting = { holding.signal(); resume.wait() }
+        let gate = Gate()
+        queue.consumeHookForTesting = { gate.pass() }
         let taken = Atomic<UInt>(0)
         let consumer = JoinableThread {
             if let unit = queue.pop() { taken.store(UInt(bitPattern: unit), ordering: .relaxed) }
         }
-        holding.wait()
+        #expect(gate.waitForArrivals(1))
         let handed = HandedOver()
         queue.close { handed.add($0) }
         #expect(handed.all.isEmpty, "the consumer holds the queue: close leaves the draining to it")
-        resume.signal()
+        gate.open()
         consumer.join()
         let first = taken.load(ordering: .relaxed)
         #expect(first == UInt(bitPattern: Self.word(0, 0)))
