@@ -13,22 +13,36 @@ final class ActorCell<Behavior: CellBehavior & ~Copyable>: ActorCellBase<Behavio
 
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, turn: UnitTurn?,
          bounded: Bool, behavior: consuming Behavior) {
         self.behavior = behavior
         super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
-                   mailbox: mailbox, mailboxPass: mailboxPass, bounded: bounded)
+                   mailbox: mailbox, turn: turn, bounded: bounded)
     }
 
-    /// The mailbox pass for `Behavior` (A2).
+    /// The cell's own turn for `Behavior`, which the worker calls directly (ActorCellBase,
+    /// A2, A3): captures nothing where `Behavior` is concrete.
     @inlinable
-    static var specializedMailboxPass: MailboxPass {
-        { base, max, lingering in
-            let cell = unsafeDowncast(base, to: ActorCell<Behavior>.self)
-            if _slowPath(cell.queue.firstSlotIsLive) { return cell.firstSlotPass(max: max, lingering: lingering) }
-            return cell.drainOnFastPath(max: max, lingering: lingering, firstSlotSpent: true) { message in
-                try cell.behavior.receive(message, context: ActorContext(cell: cell))
-            }
+    static var specializedTurn: UnitTurn {
+        { unit, budget, lingering in
+            unsafeDowncast(unit, to: ActorCell<Behavior>.self).runOwnTurn(budget: budget, lingering: lingering)
+        }
+    }
+
+    /// One turn: the common turn is the pass over up to `budget` (≥ 1) messages; any other
+    /// is `runGeneralTurn`, given the pass (A2).
+    @inlinable @inline(__always)
+    final func runOwnTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
+        if isCommonTurn { return finishCommonTurn(pass(max: budget, lingering: lingering)) }
+        return runGeneralTurn(budget: budget, lingering: lingering) { pass(max: $0, lingering: $1) }
+    }
+
+    /// Drains up to `max` messages into the behaviour.
+    @inlinable @inline(__always)
+    final func pass(max: Int, lingering: LingerPermit) -> TurnOutcome {
+        if _slowPath(queue.firstSlotIsLive) { return firstSlotPass(max: max, lingering: lingering) }
+        return drainOnFastPath(max: max, lingering: lingering, firstSlotSpent: true) { message in
+            try behavior.receive(message, context: ActorContext(cell: self))
         }
     }
 

@@ -15,16 +15,15 @@
 //      from elsewhere), so a delivered message writes nothing to the cell's first line,
 //      which every sender reads; it lives in TypedExtras, so most cells pay no word for
 //      it. Stashed and unstashed messages count in `heldBack`.
-// (A2) runTurn is called through the vtable, unspecialised, so the inlinable spawn builds
-//      a `MailboxPass` for the concrete actor type: drain, move and `receive`, all
-//      specialised. The common turn (running, nothing unstashed or queued in the system
-//      queue, unbounded) is just the pass; any other is runGeneralTurn.
-// (A3) The cell keeps the pass as one word, its code. A Swift closure is two words, its
-//      code and its retained context, nil when it captures nothing; a specialised pass
-//      captures nothing, so the code alone rebuilds it. Unspecialised code (a debug
-//      build) makes a pass with a context, the generic metadata; the extras keep that one.
-//      The word only ever rebuilds the same closure type, so a signed code pointer (arm64e)
-//      stays valid.
+// (A2) The inlinable spawn forms the cell's own turn (`ActorCell.specializedTurn`) for the
+//      concrete actor type, which the worker calls directly: the common turn's checks and
+//      the pass (drain, move and `receive`), all specialised. The common turn (running,
+//      nothing unstashed or queued in the system queue, unbounded) is just the pass; any
+//      other is runGeneralTurn, which is given the pass.
+// (A3) The unit header keeps that turn as its code alone (MNScheduler's UnitTurn.swift).
+//      Unspecialised code (a debug build) makes a turn with a context, the generic
+//      metadata; the extras keep that one, and the worker reaches it through the kind and
+//      the class's `runTurn`.
 // Wake-ups: UnitHeader.swift, R3.
 
 import MNScheduler
@@ -38,14 +37,9 @@ import Darwin
 @usableFromInline
 class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @unchecked Sendable {
     typealias Behavior = (Message, ActorContext<Message>) throws -> Void
-    /// Drains up to `max` messages into the behaviour, specialised (A2).
-    @usableFromInline typealias MailboxPass = (ActorCellBase<Message>, _ max: Int, _ lingering: LingerPermit) -> TurnOutcome
 
     /// How `Message` travels through `queue`.
     @usableFromInline typealias Encoding = MessageEncoding<Message>
-    /// The pass's code; nil when spawned from unspecialised code, whose pass the extras
-    /// keep (A2, A3).
-    @usableFromInline let passCode: UnsafeRawPointer?
     /// nil for an unbounded mailbox. Any thread.
     final var waiters: BoundedMailboxWaiters<Message>? {
         @inline(__always) get {
@@ -76,8 +70,9 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         var heldBack = 0
         /// A1. Written by the turn only; read from any thread (E1).
         let undelivered = Atomic<Int>(0)
-        /// A pass with a context, made by unspecialised code (A3). Set before the cell runs.
-        var unspecializedPass: MailboxPass?
+        /// The cell's own turn when it has a context, made by unspecialised code (A3). Set
+        /// before the cell runs.
+        var unspecializedTurn: UnitTurn?
         var watchMessages: [ActorID: Message] = [:]
         var watching: Set<ActorID> = []
         var timers: ActorTimerTable<Message>?
@@ -119,63 +114,40 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     @inline(__always) final var hasPriority: Bool { typedExtras?.hasPriority ?? false }
 
-    /// Inlinable: specialised, with constant arguments.
+    /// Inlinable: specialised, with constant arguments. `turn`: the cell's own turn (A2).
     @inlinable
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, mailboxPass: __shared MailboxPass?,
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, turn: UnitTurn?,
          bounded: Bool) {
-        if let mailboxPass { passCode = ActorCellBase.code(of: PassValue(pass: mailboxPass)) } else { passCode = nil }
         let traits: Traits = Encoding.isBoxed ? [.boxed, .stopWord] : .stopWord
         if _fastPath(name == nil && parent == nil && supervisor == nil && !bounded) {
-            super.init(id: id, system: system, mailbox: mailbox.signallingUnit(), traits: traits)
+            super.init(id: id, system: system, mailbox: mailbox.signallingUnit(), traits: traits, turn: turn)
         } else {
             super.init(id: id, name: name, system: system, parent: parent, supervisor: supervisor,
                        mailbox: mailbox.signallingUnit(), traits: traits,
-                       waiters: bounded ? ActorCellBase.makeWaiters() : nil)
+                       waiters: bounded ? ActorCellBase.makeWaiters() : nil, turn: turn)
         }
-        if passCode == nil, let mailboxPass { keepUnspecializedPass(mailboxPass) }
+        if !unitHeader.keepsOwnTurn, let turn { keepUnspecializedTurn(turn) }
     }
 
     /// A3; before the cell can run (C2).
     @usableFromInline
-    final func keepUnspecializedPass(_ pass: @escaping MailboxPass) { typed.unspecializedPass = pass }
+    final func keepUnspecializedTurn(_ turn: @escaping UnitTurn) { typed.unspecializedTurn = turn }
 
-    /// The cell has a pass, kept either way (A3).
-    final var hasMailboxPass: Bool {
-        if passCode != nil { return true }
-        // A match, not `!= nil`: that generic call would re-abstract the closure (an
+    /// The cell's own turn, kept either way (A3); nil for a cell made without one.
+    final var ownTurn: UnitTurn? {
+        if unitHeader.keepsOwnTurn { return unitHeader.turnCode.turn }
+        // A match, not `?? nil`: that generic call would re-abstract the closure (an
         // allocation in debug builds).
-        guard let extras = typedExtras, case .some = extras.unspecializedPass else { return false }
-        return true
+        guard let extras = typedExtras, case .some(let turn) = extras.unspecializedTurn else { return nil }
+        return turn
     }
 
-    /// Runs the pass over up to `max` messages; nil when the cell has none (A2, A3).
-    @inline(__always)
-    final func runMailboxPass(max: Int, lingering: LingerPermit) -> TurnOutcome? {
-        if let passCode { return ActorCellBase.pass(from: passCode)(self, max, lingering) }
-        return runUnspecializedPass(max: max, lingering: lingering)
-    }
+    /// True when the cell has its own turn, kept either way (A3).
+    final var hasOwnTurn: Bool { ownTurn != nil }
 
-    /// The common turn runs the pass. Debug builds, where every pass is unspecialised
-    /// (A3), run that one, so the tests cover the common turn too.
-    @inline(__always)
-    final var hasCommonPass: Bool {
-        #if DEBUG
-        hasMailboxPass
-        #else
-        passCode != nil
-        #endif
-    }
-
-    /// After `hasCommonPass`.
-    @inline(__always)
-    final func runCommonPass(max: Int, lingering: LingerPermit) -> TurnOutcome {
-        #if DEBUG
-        runMailboxPass(max: max, lingering: lingering).unsafelyUnwrapped
-        #else
-        ActorCellBase.pass(from: passCode.unsafelyUnwrapped)(self, max, lingering)
-        #endif
-    }
+    @usableFromInline
+    static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
 
     /// The `TurnBit`s agree with the phase and the extras (checked per turn in debug builds).
     final var turnBitsAgree: Bool {
@@ -191,43 +163,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return turnBits & all == expected
     }
 
-    /// The pass whose code is `code` (A3).
-    @inline(__always)
-    static func pass(from code: UnsafeRawPointer) -> MailboxPass {
-        unsafeBitCast(ThickPass(code: code, context: nil), to: PassValue.self).pass
-    }
-
-    /// The pass the extras keep (A3); nil when there is none.
-    @inline(never)
-    final func runUnspecializedPass(max: Int, lingering: LingerPermit) -> TurnOutcome? {
-        guard let pass = typedExtras?.unspecializedPass else { return nil }
-        return pass(self, max, lingering)
-    }
-
-    @usableFromInline
-    static func makeWaiters() -> AnyObject { BoundedMailboxWaiters<Message>() }
-
-    /// A `MailboxPass` in a struct, so it is stored as declared, not re-abstracted (A3).
-    @usableFromInline struct PassValue {
-        @usableFromInline let pass: MailboxPass
-        @inlinable init(pass: @escaping MailboxPass) { self.pass = pass }
-    }
-    /// A closure's two words: its code and its retained context (A3).
-    @usableFromInline struct ThickPass {
-        @usableFromInline let code: UnsafeRawPointer
-        @usableFromInline let context: UnsafeRawPointer?
-        @inlinable init(code: UnsafeRawPointer, context: UnsafeRawPointer?) {
-            self.code = code
-            self.context = context
-        }
-    }
-
-    /// `pass`'s code when it captures nothing, else nil (A3).
-    @inlinable
-    static func code(of pass: PassValue) -> UnsafeRawPointer? {
-        let words = unsafeBitCast(pass, to: ThickPass.self)
-        return words.context == nil ? words.code : nil
-    }
 
     deinit {
         // The queue's deinit destroys what its ring holds; an item left in its first slot
@@ -363,24 +298,36 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
 
     // MARK: the turn
 
+    /// A turn through the kind: the cell's own turn when it has a context (A3), which is
+    /// where debug builds check turn confinement; else (no own turn) the general turn.
     override final func runTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
         let previousTurn = enterTurn()  // debug builds only
         defer { leaveTurn(previousTurn) }
-        // The common turn (A2). `budget` ≥ 1.
         assert(budget > 0, "a turn with no budget")
         assert(turnBitsAgree, "the turn byte's bits disagree with the phase or the extras")
-        let common = TurnBit.notRunning | TurnBit.generalTurn
-        if turnBits & common == 0, waiters == nil, hasCommonPass, !hasSystemWork {
-            let outcome = runCommonPass(max: budget, lingering: lingering)
-            if turnBits & (common | TurnBit.stopPending) == 0 { return outcome }
-            return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
-        }
-        return runGeneralTurn(budget: budget, lingering: lingering)
+        if let turn = ownTurn { return turn(self, budget, lingering) }
+        return runGeneralTurn(budget: budget, lingering: lingering) { _, _ in nil }
     }
 
-    /// Steps 1–5; out of line, so the common turn saves fewer registers.
-    @inline(never)
-    final func runGeneralTurn(budget: Int, lingering: LingerPermit) -> TurnOutcome {
+    /// The common turn applies (A2): running, nothing unstashed, pending or queued in the
+    /// system queue, an unbounded mailbox. Turn only.
+    @inlinable @inline(__always)
+    final var isCommonTurn: Bool {
+        turnBits & (TurnBit.notRunning | TurnBit.generalTurn) == 0 && !traits.contains(.bounded) && !hasSystemWork
+    }
+
+    /// The end of a common turn whose pass returned `outcome`: usually just `outcome`.
+    @inlinable @inline(__always)
+    final func finishCommonTurn(_ outcome: TurnOutcome) -> TurnOutcome {
+        if turnBits & (TurnBit.notRunning | TurnBit.generalTurn | TurnBit.stopPending) == 0 { return outcome }
+        return finishTurn(mailboxOutcome: outcome == .more ? .more : .empty, systemOutcome: .empty, ranMailbox: true)
+    }
+
+    /// Steps 1–5; out of line, so the common turn saves fewer registers. `pass` drains the
+    /// mailbox into the behaviour (nil: the cell has none, and the drain is unspecialised).
+    @usableFromInline @inline(never)
+    final func runGeneralTurn(budget: Int, lingering: LingerPermit,
+                              pass: (_ max: Int, _ lingering: LingerPermit) -> TurnOutcome?) -> TurnOutcome {
         if isCreated { startIfNeeded() }
         var releaseRing = takeReleaseRequest()  // ActorSystem+Reclaim: the request word…
         let systemOutcome = hasSystemWork ? drainSystem(releaseRequested: &releaseRing) : .empty  // …or message
@@ -396,7 +343,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             var remaining = budget
             if let extras = typedExtras, extras.hasPriority { remaining = runUnstashed(max: remaining) }
             if remaining > 0 {
-                if let outcome = runMailboxPass(max: remaining, lingering: lingering) {
+                if let outcome = pass(remaining, lingering) {
                     mailboxOutcome = outcome == .more ? .more : .empty
                 } else {
                     mailboxOutcome = drainUnspecialised(max: remaining, lingering: lingering)
@@ -413,6 +360,7 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     }
 
     /// Steps 4, 5. `ranMailbox`: messages were handled, not dead-lettered.
+    @usableFromInline
     final func finishTurn(mailboxOutcome: MPSCQueue.DrainOutcome, systemOutcome: MPSCQueue.DrainOutcome,
                           ranMailbox: Bool) -> TurnOutcome {
         finishPendingStop()  // asked for in the turn's last message

@@ -310,7 +310,7 @@ public final class ActorSystem: Sendable {
         }
     }
 
-    /// Every spawn of a behaviour ends here. Inlinable: the cell and its mailbox pass are
+    /// Every spawn of a behaviour ends here. Inlinable: the cell and its own turn are
     /// specialised for `Behavior` at the call site. `supervisor` nil: the default.
     @inlinable
     func spawnCell<Behavior: CellBehavior & ~Copyable>(
@@ -322,7 +322,7 @@ public final class ActorSystem: Sendable {
         behavior.prepare()  // once the capacity is known to be valid
         let cell = ActorCell<Behavior>(id: nextActorID(), name: name, system: self, parent: parent,
                                        supervisor: supervisor, mailbox: shape,
-                                       mailboxPass: ActorCell<Behavior>.specializedMailboxPass,
+                                       turn: ActorCell<Behavior>.specializedTurn,
                                        bounded: boundedMailbox, behavior: behavior)
         // The cell stores its queue: reserve the eager ring now.
         try reserveEagerRing(of: cell.queue, for: Behavior.Message.self)

@@ -39,11 +39,13 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
         static let parentOnly = Traits(rawValue: 1 << 4)
     }
 
-    /// The scheduler's state for this cell (first: UnitHeader.swift, H1). Its two bytes and
-    /// the six below fill one word; then the queue (two words); then words.
-    @usableFromInline let unitHeader = UnitHeader(kind: AnyActorCell.unitKind)
+    /// The scheduler's state for this cell (first: UnitHeader.swift, H1): the turn's code,
+    /// then two bytes, which the six below fill to a word; then the queue (four words);
+    /// then words.
+    @usableFromInline let unitHeader: UnitHeader
 
-    /// Every cell class's kind: the worker calls `runTurn`, which each cell class overrides.
+    /// Every cell class's kind: the worker calls `runTurn`, which each cell class overrides,
+    /// for a cell whose header keeps no turn of its own (ActorCellBase, A3).
     @usableFromInline static let unitKind = UnitKind.register(AnyActorCell.self) { entry, budget, worker in
         Unmanaged<AnyActorCell>.fromOpaque(entry)._withUnsafeGuaranteedRef {
             $0.runTurn(budget: budget, lingering: LingerPermit(worker: worker))
@@ -294,7 +296,9 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
     /// something differs.
     @usableFromInline
     init(id: ActorID, name: __shared String?, system: __shared ActorSystem, parent: __shared AnyActorCell?,
-         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, traits: Traits = [], waiters: AnyObject? = nil) {
+         supervisor: __shared SupervisorStrategy?, mailbox: MPSCQueue.Shape, traits: Traits = [], waiters: AnyObject? = nil,
+         turn: UnitTurn? = nil) {
+        unitHeader = UnitHeader(kind: AnyActorCell.unitKind, turn: turn)
         self.id = id
         self.system = system
         if _fastPath(name == nil && parent == nil && supervisor == nil && waiters == nil) {
@@ -320,7 +324,8 @@ class AnyActorCell: ScheduledUnit, RecipientIdentity, @unchecked Sendable {
 
     /// The common spawn's init.
     @inlinable
-    init(id: ActorID, system: __shared ActorSystem, mailbox: MPSCQueue.Shape, traits: Traits) {
+    init(id: ActorID, system: __shared ActorSystem, mailbox: MPSCQueue.Shape, traits: Traits, turn: UnitTurn?) {
+        unitHeader = UnitHeader(kind: AnyActorCell.unitKind, turn: turn)
         self.id = id
         self.system = system
         spawnStorage = nil

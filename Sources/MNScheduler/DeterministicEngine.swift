@@ -92,7 +92,7 @@ package final class DeterministicEngine: Sendable {
         guard let entry = next else { return false }
         let header = UnitHeader.at(entry)
         let owner = header.pointee.transitionToRunning()
-        let outcome = UnitKind.runTurn(entry, budget: throughput, lingering: .never, kind: header.pointee.kind, in: UnitKind.turns)
+        let outcome = UnitKind.runTurn(entry, budget: throughput, lingering: .never, header: header)
         let after = header.pointee.transitionAfterTurn(outcome, owner: owner)
         switch after {
         case .requeue:

@@ -41,12 +41,13 @@ import Darwin
 public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked Sendable {
     // @unchecked: immutable references to thread-safe objects; the rest is the drainer's (E1, E3).
     /// The scheduler's state for this unit (first: UnitHeader.swift, H1).
-    public let unitHeader = UnitHeader(kind: MNSerialExecutor.unitKind)
+    /// Its own turn is `runTurn`, called directly (UnitTurn.swift).
+    public let unitHeader = UnitHeader(kind: MNSerialExecutor.unitKind) { unit, budget, _ in
+        unsafeDowncast(unit, to: MNSerialExecutor.self).runTurn(budget: budget)
+    }
 
     /// This type's kind.
-    static let unitKind = UnitKind.register(MNSerialExecutor.self) { entry, budget, _ in
-        Unmanaged<MNSerialExecutor>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
-    }
+    static let unitKind = UnitKind.register(MNSerialExecutor.self)
 
     /// The scheduler whose workers run this executor's jobs.
     public let scheduler: Scheduler
@@ -273,6 +274,8 @@ public final class MNSerialExecutor: ScheduledUnit, SerialExecutor, @unchecked S
     }
 
     /// Runs up to `budget` entries in order (called by the scheduler, never concurrently).
+    /// Inlined into the unit's own turn.
+    @inline(__always)
     public func runTurn(budget: Int) -> TurnOutcome {
         let outcome = scheduler.gate.deterministic == nil ? drain(max: budget) : drainOffPool(max: budget)
         return outcome == .empty ? .idle : .more

@@ -40,11 +40,12 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     final class Lane: ScheduledUnit, @unchecked Sendable {
         /// The scheduler's state for this unit (first: UnitHeader.swift, H1).
-        let unitHeader = UnitHeader(kind: Lane.unitKind)
-        /// This type's kind.
-        static let unitKind = UnitKind.register(Lane.self) { entry, budget, _ in
-            Unmanaged<Lane>.fromOpaque(entry)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue
+        /// Its own turn is `runTurn`, called directly (UnitTurn.swift).
+        let unitHeader = UnitHeader(kind: Lane.unitKind) { unit, budget, _ in
+            unsafeDowncast(unit, to: Lane.self).runTurn(budget: budget)
         }
+        /// This type's kind.
+        static let unitKind = UnitKind.register(Lane.self)
         let jobs: MPSCQueue
         /// The owning executor, unretained: turns run only while the Scheduler holds it.
         var owner: Unmanaged<MNTaskExecutor>?
@@ -72,6 +73,8 @@ public final class MNTaskExecutor: TaskExecutor, @unchecked Sendable {
             }
         }
 
+        /// Inlined into the unit's own turn.
+        @inline(__always)
         func runTurn(budget: Int) -> TurnOutcome {
             let executor = owner!._withUnsafeGuaranteedRef { $0.asUnownedTaskExecutor() }
             runsLeft = budget

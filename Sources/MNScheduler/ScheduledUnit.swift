@@ -1,7 +1,8 @@
 // ScheduledUnit: what the M:N scheduler runs one turn at a time. A unit is a class that
 // stores a UnitHeader as its first stored property (H1, UnitHeader.swift) and registers
 // its type once as a UnitKind; the scheduler reaches the header from the object's address
-// and runs the turn through the kind. Nothing inherits from a scheduler class.
+// and runs the turn the header keeps: the unit's own (UnitTurn.swift), or one through the
+// kind. Nothing inherits from a scheduler class.
 
 /// What a turn left behind: whether the unit goes idle or back into the run queue.
 public enum TurnOutcome: UInt8, Sendable {

@@ -29,16 +29,17 @@
 //        passes to the entry or runner.
 //
 // Placement: (H1) the header is its unit class's first stored property, so it lies two
-// words into the object and an entry alone reaches it (`at`); the kind byte names the
-// unit's type for the worker's dispatch (UnitKind.swift). Tests check H1 for every unit
-// type (`headerIsPlaced`).
+// words into the object and an entry alone reaches it (`at`). The worker calls the unit's
+// own turn when the header keeps one (UnitTurn.swift), else dispatches on the kind byte
+// (UnitKind.swift). Tests check H1 for every unit type (`headerIsPlaced`).
 //
 // Orderings: every write of the word is an acquire-release RMW. A producer that enqueued
 // and fenced may read it with a plain load (`isDue`, "Due units").
 
 import Synchronization
 
-/// The scheduler's state for one unit: its state word and its kind, in two bytes.
+/// The scheduler's state for one unit: its own turn, if it has one, then its state word and
+/// its kind, two bytes, which a subclass's small fields may follow in the same word.
 ///
 /// A ``ScheduledUnit`` stores it as its class's first stored property, in a `let`, and
 /// never moves it. Thread-safety: every transition is atomic; see the file's rules.
@@ -53,17 +54,29 @@ public struct UnitHeader: ~Copyable, Sendable {
     /// O: an owner holds a retain that keeps the unit alive (L1–L4).
     @usableFromInline static let owner: UInt8 = 4
 
+    /// The turn the worker calls: the unit's own, or `UnitTurnCode.throughKind`. Immutable,
+    /// so published with the unit.
+    @usableFromInline package let turnCode: UnitTurnCode
+
     /// The state word: run state and O. Every write is an acquire-release RMW.
     @usableFromInline let state: Atomic<UInt8>
 
     /// The unit's type, for the worker's dispatch.
     @usableFromInline let kind: UnitKind
 
-    /// An idle unit without an owner (queue entries hold its retains), of `kind`.
-    @inlinable public init(kind: UnitKind) {
+    /// An idle unit without an owner (queue entries hold its retains), of `kind`. The
+    /// worker runs its turns through `turn` when it captures nothing (`UnitTurnCode`),
+    /// else through `kind`.
+    @inlinable public init(kind: UnitKind, turn: UnitTurn? = nil) {
+        // `if let`, not `flatMap`: a generic call would re-abstract the closure, giving it
+        // a context in unoptimised builds.
+        if let turn, let code = UnitTurnCode(turn) { turnCode = code } else { turnCode = UnitTurnCode.throughKind }
         state = Atomic(UnitHeader.idle)
         self.kind = kind
     }
+
+    /// True when the worker calls the unit's own turn, not its kind's.
+    @inlinable package var keepsOwnTurn: Bool { turnCode != UnitTurnCode.throughKind }
 
     /// The header of the unit whose object is at `entry` (H1).
     @inlinable @inline(__always)

@@ -1,5 +1,5 @@
-// UnitKind: the type of a scheduled unit, as one byte in its header, and the table the
-// worker dispatches a turn through. A kind is registered once per unit type, under a lock,
+// UnitKind: the type of a scheduled unit, as one byte in its header, and the table a turn
+// through the kind dispatches on (for a unit with no turn of its own, UnitTurn.swift). A kind is registered once per unit type, under a lock,
 // before any unit of it exists, and never removed. Why a worker then reads a complete
 // entry without a lock: MNScheduler.docc/SchedulerProtocols.md, "The unit's header and kind".
 
@@ -23,7 +23,8 @@ public struct UnitKind: Sendable, Equatable {
     /// Registers `U` and returns its kind. Call it once per type and keep the result in a
     /// `static let`: each call adds a kind. `runTurn`, written for the concrete type (for
     /// example `{ unit, budget, _ in Unmanaged<U>.fromOpaque(unit)._withUnsafeGuaranteedRef { $0.runTurn(budget: budget) }.rawValue }`),
-    /// is the worker's direct call; without it a turn goes through one more closure.
+    /// is what a turn through the kind calls; without it, one more closure. A unit whose
+    /// header keeps its own turn (``UnitHeader/init(kind:turn:)``) skips both.
     @inlinable @inline(__always)
     public static func register<U: ScheduledUnit>(_: U.Type, runTurn: TurnFunction? = nil) -> UnitKind {
         // Specialised where `U` is concrete: the closures then capture nothing.
@@ -92,11 +93,20 @@ public struct UnitKind: Sendable, Equatable {
         table[Int(kind.index)].unsafelyUnwrapped
     }
 
-    /// Runs one turn of the unit at `entry` through `turns` (a worker's copy of the table).
+    /// Runs one turn of the unit at `entry`: the turn its header keeps, its own or
+    /// `UnitTurnCode.throughKind`.
     @inline(__always)
-    static func runTurn(_ entry: UnsafeMutableRawPointer, budget: Int, lingering: LingerPermit, kind: UnitKind,
-                        in turns: UnsafeMutablePointer<TurnFunction?>) -> TurnOutcome {
-        TurnOutcome(rawValue: turns[Int(kind.index)].unsafelyUnwrapped(entry, budget, lingering.worker)).unsafelyUnwrapped
+    static func runTurn(_ entry: UnsafeMutableRawPointer, budget: Int, lingering: LingerPermit,
+                        header: UnsafeMutablePointer<UnitHeader>) -> TurnOutcome {
+        let turn = header.pointee.turnCode.turn
+        return Unmanaged<AnyObject>.fromOpaque(entry)._withUnsafeGuaranteedRef { turn($0, budget, lingering) }
+    }
+
+    /// A turn through the kind's table: for a unit with no turn of its own.
+    static func runTurnThroughKind(_ unit: AnyObject, budget: Int, lingering: LingerPermit) -> TurnOutcome {
+        let entry = Unmanaged.passUnretained(unit).toOpaque()
+        let function = turns[Int(UnitHeader.at(entry).pointee.kind.index)].unsafelyUnwrapped
+        return TurnOutcome(rawValue: function(entry, budget, lingering.worker)).unsafelyUnwrapped
     }
 
     /// The unit at `entry`, as a strong reference.

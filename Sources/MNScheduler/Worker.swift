@@ -56,8 +56,6 @@ final class Worker: @unchecked Sendable {
     @usableFromInline let shared: WorkerShared
     /// True for a spare thread's worker (not stolen from; retires when idle).
     let isSpare: Bool
-    /// UnitKind's turn functions, read once: a turn's dispatch is two loads and a call.
-    let turns = UnitKind.turns
 
     // Owner-only state written every turn, padded off the neighbouring Worker's lines.
     private let paddingBefore = CacheLinePadding()
@@ -419,7 +417,7 @@ final class Worker: @unchecked Sendable {
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // odd: in a turn
         shared.stalled.store(false, ordering: .relaxed)
         let owner = header.pointee.transitionToRunning()
-        let outcome = UnitKind.runTurn(pointer, budget: throughput, lingering: lingerPermit, kind: header.pointee.kind, in: turns)
+        let outcome = UnitKind.runTurn(pointer, budget: throughput, lingering: lingerPermit, header: header)
         let after = header.pointee.transitionAfterTurn(outcome, owner: owner)
         shared.turnCount.store(shared.turnCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         currentUnit = nil

@@ -1,5 +1,5 @@
-// How a cell keeps its mailbox pass (ActorCellBase.swift, A3): a closure that captures
-// nothing is kept as its code alone and rebuilt from it; one with a context is not.
+// How a cell keeps its own turn (ActorCellBase.swift, A3): in its header when the turn
+// captures nothing, else in its extras.
 
 @testable import FastMailbox
 @testable import MNScheduler
@@ -10,31 +10,28 @@ import FastMailboxTestKit
 @Suite("Actor cell base") struct ActorCellBaseTests {
     typealias Cell = ActorCellBase<Int>
 
-    final class Counter: @unchecked Sendable { var calls = 0 }
-
-    @Test("a pass that captures nothing is kept as one word, and rebuilt from it calls the same code")
-    func passKeptAsCode() throws {
+    @Test("an actor spawned from concrete code has its own turn: in its header where the spawn was specialised")
+    func concreteSpawnKeepsTurn() throws {
         let deterministic = DeterministicScheduler(seed: 31)
         let system = makeDeterministicSystem(deterministic)
         defer { system.shutdown() }
-        let ref = try system.spawn { (_: Int, _) in }
+        let probe = Probe<Int>()
+        let ref = try system.spawn { (m: Int, _) in probe.record(m) }
         let cell = try #require(ref.identity as? Cell)
-        // Non-generic and capturing nothing: no context, even unoptimised.
-        let pass: Cell.MailboxPass = { _, max, _ in max == 7 ? .more : .idle }
-        let code = try #require(Cell.code(of: Cell.PassValue(pass: pass)), "a closure with no context keeps its code")
-        let rebuilt = Cell.pass(from: code)
-        #expect(rebuilt(cell, 7, .never) == .more)
-        #expect(rebuilt(cell, 3, .never) == .idle)
+        #expect(cell.hasOwnTurn)
+        let keeps = cell.unitHeader.keepsOwnTurn
+        #if DEBUG
+        // Unoptimised, the spawn is not specialised: its turn captures the metadata.
+        #expect(!keeps)
+        #else
+        #expect(keeps, "a specialised spawn's turn captures nothing")
+        #endif
+        for i in 0..<3 { ref.tell(i) }
+        try deterministic.runUntilQuiescent()
+        #expect(probe.values == [0, 1, 2])
     }
 
-    @Test("a pass with a context is not kept as code")
-    func passWithContextNotKept() throws {
-        let counter = Counter()
-        let pass: Cell.MailboxPass = { _, _, _ in counter.calls += 1; return .idle }
-        #expect(Cell.code(of: Cell.PassValue(pass: pass)) == nil)
-    }
-
-    @Test("an actor spawned from unspecialised code keeps its pass in the extras and runs it")
+    @Test("an actor spawned from unspecialised code keeps its turn in the extras and runs it")
     func unspecialisedPassRuns() throws {
         let deterministic = DeterministicScheduler(seed: 32)
         let system = makeDeterministicSystem(deterministic)
@@ -42,9 +39,10 @@ import FastMailboxTestKit
         let probe = Probe<Int>()
         let ref = try spawnGenerically(in: system, probe: probe)
         let cell = try #require(ref.identity as? Cell)
-        // The spawn is generic over the message: its pass captures the metadata.
-        #expect(cell.passCode == nil)
-        #expect(cell.hasMailboxPass)
+        // The spawn is generic over the message: its turn captures the metadata.
+        let keeps = cell.unitHeader.keepsOwnTurn
+        #expect(!keeps)
+        #expect(cell.hasOwnTurn)
         for i in 0..<5 { ref.tell(i) }
         try deterministic.runUntilQuiescent()
         #expect(probe.values == [0, 1, 2, 3, 4])

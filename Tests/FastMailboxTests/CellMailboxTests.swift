@@ -34,7 +34,7 @@ struct CellMailboxTests {
         let cell = ActorCell<EventActorCellBehavior<ClosureActor<M>>>(id: system.nextActorID(), name: nil, system: system, parent: nil,
                                               supervisor: system.defaultSupervisor,
                                               mailbox: try system.mailboxShape(capacity: capacity, for: M.self),
-                                              mailboxPass: nil, bounded: false, behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
+                                              turn: nil, bounded: false, behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
         try system.reserveEagerRing(of: cell.queue, for: M.self)  // as the spawn does
         return cell
     }

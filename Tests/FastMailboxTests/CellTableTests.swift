@@ -16,7 +16,7 @@ struct CellTableTests {
         try (0..<count).map { _ in
             ActorCell<EventActorCellBehavior<ClosureActor<Int>>>(
                 id: system.nextActorID(), name: nil, system: system, parent: nil, supervisor: system.defaultSupervisor,
-                mailbox: try system.mailboxShape(capacity: 16, for: Int.self), mailboxPass: nil, bounded: false,
+                mailbox: try system.mailboxShape(capacity: 16, for: Int.self), turn: nil, bounded: false,
                 behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
         }
     }

@@ -186,7 +186,7 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
 
     @Test("a pool's routees run specialised turns, whether spawned with an actor type or a closure")
     func routeesAreSpecialised() throws {
-        // spawn is inlinable and forms each routee's mailbox pass in the caller, specialised
+        // spawn is inlinable and forms each routee's own turn in the caller, specialised
         // for its actor type, not the generic path (ActorCellBase.handleFromMailbox,
         // generic metadata per message).
         let deterministic = DeterministicScheduler(seed: 41)
@@ -195,8 +195,8 @@ private func recordingPool(_ system: ActorSystem, name: String, size: Int, routi
         let closure = try system.spawn(options: SpawnOptions(pool: SpawnOptions.Pool(size: 2))) { (_: Job, _) in }
         let typedCells = try #require(system.routees(of: typed)).map { try #require($0.identity as? ActorCellBase<Int>) }
         let closureCells = try #require(system.routees(of: closure)).map { try #require($0.identity as? ActorCellBase<Job>) }
-        #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.hasMailboxPass })
-        #expect(closureCells.count == 2 && closureCells.allSatisfy { $0.hasMailboxPass })
+        #expect(typedCells.count == 3 && typedCells.allSatisfy { $0.hasOwnTurn })
+        #expect(closureCells.count == 2 && closureCells.allSatisfy { $0.hasOwnTurn })
         typed.tell(1)
         closure.tell(.work(1))
         try deterministic.runUntilQuiescent()

@@ -59,10 +59,10 @@ struct SpawnCostTests {
         guard malloc_counter_active() != 0 else { return }  // TSan/ASan builds: the sanitizer owns malloc
         let unnamed = try Self.measure(count: 1_000)
         // The cell, which stores its mailbox queue (MPSCQueue, "One object") and its closure
-        // (ClosureCellBehavior), and the mailbox pass's closure context with the extras
-        // that keep it. That context holds the behaviour's metadata and conformance:
+        // (ClosureCellBehavior), and its own turn's closure context with the extras that
+        // keep it. That context holds the behaviour's metadata and conformance:
         // unspecialised debug code allocates it per spawn; a release build specialises the
-        // spawn, the pass captures nothing and the cell keeps its code (ActorCellBase, A3).
+        // spawn, the turn captures nothing and the header keeps its code (ActorCellBase, A3).
         // Not the first turn's schedule: a closure actor gets none (closureActorBornRunning).
         // Not the name: `$<id>` is formatted when read.
         #expect(unnamed.spawn <= 3, "\(unnamed)")
@@ -107,9 +107,9 @@ struct SpawnCostTests {
         let unnamed = try system.spawn { (_: Int, _) in }
         let named = try system.spawn(options: SpawnOptions(name: "kept")) { (_: Int, _) in }
         let cell = try #require(unnamed.identity as? ActorCellBase<Int>)
-        // Unspecialised code (a debug build) makes a mailbox pass with a context, which
-        // the extras keep (ActorCellBase, A3); a specialised one is a word in the cell.
-        #expect(cell.spawnInfo == nil && (cell.extrasStorage == nil || cell.passCode == nil),
+        // Unspecialised code (a debug build) makes a turn with a context, which the extras
+        // keep (ActorCellBase, A3); a specialised one is a word in the header.
+        #expect(cell.spawnInfo == nil && (cell.extrasStorage == nil || !cell.unitHeader.keepsOwnTurn),
                 "an unnamed top-level actor with defaults has no side object")
         #expect(unnamed.name == "$\(unnamed.id.rawValue)")
         #expect(named.name == "kept")

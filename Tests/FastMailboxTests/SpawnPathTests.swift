@@ -142,7 +142,7 @@ struct SpawnPathTests {
         let cells = try (0..<20_000).map { index in
             ActorCell<EventActorCellBehavior<ClosureActor<Int>>>(
                 id: ActorID(rawValue: first + UInt64(index * stride)), name: nil, system: system, parent: nil,
-                supervisor: nil, mailbox: try system.mailboxShape(capacity: 16, for: Int.self), mailboxPass: nil,
+                supervisor: nil, mailbox: try system.mailboxShape(capacity: 16, for: Int.self), turn: nil,
                 bounded: false, behavior: EventActorCellBehavior(instance: ClosureActor { _, _ in }, factory: nil))
         }
         let table = CellTable()
