@@ -127,7 +127,8 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
                        mailbox: mailbox.signallingUnit(), traits: traits,
                        waiters: bounded ? ActorCellBase.makeWaiters() : nil, turn: turn)
         }
-        if !unitHeader.keepsOwnTurn, let turn { keepUnspecializedTurn(turn) }
+        // The turn itself, not the header: reading a stored property here costs a retain.
+        if let turn, UnitTurnCode(turn) == nil { keepUnspecializedTurn(turn) }
     }
 
     /// A3; before the cell can run (C2).
