@@ -164,7 +164,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
         return turnBits & all == expected
     }
 
-
     deinit {
         // The queue's deinit destroys what its ring holds; an item left in its first slot
         // is destroyed here, where its type is known.
