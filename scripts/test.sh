@@ -3,7 +3,7 @@
 # times: in debug, under ThreadSanitizer (with the ck_ring annotations compiled in), under
 # AddressSanitizer with LeakSanitizer (0 errors and 0 leaks required), and optimised
 # (release with testing enabled: only there does the optimiser specialise an actor's
-# mailbox pass, which a cell then keeps as its code; tests that arm a test hook, which
+# own turn, which its unit header then keeps as code; tests that arm a test hook, which
 # release builds compile out, are left out of that build). Each time the
 # unit targets run first, in parallel; then the stress targets (stress, soak, fault
 # injection, whole-process measurements) run alone, one test at a time (--no-parallel):

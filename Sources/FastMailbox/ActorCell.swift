@@ -46,7 +46,7 @@ final class ActorCell<Behavior: CellBehavior & ~Copyable>: ActorCellBase<Behavio
         }
     }
 
-    /// The mailbox pass while the queue's first slot is live: out of line, so the common
+    /// The pass while the queue's first slot is live: out of line, so the common
     /// pass carries no code for it. Specialised like the pass.
     @inlinable @inline(never)
     final func firstSlotPass(max: Int, lingering: LingerPermit) -> TurnOutcome {
