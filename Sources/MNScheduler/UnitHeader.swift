@@ -61,7 +61,8 @@ public struct UnitHeader: ~Copyable, Sendable {
     /// The state word: run state and O. Every write is an acquire-release RMW.
     @usableFromInline let state: Atomic<UInt8>
 
-    /// The unit's type, for the worker's dispatch.
+    /// The unit's type: for a turn through the kind, the after-shutdown hook and the unit
+    /// as a reference.
     @usableFromInline let kind: UnitKind
 
     /// An idle unit without an owner (queue entries hold its retains), of `kind`. The
