@@ -29,17 +29,18 @@
 //        passes to the entry or runner.
 //
 // Placement: (H1) the header is its unit class's first stored property, so it lies two
-// words into the object and an entry alone reaches it (`at`). The worker calls the unit's
-// own turn when the header keeps one (UnitTurn.swift), else dispatches on the kind byte
-// (UnitKind.swift). Tests check H1 for every unit type (`headerIsPlaced`).
+// words into the object and an entry alone reaches it (`at`). The worker calls the turn
+// the header keeps: the unit's own (UnitTurn.swift), or one that dispatches on the kind
+// byte (UnitKind.swift). Tests check H1 for every unit type (`headerIsPlaced`).
 //
 // Orderings: every write of the word is an acquire-release RMW. A producer that enqueued
 // and fenced may read it with a plain load (`isDue`, "Due units").
 
 import Synchronization
 
-/// The scheduler's state for one unit: its own turn, if it has one, then its state word and
-/// its kind, two bytes, which a subclass's small fields may follow in the same word.
+/// The scheduler's state for one unit: the turn a worker calls (its own, or one through its
+/// kind), then its state word and its kind, two bytes, which a subclass's small fields may
+/// follow in the same word.
 ///
 /// A ``ScheduledUnit`` stores it as its class's first stored property, in a `let`, and
 /// never moves it. Thread-safety: every transition is atomic; see the file's rules.

@@ -1,7 +1,8 @@
 // UnitKind: the type of a scheduled unit, as one byte in its header, and the table a turn
-// through the kind dispatches on (for a unit with no turn of its own, UnitTurn.swift). A kind is registered once per unit type, under a lock,
-// before any unit of it exists, and never removed. Why a worker then reads a complete
-// entry without a lock: MNScheduler.docc/SchedulerProtocols.md, "The unit's header and kind".
+// through the kind dispatches on (for a unit with no turn of its own, UnitTurn.swift). A
+// kind is registered once per unit type, under a lock, before any unit of it exists, and
+// never removed. Why a turn then reads a complete entry without a lock:
+// MNScheduler.docc/SchedulerProtocols.md, "The unit's header and kind".
 
 import Synchronization
 
