@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor faninclass faninvalue pool sequential spawn spawnactor ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
+[ ${#workloads[@]} -eq 0 ] && workloads=(pingpong threadring fanin faninactor faninclass faninvalue pool mailbox mailboxring sequential spawn spawnactor ask mnactor mnfloor swiftactor swiftactorpool swiftactorpoolfloor mntell)
 scripts/bootstrap.sh
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 swift build -c release --product instruction-probe >/dev/null

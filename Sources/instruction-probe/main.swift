@@ -16,6 +16,10 @@
 //     faninvalue  the same sink as a value behaviour (an ActorBehavior struct): n messages
 //     pool        an actor tells n Ints, in one turn, to a pool of 4 actors (round robin):
 //                 n messages (the router's pick and forward on top of faninactor's path)
+//     mailbox     this thread alone sends bursts of 4096 words into a 1024-slot Mailbox
+//                 (no actor, no scheduler: the ring, then the ordered overflow) and drains
+//                 each burst before the next: n messages
+//     mailboxring the same in bursts of 512 (the ring only): n messages
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
@@ -272,6 +276,23 @@ struct OrderedSinkValue: ActorBehavior {
     }
 }
 
+/// mailbox, mailboxring: `n` words sent from this thread in bursts of `burst` into a
+/// 1024-slot Mailbox, each burst drained before the next; checks their sum. A function of
+/// its own, like orderedFanIn.
+@inline(never)
+func mailboxBursts(_ n: Int, burst: Int) {
+    let mailbox = try! Mailbox<UInt>(capacity: 1024)
+    var sum: UInt = 0
+    var sent = 0
+    while sent < n {
+        let count = min(burst, n - sent)
+        for i in 0..<count { _ = mailbox.send(UInt(sent + i)) }
+        sent += count
+        while mailbox.drain(max: 64, { sum &+= $0 }) == .more {}
+    }
+    if sum != UInt(n * (n - 1) / 2) { fatalError("mailbox: sum \(sum), expected \(n * (n - 1) / 2)") }
+}
+
 /// faninclass and faninvalue: one sender actor tells n numbered messages (4 senders'
 /// sequences interleaved) to a sink of either kind. A function of its own, so the other
 /// workloads' code in the top-level switch is compiled as before.
@@ -304,7 +325,7 @@ final class RingMember: EventActor {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let n = Int(arguments.last!), n > 0 else {
-    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|faninclass|faninvalue|pool|sequential|spawn|spawnactor|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
+    print("usage: instruction-probe pingpong|threadring|fanin|faninactor|faninclass|faninvalue|pool|mailbox|mailboxring|sequential|spawn|spawnactor|ask|mnactor|mnactoractor|mnfloor|mnactoractorfloor|swiftactor|swiftactorpool|swiftactorpoolfloor|mntell|seqspawn <n>")
     exit(2)
 }
 let workload = arguments.first!
@@ -336,6 +357,9 @@ case "fanin", "faninactor":
         }
         sender.tell(0)
     }
+case "mailbox", "mailboxring":
+    mailboxBursts(n, burst: workload == "mailbox" ? 4096 : 512)
+    done.signal()
 case "faninclass", "faninvalue":
     try orderedFanIn(system, n: n, done: done, valueSink: workload == "faninvalue")
 case "pool":
