@@ -16,10 +16,8 @@
 //     faninvalue  the same sink as a value behaviour (an ActorBehavior struct): n messages
 //     pool        an actor tells n Ints, in one turn, to a pool of 4 actors (round robin):
 //                 n messages (the router's pick and forward on top of faninactor's path)
-//     mailbox     this thread alone sends bursts of 4096 words into a 1024-slot Mailbox
-//                 (no actor, no scheduler: the ring, then the ordered overflow) and drains
-//                 each burst before the next: n messages
-//     mailboxring the same in bursts of 512 (the ring only): n messages
+//     mailbox     this thread sends n words to a 1024-slot Mailbox (no actor) in bursts of
+//                 4096 (ring, then overflow), draining each; mailboxring: bursts of 512
 //     sequential  ping-pong between two sequential actors (`for await` on their inbox): 2·n
 //     spawn       this thread spawns n event actors and tells each one Int: n actors
 //                 (the figure is instructions per actor: spawn, first turn, one message)
@@ -52,8 +50,7 @@
 //                 it, no queue, no atomics): the runtime's own cost of a default-actor call
 //                 from a task with an executor preference, the floor under swiftactorpool
 //     mntell      two native actors on MNSerialExecutors bounce a ball with MNActor.tell
-//                 (fire-and-forget, a closure that captures nothing) until each got n:
-//                 2·n tells
+//                 (fire-and-forget, a capture-free closure) until each got n: 2·n tells
 //     seqspawn    not an instruction count: n sequential actors, one message each, left
 //                 parked in receive; prints the heap bytes (mallinfo) per parked actor
 //                 (SEQSPAWN_EXIT=1: exits with them alive, for valgrind's dhat)
