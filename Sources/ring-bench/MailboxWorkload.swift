@@ -1,7 +1,8 @@
-// mailbox: P producer threads → one FastMailbox Mailbox drained by one thread, beside the
-// raw ring it is built on (ck_ring with the yielding multi-producer enqueue, the one Mailbox
-// uses, retrying when full). Mailbox.send never blocks: a full ring overflows, in order,
-// into a locked list. Checked by QueueDriver (count, sum, exact per-producer order).
+// mailbox: P producer threads → one FastMailbox Mailbox drained by one thread, beside a
+// raw ck_ring (ck's in-order multi-producer enqueue, yielding while it waits for an earlier
+// producer, retrying when full). Mailbox.send never blocks: a full ring overflows, in
+// order, into a locked list. Checked by QueueDriver (count, sum, exact per-producer order).
+// Extras: the share of sends that took the overflow, which tells the row's regime.
 import FastMailbox
 import MNScheduler
 
@@ -13,11 +14,15 @@ enum MailboxWorkload {
         switch cell.runtime {
         case .fastmailbox:
             let mailbox = try! Mailbox<UInt>(capacity: capacity)
-            return QueueDriver.run(producers: producers, consumers: 1, each: each, produce: { word in
+            var outcome = QueueDriver.run(producers: producers, consumers: 1, each: each, produce: { word in
                 _ = mailbox.send(word)
             }, take: { batch in
                 _ = mailbox.drain(max: 64) { batch.append($0) }
             })
+            if outcome.failure == nil {
+                outcome.extras["overflow_percent"] = 100 * Double(mailbox.overflowSendCount) / Double(producers * each)
+            }
+            return outcome
         case .ckRing:
             let ring = RawRing(capacity: capacity)
             let handle = RingHandle(ring: ring)

@@ -113,6 +113,7 @@ struct ResultsTable {
                     ("idle_walk_ns_per_actor", "idle walk ns/actor")]
             scale = 1
         case .parallel: keys = [("compute_ceiling", "compute-only ceiling, M msgs/s")]; scale = 1e-6
+        case .mailbox: keys = [("overflow_percent", "overflow %")]; scale = 1
         case .fanin: keys = [("overflow_percent", "overflow %"), ("steals", "steals"), ("long_turn_steals", "from a long turn"), ("parks", "parks")]; scale = 1
         default: return ""
         }
