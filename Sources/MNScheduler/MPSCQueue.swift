@@ -382,6 +382,19 @@ package struct MPSCQueue: ~Copyable, Sendable {
         }
     }
 
+    /// The first slot, for a send that has not looked for a ring yet: nil, with nothing
+    /// copied, when the queue has a ring, has no first slot, is closed, or the slot is
+    /// taken. It touches no ring, so it needs no ring epoch section. The ring word is only
+    /// a hint here: the slot's claim alone decides ("The first slot").
+    @inlinable @inline(__always)
+    package func enqueueInFirstSlotIfRingless(moving source: UnsafeRawPointer, itemBytes: Int,
+                                              signalling unit: UnsafeMutableRawPointer?) -> Bool? {
+        guard ringWord.load(ordering: .relaxed) & 1 != 0, hasFirstSlot, !closed.load(ordering: .relaxed) else {
+            return nil
+        }
+        return enqueueInFirstSlot(moving: source, itemBytes: itemBytes, signalling: unit)
+    }
+
     /// The first slot's producer ("The first slot"): claim, write, publish, a full fence, then
     /// the idle-flag look. `becameNonEmpty`, or nil with nothing copied when the slot is taken.
     @usableFromInline

@@ -67,6 +67,32 @@ private func expectFailsAtOnceWithRecipientStopped(_ asked: Task<Int, any Error>
         #expect(report.isBalanced, "\(report)")
     }
 
+    @Test("a stopped actor that never had a message refuses its first tell, from outside the pool and from an actor")
+    func firstTellToAStoppedActorIsADeadLetter() throws {
+        // Its first slot is still free: a send that would take it refuses the message at
+        // once, as a send into a ring does, instead of queueing it for the stopped cell.
+        let deterministic = DeterministicScheduler(seed: 3)
+        let system = makeDeterministicSystem(deterministic)
+        let handled = Probe<Int>()
+        let stopped = try system.spawn { (value: Int, _) in handled.record(value) }
+        let cell = try #require(stopped.identity as? ActorCellBase<Int>)
+        let teller = try system.spawn { (value: Int, _) in stopped.tell(value) }
+        try deterministic.runUntilQuiescent()
+        stopped.stop()
+        try deterministic.runUntilQuiescent()
+        let closed = cell.queue.isClosed
+        #expect(closed)
+        stopped.tell(1)  // from this thread, outside the pool
+        #expect(cell.mailbox.count == 0, "refused at once: nothing waits in the first slot")
+        teller.tell(2)   // from an actor's turn
+        try deterministic.runUntilQuiescent()
+        #expect(handled.values.isEmpty)
+        #expect(cell.mailbox.count == 0)
+        let report = system.shutdown()
+        #expect(report.deadLettered == 2, "both tells to the stopped actor: \(report)")
+        #expect(report.isBalanced, "\(report)")
+    }
+
     @Test("an ask whose request the actor never handles because it stopped fails at once with recipientStopped")
     func askToActorStoppingAfterAcceptingFailsFast() async throws {
         // Deterministic: nothing runs until driven, so the ask is accepted into the mailbox
