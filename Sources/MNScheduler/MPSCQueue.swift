@@ -382,10 +382,10 @@ package struct MPSCQueue: ~Copyable, Sendable {
         }
     }
 
-    /// The first slot, for a send that has not looked for a ring yet: nil, with nothing
-    /// copied, when the queue has a ring, has no first slot, is closed, or the slot is
-    /// taken. It touches no ring, so it needs no ring epoch section. The ring word is only
-    /// a hint here: the slot's claim alone decides ("The first slot").
+    /// A send's way straight into the first slot: nil, with nothing copied, when the queue
+    /// has a ring, has no first slot, is closed, or the slot is taken. It touches no ring,
+    /// so it needs no ring epoch section. The ring word is only a hint here: the slot's
+    /// claim alone decides ("The first slot").
     @inlinable @inline(__always)
     package func enqueueInFirstSlotIfRingless(moving source: UnsafeRawPointer, itemBytes: Int,
                                               signalling unit: UnsafeMutableRawPointer?) -> Bool? {
