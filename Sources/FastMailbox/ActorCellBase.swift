@@ -212,7 +212,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
     @inlinable @inline(never)
     final func deliverFully(movingFrom source: UnsafeMutableRawPointer) -> Bool {
         if traits.contains(.bounded) { return deliverBounded(movingFrom: source) }
-        if let accepted = deliverInFirstSlot(movingFrom: source) { return accepted }
         switch Encoding.enqueueSpecialised(movingFrom: source, into: queue, signalling: entry) {
         case .accepted(let becameNonEmpty):
             if becameNonEmpty { scheduleSelf() }
@@ -221,20 +220,6 @@ class ActorCellBase<Message: Sendable>: AnyActorCell, MessageRecipient, @uncheck
             refuse(movingFrom: source)
             return false
         }
-    }
-
-    /// A cell's first message, once the ring path declined for want of a ring: straight
-    /// into the queue's first slot, past the general enqueue's layers (MailboxQueue, "The
-    /// first slot"). nil when the queue has a ring, the slot is taken, the mailbox is
-    /// closed or messages travel boxed.
-    @inlinable @inline(__always)
-    final func deliverInFirstSlot(movingFrom source: UnsafeMutableRawPointer) -> Bool? {
-        guard !Encoding.isBoxed,
-              let becameNonEmpty = queue.enqueueInFirstSlotIfRingless(moving: source, itemBytes: Encoding.itemBytes,
-                                                                      signalling: entry)
-        else { return nil }
-        if becameNonEmpty { scheduleSelf() }
-        return true
     }
 
     /// Out of line: no `Message` on the send path's stack.

@@ -355,6 +355,10 @@ package struct MPSCQueue: ~Copyable, Sendable {
         assert(itemBytes == self.itemBytes, "enqueue of \(itemBytes)-byte items into a queue of \(self.itemBytes)-byte items")
         if closed.load(ordering: .relaxed) { return .closed }
         if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
+        // No ring: a free first slot takes the item here, before the out-of-line call.
+        if hasFirstSlot, let becameNonEmpty = enqueueInFirstSlot(moving: source, itemBytes: itemBytes, signalling: unit) {
+            return .accepted(becameNonEmpty: becameNonEmpty)
+        }
         return enqueueAllocatingRing(moving: source, itemBytes: itemBytes, recording: items, signalling: unit)
     }
 
@@ -367,32 +371,16 @@ package struct MPSCQueue: ~Copyable, Sendable {
             : enqueueIfRing(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
-    /// Allocates the ring, then inserts; a queue whose first slot is free takes the item
-    /// there instead ("The first slot"). Out of line, so metadata is looked up only here.
+    /// Allocates the ring, then inserts. Reached once the first slot is taken (or the queue
+    /// has none: "The first slot"). Out of line, so metadata is looked up only here.
     @inlinable @inline(never)
     func enqueueAllocatingRing<Items: MPSCQueueItemType>(moving source: UnsafeRawPointer, itemBytes: Int,
                                                           recording items: Items.Type,
                                                           signalling unit: UnsafeMutableRawPointer?) -> EnqueueResult {
-        if hasFirstSlot, let becameNonEmpty = enqueueInFirstSlot(moving: source, itemBytes: itemBytes, signalling: unit) {
-            return .accepted(becameNonEmpty: becameNonEmpty)
-        }
         while true {
             _ = allocateRing(recording: items)
             if let result = enqueueIfRingInSectionIfNeeded(moving: source, itemBytes: itemBytes, signalling: unit) { return result }
         }
-    }
-
-    /// A send's way straight into the first slot: nil, with nothing copied, when the queue
-    /// has a ring, has no first slot, is closed, or the slot is taken. It touches no ring,
-    /// so it needs no ring epoch section. The ring word is only a hint here: the slot's
-    /// claim alone decides ("The first slot").
-    @inlinable @inline(__always)
-    package func enqueueInFirstSlotIfRingless(moving source: UnsafeRawPointer, itemBytes: Int,
-                                              signalling unit: UnsafeMutableRawPointer?) -> Bool? {
-        guard ringWord.load(ordering: .relaxed) & 1 != 0, hasFirstSlot, !closed.load(ordering: .relaxed) else {
-            return nil
-        }
-        return enqueueInFirstSlot(moving: source, itemBytes: itemBytes, signalling: unit)
     }
 
     /// The first slot's producer ("The first slot"): claim, write, publish, a full fence, then
