@@ -1,8 +1,10 @@
 // CellTable: the registry's set of live cells. Open addressing, linear probing, a
 // power-of-two capacity of one-word slots, each a retained cell or empty. A cell's home
-// comes from its id: Fibonacci hashing of id / 4, times 4, plus id mod 4, so four
-// consecutive spawns share a cache line of slots. A slot holds no copy of the id: a
-// removal finds its cell by address, and only moving an entry reads the entry's id.
+// comes from its address: 128-byte blocks of memory, sixteen to a group; Fibonacci hashing
+// places each group on 128 bytes of slots (a pair of lines), its blocks in order. Cells
+// allocated one after another share those slots, so a run of spawns misses once per group.
+// Nothing in the table reads a cell: inserting, probing, removing and doubling work on
+// the slots' own bits.
 //
 // Not thread-safe: every access is under the registry lock. Invariants:
 //   (T1) a cell is in the table at most once.
@@ -26,8 +28,8 @@ final class CellTable {
     /// nil: empty.
     typealias Slot = Unmanaged<AnyActorCell>?
 
-    /// log2 of the smallest table (16 slots).
-    static let minimumBits = 4
+    /// log2 of the smallest table: two groups, so the hash keeps at least one bit.
+    static let minimumBits = groupBits + 1
 
     private var slots: UnsafeMutablePointer<Slot>
     private var bits: Int
@@ -57,29 +59,37 @@ final class CellTable {
 
     private static func freeSlots(_ slots: UnsafeMutablePointer<Slot>) { free(slots) }
 
-    /// The home of `id`: group `id / 4` by Fibonacci hashing, slot `id mod 4` in it.
-    @inline(__always) private func home(_ id: UInt64) -> Int { CellTable.home(id, bits: bits) }
+    /// log2 of the slots in a group (128 bytes of slots).
+    static let groupBits = 4
+
+    /// log2 of the bytes in a block: no two cells start in one block (a cell's heap block
+    /// is larger), so cells allocated in a row get the consecutive slots of a group.
+    static let blockBits = 7
+
+    @inline(__always) private func home(_ cell: Unmanaged<AnyActorCell>) -> Int {
+        CellTable.home(address: UInt(bitPattern: cell.toOpaque()), bits: bits)
+    }
 
     /// The home of the cell in `slot`, which is not empty.
     @inline(__always) private static func home(of slot: Slot, bits: Int) -> Int {
-        home(slot.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.id.rawValue }, bits: bits)
+        home(address: UInt(bitPattern: slot.unsafelyUnwrapped.toOpaque()), bits: bits)
     }
 
-    /// bits ≥ minimumBits.
-    @inline(__always) private static func home(_ id: UInt64, bits: Int) -> Int {
-        let group = ((id &>> 2) &* 0x9E37_79B9_7F4A_7C15) &>> UInt64(truncatingIfNeeded: 64 &- (bits &- 2))
-        return Int(truncatingIfNeeded: group &<< 2 | (id & 3))
+    /// The home of a cell at `address` in a table of 2^`bits` slots (bits ≥ minimumBits):
+    /// group `block / 16` by Fibonacci hashing, slot `block mod 16` in it.
+    @inline(__always) static func home(address: UInt, bits: Int) -> Int {
+        let block = UInt64(address) &>> UInt64(blockBits)
+        let group = ((block &>> UInt64(groupBits)) &* 0x9E37_79B9_7F4A_7C15) &>> UInt64(truncatingIfNeeded: 64 &- (bits &- groupBits))
+        return Int(truncatingIfNeeded: group &<< UInt64(groupBits) | (block & UInt64((1 &<< groupBits) &- 1)))
     }
-
-    /// Test hook.
-    func homeSlot(of id: ActorID) -> Int { home(id.rawValue) }
 
     /// Adds a never-scheduled `cell` (T1) as its owner (T4).
     @inline(__always)
     func insert(_ cell: AnyActorCell) {
         // Wrapping: count < capacity ≤ 2^62.
         if (count &+ 1) &* 4 > capacity &* 3 { resize(bits: bits &+ 1) }
-        CellTable.place(Unmanaged.passRetained(cell), home: home(cell.id.rawValue), in: slots, bits: bits)
+        let entry = Unmanaged.passRetained(cell)
+        CellTable.place(entry, home: home(entry), in: slots, bits: bits)
         cell.unitHeader.ownerArrives()
         count &+= 1
     }
@@ -99,7 +109,7 @@ final class CellTable {
 
     /// T4; false when it was not there.
     func remove(_ cell: AnyActorCell) -> Bool {
-        var index = home(cell.id.rawValue)
+        var index = home(Unmanaged.passUnretained(cell))
         while true {
             guard let slot = slots[index] else { return false }
             if slot.toOpaque() == Unmanaged.passUnretained(cell).toOpaque() { break }
