@@ -33,8 +33,10 @@
 // the header keeps: the unit's own (UnitTurn.swift), or one that dispatches on the kind
 // byte (UnitKind.swift). Tests check H1 for every unit type (`headerIsPlaced`).
 //
-// Orderings: every write of the word is an acquire-release RMW. A producer that enqueued
-// and fenced may read it with a plain load (`isDue`, "Due units").
+// Orderings: every write of the word is an acquire-release RMW, but `ownerArrives`, a
+// store to a unit no other thread can reach yet: whatever later publishes the unit (a
+// lock's release, T1's RMW) orders it. A producer that enqueued and fenced may read the
+// word with a plain load (`isDue`, "Due units").
 
 import Synchronization
 
@@ -59,7 +61,8 @@ public struct UnitHeader: ~Copyable, Sendable {
     /// so published with the unit.
     @usableFromInline package let turnCode: UnitTurnCode
 
-    /// The state word: run state and O. Every write is an acquire-release RMW.
+    /// The state word: run state and O. Every write but `ownerArrives` is an acquire-release
+    /// RMW (the file's "Orderings").
     @usableFromInline let state: Atomic<UInt8>
 
     /// The unit's type: for a turn through the kind, the after-shutdown hook and the unit
@@ -224,10 +227,11 @@ public struct UnitHeader: ~Copyable, Sendable {
 
     /// An owner took one retain and keeps it until ``ownerLeaves()``: sets O. At most once,
     /// on a fresh unit no other thread can reach, so O exists before the first T1 (L1).
+    /// A store, not an RMW: no other thread can reach the unit yet (the file's "Orderings").
     @inlinable package func ownerArrives() {
-        let (exchanged, original) = state.compareExchange(
-            expected: UnitHeader.idle, desired: UnitHeader.owner, ordering: .acquiringAndReleasing)
-        if _slowPath(!exchanged) { UnitHeader.ownerArrivedTwice(original) }
+        let original = state.load(ordering: .relaxed)
+        if _slowPath(original != UnitHeader.idle) { UnitHeader.ownerArrivedTwice(original) }
+        state.store(UnitHeader.owner, ordering: .releasing)
     }
 
     @usableFromInline @inline(never)
