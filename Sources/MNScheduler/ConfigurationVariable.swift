@@ -76,8 +76,14 @@ public struct ConfigurationVariable: Sendable, Hashable, CustomStringConvertible
     /// ``SchedulerConfiguration/spinCount``.
     public static let spinCount = ConfigurationVariable(
         name: "MN_SPIN", values: .integer(0...1_000_000), defaultValue: .integer(0),
-        meaning: "Search rounds an idle worker spins before it sleeps. With the default, a worker that finds no work in one search sleeps, and a producer wakes it. A spinning worker takes a stream from another thread one unit at a time, and holds a core that the producer or threads outside the pool could use; a woken one takes what queued meanwhile in one batch. Raise it for shorter wake-ups on a machine with cores to spare.",
+        meaning: "Search rounds an idle worker spins, back to back, before it sleeps or starts its idle search (MN_IDLE_SEARCH_US). A spinning worker takes a stream from another thread one unit at a time, and holds a core that the producer or threads outside the pool could use; a woken one takes what queued meanwhile in one batch. Raise it for shorter wake-ups on a machine with cores to spare.",
         property: "spinCount")
+    /// ``SchedulerConfiguration/idleSearchMicroseconds``.
+    public static let idleSearch = ConfigurationVariable(
+        name: "MN_IDLE_SEARCH_US",
+        values: .integer(0...1_000_000, unit: "microseconds", zero: "means none"), defaultValue: .integer(32),
+        meaning: "How long a worker that ran out of work goes on searching before it sleeps, looking once every 16 microseconds, when it ran 16 or more turns since it last woke. A stream of work from another thread is then taken in batches, with no wake-up (a system call in the producer) per batch; a worker that ran one turn, as in a request and its reply, sleeps at once.",
+        property: "idleSearchMicroseconds")
     /// ``SchedulerConfiguration/runQueueCapacity``.
     public static let runQueueCapacity = ConfigurationVariable(
         name: "MN_RUNQUEUE_CAPACITY", values: .integer(4...65536, powerOfTwo: true), defaultValue: .integer(4_096),
@@ -114,7 +120,7 @@ public struct ConfigurationVariable: Sendable, Hashable, CustomStringConvertible
 
     /// Every variable the runtime reads, in the order documentation lists them.
     public static let all: [ConfigurationVariable] = [
-        workers, throughput, spinCount, runQueueCapacity, pinWorkers, blockingThreshold, maxBlockingThreads,
+        workers, throughput, spinCount, idleSearch, runQueueCapacity, pinWorkers, blockingThreshold, maxBlockingThreads,
         idleMailboxReclaim, ringEpoch,
     ]
 

@@ -10,8 +10,9 @@
 //       counts one more searching and unparked worker, and unparks a sleeper, which starts
 //       searching: at most one wake per "nobody is searching" episode.
 //  (W2) A worker out of work searches (at most half the awake workers; the rest park at
-//       once), spins `spinCount` rounds, then parks: under the lock it leaves both counts
-//       and joins `sleepers`. The last searcher then re-checks every queue and, if anything
+//       once), spins `spinCount` rounds and, after a stream, goes on for the idle search
+//       (SchedulerProtocols.md), then parks: under the lock it leaves both counts and
+//       joins `sleepers`. The last searcher then re-checks every queue and, if anything
 //       is queued, wakes a worker (possibly itself).
 //  (W3) A searcher that finds work stops searching; if it was the last, it wakes another.
 // Why nothing is lost: the producer's (push; fence; read state) and the last searcher's

@@ -22,6 +22,10 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     /// Search rounds an idle worker spins before it sleeps (MN_SPIN; the default and why:
     /// ``ConfigurationVariable/spinCount``).
     public var spinCount: Int?
+    /// Microseconds an idle worker that has just run a stream of turns goes on searching
+    /// before it sleeps (MN_IDLE_SEARCH_US; 0: it sleeps after its spin rounds; the default
+    /// and why: ``ConfigurationVariable/idleSearch``).
+    public var idleSearchMicroseconds: Int?
     /// Slots in each worker's local run queue, a power of two (MN_RUNQUEUE_CAPACITY).
     /// The injection queue's ring has 4× as many, and spills in order beyond that.
     public var runQueueCapacity: Int?
@@ -47,12 +51,13 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     /// from its environment variable (when `readsEnvironment`), else its default.
     /// Values are checked by ``resolved()``, which a `Scheduler` calls when it starts.
     public init(workers: Int? = nil, throughput: Int? = nil, spinCount: Int? = nil,
-                runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil,
+                idleSearchMicroseconds: Int? = nil, runQueueCapacity: Int? = nil, pinWorkers: Bool? = nil,
                 blockingThresholdMilliseconds: Int? = nil, maxBlockingThreads: Int? = nil,
                 idleMailboxReclaimMilliseconds: Int? = nil, readsEnvironment: Bool = true) {
         self.workers = workers
         self.throughput = throughput
         self.spinCount = spinCount
+        self.idleSearchMicroseconds = idleSearchMicroseconds
         self.runQueueCapacity = runQueueCapacity
         self.pinWorkers = pinWorkers
         self.blockingThresholdMilliseconds = blockingThresholdMilliseconds
@@ -71,6 +76,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
         case throughput
         /// ``SchedulerConfiguration/spinCount`` (MN_SPIN).
         case spinCount
+        /// ``SchedulerConfiguration/idleSearchMicroseconds`` (MN_IDLE_SEARCH_US).
+        case idleSearchMicroseconds
         /// ``SchedulerConfiguration/runQueueCapacity`` (MN_RUNQUEUE_CAPACITY).
         case runQueueCapacity
         /// ``SchedulerConfiguration/pinWorkers`` (MN_PIN).
@@ -88,6 +95,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
             case .workers: return .workers
             case .throughput: return .throughput
             case .spinCount: return .spinCount
+            case .idleSearchMicroseconds: return .idleSearch
             case .runQueueCapacity: return .runQueueCapacity
             case .pinWorkers: return .pinWorkers
             case .blockingThresholdMilliseconds: return .blockingThreshold
@@ -128,6 +136,10 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
     public static let defaultThroughput = ConfigurationVariable.throughput.integerDefault!
     /// Search rounds before sleeping when nothing else is set.
     public static let defaultSpinCount = ConfigurationVariable.spinCount.integerDefault!
+    /// Allowed idle search times (microseconds; 0 = none).
+    public static let idleSearchRange = ConfigurationVariable.idleSearch.range!
+    /// Idle search time when nothing else is set (microseconds).
+    public static let defaultIdleSearchMicroseconds = ConfigurationVariable.idleSearch.integerDefault!
     /// Local run-queue slots when nothing else is set.
     public static let defaultRunQueueCapacity = ConfigurationVariable.runQueueCapacity.integerDefault!
     /// Pinning when nothing else is set.
@@ -148,7 +160,7 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
 
     public var description: String {
         func show<T>(_ v: T?) -> String { v.map { "\($0)" } ?? "unset" }
-        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), blockingThresholdMilliseconds: \(show(blockingThresholdMilliseconds)), maxBlockingThreads: \(show(maxBlockingThreads)), idleMailboxReclaimMilliseconds: \(show(idleMailboxReclaimMilliseconds)), readsEnvironment: \(readsEnvironment))"
+        return "SchedulerConfiguration(workers: \(show(workers)), throughput: \(show(throughput)), spinCount: \(show(spinCount)), idleSearchMicroseconds: \(show(idleSearchMicroseconds)), runQueueCapacity: \(show(runQueueCapacity)), pinWorkers: \(show(pinWorkers)), blockingThresholdMilliseconds: \(show(blockingThresholdMilliseconds)), maxBlockingThreads: \(show(maxBlockingThreads)), idleMailboxReclaimMilliseconds: \(show(idleMailboxReclaimMilliseconds)), readsEnvironment: \(readsEnvironment))"
     }
 
     // MARK: resolution
@@ -196,6 +208,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
                                   default: min(cpus.usableCPUs, SchedulerConfiguration.workerRange.upperBound))
         let throughput = try integer(.throughput, code: self.throughput, default: SchedulerConfiguration.defaultThroughput)
         let spin = try integer(.spinCount, code: self.spinCount, default: SchedulerConfiguration.defaultSpinCount)
+        let idleSearch = try integer(.idleSearchMicroseconds, code: self.idleSearchMicroseconds,
+                                     default: SchedulerConfiguration.defaultIdleSearchMicroseconds)
         let capacity = try integer(.runQueueCapacity, code: self.runQueueCapacity,
                                    default: SchedulerConfiguration.defaultRunQueueCapacity)
         let threshold = try integer(.blockingThresholdMilliseconds, code: self.blockingThresholdMilliseconds,
@@ -216,7 +230,8 @@ public struct SchedulerConfiguration: Sendable, Equatable, CustomStringConvertib
             sources[.pinWorkers] = .default
         }
         return ResolvedSchedulerConfiguration(
-            workers: workers, throughput: throughput, spinCount: spin, runQueueCapacity: capacity,
+            workers: workers, throughput: throughput, spinCount: spin, idleSearchMicroseconds: idleSearch,
+            runQueueCapacity: capacity,
             pinWorkers: pin, blockingThresholdMilliseconds: threshold, maxBlockingThreads: maxBlocking,
             idleMailboxReclaimMilliseconds: reclaim, sources: sources, cpus: cpus)
     }
@@ -232,6 +247,8 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
     public let throughput: Int
     /// Search rounds before a worker sleeps.
     public let spinCount: Int
+    /// Microseconds an idle worker searches after a stream before it sleeps (0: none).
+    public let idleSearchMicroseconds: Int
     /// Slots per local run queue (a power of two).
     public let runQueueCapacity: Int
     /// Whether workers are pinned to CPUs.
@@ -251,7 +268,7 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
     /// Scheduler reproduces them whatever the environment says).
     public var configuration: SchedulerConfiguration {
         SchedulerConfiguration(workers: workers, throughput: throughput, spinCount: spinCount,
-                               runQueueCapacity: runQueueCapacity, pinWorkers: pinWorkers,
+                               idleSearchMicroseconds: idleSearchMicroseconds, runQueueCapacity: runQueueCapacity, pinWorkers: pinWorkers,
                                blockingThresholdMilliseconds: blockingThresholdMilliseconds,
                                maxBlockingThreads: maxBlockingThreads,
                                idleMailboxReclaimMilliseconds: idleMailboxReclaimMilliseconds)
@@ -268,6 +285,7 @@ public struct ResolvedSchedulerConfiguration: Sendable, Equatable, CustomStringC
         case .workers: return String(workers)
         case .throughput: return String(throughput)
         case .spinCount: return String(spinCount)
+        case .idleSearchMicroseconds: return String(idleSearchMicroseconds)
         case .runQueueCapacity: return String(runQueueCapacity)
         case .pinWorkers: return String(pinWorkers)
         case .blockingThresholdMilliseconds: return String(blockingThresholdMilliseconds)

@@ -13,6 +13,9 @@ public struct WorkerMetrics: Sendable, Hashable {
     /// Of `steals`, units taken from another worker's next slot while that worker stayed
     /// inside one turn (SchedulerProtocols.md, "Long turns"), without the blocking monitor.
     public var longTurnSteals: Int = 0
+    /// Times it ran out of work after a stream and searched on before it parked
+    /// (SchedulerProtocols.md, "The idle search").
+    public var idleSearches: Int = 0
     /// Its local run queue's length now.
     public var localQueueDepth: Int
     /// The share of the monitor's samples that found it busy (0…1; nil when blocking
@@ -36,6 +39,8 @@ public struct SchedulerMetrics: Sendable, Hashable, CustomStringConvertible {
     public var steals: Int { workers.reduce(0) { $0 + $1.steals } }
     /// Long-turn next-slot steals over all workers (included in `steals`).
     public var longTurnSteals: Int { workers.reduce(0) { $0 + $1.longTurnSteals } }
+    /// Idle searches over all workers.
+    public var idleSearches: Int { workers.reduce(0) { $0 + $1.idleSearches } }
 
     public var description: String {
         let busy = workers.map { $0.busyFraction.map { String(Int(($0 * 100).rounded())) + "%" } ?? "?" }
@@ -55,6 +60,7 @@ extension Scheduler {
                 parks: shared.parks.load(ordering: .relaxed),
                 steals: shared.steals.load(ordering: .relaxed),
                 longTurnSteals: shared.longTurnSteals.load(ordering: .relaxed),
+                idleSearches: shared.idleSearches.load(ordering: .relaxed),
                 localQueueDepth: released ? 0 : core.queues[index].count,
                 busyFraction: samples > 0 ? Double(shared.busySamples.load(ordering: .relaxed)) / Double(samples) : nil)
         }

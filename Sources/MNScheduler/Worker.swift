@@ -37,6 +37,11 @@ final class Worker: @unchecked Sendable {
     static let maxNextStreak = 3
     /// Most ticks between polls of the injection queue.
     static let injectionPollInterval: UInt32 = 61
+    /// Ticks since a worker woke after which its searches go on for MN_IDLE_SEARCH_US:
+    /// it has been running a stream, not a request and its reply.
+    static let streamTicks: UInt32 = 16
+    /// Time between two looks of the idle search.
+    static let idleSearchIntervalNanoseconds: UInt64 = 16_000
     /// How long a next-slot occupant waits inside one turn before a searcher takes it.
     static let nextSlotPatienceNanoseconds: UInt64 = 5_000
     /// The longest a unit retaken from the same long turn waits.
@@ -51,6 +56,8 @@ final class Worker: @unchecked Sendable {
     let parker: Parker
     let throughput: Int
     let spinCount: Int
+    /// The idle search's length (MN_IDLE_SEARCH_US), in nanoseconds; 0: none.
+    let idleSearchNanoseconds: UInt64
 
     /// What other threads may see and take of this worker (see WorkerShared).
     @usableFromInline let shared: WorkerShared
@@ -64,6 +71,9 @@ final class Worker: @unchecked Sendable {
     /// The tick of the next forced poll of the injection queue (step 1).
     var injectionDue: UInt32 = Worker.injectionPollInterval
     var searching = false
+    /// `tick` when this worker last came back from parking: the idle search is for a
+    /// worker that ticked `streamTicks` since.
+    var tickAtWake: UInt32 = 0
     /// The unit whose turn runs on this thread (for isolation checks), unretained.
     var currentUnit: UnsafeMutableRawPointer?
     /// Set (release) once the loop ended and its leftovers were handed over.
@@ -97,6 +107,7 @@ final class Worker: @unchecked Sendable {
         self.shared = isSpare ? WorkerShared() : core.shared[index]
         self.throughput = configuration.throughput
         self.spinCount = configuration.spinCount
+        self.idleSearchNanoseconds = UInt64(configuration.idleSearchMicroseconds) &* 1_000
         self.random = 0x9E37_79B9_7F4A_7C15 &* UInt64(index + 1)
         self.slotWatch = [NextSlotWatch](repeating: NextSlotWatch(), count: core.shared.count)
     }
@@ -265,11 +276,13 @@ final class Worker: @unchecked Sendable {
         return local.pop()
     }
 
-    /// Step 4: search the injection queue and the other workers, for `spinCount` rounds.
+    /// Step 4: search the injection queue and the other workers, for `spinCount` rounds,
+    /// then, after a stream, for the idle search's length.
     private func search() -> UnsafeMutableRawPointer? {
         if _slowPath(lingerless != nil) { lingerAgain() }  // its unit left this worker's queues
         if !searching { searching = core.idle.transitionToSearching() }
         var round = 0
+        var deadline: UInt64 = 0
         while true {
             if let unit = core.resumed.pop() ?? takeFromInjection() ?? steal() {
                 if searching {
@@ -278,9 +291,25 @@ final class Worker: @unchecked Sendable {
                 }
                 return unit
             }
-            if (round >= spinCount && !watchingNextSlot) || core.closed.load(ordering: .relaxed) { return nil }
-            round += 1
-            for _ in 0..<16 { ckshim_stall() }
+            if core.closed.load(ordering: .relaxed) { return nil }
+            if round < spinCount || watchingNextSlot {
+                round += 1
+                for _ in 0..<16 { ckshim_stall() }
+                continue
+            }
+            // The idle search: after a stream only, one look per interval, no shared reads
+            // in between (SchedulerProtocols.md, "The idle search").
+            guard searching, idleSearchNanoseconds > 0, tick &- tickAtWake >= Worker.streamTicks else { return nil }
+            let now = monotonicNanoseconds()
+            if deadline == 0 {
+                deadline = now &+ idleSearchNanoseconds
+                shared.idleSearches.store(shared.idleSearches.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+            }
+            if now >= deadline { return nil }
+            let next = min(now &+ Worker.idleSearchIntervalNanoseconds, deadline)
+            repeat {
+                for _ in 0..<16 { ckshim_stall() }
+            } while monotonicNanoseconds() < next
         }
     }
 
@@ -400,6 +429,7 @@ final class Worker: @unchecked Sendable {
             if core.closed.load(ordering: .acquiring) { return }
             if !core.idle.isParked(worker: index) {
                 searching = true  // the waker counted us as searching (W1)
+                tickAtWake = tick
                 return
             }
         }
@@ -542,6 +572,8 @@ final class WorkerShared: @unchecked Sendable {
     let steals = Atomic<Int>(0)
     /// Of `steals`, next-slot occupants taken from a long turn.
     let longTurnSteals = Atomic<Int>(0)
+    /// Idle searches begun (owner only).
+    let idleSearches = Atomic<Int>(0)
     /// Metrics, monitor only: its samples, and those that found a turn running.
     let samples = Atomic<Int>(0)
     let busySamples = Atomic<Int>(0)

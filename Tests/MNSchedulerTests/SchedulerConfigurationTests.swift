@@ -11,6 +11,7 @@ import Testing
             ("MN_WORKERS", ""), ("MN_WORKERS", "2.5"), ("MN_WORKERS", " 2"),
             ("MN_THROUGHPUT", "0"), ("MN_THROUGHPUT", "1000001"), ("MN_THROUGHPUT", "x"), ("MN_THROUGHPUT", "-64"),
             ("MN_SPIN", "-1"), ("MN_SPIN", "1000001"), ("MN_SPIN", "lots"),
+            ("MN_IDLE_SEARCH_US", "-1"), ("MN_IDLE_SEARCH_US", "1000001"), ("MN_IDLE_SEARCH_US", "32us"),
             ("MN_RUNQUEUE_CAPACITY", "3"), ("MN_RUNQUEUE_CAPACITY", "100"), ("MN_RUNQUEUE_CAPACITY", "2"),
             ("MN_RUNQUEUE_CAPACITY", "131072"), ("MN_RUNQUEUE_CAPACITY", "0"), ("MN_RUNQUEUE_CAPACITY", "big"),
             ("MN_PIN", "maybe"), ("MN_PIN", "2"), ("MN_PIN", ""),
@@ -59,10 +60,12 @@ import Testing
 
     @Test("valid environment values are used and reported as coming from the environment")
     func goodEnvironmentValues() throws {
-        let env = ["MN_WORKERS": "3", "MN_THROUGHPUT": "10", "MN_SPIN": "0", "MN_RUNQUEUE_CAPACITY": "4", "MN_PIN": "yes",
+        let env = ["MN_WORKERS": "3", "MN_THROUGHPUT": "10", "MN_SPIN": "0", "MN_IDLE_SEARCH_US": "0",
+                   "MN_RUNQUEUE_CAPACITY": "4", "MN_PIN": "yes",
                    "MN_BLOCKING_THRESHOLD_MS": "25", "MN_MAX_BLOCKING_THREADS": "7", "MN_IDLE_MAILBOX_RECLAIM_MS": "0"]
         let r = try SchedulerConfiguration().resolved(environment: env, cpus: cpus4)
         #expect(r.workers == 3 && r.throughput == 10 && r.spinCount == 0 && r.runQueueCapacity == 4 && r.pinWorkers)
+        #expect(r.idleSearchMicroseconds == 0)
         #expect(r.blockingThresholdMilliseconds == 25 && r.maxBlockingThreads == 7 && r.idleMailboxReclaimMilliseconds == 0)
         for setting in SchedulerConfiguration.Setting.allCases { #expect(r.source(of: setting) == .environment) }
         let auto = try SchedulerConfiguration().resolved(environment: ["MN_WORKERS": "auto", "MN_PIN": "off"], cpus: cpus4)
@@ -75,6 +78,7 @@ import Testing
         #expect(r.workers == 4)
         #expect(r.throughput == 64)
         #expect(r.spinCount == SchedulerConfiguration.defaultSpinCount)
+        #expect(r.idleSearchMicroseconds == 32)
         #expect(r.runQueueCapacity == 4_096)
         #expect(r.pinWorkers == false)
         for setting in SchedulerConfiguration.Setting.allCases { #expect(r.source(of: setting) == .default) }
@@ -102,6 +106,7 @@ import Testing
             (SchedulerConfiguration(workers: 5000), "SchedulerConfiguration.workers"),
             (SchedulerConfiguration(throughput: 0), "SchedulerConfiguration.throughput"),
             (SchedulerConfiguration(spinCount: -1), "SchedulerConfiguration.spinCount"),
+            (SchedulerConfiguration(idleSearchMicroseconds: 1_000_001), "SchedulerConfiguration.idleSearchMicroseconds"),
             (SchedulerConfiguration(runQueueCapacity: 6), "SchedulerConfiguration.runQueueCapacity"),
             (SchedulerConfiguration(runQueueCapacity: 1 << 20), "SchedulerConfiguration.runQueueCapacity"),
         ]
