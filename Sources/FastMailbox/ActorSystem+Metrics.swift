@@ -72,8 +72,9 @@ extension ActorSystem {
 /// - `fastmailbox_dead_letters_total` (counter, with a `reason` dimension:
 ///   `recipient_stopped`, `ask_timed_out`, `duplicate_reply`, `system_shut_down`,
 ///   `mailbox_full`),
-/// - the scheduler's: `fastmailbox_scheduler_parks_total`, `fastmailbox_scheduler_steals_total`
-///   (counters), `fastmailbox_scheduler_injection_queue_depth`,
+/// - the scheduler's: `fastmailbox_scheduler_parks_total`, `fastmailbox_scheduler_steals_total`,
+///   `fastmailbox_scheduler_idle_searches_total` (counters; `WorkerMetrics.idleSearches`),
+///   `fastmailbox_scheduler_injection_queue_depth`,
 ///   `fastmailbox_scheduler_blocked_workers` (in `blocking {}` or detected),
 ///   `fastmailbox_scheduler_spare_threads` and `fastmailbox_scheduler_worker_busy_ratio`
 ///   (gauges; the last with a `worker` dimension).
@@ -94,6 +95,7 @@ public final class ActorSystemMetricsReporter: Sendable {
     private let deadLetters: [Counter]
     private let parks: Counter
     private let steals: Counter
+    private let idleSearches: Counter
     private let injectionDepth: Gauge
     private let blockedWorkers: Gauge
     private let spareThreads: Gauge
@@ -112,6 +114,7 @@ public final class ActorSystemMetricsReporter: Sendable {
         delivered = Counter(label: "\(labelPrefix)_messages_delivered_total", dimensions: dimensions, factory: factory)
         parks = Counter(label: "\(labelPrefix)_scheduler_parks_total", dimensions: dimensions, factory: factory)
         steals = Counter(label: "\(labelPrefix)_scheduler_steals_total", dimensions: dimensions, factory: factory)
+        idleSearches = Counter(label: "\(labelPrefix)_scheduler_idle_searches_total", dimensions: dimensions, factory: factory)
         injectionDepth = Gauge(label: "\(labelPrefix)_scheduler_injection_queue_depth", dimensions: dimensions, factory: factory)
         blockedWorkers = Gauge(label: "\(labelPrefix)_scheduler_blocked_workers", dimensions: dimensions, factory: factory)
         spareThreads = Gauge(label: "\(labelPrefix)_scheduler_spare_threads", dimensions: dimensions, factory: factory)
@@ -142,6 +145,7 @@ public final class ActorSystemMetricsReporter: Sendable {
             failedStops.increment(by: delta(\.failedStops))
             parks.increment(by: delta(\.scheduler.parks))
             steals.increment(by: delta(\.scheduler.steals))
+            idleSearches.increment(by: delta(\.scheduler.idleSearches))
             injectionDepth.record(now.scheduler.injectionQueueDepth)
             blockedWorkers.record(now.scheduler.blocking.workersInBlockingSections + now.scheduler.blocking.workersStalled)
             spareThreads.record(now.scheduler.blocking.spareThreadsRunning)

@@ -111,6 +111,25 @@ final class RecordingMetrics: MetricsFactory, Sendable {
         system.shutdown()
     }
 
+    @Test("the reporter publishes the workers' idle searches")
+    func reporterPublishesIdleSearches() throws {
+        let system = try ActorSystem(configuration: SchedulerConfiguration(
+            workers: 1, spinCount: 0, idleSearchMicroseconds: 200, blockingThresholdMilliseconds: 0,
+            readsEnvironment: false))
+        defer { system.shutdown() }
+        let backend = RecordingMetrics()
+        let reporter = ActorSystemMetricsReporter(system: system, factory: backend)
+        let children = try (0..<64).map { _ in try system.spawn { (_: Int, _) in } }
+        // One turn tells all 64: they run back to back on the one worker, a stream, so the
+        // worker searches on before it parks (SchedulerProtocols.md, "The idle search").
+        let starter = try system.spawn { (_: Int, _) in for child in children { child.tell(1) } }
+        starter.tell(0)
+        #expect(eventually { system.scheduler.metrics.idleSearches >= 1 })
+        let sample = reporter.report()
+        #expect(sample.scheduler.idleSearches >= 1)
+        #expect(backend.value("fastmailbox_scheduler_idle_searches_total") == Int64(sample.scheduler.idleSearches))
+    }
+
     @Test("the reporter's run() samples until cancelled, then takes a last sample")
     func reporterRunsUntilCancelled() async throws {
         let system = try makeSystem(logs: CapturedLogs(), level: .info)
