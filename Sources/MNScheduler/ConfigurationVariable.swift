@@ -82,7 +82,7 @@ public struct ConfigurationVariable: Sendable, Hashable, CustomStringConvertible
     public static let idleSearch = ConfigurationVariable(
         name: "MN_IDLE_SEARCH_US",
         values: .integer(0...1_000_000, unit: "microseconds", zero: "means none"), defaultValue: .integer(32),
-        meaning: "How long a worker that ran out of work goes on searching before it sleeps, looking once every 16 microseconds, when it ran 16 or more turns since it last woke. A stream of work from another thread is then taken in batches, with no wake-up (a system call in the producer) per batch; a worker that ran one turn, as in a request and its reply, sleeps at once.",
+        meaning: "How long a worker that ran out of work goes on searching before it sleeps, looking once every \(Worker.idleSearchIntervalNanoseconds / 1_000) microseconds, when it ran \(Worker.streamTicks) or more turns since it last woke. A stream of work from another thread is then taken in batches, with no wake-up (a system call in the producer) per batch; a worker that ran one turn, as in a request and its reply, sleeps at once.",
         property: "idleSearchMicroseconds")
     /// ``SchedulerConfiguration/runQueueCapacity``.
     public static let runQueueCapacity = ConfigurationVariable(
