@@ -9,16 +9,6 @@ import TestSupport
 
 @Suite("Idle search")
 struct IdleSearchTests {
-    /// Runs `action` as one turn on a worker.
-    final class Driver: ScheduledUnit, @unchecked Sendable {
-        let unitHeader = UnitHeader(kind: Driver.unitKind)
-        static let unitKind = UnitKind.register(Driver.self)
-        let action: @Sendable () -> Void
-        init(_ action: @escaping @Sendable () -> Void) { self.action = action }
-        func runTurn(budget: Int) -> TurnOutcome { action(); return .idle }
-        func runAfterShutdown() {}
-    }
-
     static func scheduler(idleSearchMicroseconds: Int) throws -> Scheduler {
         try Scheduler(configuration: SchedulerConfiguration(
             workers: 1, spinCount: 0, idleSearchMicroseconds: idleSearchMicroseconds, pinWorkers: false,
@@ -28,7 +18,10 @@ struct IdleSearchTests {
     /// Schedules `units` from one turn on the worker: they all queue locally, so the
     /// worker runs them back to back, one tick each.
     static func runStream(_ units: [MailboxUnit], on scheduler: Scheduler) -> Bool {
-        scheduler.schedule(Driver { for unit in units { unit.send(via: scheduler) } })
+        scheduler.schedule(ClosureUnit { _, _ in
+            for unit in units { unit.send(via: scheduler) }
+            return .idle
+        })
         return waitUntil { units.allSatisfy { $0.processed.load(ordering: .sequentiallyConsistent) == 1 } }
     }
 

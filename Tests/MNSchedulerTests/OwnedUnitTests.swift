@@ -298,21 +298,14 @@ struct OwnedUnitTests {
         final class Holder: @unchecked Sendable { var lone: OwnedUnit? }
         let holder = Holder()
         holder.lone = OwnedUnit(books: loneBooks)
-        final class Driver: ScheduledUnit, @unchecked Sendable {
-            let unitHeader = UnitHeader(kind: Driver.unitKind)
-            static let unitKind = UnitKind.register(Driver.self)
-            let action: @Sendable () -> Void
-            init(_ action: @escaping @Sendable () -> Void) { self.action = action }
-            func runTurn(budget: Int) -> TurnOutcome { action(); return .idle }
-            func runAfterShutdown() {}
-        }
-        let driver = Driver {
+        let driver = ClosureUnit { _, _ in
             owned.send(via: scheduler, owned: true)  // idle with O: the blind CAS, the empty next slot
             owned.send(via: scheduler, owned: true)  // already scheduled: nothing queued (twice would trap in T3)
             let lone = holder.lone!
             holder.lone = nil
             lone.send(via: scheduler, owned: true)  // O clear: the guess fails, a retained entry, the slot displaced
             selfScheduling.send(via: scheduler, owned: true)
+            return .idle
         }
         scheduler.schedule(driver)
         #expect(waitUntil {
